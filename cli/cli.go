@@ -1,0 +1,158 @@
+// Package cli is the veto command: it parses arguments, wires the engine
+// to its parts and maps results to exit codes. It holds no rule logic.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"strings"
+)
+
+// Exit codes of every subcommand.
+const (
+	ExitAllow = 0 // allowed, or the command succeeded
+	ExitDeny  = 1 // denied, or the command found a problem
+	ExitUsage = 2 // bad input or bad usage
+)
+
+// env is what a command runs with.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"check", "decide one call read as JSON on stdin", runCheck},
+		{"version", "print veto's version", runVersion},
+	}
+}
+
+const usage = `veto decides, right before an AI agent's tool call runs, whether that one call may run.
+
+Usage:
+  veto <command> [flags]
+
+Commands:
+%s
+Run 'veto <command> --help' for a command's flags.
+`
+
+func printUsage(w io.Writer) {
+	var b strings.Builder
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, usage, b.String())
+}
+
+// Main runs the veto command with args (without the program name) and
+// returns the exit code.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		printUsage(stderr)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		printUsage(stdout)
+		return ExitAllow
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, e, args[1:])
+		}
+	}
+	fmt.Fprintf(stderr, "veto: unknown command %q\n\n", args[0])
+	printUsage(stderr)
+	return ExitUsage
+}
+
+// newFlags returns a flag set whose --help prints the command's usage to
+// stdout and whose errors go to stderr.
+func newFlags(e *env, name, synopsis, description string) *flag.FlagSet {
+	fs := flag.NewFlagSet("veto "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: veto %s %s\n\n%s\n", name, synopsis, description)
+		if hasFlags(fs) {
+			fmt.Fprintln(fs.Output(), "\nFlags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+func hasFlags(fs *flag.FlagSet) (any bool) {
+	fs.VisitAll(func(*flag.Flag) { any = true })
+	return any
+}
+
+// parse parses flags; done reports that the command should return code.
+func parse(e *env, fs *flag.FlagSet, args []string) (code int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(e.stdout)
+			fs.Usage()
+			return ExitAllow, true
+		}
+		return ExitUsage, true
+	}
+	return 0, false
+}
+
+// logger returns a slog logger on stderr at the named level, or an error
+// naming the problem.
+func logger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	switch level {
+	case "off", "":
+		return slog.New(slog.DiscardHandler), nil
+	case "debug":
+		l = slog.LevelDebug
+	case "info":
+		l = slog.LevelInfo
+	case "warn":
+		l = slog.LevelWarn
+	case "error":
+		l = slog.LevelError
+	default:
+		return nil, fmt.Errorf("--log-level %q: want off, debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+func runVersion(_ context.Context, e *env, args []string) int {
+	fs := newFlags(e, "version", "", "Print veto's version and the Go version it was built with.")
+	if code, done := parse(e, fs, args); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintln(e.stderr, "veto version: takes no arguments")
+		return ExitUsage
+	}
+	fmt.Fprintf(e.stdout, "veto %s %s %s/%s\n", Version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return ExitAllow
+}
+
+// Version is veto's version: the module version it was built as, or
+// "devel" for a build from a work tree.
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}

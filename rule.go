@@ -1,0 +1,97 @@
+package veto
+
+import "context"
+
+// Rule is one check on a call. A rule declares what it needs in its Info;
+// the gate enforces the needs before calling Check, so a rule that needs a
+// complete history never sees an incomplete one.
+type Rule interface {
+	Info() RuleInfo
+	// Check decides one call. It returns Allow() or Deny(reason, message).
+	// An error, a panic or a malformed reason code denies the call with
+	// rule_failed; the error's text goes nowhere.
+	Check(ctx context.Context, in *Input) (Decision, error)
+}
+
+// RuleInfo is what a rule declares about itself.
+type RuleInfo struct {
+	ID    string // [a-z][a-z0-9_.-]*, at most 64 ASCII characters, unique in a gate
+	Needs Needs
+	Risk  RiskMapping
+}
+
+// Needs are the facts a rule cannot decide without.
+type Needs struct {
+	CompleteHistory bool // denied history_incomplete on an incomplete history
+	KnownTarget     bool // denied target_unknown when no resolver claimed the call
+}
+
+// Input is what a rule sees of one call. Rules must not modify it.
+type Input struct {
+	Call       *Call
+	Descriptor *Descriptor // nil when the tool has none
+	Target     Target
+	History    *History // this run's observations before this call, in execution order
+}
+
+// Decision is a rule's answer.
+type Decision struct {
+	deny    bool
+	reason  string
+	message string
+}
+
+// Allow is a rule's "no objection".
+func Allow() Decision { return Decision{} }
+
+// Deny refuses the call with a stable reason code (same format as rule
+// ids) and one sentence for a person. The message must not contain argument
+// text; the gate replaces a message that does.
+func Deny(reason, message string) Decision {
+	return Decision{deny: true, reason: reason, message: message}
+}
+
+// Denied reports whether d refuses the call.
+func (d Decision) Denied() bool { return d.deny }
+
+// Reason returns the reason code of a denial.
+func (d Decision) Reason() string { return d.reason }
+
+// Resolver turns a call into its target. It returns ok=false for calls it
+// does not understand. A resolver must never guess.
+type Resolver interface {
+	Resolve(ctx context.Context, c *Call) (t Target, ok bool, err error)
+}
+
+// ResolverFunc adapts a function to Resolver.
+type ResolverFunc func(ctx context.Context, c *Call) (Target, bool, error)
+
+// Resolve calls f.
+func (f ResolverFunc) Resolve(ctx context.Context, c *Call) (Target, bool, error) { return f(ctx, c) }
+
+// Patcher may change the input of an allowed call, for example to add a
+// default timeout. It gets a deep copy of the arguments and returns the
+// arguments to run with, and whether it changed anything. A denied call is
+// never patched.
+type Patcher interface {
+	Patch(ctx context.Context, in *Input, args map[string]any) (map[string]any, bool, error)
+}
+
+// ToolDenial is why a tool is not offered in a run at all. The empty value
+// means the tool is offered.
+type ToolDenial string
+
+// The tool-denial reasons, distinct from rule reason codes.
+const (
+	NotRegistered     ToolDenial = "not_registered"
+	Unavailable       ToolDenial = "unavailable"
+	ActorNotAllowed   ToolDenial = "actor_not_allowed"
+	NotInRunAllowlist ToolDenial = "not_in_run_allowlist"
+	OutsideTrustZone  ToolDenial = "outside_trust_zone"
+)
+
+// Offerability decides whether a tool may take part in a run at all,
+// before any rule sees the call's arguments.
+type Offerability interface {
+	Offer(ctx context.Context, c *Call, d *Descriptor) (ToolDenial, error)
+}

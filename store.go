@@ -1,0 +1,25 @@
+package veto
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrConflict is returned by Store.Append when the run's next sequence
+// number is not the one the writer expected: someone else appended first.
+var ErrConflict = errors.New("veto: sequence conflict")
+
+// Store keeps the events of runs. Events are the source of truth; the
+// projection is derived from them.
+type Store interface {
+	// Load returns the projection of a run (a run with no events has
+	// Next == 1). The caller owns the result.
+	Load(ctx context.Context, run string) (*Projection, error)
+	// Append stores a batch of the run's events atomically. next is the
+	// sequence number the first event carries; the events carry next,
+	// next+1, … in order. If the run's next number is not next, nothing is
+	// stored and the error is ErrConflict.
+	Append(ctx context.Context, run string, next uint64, events []Event) error
+	// Events returns the run's events with a sequence number above after.
+	Events(ctx context.Context, run string, after uint64) ([]Event, error)
+}

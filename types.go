@@ -1,0 +1,179 @@
+package veto
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Call is one proposed tool invocation, with its final arguments.
+type Call struct {
+	ID        string         // the client's id for this call (tool_use_id); generated when empty
+	Tool      string         // tool name as the client offers it: "Bash", "mcp__github__create_issue"
+	Args      map[string]any // final arguments, as decoded from JSON (numbers as json.Number)
+	Actor     Actor
+	Run       Run
+	Cwd       string    // working directory the call runs in
+	Workspace string    // the project directory the client reports, if any
+	Time      time.Time // when the call was proposed; the gate's clock when zero
+}
+
+// Actor is who initiates a call and the identity it acts as.
+type Actor struct {
+	Kind  string `json:"kind,omitempty"`  // initiator: "user", "schedule", "agent"
+	ID    string `json:"id,omitempty"`    // the identity the call acts as
+	Agent string `json:"agent,omitempty"` // the (sub)agent proposing the call, if any
+}
+
+// Run is one agent session as the call sees it.
+type Run struct {
+	Ref string `json:"ref"`
+
+	// Seed counters: how much happened before veto saw this run.
+	PriorTurns int `json:"prior_turns,omitempty"`
+	PriorCalls int `json:"prior_calls,omitempty"`
+	Retries    int `json:"retries,omitempty"`
+
+	// Fresh reports that the runtime assembled the run from nothing. A fresh
+	// run with all seed counters zero starts with a complete, empty history.
+	Fresh bool `json:"fresh,omitempty"`
+
+	// Initial is the authoritative history the runtime supplies for a run that
+	// is not fresh (resumed, retried, continued). Nil means none was supplied.
+	Initial []Observation `json:"-"`
+
+	// AllowedTools is the run's tool allow-list; nil means no list.
+	AllowedTools []string `json:"allowed_tools,omitempty"`
+	// TrustZone is the zone of the model provider driving the run.
+	TrustZone string `json:"trust_zone,omitempty"`
+}
+
+// seeded reports whether any seed counter is nonzero.
+func (r Run) seeded() bool { return r.PriorTurns != 0 || r.PriorCalls != 0 || r.Retries != 0 }
+
+// Target is the resource a call acts on, as a resolver reports it: a kind
+// and an identifier, never content or credentials. The zero Target is
+// unknown.
+type Target struct {
+	Kind string `json:"kind,omitempty"`
+	ID   string `json:"id,omitempty"`
+}
+
+// Known reports whether a resolver claimed the call.
+func (t Target) Known() bool { return t.Kind != "" }
+
+func (t Target) String() string {
+	if !t.Known() {
+		return "unknown"
+	}
+	return t.Kind + ":" + t.ID
+}
+
+// Outcome is what the runtime saw an executed (or refused) call do.
+type Outcome string
+
+// The five outcomes. They stay distinct everywhere: a failed write may
+// still have touched its target; a pending call may have run.
+const (
+	Succeeded Outcome = "succeeded"
+	Failed    Outcome = "failed"
+	Denied    Outcome = "denied"
+	Cancelled Outcome = "cancelled"
+	Pending   Outcome = "pending"
+)
+
+// Valid reports whether o is one of the five outcomes.
+func (o Outcome) Valid() bool {
+	switch o {
+	case Succeeded, Failed, Denied, Cancelled, Pending:
+		return true
+	}
+	return false
+}
+
+// Observation is one call of the run as the runtime observed it.
+type Observation struct {
+	Seq     uint64  `json:"seq"` // sequence number of the event that first recorded the call
+	CallID  string  `json:"call_id"`
+	Tool    string  `json:"tool"`
+	Outcome Outcome `json:"outcome"`
+	Target  Target  `json:"target,omitzero"`
+}
+
+func (o Observation) validate() error {
+	if !o.Outcome.Valid() {
+		return fmt.Errorf("outcome %q is not one of succeeded, failed, denied, cancelled, pending", o.Outcome)
+	}
+	if o.Tool == "" {
+		return fmt.Errorf("observation without a tool")
+	}
+	return nil
+}
+
+// History is a run's observations in execution order, and whether they are
+// known to be all of them.
+type History struct {
+	Observations []Observation
+	// Complete is true only when the history can prove that nothing else ran
+	// in this run. Appending to an incomplete history never completes it.
+	Complete bool
+}
+
+// Len returns the number of observations.
+func (h History) Len() int { return len(h.Observations) }
+
+// Role is what a tool parameter means to the rules.
+type Role string
+
+// The parameter roles.
+const (
+	RolePath       Role = "path"        // a path the call writes
+	RoleSourcePath Role = "source_path" // a path the call reads
+	RoleURL        Role = "url"
+	RoleCommand    Role = "command"
+	RoleContent    Role = "content"
+	RoleInput      Role = "input" // a field a person may fill in on input resume
+)
+
+// Capability is something a tool can do; a descriptor declares a set.
+type Capability uint16
+
+// The capabilities.
+const (
+	CapReads Capability = 1 << iota
+	CapWrites
+	CapExecutes
+	CapNetwork
+	// CapContentFromSource: every byte the tool writes comes from an existing
+	// source object (a copy or move), so there is no model-authored content.
+	CapContentFromSource
+)
+
+// Descriptor describes a tool to the rules: its parameters' roles and its
+// capabilities.
+type Descriptor struct {
+	Name   string
+	Params map[string]Role
+	Caps   Capability
+	// TrustZones lists the provider zones the tool may be used from; empty
+	// means any.
+	TrustZones []string
+}
+
+// Has reports whether the descriptor declares capability c.
+func (d *Descriptor) Has(c Capability) bool { return d != nil && d.Caps&c == c }
+
+// ParamsWith returns the names of the parameters with role r, sorted.
+func (d *Descriptor) ParamsWith(r Role) []string {
+	if d == nil {
+		return nil
+	}
+	var names []string
+	for n, role := range d.Params {
+		if role == r {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}

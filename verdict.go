@@ -1,0 +1,88 @@
+package veto
+
+import "encoding/json"
+
+// Stage names the step of the decision that produced a verdict.
+type Stage string
+
+// The stages, in the order the gate runs them.
+const (
+	StageBounds = Stage("bounds")
+	StageState  = Stage("state") // loading the run's history
+	StageResume = Stage("resume")
+	StageFloor  = Stage("floor")
+	StageOffer  = Stage("offerability")
+	StageTarget = Stage("target")
+	StageRule   = Stage("rule")
+	StagePatch  = Stage("patch")
+	StageRecord = Stage("record")
+	StageEngine = Stage("engine") // the gate itself failed
+)
+
+// Reason codes the engine itself gives. Rules give their own.
+const (
+	ReasonBoundsExceeded     = "bounds_exceeded"
+	ReasonFloorMismatch      = "floor_mismatch"
+	ReasonToolDenied         = "tool_denied"
+	ReasonTargetAmbiguous    = "target_ambiguous"
+	ReasonTargetUnresolvable = "target_unresolvable"
+	ReasonTargetUnknown      = "target_unknown"
+	ReasonHistoryIncomplete  = "history_incomplete"
+	ReasonRuleFailed         = "rule_failed"
+	ReasonPatchFailed        = "patch_failed"
+	ReasonStateUnavailable   = "state_unavailable"
+	ReasonInputRejected      = "input_rejected"
+	ReasonCancelled          = "decision_cancelled"
+	ReasonInternal           = "internal_error"
+)
+
+// Verdict is the gate's answer for one call: allow, or deny with the stage,
+// rule and reason code that refused it. Message is one sentence for a
+// person and never holds argument text.
+type Verdict struct {
+	Allowed    bool
+	CallID     string
+	Tool       string
+	Run        string
+	Stage      Stage  // empty for an allow
+	Rule       string // the rule that denied, when Stage is rule
+	Reason     string
+	ToolDenial ToolDenial // set when Reason is tool_denied
+	Risk       Risk
+	Message    string
+	Target     Target
+	// Args holds the arguments to run with when a patcher changed them; nil
+	// means run the call as proposed. Always nil on a denial.
+	Args map[string]any
+	Seq  uint64 // sequence number of the decision event; 0 if it was not recorded
+}
+
+type verdictJSON struct {
+	Verdict    string         `json:"verdict"`
+	CallID     string         `json:"call_id"`
+	Tool       string         `json:"tool,omitempty"`
+	Run        string         `json:"run,omitempty"`
+	Stage      Stage          `json:"stage,omitempty"`
+	Rule       string         `json:"rule,omitempty"`
+	Reason     string         `json:"reason,omitempty"`
+	ToolDenial ToolDenial     `json:"tool_denial,omitempty"`
+	Risk       Risk           `json:"risk,omitzero"`
+	Message    string         `json:"message,omitempty"`
+	Target     *Target        `json:"target,omitempty"`
+	Args       map[string]any `json:"args,omitempty"`
+	Seq        uint64         `json:"seq,omitempty"`
+}
+
+// MarshalJSON writes the verdict as veto's JSON answer.
+func (v Verdict) MarshalJSON() ([]byte, error) {
+	j := verdictJSON{Verdict: "deny", CallID: v.CallID, Tool: v.Tool, Run: v.Run, Stage: v.Stage, Rule: v.Rule,
+		Reason: v.Reason, ToolDenial: v.ToolDenial, Risk: v.Risk, Message: v.Message, Args: v.Args, Seq: v.Seq}
+	if v.Allowed {
+		j.Verdict = "allow"
+	}
+	if v.Target.Known() {
+		t := v.Target
+		j.Target = &t
+	}
+	return json.Marshal(j)
+}

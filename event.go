@@ -60,9 +60,6 @@ type Event struct {
 	Awaiting SuspendKind `json:"awaiting,omitempty"`
 }
 
-// EncodeEvent returns the stored form of e.
-func EncodeEvent(e Event) ([]byte, error) { return json.Marshal(e) }
-
 // DecodeEvent parses a stored event. It refuses anything it cannot vouch
 // for: malformed JSON, another shape version, an unknown kind or outcome.
 func DecodeEvent(b []byte) (Event, error) {
@@ -102,48 +99,61 @@ func (e Event) validate() error {
 	return nil
 }
 
-// Projection is the state of one run rebuilt from its events: the next
-// sequence number and the history. Stores keep one per run so a decision
-// never scans the log.
-type Projection struct {
+// RunState is a run as a decision sees it: the sequence number the next
+// event must carry, and the history. It is a snapshot; later appends do not
+// change it.
+type RunState struct {
 	Run     string
-	Next    uint64 // the sequence number the next appended event must carry
-	Started bool   // a run_started event opened the run
+	Next    uint64
+	History History
+}
 
+// Exists reports whether the run has any events.
+func (s RunState) Exists() bool { return s.Next > 1 }
+
+// Projection folds a run's events into its state. Stores keep one per run
+// so a decision never scans the log; State is a constant-time snapshot.
+type Projection struct {
+	run           string
+	next          uint64
+	started       bool
 	startComplete bool
 	damaged       bool
-	obs           []Observation
-	index         map[string]int // call id → position in obs
+	hist          History
+	index         map[string]int // call id → position in hist
 }
 
 // NewProjection returns the projection of a run with no events.
 func NewProjection(run string) *Projection {
-	return &Projection{Run: run, Next: 1, index: map[string]int{}}
+	return &Projection{run: run, next: 1, index: map[string]int{}}
 }
 
-// Exists reports whether any event of the run was seen.
-func (p *Projection) Exists() bool { return p.Next > 1 || p.damaged }
+// Next returns the sequence number the next event must carry.
+func (p *Projection) Next() uint64 { return p.next }
 
-// Damage marks the history unprovable. It cannot be undone.
-func (p *Projection) Damage() { p.damaged = true }
+// State returns a snapshot of the run.
+func (p *Projection) State() RunState {
+	h := p.hist
+	h.complete = p.started && p.startComplete && !p.damaged
+	return RunState{Run: p.run, Next: p.next, History: h}
+}
 
-// Complete reports whether the history is proven complete.
-func (p *Projection) Complete() bool { return p.Started && p.startComplete && !p.damaged }
-
-// History returns the run's history. It shares the projection's
-// observations, so it must be treated as read-only.
-func (p *Projection) History() History {
-	return History{Observations: p.obs[:len(p.obs):len(p.obs)], Complete: p.Complete()}
+// Skip records that stored bytes that could not be decoded hold the next
+// place in the log: the history can no longer be proven.
+func (p *Projection) Skip() {
+	p.damaged = true
+	p.next++
 }
 
 // Apply folds one event into the projection. Anything out of order or out
-// of shape damages the history rather than being trusted.
+// of shape damages the history rather than being trusted; damage is never
+// undone.
 func (p *Projection) Apply(e Event) {
-	if e.Seq != p.Next {
+	if e.Seq != p.next {
 		p.damaged = true
 	}
-	if e.Seq >= p.Next {
-		p.Next = e.Seq + 1
+	if e.Seq >= p.next {
+		p.next = e.Seq + 1
 	}
 	if e.V != EventVersion || e.validate() != nil {
 		p.damaged = true
@@ -151,11 +161,11 @@ func (p *Projection) Apply(e Event) {
 	}
 	switch e.Kind {
 	case EventRunStarted:
-		if p.Started || e.Seq != 1 {
+		if p.started || e.Seq != 1 {
 			p.damaged = true
 			return
 		}
-		p.Started, p.startComplete = true, *e.Complete
+		p.started, p.startComplete = true, *e.Complete
 	case EventAllowed:
 		p.observe(e, Pending)
 	case EventDenied, EventToolDenied:
@@ -163,30 +173,21 @@ func (p *Projection) Apply(e Event) {
 	case EventObserved:
 		p.observe(e, e.Outcome)
 	}
-	if !p.Started {
+	if !p.started {
 		p.damaged = true // events of a run that never started prove nothing
 	}
 }
 
 func (p *Projection) observe(e Event, o Outcome) {
 	if i, ok := p.index[e.CallID]; ok {
-		p.obs[i].Outcome = o
+		prev := p.hist.At(i)
+		prev.Outcome = o
 		if e.Target.Known() {
-			p.obs[i].Target = e.Target
+			prev.Target = e.Target
 		}
+		p.hist = p.hist.replaced(i, prev)
 		return
 	}
-	p.index[e.CallID] = len(p.obs)
-	p.obs = append(p.obs, Observation{Seq: e.Seq, CallID: e.CallID, Tool: e.Tool, Outcome: o, Target: e.Target})
-}
-
-// Clone returns an independent copy.
-func (p *Projection) Clone() *Projection {
-	c := *p
-	c.obs = append([]Observation(nil), p.obs...)
-	c.index = make(map[string]int, len(p.index))
-	for k, v := range p.index {
-		c.index[k] = v
-	}
-	return &c
+	p.index[e.CallID] = p.hist.Len()
+	p.hist = p.hist.appended(Observation{Seq: e.Seq, CallID: e.CallID, Tool: e.Tool, Outcome: o, Target: e.Target})
 }

@@ -175,7 +175,7 @@ func (g *Gate) Start(ctx context.Context, r Run) error {
 			return nil
 		}
 		next := p.Next
-		evs := g.startEvents(&r, p, g.now())
+		evs := g.startEvents(&r, &p, g.now())
 		err = g.store.Append(ctx, r.Ref, next, evs)
 		if errors.Is(err, ErrConflict) && attempt < maxAttempts {
 			continue
@@ -227,7 +227,9 @@ type decideOpts struct {
 
 // decide is the one decision function. Every entry point calls it.
 func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdict) {
-	c := *in
+	// One allocation holds what the decision hands to rules and the store.
+	scratch := &scratch{call: *in}
+	c := &scratch.call
 	if c.ID == "" {
 		c.ID = newCallID()
 	}
@@ -236,20 +238,20 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 	}
 	defer func() {
 		if recover() != nil {
-			v = g.deny(&c, StageEngine, "", ReasonInternal, RiskHigh, "veto failed while deciding this call, so it is refused.")
+			v = g.deny(c, StageEngine, "", ReasonInternal, RiskHigh, "veto failed while deciding this call, so it is refused.")
 			v.Allowed, v.Args = false, nil
 			g.logVerdict(ctx, &v)
 		}
 	}()
 	for attempt := 0; ; attempt++ {
-		v, base, evs := g.evaluate(ctx, &c, opts)
+		v, base, evs := g.evaluate(ctx, scratch, opts)
 		if base == 0 { // the run's state could not be loaded or keyed: nothing to record
 			g.logVerdict(ctx, &v)
 			return v
 		}
 		if v.Allowed && ctx.Err() != nil {
-			v = g.deny(&c, StageRecord, "", ReasonCancelled, RiskMedium, "the decision ran out of time, so the call is refused.")
-			evs[len(evs)-1] = g.decisionEvent(&v, &c)
+			v = g.deny(c, StageRecord, "", ReasonCancelled, RiskMedium, "the decision ran out of time, so the call is refused.")
+			evs[len(evs)-1] = g.decisionEvent(&v, c)
 		}
 		g.stamp(v.Run, base, c.Time, evs)
 		err := g.store.Append(ctx, v.Run, base, evs)
@@ -258,7 +260,7 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 		}
 		if err != nil {
 			if v.Allowed {
-				v = g.deny(&c, StageRecord, "", ReasonStateUnavailable, RiskHigh, "veto could not record this decision, so the call is refused.")
+				v = g.deny(c, StageRecord, "", ReasonStateUnavailable, RiskHigh, "veto could not record this decision, so the call is refused.")
 			}
 			g.log.LogAttrs(ctx, slog.LevelError, "decision not recorded", slog.String("call_id", v.CallID), slog.String("run", v.Run))
 			g.logVerdict(ctx, &v)
@@ -273,7 +275,8 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 // evaluate runs the stages up to the record. It returns the verdict, the
 // sequence number the events must start at (0: do not record), and the
 // events to append: the run's start when the run is new, and the decision.
-func (g *Gate) evaluate(ctx context.Context, c *Call, opts *decideOpts) (Verdict, uint64, []Event) {
+func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verdict, uint64, []Event) {
+	c := &s.call
 	boundsErr := g.limits.checkCall(c)
 	if boundsErr != nil {
 		g.clamp(c)
@@ -290,17 +293,17 @@ func (g *Gate) evaluate(ctx context.Context, c *Call, opts *decideOpts) (Verdict
 		return g.deny(c, StageState, "", ReasonStateUnavailable, RiskHigh, "veto could not load this run's history, so the call is refused."), 0, nil
 	}
 	base := p.Next
-	var evs []Event
+	evs := s.events[:0]
 	if !p.Exists() {
-		evs = g.startEvents(&c.Run, p, c.Time)
+		evs = append(evs, g.startEvents(&c.Run, &p, c.Time)...)
 	}
 	finish := func(v Verdict) (Verdict, uint64, []Event) {
 		return v, base, append(evs, g.decisionEvent(&v, c))
 	}
 
 	// 1. Bounds.
-	if boundsErr == nil && p.History().Len() > g.limits.MaxHistory {
-		boundsErr = exceeded("run history longer than %d observations", g.limits.MaxHistory)
+	if boundsErr == nil && p.History.Len() >= g.limits.MaxHistory {
+		boundsErr = exceeded("the run already holds %d observations, the most it may", g.limits.MaxHistory)
 	}
 	if boundsErr != nil {
 		return finish(g.deny(c, StageBounds, "", ReasonBoundsExceeded, RiskHigh, "The call exceeds a bound: "+boundsErr.Error()+"."))
@@ -334,32 +337,27 @@ func (g *Gate) evaluate(ctx context.Context, c *Call, opts *decideOpts) (Verdict
 	}
 
 	// 5. Rules, in order; the first denial wins.
-	hist := p.History()
-	rin := &Input{Call: c, Descriptor: desc, Target: target, History: &hist}
-	for i := range g.rules {
+	s.hist = p.History
+	hist := &s.hist
+	rin := &s.in
+	*rin = Input{Call: c, Descriptor: desc, Target: target, History: hist}
+	if i, d, outcome := g.runRules(ctx, rin); outcome != ruleAllowed {
 		r := &g.rules[i]
-		if r.info.Needs.CompleteHistory && !hist.Complete {
-			v := g.deny(c, StageRule, r.info.ID, ReasonHistoryIncomplete, RiskMedium,
+		var v Verdict
+		switch outcome {
+		case ruleNeedsHistory:
+			v = g.deny(c, StageRule, r.info.ID, ReasonHistoryIncomplete, RiskMedium,
 				"Rule "+r.info.ID+" needs this run's complete history, and veto cannot prove it.")
-			v.Target = target
-			return finish(v)
-		}
-		if r.info.Needs.KnownTarget && !target.Known() {
-			v := g.deny(c, StageRule, r.info.ID, ReasonTargetUnknown, RiskMedium,
+		case ruleNeedsTarget:
+			v = g.deny(c, StageRule, r.info.ID, ReasonTargetUnknown, RiskMedium,
 				"Rule "+r.info.ID+" needs to know what this call acts on, and no resolver could tell.")
-			return finish(v)
+		case ruleFailed:
+			v = g.deny(c, StageRule, r.info.ID, ReasonRuleFailed, RiskHigh, "Rule "+r.info.ID+" failed while checking this call, so it is refused.")
+		default:
+			v = g.deny(c, StageRule, r.info.ID, d.reason, r.info.Risk.Of(d.reason), sanitizeMessage(d.message, c, r.info.ID, d.reason))
 		}
-		d, failed := callRule(ctx, r.rule, rin)
-		if failed {
-			v := g.deny(c, StageRule, r.info.ID, ReasonRuleFailed, RiskHigh, "Rule "+r.info.ID+" failed while checking this call, so it is refused.")
-			v.Target = target
-			return finish(v)
-		}
-		if d.deny {
-			v := g.deny(c, StageRule, r.info.ID, d.reason, r.info.Risk.Of(d.reason), sanitizeMessage(d.message, c, r.info.ID, d.reason))
-			v.Target = target
-			return finish(v)
-		}
+		v.Target = target
+		return finish(v)
 	}
 
 	// 7. Patch. It runs before the record so that a patcher's failure is
@@ -379,31 +377,44 @@ func (g *Gate) evaluate(ctx context.Context, c *Call, opts *decideOpts) (Verdict
 	return finish(v)
 }
 
+// scratch is the memory of one decision, allocated once.
+type scratch struct {
+	call   Call
+	in     Input
+	hist   History
+	events [1]Event // the decision; a new run's start events grow past it
+}
+
 // startEvents returns the events that open a run veto has not seen, and
-// applies them to p so the decision sees the run's initial history.
-func (g *Gate) startEvents(r *Run, p *Projection, t time.Time) []Event {
+// sets st's history to the run's initial history.
+func (g *Gate) startEvents(r *Run, st *RunState, t time.Time) []Event {
 	complete := r.Fresh && !r.seeded()
 	var seed []Event
+	var initial []Observation
 	if !complete && r.Initial != nil {
 		complete = true
+		ids := make(map[string]bool, len(r.Initial))
 		for _, o := range r.Initial {
-			if o.validate() != nil || o.CallID == "" || len(o.CallID) > g.limits.MaxName ||
+			if o.validate() != nil || o.CallID == "" || ids[o.CallID] || len(o.CallID) > g.limits.MaxName ||
 				len(o.Tool) > g.limits.MaxName || len(o.Target.ID) > g.limits.MaxPath {
 				complete = false // an observation veto cannot vouch for proves nothing
-				seed = nil
+				seed, initial = nil, nil
 				break
 			}
+			ids[o.CallID] = true
 			seed = append(seed, Event{Kind: EventObserved, CallID: o.CallID, Tool: o.Tool, Outcome: o.Outcome, Target: o.Target})
+			initial = append(initial, o)
 		}
 		if r.Retries > 0 && len(seed) == 0 {
 			complete = false // a retry may have run before a crash that lost its observations
 		}
 	}
 	evs := append([]Event{{Kind: EventRunStarted, Complete: &complete}}, seed...)
-	g.stamp(r.Ref, p.Next, t, evs)
-	for _, e := range evs {
-		p.Apply(e)
+	g.stamp(r.Ref, st.Next, t, evs)
+	for i := range initial {
+		initial[i].Seq = evs[i+1].Seq
 	}
+	st.History = NewHistory(initial, complete)
 	return evs
 }
 
@@ -562,19 +573,43 @@ func callResolver(ctx context.Context, r Resolver, c *Call) (t Target, ok bool, 
 	return r.Resolve(ctx, c)
 }
 
-// callRule runs one rule; failed reports an error, a panic or a malformed
-// reason code.
-func callRule(ctx context.Context, r Rule, in *Input) (d Decision, failed bool) {
+type ruleOutcome uint8
+
+const (
+	ruleAllowed ruleOutcome = iota
+	ruleDenied
+	ruleNeedsHistory
+	ruleNeedsTarget
+	ruleFailed
+)
+
+// runRules runs the rules in order until one does not allow. It returns
+// that rule's index, its decision and why it stopped. An error, a panic
+// or a malformed reason code is ruleFailed; one recover covers the loop,
+// since nothing runs after a rule that fails.
+func (g *Gate) runRules(ctx context.Context, in *Input) (i int, d Decision, outcome ruleOutcome) {
 	defer func() {
 		if recover() != nil {
-			d, failed = Decision{}, true
+			d, outcome = Decision{}, ruleFailed
 		}
 	}()
-	d, err := r.Check(ctx, in)
-	if err != nil || (d.deny && !ValidID(d.reason)) {
-		return Decision{}, true
+	for i = range g.rules {
+		r := &g.rules[i]
+		if r.info.Needs.CompleteHistory && !in.History.complete {
+			return i, Decision{}, ruleNeedsHistory
+		}
+		if r.info.Needs.KnownTarget && !in.Target.Known() {
+			return i, Decision{}, ruleNeedsTarget
+		}
+		d, err := r.rule.Check(ctx, in)
+		if err != nil || (d.deny && !ValidID(d.reason)) {
+			return i, Decision{}, ruleFailed
+		}
+		if d.deny {
+			return i, d, ruleDenied
+		}
 	}
-	return d, false
+	return 0, Decision{}, ruleAllowed
 }
 
 func (g *Gate) patch(ctx context.Context, in *Input) (args map[string]any, changed, failed bool) {

@@ -14,7 +14,7 @@ type Limits struct {
 	MaxNodes    int // values in the argument tree
 	MaxName     int // tool name, call id, run ref, actor fields, target id
 	MaxPath     int // cwd and workspace
-	MaxHistory  int // observations in the run's history
+	MaxHistory  int // observations a run may hold, this call included
 }
 
 // DefaultLimits are the bounds used when Config.Limits is zero.

@@ -12,9 +12,9 @@ var ErrConflict = errors.New("veto: sequence conflict")
 // Store keeps the events of runs. Events are the source of truth; the
 // projection is derived from them.
 type Store interface {
-	// Load returns the projection of a run (a run with no events has
-	// Next == 1). The caller owns the result.
-	Load(ctx context.Context, run string) (*Projection, error)
+	// Load returns a snapshot of a run (a run with no events has Next ==
+	// 1). It must not cost more for a long run than for a short one.
+	Load(ctx context.Context, run string) (RunState, error)
 	// Append stores a batch of the run's events atomically. next is the
 	// sequence number the first event carries; the events carry next,
 	// next+1, … in order. If the run's next number is not next, nothing is

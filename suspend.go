@@ -80,10 +80,9 @@ func (g *Gate) Suspend(ctx context.Context, c *Call, kind SuspendKind, fields []
 		base := p.Next
 		var evs []Event
 		if !p.Exists() {
-			evs = g.startEvents(&s.Call.Run, p, s.Call.Time)
+			evs = g.startEvents(&s.Call.Run, &p, s.Call.Time)
 		}
-		h := p.History()
-		s.History = History{Observations: slices.Clone(h.Observations), Complete: h.Complete}
+		s.History = p.History
 		evs = append(evs, Event{Kind: EventSuspended, CallID: s.Call.ID, Tool: s.Call.Tool, Actor: s.Call.Actor, Awaiting: kind})
 		g.stamp(s.Call.Run.Ref, base, s.Call.Time, evs)
 		err = g.store.Append(ctx, s.Call.Run.Ref, base, evs)
@@ -147,8 +146,8 @@ func resumedCall(s *Suspension) Call {
 	c.Time = time.Time{}
 	c.Run.Fresh = false
 	c.Run.Initial = nil
-	if s.History.Complete {
-		c.Run.Initial = append(make([]Observation, 0, len(s.History.Observations)), s.History.Observations...)
+	if s.History.Complete() {
+		c.Run.Initial = s.History.Observations()
 	}
 	return c
 }
@@ -211,11 +210,8 @@ type historyJSON struct {
 
 // EncodeHistory returns the stored form of h.
 func EncodeHistory(h History) ([]byte, error) {
-	obs := h.Observations
-	if obs == nil {
-		obs = []Observation{}
-	}
-	return json.Marshal(historyJSON{V: HistoryVersion, Complete: &h.Complete, Observations: obs})
+	complete := h.Complete()
+	return json.Marshal(historyJSON{V: HistoryVersion, Complete: &complete, Observations: h.Observations()})
 }
 
 // DecodeHistory parses a stored history. It never fails: a history that is
@@ -227,19 +223,20 @@ func DecodeHistory(b []byte) History {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return History{}
 	}
-	h := History{Complete: j.V == HistoryVersion && j.Complete != nil && *j.Complete}
+	complete := j.V == HistoryVersion && j.Complete != nil && *j.Complete
 	var last uint64
+	var obs []Observation
 	seen := map[string]bool{}
 	for _, o := range j.Observations {
 		if o.validate() != nil || o.CallID == "" || seen[o.CallID] || (o.Seq != 0 && o.Seq <= last) {
-			h.Complete = false
+			complete = false
 			continue
 		}
 		seen[o.CallID] = true
 		if o.Seq != 0 {
 			last = o.Seq
 		}
-		h.Observations = append(h.Observations, o)
+		obs = append(obs, o)
 	}
-	return h
+	return NewHistory(obs, complete)
 }

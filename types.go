@@ -110,18 +110,6 @@ func (o Observation) validate() error {
 	return nil
 }
 
-// History is a run's observations in execution order, and whether they are
-// known to be all of them.
-type History struct {
-	Observations []Observation
-	// Complete is true only when the history can prove that nothing else ran
-	// in this run. Appending to an incomplete history never completes it.
-	Complete bool
-}
-
-// Len returns the number of observations.
-func (h History) Len() int { return len(h.Observations) }
-
 // Role is what a tool parameter means to the rules.
 type Role string
 

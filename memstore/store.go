@@ -1,6 +1,7 @@
-// Package memstore is the in-memory veto.Store. It keeps every event in
-// its stored (encoded) form and rebuilds projections from those bytes, so
-// it exercises the same codec a durable store does.
+// Package memstore is the in-memory veto.Store, for tests and for
+// one-shot commands. It keeps each event in its stored form, the bytes a
+// durable store would hold, and folds events into a projection as they are
+// appended.
 package memstore
 
 import (
@@ -18,7 +19,7 @@ type Store struct {
 }
 
 type run struct {
-	raw  [][]byte
+	log  [][]byte
 	proj *veto.Projection
 }
 
@@ -37,16 +38,16 @@ func (s *Store) get(name string) *run {
 }
 
 // Load implements veto.Store.
-func (s *Store) Load(_ context.Context, name string) (*veto.Projection, error) {
+func (s *Store) Load(_ context.Context, name string) (veto.RunState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
-		return nil, s.err
+		return veto.RunState{}, s.err
 	}
 	if r := s.runs[name]; r != nil {
-		return r.proj.Clone(), nil
+		return r.proj.State(), nil
 	}
-	return veto.NewProjection(name), nil
+	return veto.RunState{Run: name, Next: 1}, nil
 }
 
 // Append implements veto.Store.
@@ -65,11 +66,12 @@ func (s *Store) Append(_ context.Context, name string, next uint64, events []vet
 		return s.err
 	}
 	r := s.get(name)
-	if r.proj.Next != next {
+	if r.proj.Next() != next {
 		return veto.ErrConflict
 	}
-	for _, b := range raws {
-		s.applyRaw(r, b)
+	r.log = append(r.log, raws...)
+	for _, e := range events {
+		r.proj.Apply(e)
 	}
 	return nil
 }
@@ -79,21 +81,19 @@ func (s *Store) Append(_ context.Context, name string, next uint64, events []vet
 func (s *Store) AppendRaw(name string, b []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.applyRaw(s.get(name), append([]byte(nil), b...))
-}
-
-func (s *Store) applyRaw(r *run, b []byte) {
-	r.raw = append(r.raw, b)
+	r := s.get(name)
+	b = append([]byte(nil), b...)
+	r.log = append(r.log, b)
 	e, err := veto.DecodeEvent(b)
 	if err != nil {
-		r.proj.Damage()
-		r.proj.Next++ // the bytes still hold a place in the log
+		r.proj.Skip()
 		return
 	}
 	r.proj.Apply(e)
 }
 
-// Events implements veto.Store. Events that cannot be decoded are skipped.
+// Events implements veto.Store. Stored bytes that cannot be decoded are
+// skipped.
 func (s *Store) Events(_ context.Context, name string, after uint64) ([]veto.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -102,8 +102,12 @@ func (s *Store) Events(_ context.Context, name string, after uint64) ([]veto.Eve
 	}
 	var out []veto.Event
 	if r := s.runs[name]; r != nil {
-		for _, b := range r.raw {
-			if e, err := veto.DecodeEvent(b); err == nil && e.Seq > after {
+		for _, b := range r.log {
+			e, err := veto.DecodeEvent(b)
+			if err != nil {
+				continue
+			}
+			if e.Seq > after {
 				out = append(out, e)
 			}
 		}
@@ -111,26 +115,15 @@ func (s *Store) Events(_ context.Context, name string, after uint64) ([]veto.Eve
 	return out, nil
 }
 
-// Raw returns the stored bytes of every event of a run, for tests that
+// Raw returns the stored form of every event of a run, for tests that
 // look for what must never be stored.
 func (s *Store) Raw(name string) [][]byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r := s.runs[name]; r != nil {
-		return append([][]byte(nil), r.raw...)
+		return append([][]byte(nil), r.log...)
 	}
 	return nil
-}
-
-// Runs returns the names of the runs with events.
-func (s *Store) Runs() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for k := range s.runs {
-		out = append(out, k)
-	}
-	return out
 }
 
 // Fail makes every later call return err (nil heals), as an unreachable

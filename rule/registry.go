@@ -69,4 +69,6 @@ type Func struct {
 func (f *Func) Info() veto.RuleInfo { return f.RuleInfo }
 
 // Check implements veto.Rule.
-func (f *Func) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) { return f.Fn(ctx, in) }
+func (f *Func) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	return f.Fn(ctx, in)
+}

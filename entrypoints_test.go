@@ -1,0 +1,151 @@
+package veto_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/cli"
+)
+
+// E22
+func TestEveryEntryPointUsesTheOneDecision(t *testing.T) {
+	// Behaviour: each entry point reaches the rules through the same stages.
+	var seen []string
+	witness := ruleOf("entry.witness", veto.Needs{}, func(_ context.Context, in *veto.Input) (veto.Decision, error) {
+		seen = append(seen, in.Call.ID)
+		return veto.Allow(), nil
+	})
+	f := newFixture(t, veto.Config{Rules: []veto.Rule{witness}, Tools: []veto.Descriptor{
+		{Name: "ask", Params: map[string]veto.Role{"answer": veto.RoleInput}},
+	}})
+	run := veto.Run{Ref: "e22", Fresh: true}
+	f.g.Decide(ctx, inRun(run, "library", "Read", nil))
+	sa, err := f.g.Suspend(ctx, inRun(run, "approval", "Bash", nil), veto.AwaitApproval, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.g.ResumeApproval(ctx, sa)
+	si, err := f.g.Suspend(ctx, inRun(run, "input", "ask", nil), veto.AwaitInput, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.g.ResumeInput(ctx, si, map[string]any{"answer": "yes"})
+	if want := []string{"library", "approval", "input"}; !slices.Equal(seen, want) {
+		t.Fatalf("rules saw %v, want %v", seen, want)
+	}
+	var kinds []veto.EventKind
+	for _, e := range f.events(t, "e22") {
+		kinds = append(kinds, e.Kind)
+	}
+	want := []veto.EventKind{veto.EventRunStarted, veto.EventAllowed, veto.EventSuspended, veto.EventAllowed, veto.EventSuspended, veto.EventAllowed}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("events %v, want %v", kinds, want)
+	}
+
+	// Every path meets the bounds stage first: a call past a bound is
+	// refused the same way by the library, both resumes and the CLI.
+	deep := map[string]any{}
+	for range 40 {
+		deep = map[string]any{"n": deep}
+	}
+	byLib := f.g.Decide(ctx, inRun(run, "deep-lib", "Read", deep))
+	sb, err := f.g.Suspend(ctx, inRun(run, "deep-resume", "ask", nil), veto.AwaitInput, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byInput := f.g.ResumeInput(ctx, sb, map[string]any{"answer": deep}).Verdict
+	callJSON, _ := json.Marshal(map[string]any{"call_id": "deep-cli", "tool": "Read", "args": deep})
+	var out, errOut bytes.Buffer
+	code := cli.Main(ctx, []string{"check"}, bytes.NewReader(callJSON), &out, &errOut)
+	var byCLI struct{ Verdict, Stage, Reason string }
+	if err := json.Unmarshal(out.Bytes(), &byCLI); err != nil {
+		t.Fatalf("cli output %q: %v (stderr %q)", out.String(), err, errOut.String())
+	}
+	for name, v := range map[string][2]string{
+		"library":      {string(byLib.Stage), byLib.Reason},
+		"input resume": {string(byInput.Stage), byInput.Reason},
+		"cli":          {byCLI.Stage, byCLI.Reason},
+	} {
+		if v != [2]string{"bounds", veto.ReasonBoundsExceeded} {
+			t.Errorf("%s: stage %s reason %s, want bounds bounds_exceeded", name, v[0], v[1])
+		}
+	}
+	if code != cli.ExitDeny || byCLI.Verdict != "deny" {
+		t.Errorf("cli exit %d verdict %s, want 1 deny", code, byCLI.Verdict)
+	}
+
+	// Structure: the stages live in one function. evaluate is called only
+	// by decide, the rules only by evaluate, and decide only by the entry
+	// points.
+	callers := callersIn(t, ".")
+	for fn, want := range map[string][]string{
+		"evaluate": {"decide"},
+		"runRules": {"evaluate"},
+		"decide":   {"Decide", "resumed"},
+		"resumed":  {"ResumeApproval", "ResumeInput"},
+	} {
+		got := callers[fn]
+		slices.Sort(got)
+		got = slices.Compact(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s is called from %v, want only %v", fn, got, want)
+		}
+	}
+}
+
+// callersIn maps each function name called in the non-test files of dir to
+// the names of the functions calling it.
+func callersIn(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := parser.ParseFile(fset, name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				ce, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				var callee string
+				switch fn := ce.Fun.(type) {
+				case *ast.Ident:
+					callee = fn.Name
+				case *ast.SelectorExpr:
+					callee = fn.Sel.Name
+				}
+				out[callee] = append(out[callee], fd.Name.Name)
+				return true
+			})
+		}
+	}
+	return out
+}

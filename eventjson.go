@@ -1,0 +1,133 @@
+package veto
+
+import (
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// EncodeEvent returns the stored form of e: one JSON object, fields in a
+// fixed order, empty fields left out. It is written by hand because it runs
+// on every decision; DecodeEvent reads it back with encoding/json, and a
+// fuzz test holds the two together.
+func EncodeEvent(e Event) ([]byte, error) {
+	b := make([]byte, 0, 256)
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(e.V), 10)
+	b = appendField(b, "run", e.Run, true)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, e.Seq, 10)
+	b = appendField(b, "kind", string(e.Kind), true)
+	b = append(b, `,"time":"`...)
+	b = e.Time.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	b = appendField(b, "call_id", e.CallID, false)
+	b = appendField(b, "tool", e.Tool, false)
+	if e.Actor != (Actor{}) {
+		b = append(b, `,"actor":{`...)
+		n := len(b)
+		b = appendField(b, "kind", e.Actor.Kind, false)
+		b = appendField(b, "id", e.Actor.ID, false)
+		b = appendField(b, "agent", e.Actor.Agent, false)
+		if len(b) > n && b[n] == ',' {
+			b = append(b[:n], b[n+1:]...)
+		}
+		b = append(b, '}')
+	}
+	b = appendField(b, "stage", string(e.Stage), false)
+	b = appendField(b, "rule", e.Rule, false)
+	b = appendField(b, "reason", e.Reason, false)
+	b = appendField(b, "tool_denial", string(e.ToolDenial), false)
+	if e.Risk != RiskNone {
+		txt, err := e.Risk.MarshalText()
+		if err != nil {
+			return nil, err
+		}
+		b = appendField(b, "risk", string(txt), true)
+	}
+	if e.Target != (Target{}) {
+		b = append(b, `,"target":{`...)
+		n := len(b)
+		b = appendField(b, "kind", e.Target.Kind, false)
+		b = appendField(b, "id", e.Target.ID, false)
+		if len(b) > n && b[n] == ',' {
+			b = append(b[:n], b[n+1:]...)
+		}
+		b = append(b, '}')
+	}
+	b = appendField(b, "policy_rev", e.PolicyRev, false)
+	if e.Patched {
+		b = append(b, `,"patched":true`...)
+	}
+	b = appendField(b, "outcome", string(e.Outcome), false)
+	if e.Complete != nil {
+		b = append(b, `,"complete":`...)
+		b = strconv.AppendBool(b, *e.Complete)
+	}
+	b = appendField(b, "awaiting", string(e.Awaiting), false)
+	return append(b, '}'), nil
+}
+
+// appendField appends ,"name":"value"; an empty value is left out unless
+// always is set.
+func appendField(b []byte, name, value string, always bool) []byte {
+	if value == "" && !always {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return appendJSONString(b, value)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string, as encoding/json would
+// without HTML escaping: invalid UTF-8 becomes U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

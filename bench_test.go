@@ -52,12 +52,15 @@ func BenchmarkDecide10Rules(b *testing.B) {
 	}
 }
 
-// discardStore keeps nothing: every run is new and every append succeeds.
-// It isolates the engine's stages from the cost of recording.
+// discardStore keeps nothing: every run has just started, complete and
+// empty, and every append succeeds. It isolates the engine's stages from
+// the cost of recording.
 type discardStore struct{}
 
+var startedEmpty = veto.NewHistory(nil, true)
+
 func (discardStore) Load(_ context.Context, run string) (veto.RunState, error) {
-	return veto.RunState{Run: run, Next: 1}, nil
+	return veto.RunState{Run: run, Next: 2, History: startedEmpty}, nil
 }
 func (discardStore) Append(context.Context, string, uint64, []veto.Event) error { return nil }
 func (discardStore) Events(context.Context, string, uint64) ([]veto.Event, error) {

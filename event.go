@@ -24,6 +24,7 @@ const (
 	EventToolDenied = EventKind("tool_denied")
 	EventObserved   = EventKind("observation")
 	EventSuspended  = EventKind("call_suspended")
+	EventProbe      = EventKind("probe")
 )
 
 // Event is one append-only record of a run. It holds identifiers, codes
@@ -58,6 +59,11 @@ type Event struct {
 
 	// Suspension: what the call waits for.
 	Awaiting SuspendKind `json:"awaiting,omitempty"`
+
+	// Probe: what a decision saw of the world. Observation: what a
+	// successful call taught the run (knowledge).
+	Fact  *FileFact  `json:"fact,omitempty"`
+	Files []FileFact `json:"files,omitempty"`
 }
 
 // DecodeEvent parses a stored event. It refuses anything it cannot vouch
@@ -93,6 +99,18 @@ func (e Event) validate() error {
 		if e.CallID == "" || !e.Outcome.Valid() {
 			return errors.New("observation without a call id or with an unknown outcome")
 		}
+		if len(e.Files) > 0 && e.Outcome != Succeeded {
+			return errors.New("knowledge from a call that did not succeed")
+		}
+		for _, f := range e.Files {
+			if f.Path == "" {
+				return errors.New("knowledge without a path")
+			}
+		}
+	case EventProbe:
+		if e.CallID == "" || e.Fact == nil || e.Fact.Path == "" {
+			return errors.New("probe without a call id or a fact")
+		}
 	default:
 		return fmt.Errorf("unknown event kind %q", e.Kind)
 	}
@@ -100,12 +118,15 @@ func (e Event) validate() error {
 }
 
 // RunState is a run as a decision sees it: the sequence number the next
-// event must carry, and the history. It is a snapshot; later appends do not
-// change it.
+// event must carry, the history, and what the run knows. History is a
+// snapshot; Knowledge may answer from a later state, which is harmless:
+// a decision made on anything that changed after its load loses the
+// sequence race and is decided again.
 type RunState struct {
-	Run     string
-	Next    uint64
-	History History
+	Run       string
+	Next      uint64
+	History   History
+	Knowledge Knowledge // nil means the run knows nothing
 }
 
 // Exists reports whether the run has any events.
@@ -120,7 +141,8 @@ type Projection struct {
 	startComplete bool
 	damaged       bool
 	hist          History
-	index         map[string]int // call id → position in hist
+	index         map[string]int      // call id → position in hist
+	files         map[string]FileFact // path → what the last successful call taught
 }
 
 // NewProjection returns the projection of a run with no events.
@@ -136,6 +158,13 @@ func (p *Projection) State() RunState {
 	h := p.hist
 	h.complete = p.started && p.startComplete && !p.damaged
 	return RunState{Run: p.run, Next: p.next, History: h}
+}
+
+// KnownFile returns what the run last learned of path. It reads the
+// projection's current state: a store must hold its lock around it.
+func (p *Projection) KnownFile(path string) (FileFact, bool) {
+	f, ok := p.files[path]
+	return f, ok
 }
 
 // Skip records that stored bytes that could not be decoded hold the next
@@ -172,6 +201,12 @@ func (p *Projection) Apply(e Event) {
 		p.observe(e, Denied)
 	case EventObserved:
 		p.observe(e, e.Outcome)
+		for _, f := range e.Files {
+			if p.files == nil {
+				p.files = map[string]FileFact{}
+			}
+			p.files[f.Path] = f
+		}
 	}
 	if !p.started {
 		p.damaged = true // events of a run that never started prove nothing

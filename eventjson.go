@@ -65,7 +65,42 @@ func EncodeEvent(e Event) ([]byte, error) {
 		b = strconv.AppendBool(b, *e.Complete)
 	}
 	b = appendField(b, "awaiting", string(e.Awaiting), false)
+	if e.Fact != nil {
+		b = append(b, `,"fact":`...)
+		b = appendFact(b, e.Fact)
+	}
+	if len(e.Files) > 0 {
+		b = append(b, `,"files":[`...)
+		for i := range e.Files {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendFact(b, &e.Files[i])
+		}
+		b = append(b, ']')
+	}
 	return append(b, '}'), nil
+}
+
+func appendFact(b []byte, f *FileFact) []byte {
+	b = append(b, `{"path":`...)
+	b = appendJSONString(b, f.Path)
+	b = append(b, `,"exists":`...)
+	b = strconv.AppendBool(b, f.Exists)
+	if f.Dir {
+		b = append(b, `,"dir":true`...)
+	}
+	if f.Size != 0 {
+		b = append(b, `,"size":`...)
+		b = strconv.AppendInt(b, f.Size, 10)
+	}
+	if !f.ModTime.IsZero() {
+		b = append(b, `,"mtime":"`...)
+		b = f.ModTime.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	b = appendField(b, "sha256", f.Hash, false)
+	return append(b, '}')
 }
 
 // appendField appends ,"name":"value"; an empty value is left out unless

@@ -25,6 +25,10 @@ type Config struct {
 	Offer    Offerability
 	Tools    []Descriptor
 	Patchers []Patcher
+	// Probe looks at the world for rules that need it (nil: rules that
+	// ask fail closed). Learners turn successful calls into knowledge.
+	Probe    Probe
+	Learners []Learner
 	Store    Store
 	Logger   *slog.Logger // nil discards
 	Limits   Limits       // zero means DefaultLimits
@@ -49,6 +53,8 @@ type Gate struct {
 	offer     Offerability
 	tools     map[string]*Descriptor
 	patchers  []Patcher
+	probe     Probe
+	learners  []Learner
 	store     Store
 	log       *slog.Logger
 	limits    Limits
@@ -83,6 +89,8 @@ func NewGate(cfg Config) (*Gate, error) {
 		offer:       cfg.Offer,
 		tools:       make(map[string]*Descriptor, len(cfg.Tools)),
 		patchers:    slices.Clone(cfg.Patchers),
+		probe:       cfg.Probe,
+		learners:    slices.Clone(cfg.Learners),
 		store:       cfg.Store,
 		log:         cfg.Logger,
 		limits:      cfg.Limits,
@@ -99,6 +107,9 @@ func NewGate(cfg Config) (*Gate, error) {
 	}
 	if g.now == nil {
 		g.now = time.Now
+	}
+	if g.probe == nil {
+		g.probe = noProbe{}
 	}
 	seen := map[string]bool{}
 	for i, r := range cfg.Rules {
@@ -218,6 +229,73 @@ func (g *Gate) Observe(ctx context.Context, run string, o Observation) error {
 	}
 }
 
+// ObserveCall records what the runtime saw a call do, given the call as
+// it ran. When it succeeded, the learners probe what it read or wrote and
+// the facts become the run's knowledge, recorded in the same event. A call
+// that failed, was cancelled or was denied teaches nothing.
+func (g *Gate) ObserveCall(ctx context.Context, c *Call, outcome Outcome) error {
+	if !outcome.Valid() || outcome == Pending {
+		return fmt.Errorf("veto: observe: outcome %q is not a result", outcome)
+	}
+	if c.ID == "" || c.Run.Ref == "" {
+		return errors.New("veto: observe: the call needs an id and a run")
+	}
+	if err := g.limits.checkCall(c); err != nil {
+		return fmt.Errorf("veto: observe: %w", err)
+	}
+	var files []FileFact
+	if outcome == Succeeded {
+		rp := &recordingProbe{inner: g.probe, max: maxProbes}
+		for _, l := range g.learners {
+			if err := learn(ctx, l, c, g.tools[c.Tool], rp); err != nil {
+				// What the call taught cannot be vouched for: record the
+				// outcome without it, so the run knows less, never more.
+				rp.facts = nil
+				g.log.LogAttrs(ctx, slog.LevelWarn, "knowledge not recorded", slog.String("call_id", c.ID), slog.String("tool", c.Tool))
+				break
+			}
+		}
+		files = rp.facts
+	}
+	for attempt := 0; ; attempt++ {
+		p, err := g.store.Load(ctx, c.Run.Ref)
+		if err != nil {
+			return fmt.Errorf("veto: load run: %w", err)
+		}
+		next := p.Next
+		var evs []Event
+		if !p.Exists() {
+			f := false
+			evs = append(evs, Event{Kind: EventRunStarted, Complete: &f})
+		}
+		evs = append(evs, Event{Kind: EventObserved, CallID: c.ID, Tool: c.Tool, Outcome: outcome, Files: files})
+		g.stamp(c.Run.Ref, next, g.now(), evs)
+		err = g.store.Append(ctx, c.Run.Ref, next, evs)
+		if errors.Is(err, ErrConflict) && attempt < maxAttempts {
+			continue
+		}
+		return err
+	}
+}
+
+func learn(ctx context.Context, l Learner, c *Call, d *Descriptor, p Probe) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = errors.New("learner panicked")
+		}
+	}()
+	paths, err := l.Touched(c, d)
+	if err != nil {
+		return err
+	}
+	for _, path := range paths {
+		if _, err := p.File(ctx, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // decideOpts carries what a resume path adds to a decision.
 type decideOpts struct {
 	stage   Stage  // the entry point's own refusal, checked right after bounds
@@ -297,7 +375,11 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	if !p.Exists() {
 		evs = append(evs, g.startEvents(&c.Run, &p, c.Time)...)
 	}
+	s.probe = recordingProbe{inner: g.probe, facts: s.probe.facts[:0], max: maxProbes}
 	finish := func(v Verdict) (Verdict, uint64, []Event) {
+		for i := range s.probe.facts {
+			evs = append(evs, Event{Kind: EventProbe, CallID: c.ID, Tool: c.Tool, Fact: &s.probe.facts[i]})
+		}
 		return v, base, append(evs, g.decisionEvent(&v, c))
 	}
 
@@ -340,7 +422,10 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	s.hist = p.History
 	hist := &s.hist
 	rin := &s.in
-	*rin = Input{Call: c, Descriptor: desc, Target: target, History: hist}
+	*rin = Input{Call: c, Descriptor: desc, Target: target, History: hist, Knowledge: p.Knowledge, Probe: &s.probe}
+	if rin.Knowledge == nil {
+		rin.Knowledge = NoKnowledge
+	}
 	if i, d, outcome := g.runRules(ctx, rin); outcome != ruleAllowed {
 		r := &g.rules[i]
 		var v Verdict
@@ -377,11 +462,15 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	return finish(v)
 }
 
+// maxProbes bounds how many paths one decision may look at.
+const maxProbes = 64
+
 // scratch is the memory of one decision, allocated once.
 type scratch struct {
 	call   Call
 	in     Input
 	hist   History
+	probe  recordingProbe
 	events [1]Event // the decision; a new run's start events grow past it
 }
 

@@ -31,7 +31,10 @@ type Input struct {
 	Call       *Call
 	Descriptor *Descriptor // nil when the tool has none
 	Target     Target
-	History    *History // this run's observations before this call, in execution order
+	History    *History  // this run's observations before this call, in execution order
+	Knowledge  Knowledge // what this run learned from successful results
+	// Probe looks at the world; every answer is recorded with the decision.
+	Probe Probe
 }
 
 // Decision is a rule's answer.

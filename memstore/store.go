@@ -45,9 +45,27 @@ func (s *Store) Load(_ context.Context, name string) (veto.RunState, error) {
 		return veto.RunState{}, s.err
 	}
 	if r := s.runs[name]; r != nil {
-		return r.proj.State(), nil
+		st := r.proj.State()
+		st.Knowledge = knowledge{s, r}
+		return st, nil
 	}
 	return veto.RunState{Run: name, Next: 1}, nil
+}
+
+// knowledge answers from the run's projection under the store's lock.
+type knowledge struct {
+	s *Store
+	r *run
+}
+
+func (k knowledge) File(_ context.Context, path string) (veto.FileFact, bool, error) {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	if k.s.err != nil {
+		return veto.FileFact{}, false, k.s.err
+	}
+	f, ok := k.r.proj.KnownFile(path)
+	return f, ok, nil
 }
 
 // Append implements veto.Store.

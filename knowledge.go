@@ -1,0 +1,103 @@
+package veto
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// FileFact is what a probe saw of one path: whether something exists
+// there, what it is, its size and modification time, and for a regular
+// file its content hash. Never its content.
+type FileFact struct {
+	Path    string    `json:"path"`
+	Exists  bool      `json:"exists"`
+	Dir     bool      `json:"dir,omitempty"`
+	Size    int64     `json:"size,omitempty"`
+	ModTime time.Time `json:"mtime,omitzero"`
+	Hash    string    `json:"sha256,omitempty"` // hex SHA-256 of a regular file's content, when it was hashed
+}
+
+// Same reports whether f and g describe the same state of the file: same
+// existence and kind, same size, and the same hash when both have one
+// (the same modification time otherwise).
+func (f FileFact) Same(g FileFact) bool {
+	if f.Exists != g.Exists || f.Dir != g.Dir {
+		return false
+	}
+	if !f.Exists || f.Dir {
+		return true
+	}
+	if f.Size != g.Size {
+		return false
+	}
+	if f.Hash != "" && g.Hash != "" {
+		return f.Hash == g.Hash
+	}
+	return f.ModTime.Equal(g.ModTime)
+}
+
+// Probe looks at the world. Every answer the gate gets from it during a
+// decision is recorded as a probe event in the same batch as the decision,
+// ahead of it; replay answers from those events and never looks at the
+// world.
+type Probe interface {
+	File(ctx context.Context, path string) (FileFact, error)
+}
+
+// ErrNoProbe is what a gate without a probe answers: rules that need the
+// world fail, and fail closed.
+var ErrNoProbe = errors.New("veto: no probe configured")
+
+type noProbe struct{}
+
+func (noProbe) File(context.Context, string) (FileFact, error) { return FileFact{}, ErrNoProbe }
+
+// Knowledge is what a run has learned from the results of its successful
+// calls. A blocked call, a failed one, or one that never reported back
+// teaches nothing.
+type Knowledge interface {
+	// File returns the fact recorded when a successful call last read or
+	// wrote path.
+	File(ctx context.Context, path string) (FileFact, bool, error)
+}
+
+// NoKnowledge is the knowledge of a run that has learned nothing.
+var NoKnowledge Knowledge = noKnowledge{}
+
+type noKnowledge struct{}
+
+func (noKnowledge) File(context.Context, string) (FileFact, bool, error) { return FileFact{}, false, nil }
+
+// Learner names the files a successful call read or wrote, as canonical
+// paths. The gate probes each right after the call and records what it saw
+// as the run's knowledge.
+type Learner interface {
+	Touched(c *Call, d *Descriptor) ([]string, error)
+}
+
+// recordingProbe answers a decision's probes and remembers each answer so
+// the gate can record it. It asks the world once per path.
+type recordingProbe struct {
+	inner Probe
+	facts []FileFact
+	max   int
+}
+
+func (r *recordingProbe) File(ctx context.Context, path string) (FileFact, error) {
+	for _, f := range r.facts {
+		if f.Path == path {
+			return f, nil
+		}
+	}
+	if len(r.facts) >= r.max {
+		return FileFact{}, errors.New("veto: too many probes for one call")
+	}
+	f, err := r.inner.File(ctx, path)
+	if err != nil {
+		return FileFact{}, err
+	}
+	f.Path = path
+	r.facts = append(r.facts, f)
+	return f, nil
+}

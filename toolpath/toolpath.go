@@ -1,0 +1,281 @@
+// Package toolpath is veto's one canonical path resolver. Every rule that
+// looks at a path asks it; none resolves a path itself, so a rule always
+// judges the file the tool will really touch.
+package toolpath
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"os/user"
+	"path"
+	"strings"
+	"syscall"
+)
+
+// FS is what resolution needs of a filesystem. OS is the live one; replay
+// supplies a recorded one.
+type FS interface {
+	Lstat(name string) (fs.FileInfo, error)
+	Readlink(name string) (string, error)
+}
+
+// OS is the live filesystem.
+type OS struct{}
+
+// Lstat calls os.Lstat.
+func (OS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
+
+// Readlink calls os.Readlink.
+func (OS) Readlink(name string) (string, error) { return os.Readlink(name) }
+
+// Env is what a path is resolved against.
+type Env struct {
+	Cwd  string // absolute; relative paths are resolved against it
+	Home string // absolute; "~" and "$HOME" at the start expand to it
+	// LookupHome returns the home directory of a named user, for "~user".
+	// Nil: "~user" cannot be resolved.
+	LookupHome func(name string) (string, error)
+	FS         FS // nil means OS
+}
+
+// LiveEnv returns the environment of this process for a call running in
+// cwd: the user's home from $HOME, other users' from the user database.
+func LiveEnv(cwd string) Env {
+	home, _ := os.UserHomeDir()
+	return Env{Cwd: cwd, Home: home, LookupHome: lookupHome, FS: OS{}}
+}
+
+func lookupHome(name string) (string, error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		return "", err
+	}
+	return u.HomeDir, nil
+}
+
+// Path is a resolved path, in the forms a tool might give it to the
+// kernel. Tools differ: some pass the string as it is, some clean it
+// first, and "link/.." names different files in the two cases. A rule
+// judges every form, so neither reading slips past it.
+type Path struct {
+	// Lexical is absolute and clean: "~", cwd, "..", repeated and trailing
+	// slashes resolved, symlinks not followed.
+	Lexical string
+	// Real is the path as the kernel resolves the string: each symlink of
+	// the existing prefix followed, ".." judged after the link before it.
+	Real string
+	// Cleaned is Lexical with the symlinks of its existing prefix followed:
+	// the file a tool that cleans its path first will touch.
+	Cleaned string
+}
+
+// Forms returns the distinct forms of p: Real first, then Cleaned and
+// Lexical where they differ. Containment is judged on the real forms
+// (Real and Cleaned); patterns on all of them.
+func (p Path) Forms() []string {
+	forms := []string{p.Real}
+	if p.Cleaned != p.Real {
+		forms = append(forms, p.Cleaned)
+	}
+	if p.Lexical != p.Real && p.Lexical != p.Cleaned {
+		forms = append(forms, p.Lexical)
+	}
+	return forms
+}
+
+// maxLinks is how many symlinks one resolution follows before it calls
+// the path a loop, as the kernel's ELOOP does.
+const maxLinks = 40
+
+// Errors of resolution. A rule that cannot resolve a path must deny.
+var (
+	ErrEmpty      = errors.New("empty path")
+	ErrNUL        = errors.New("path contains a NUL byte")
+	ErrNoCwd      = errors.New("relative path without an absolute working directory")
+	ErrNoHome     = errors.New("home directory unknown")
+	ErrRemoteFile = errors.New("file URL names another host")
+	ErrLoop       = errors.New("too many levels of symbolic links")
+)
+
+// Resolve resolves raw, as a tool given raw in env would see it.
+func Resolve(raw string, env Env) (Path, error) {
+	abs, err := absolute(raw, env)
+	if err != nil {
+		return Path{}, err
+	}
+	fsys := env.FS
+	if fsys == nil {
+		fsys = OS{}
+	}
+	real, err := realPath(abs, fsys)
+	if err != nil {
+		return Path{}, err
+	}
+	lexical := path.Clean(abs)
+	cleaned := real
+	if lexical != abs {
+		if cleaned, err = realPath(lexical, fsys); err != nil {
+			return Path{}, err
+		}
+	}
+	return Path{Lexical: lexical, Real: real, Cleaned: cleaned}, nil
+}
+
+// absolute expands "~", "~user", "$HOME" and file URLs and joins a relative
+// path to the cwd. It does not clean: ".." must be judged after symlinks.
+func absolute(raw string, env Env) (string, error) {
+	if raw == "" {
+		return "", ErrEmpty
+	}
+	if strings.IndexByte(raw, 0) >= 0 {
+		return "", ErrNUL
+	}
+	if strings.HasPrefix(raw, "file:") {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return "", fmt.Errorf("file URL: %w", err)
+		}
+		if u.Host != "" && u.Host != "localhost" {
+			return "", ErrRemoteFile
+		}
+		if u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
+			return "", errors.New("file URL without an absolute path")
+		}
+		raw = u.Path
+		if raw == "" || strings.IndexByte(raw, 0) >= 0 {
+			return "", ErrNUL
+		}
+	}
+	switch {
+	case raw == "~" || strings.HasPrefix(raw, "~/"):
+		return home(env.Home, raw[1:])
+	case strings.HasPrefix(raw, "~"):
+		name, rest, _ := strings.Cut(raw[1:], "/")
+		if env.LookupHome == nil {
+			return "", ErrNoHome
+		}
+		h, err := env.LookupHome(name)
+		if err != nil || h == "" {
+			return "", ErrNoHome
+		}
+		return home(h, "/"+rest)
+	case raw == "$HOME" || strings.HasPrefix(raw, "$HOME/"):
+		return home(env.Home, raw[len("$HOME"):])
+	case raw == "${HOME}" || strings.HasPrefix(raw, "${HOME}/"):
+		return home(env.Home, raw[len("${HOME}"):])
+	case strings.HasPrefix(raw, "/"):
+		return raw, nil
+	}
+	if !strings.HasPrefix(env.Cwd, "/") {
+		return "", ErrNoCwd
+	}
+	return env.Cwd + "/" + raw, nil
+}
+
+func home(h, rest string) (string, error) {
+	if !strings.HasPrefix(h, "/") {
+		return "", ErrNoHome
+	}
+	return h + rest, nil
+}
+
+// realPath follows the symlinks of abs's existing prefix, component by
+// component, judging ".." after the component before it is resolved, as
+// the kernel does. Below a missing component the path is lexical, until
+// ".." climbs back to where things exist.
+func realPath(abs string, fsys FS) (string, error) {
+	pending := strings.Split(abs, "/")
+	resolved := "/"
+	missing := 0 // components of resolved below the last one that exists
+	links := 0
+	for len(pending) > 0 {
+		c := pending[0]
+		pending = pending[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = path.Dir(resolved)
+			if missing > 0 {
+				missing--
+			}
+			continue
+		}
+		next := path.Join(resolved, c)
+		if missing > 0 {
+			resolved = next
+			missing++
+			continue
+		}
+		fi, err := fsys.Lstat(next)
+		switch {
+		case errors.Is(err, fs.ErrNotExist), isNotDir(err):
+			missing = 1
+			resolved = next
+			continue
+		case err != nil:
+			return "", fmt.Errorf("cannot inspect a component of the path: %w", errors.Unwrap(err))
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		links++
+		if links > maxLinks {
+			return "", ErrLoop
+		}
+		target, err := fsys.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("cannot read a symbolic link of the path: %w", errors.Unwrap(err))
+		}
+		if strings.HasPrefix(target, "/") {
+			resolved = "/"
+		}
+		pending = append(strings.Split(target, "/"), pending...)
+	}
+	return resolved, nil
+}
+
+func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+
+// Within reports whether p is root or below it. Both must be canonical
+// (a Real path); with fold, letters compare without case, for filesystems
+// that ignore it.
+func Within(p, root string, fold bool) bool {
+	if fold {
+		p, root = strings.ToLower(p), strings.ToLower(root)
+	}
+	if root == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == root || strings.HasPrefix(p, root+"/")
+}
+
+// Workspace returns the project directory of a call: the directory the
+// client reports when it reports one, else the top of the git work tree
+// holding cwd, else cwd. The result is a Real path.
+func Workspace(reported string, env Env) (string, error) {
+	if reported != "" {
+		p, err := Resolve(reported, env)
+		return p.Real, err
+	}
+	cwd, err := Resolve(env.Cwd, env)
+	if err != nil {
+		return "", err
+	}
+	fsys := env.FS
+	if fsys == nil {
+		fsys = OS{}
+	}
+	for dir := cwd.Real; ; dir = path.Dir(dir) {
+		if _, err := fsys.Lstat(path.Join(dir, ".git")); err == nil {
+			return dir, nil
+		}
+		if dir == "/" {
+			return cwd.Real, nil
+		}
+	}
+}

@@ -67,7 +67,9 @@ var NoKnowledge Knowledge = noKnowledge{}
 
 type noKnowledge struct{}
 
-func (noKnowledge) File(context.Context, string) (FileFact, bool, error) { return FileFact{}, false, nil }
+func (noKnowledge) File(context.Context, string) (FileFact, bool, error) {
+	return FileFact{}, false, nil
+}
 
 // Learner names the files a successful call read or wrote, as canonical
 // paths. The gate probes each right after the call and records what it saw

@@ -35,6 +35,28 @@ type Input struct {
 	Knowledge  Knowledge // what this run learned from successful results
 	// Probe looks at the world; every answer is recorded with the decision.
 	Probe Probe
+
+	memo []memoEntry
+}
+
+type memoEntry struct {
+	key any
+	val any
+}
+
+// Memo returns the value kept under key for this decision, computing it
+// with fn the first time. Rules that share work, such as resolving a
+// call's paths once for every file rule, keep it here; it lives for one
+// decision only. Keys should be values of an unexported type.
+func (in *Input) Memo(key any, fn func() any) any {
+	for _, m := range in.memo {
+		if m.key == key {
+			return m.val
+		}
+	}
+	v := fn()
+	in.memo = append(in.memo, memoEntry{key, v})
+	return v
 }
 
 // Decision is a rule's answer.

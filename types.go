@@ -117,6 +117,7 @@ type Role string
 const (
 	RolePath       Role = "path"        // a path the call writes
 	RoleSourcePath Role = "source_path" // a path the call reads
+	RoleMoved      Role = "moved_path"  // a path the call reads and removes: a source, and written
 	RoleURL        Role = "url"
 	RoleCommand    Role = "command"
 	RoleContent    Role = "content"
@@ -135,6 +136,14 @@ const (
 	// CapContentFromSource: every byte the tool writes comes from an existing
 	// source object (a copy or move), so there is no model-authored content.
 	CapContentFromSource
+	// CapOverwrites: the tool replaces its path's whole content, so an
+	// existing file must have been read first.
+	CapOverwrites
+	// CapEdits: the tool changes an existing file in place, naming the text
+	// it replaces; the file must exist.
+	CapEdits
+	// CapSearchesTree: the tool reads every file below a directory.
+	CapSearchesTree
 )
 
 // Descriptor describes a tool to the rules: its parameters' roles and its

@@ -14,6 +14,9 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/memstore"
+	"github.com/vetohq/veto/probe"
+	"github.com/vetohq/veto/rules/files"
+	"github.com/vetohq/veto/tools"
 )
 
 //go:embed examples/calls.jsonl
@@ -81,9 +84,20 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	return ExitDeny
 }
 
-// newGate builds the gate of veto's embedded default policy.
+// newGate builds the gate of veto's embedded default policy: the known
+// tools' descriptors and the file rules with their defaults.
 func newGate(log *slog.Logger) (*veto.Gate, error) {
+	descs := tools.Defaults()
+	fileRules, err := files.New(files.Config{})
+	if err != nil {
+		return nil, err
+	}
 	return veto.NewGate(veto.Config{
+		Tools:     descs,
+		Rules:     fileRules.Rules(),
+		Resolvers: []veto.Resolver{fileRules.Resolver(descs)},
+		Learners:  []veto.Learner{fileRules.Learner()},
+		Probe:     probe.Live{},
 		Store:     memstore.New(),
 		Offer:     &veto.Offer{},
 		Logger:    log,

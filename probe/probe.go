@@ -1,0 +1,100 @@
+// Package probe looks at the world for rules, and answers again from the
+// record for replay. Live reads the filesystem; Recorded answers only from
+// probe events and fails loudly about anything it has no record of.
+package probe
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/vetohq/veto"
+)
+
+// MaxHash is the largest file Live hashes. A larger file's fact has no
+// hash, and facts compare by size and modification time.
+const MaxHash = 64 << 20
+
+// Live is the probe of the running system.
+type Live struct{}
+
+var _ veto.Probe = Live{}
+
+// File looks at path without following a final symlink: callers pass
+// canonical paths, whose symlinks are already followed.
+func (Live) File(ctx context.Context, path string) (veto.FileFact, error) {
+	if err := ctx.Err(); err != nil {
+		return veto.FileFact{}, err
+	}
+	f := veto.FileFact{Path: path}
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return f, nil
+	}
+	if err != nil {
+		return veto.FileFact{}, fmt.Errorf("probe: %w", errors.Unwrap(err))
+	}
+	f.Exists, f.Dir, f.ModTime = true, fi.IsDir(), fi.ModTime().UTC()
+	if !fi.Mode().IsRegular() {
+		return f, nil
+	}
+	f.Size = fi.Size()
+	if f.Size > MaxHash {
+		return f, nil
+	}
+	h, err := hashFile(path)
+	if err != nil {
+		return veto.FileFact{}, err
+	}
+	f.Hash = h
+	return f, nil
+}
+
+func hashFile(path string) (string, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("probe: %w", errors.Unwrap(err))
+	}
+	defer file.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(file, MaxHash+1)); err != nil {
+		return "", fmt.Errorf("probe: read failed")
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ErrNotRecorded is Recorded's answer about a path it has no record of.
+var ErrNotRecorded = errors.New("probe: no recorded probe for this path")
+
+// Recorded answers from probe events only. It never touches the world.
+type Recorded struct {
+	facts map[string]veto.FileFact
+}
+
+var _ veto.Probe = (*Recorded)(nil)
+
+// NewRecorded returns a probe that answers with the facts of the probe
+// events among evs, the last fact of a path winning.
+func NewRecorded(evs []veto.Event) *Recorded {
+	r := &Recorded{facts: map[string]veto.FileFact{}}
+	for _, e := range evs {
+		if e.Kind == veto.EventProbe && e.Fact != nil {
+			r.facts[e.Fact.Path] = *e.Fact
+		}
+	}
+	return r
+}
+
+// File returns the recorded fact of path, or ErrNotRecorded.
+func (r *Recorded) File(_ context.Context, path string) (veto.FileFact, error) {
+	f, ok := r.facts[path]
+	if !ok {
+		return veto.FileFact{}, ErrNotRecorded
+	}
+	return f, nil
+}

@@ -1,0 +1,195 @@
+package files
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/toolpath"
+)
+
+// pathArg is one path a call names, resolved. param is the descriptor's
+// parameter name; empty for a sniffed argument, whose key is argument text
+// and never named in a message.
+type pathArg struct {
+	param string
+	path  toolpath.Path
+	err   error
+}
+
+// what returns how a message refers to the argument.
+func (a pathArg) what() string {
+	if a.param == "" {
+		return "An argument"
+	}
+	return "The " + a.param + " argument"
+}
+
+// analysis is a call's paths, resolved once per decision for every file
+// rule.
+type analysis struct {
+	wsErr     error
+	workspace string
+	roots     []string
+	written   []pathArg // paths the call writes (or may: sniffed)
+	read      []pathArg // paths the call reads
+	desc      *veto.Descriptor
+}
+
+var errNoCwd = errors.New("the call has no working directory")
+
+func (s *Set) analyze(in *veto.Input) *analysis {
+	return in.Memo(s, func() any { return s.compute(in.Call, in.Descriptor) }).(*analysis)
+}
+
+func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
+	a := &analysis{desc: d}
+	cwd := c.Cwd
+	if cwd == "" {
+		cwd = c.Workspace
+	}
+	env := s.env(cwd)
+	if cwd == "" {
+		a.wsErr = errNoCwd
+	} else {
+		a.workspace, a.wsErr = toolpath.Workspace(c.Workspace, env)
+	}
+	if a.wsErr == nil {
+		a.roots = append(a.roots, a.workspace)
+	}
+	a.roots = append(a.roots, s.tempRoots...)
+	a.roots = append(a.roots, s.extraRoots...)
+
+	add := func(list *[]pathArg, param, raw string) {
+		p, err := toolpath.Resolve(raw, env)
+		*list = append(*list, pathArg{param: param, path: p, err: err})
+	}
+	if d == nil {
+		for _, raw := range sniff(c.Args, nil) {
+			add(&a.written, "", raw)
+		}
+		return a
+	}
+	params := make([]string, 0, len(d.Params))
+	for name := range d.Params {
+		params = append(params, name)
+	}
+	slices.Sort(params)
+	for _, name := range params {
+		for _, raw := range stringsOf(c.Args[name]) {
+			switch d.Params[name] {
+			case veto.RolePath:
+				add(&a.written, name, raw)
+			case veto.RoleMoved:
+				add(&a.written, name, raw)
+				add(&a.read, name, raw)
+			case veto.RoleSourcePath:
+				add(&a.read, name, raw)
+			case veto.RoleURL:
+				if strings.HasPrefix(raw, "file:") {
+					add(&a.read, name, raw)
+				}
+			}
+		}
+	}
+	return a
+}
+
+// stringsOf returns v's strings: v itself, or the strings of an array.
+func stringsOf(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// sniff returns every path-like string anywhere in v.
+func sniff(v any, out []string) []string {
+	switch v := v.(type) {
+	case string:
+		if pathLike(v) {
+			out = append(out, v)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			out = sniff(v[k], out)
+		}
+	case []any:
+		for _, e := range v {
+			out = sniff(e, out)
+		}
+	}
+	return out
+}
+
+// pathLike reports whether s reads as a path: one word that starts like a
+// path, holds a slash but no URL scheme, or is named like a dotfile or a
+// key.
+func pathLike(s string) bool {
+	if s == "" || len(s) > 4096 || strings.ContainsAny(s, " \t\n\r") {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(s, "file:"):
+		return true
+	case strings.Contains(s, "://"):
+		return false
+	case strings.HasPrefix(s, "/"), strings.HasPrefix(s, "~"), strings.HasPrefix(s, "./"),
+		strings.HasPrefix(s, "../"), strings.HasPrefix(s, "$HOME"), strings.HasPrefix(s, "${HOME}"):
+		return true
+	case strings.Contains(s, "/"):
+		return true
+	case len(s) > 1 && s[0] == '.' && s != "..":
+		return true
+	case strings.HasPrefix(s, "id_"):
+		return true
+	}
+	for _, ext := range []string{".pem", ".key", ".p12", ".pfx"} {
+		if strings.HasSuffix(s, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether every real form of p is below one of roots.
+func (s *Set) within(p toolpath.Path, roots []string) bool {
+	for _, form := range []string{p.Real, p.Cleaned} {
+		in := false
+		for _, r := range roots {
+			if toolpath.Within(form, r, s.fold) {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	return true
+}
+
+// matchAny reports whether any form of p matches ps.
+func matchAny(ps *patterns, p toolpath.Path, anchor string) bool {
+	for _, form := range p.Forms() {
+		if _, ok := ps.match(form, anchor); ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,42 @@
+package files
+
+import (
+	"context"
+
+	"github.com/vetohq/veto"
+)
+
+// credential denies reading or writing a file that holds secrets, and a
+// search of a directory tree that holds a credential directory. It is the
+// one rule every path-bearing argument meets, written or read.
+type credential struct{ s *Set }
+
+func (r *credential) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: "file.credential", Risk: veto.RiskMapping{Default: veto.RiskCritical}}
+}
+
+func (r *credential) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+	a := r.s.analyze(in)
+	for _, list := range [][]pathArg{a.written, a.read} {
+		for _, p := range list {
+			if p.err != nil {
+				return veto.Deny("path_unresolvable", p.what()+" names a path veto cannot resolve, so the call is refused."), nil
+			}
+			if matchAny(&r.s.credentials, p.path, "") {
+				return veto.Deny("credential_path", p.what()+" names a file that holds credentials (SSH keys, cloud or registry tokens, .env files), which agents may not read or write."), nil
+			}
+		}
+	}
+	if a.desc.Has(veto.CapSearchesTree) {
+		for _, p := range a.read {
+			for _, anchor := range r.s.credAnchors {
+				for _, form := range p.path.Forms() {
+					if form != anchor && r.s.within(pathOf(anchor), []string{form}) {
+						return veto.Deny("credential_search", p.what()+" names a directory whose tree holds credentials; search below it instead."), nil
+					}
+				}
+			}
+		}
+	}
+	return veto.Allow(), nil
+}

@@ -1,0 +1,173 @@
+// Package files holds the rules that guard every tool that touches files:
+// where it may write (write roots, protected locations, persistence
+// targets), what it may never read or write (credentials), and what the
+// run must know before it overwrites (stale, read before write), plus the
+// manifest, write scope and reference checks. Every path goes through
+// toolpath; no rule resolves a path itself.
+//
+// Writes are an inclusion list: the parameters a descriptor marks as
+// written. Every other path is read, by exclusion; a tool without a
+// descriptor has its path-like arguments sniffed, and each is judged as a
+// path it might write.
+package files
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/toolpath"
+)
+
+// Config sets the file rules' parameters. The zero value is the default.
+type Config struct {
+	// Home is the user's home directory; empty means $HOME.
+	Home string
+	// TempDirs are write roots besides the workspace; nil means $TMPDIR,
+	// /tmp and /var/tmp.
+	TempDirs []string
+	// ExtraRoots are further write roots ("~" allowed).
+	ExtraRoots []string
+	// Protected, Persistence and Credentials replace the default pattern
+	// lists when not nil.
+	Protected, Persistence, Credentials []string
+	// Manifest, when not nil, lists the only files a call may write
+	// (relative to the workspace, or absolute, or "~/…").
+	Manifest []string
+	// WriteScope, when not nil, is the patterns written paths must match.
+	WriteScope []string
+	// FoldCase compares paths without case, for filesystems that ignore it.
+	// The default follows the operating system (macOS and Windows fold).
+	FoldCase *bool
+	// FS and LookupHome are what paths are resolved with; nil means the
+	// live filesystem and user database.
+	FS         toolpath.FS
+	LookupHome func(name string) (string, error)
+}
+
+// Set is the file rules, compiled from a Config.
+type Set struct {
+	home        string
+	tempRoots   []string
+	extraRoots  []string
+	protected   patterns
+	persistence patterns
+	credentials patterns
+	credAnchors []string
+	manifest    map[string]bool // absolute entries; relative ones are joined to the workspace per call
+	manifestRel []string
+	scope       *patterns
+	fold        bool
+	fs          toolpath.FS
+	lookupHome  func(string) (string, error)
+}
+
+// New compiles cfg. A malformed pattern or an unresolvable root is an
+// error naming it.
+func New(cfg Config) (*Set, error) {
+	s := &Set{home: cfg.Home, fs: cfg.FS, lookupHome: cfg.LookupHome}
+	if s.home == "" {
+		s.home, _ = os.UserHomeDir()
+	}
+	if s.fs == nil {
+		s.fs = toolpath.OS{}
+	}
+	if s.lookupHome == nil {
+		s.lookupHome = toolpath.LiveEnv("/").LookupHome
+	}
+	s.fold = runtime.GOOS == "darwin" || runtime.GOOS == "windows"
+	if cfg.FoldCase != nil {
+		s.fold = *cfg.FoldCase
+	}
+	env := s.env("/")
+	temps := cfg.TempDirs
+	if temps == nil {
+		temps = []string{"/tmp", "/var/tmp"}
+		if t := os.Getenv("TMPDIR"); t != "" {
+			temps = append([]string{t}, temps...)
+		}
+	}
+	var err error
+	if s.tempRoots, err = resolveRoots(temps, env); err != nil {
+		return nil, err
+	}
+	if s.extraRoots, err = resolveRoots(cfg.ExtraRoots, env); err != nil {
+		return nil, err
+	}
+	for _, l := range []struct {
+		name string
+		list []string
+		def  []string
+		out  *patterns
+	}{
+		{"protected", cfg.Protected, DefaultProtected, &s.protected},
+		{"persistence", cfg.Persistence, DefaultPersistence, &s.persistence},
+		{"credentials", cfg.Credentials, DefaultCredentials, &s.credentials},
+	} {
+		list := l.list
+		if list == nil {
+			list = l.def
+		}
+		if *l.out, err = compilePatterns(list, s.home, s.fold, false); err != nil {
+			return nil, fmt.Errorf("files: %s: %w", l.name, err)
+		}
+	}
+	s.credAnchors = s.credentials.anchors()
+	if cfg.Manifest != nil {
+		s.manifest = map[string]bool{}
+		for _, m := range cfg.Manifest {
+			if filepath.IsAbs(m) || m == "~" || len(m) > 1 && m[:2] == "~/" {
+				p, err := toolpath.Resolve(m, env)
+				if err != nil {
+					return nil, fmt.Errorf("files: manifest entry: %w", err)
+				}
+				s.manifest[p.Real] = true
+			} else {
+				s.manifestRel = append(s.manifestRel, m)
+			}
+		}
+	}
+	if cfg.WriteScope != nil {
+		sc, err := compilePatterns(cfg.WriteScope, s.home, s.fold, true)
+		if err != nil {
+			return nil, fmt.Errorf("files: write scope: %w", err)
+		}
+		s.scope = &sc
+	}
+	return s, nil
+}
+
+func resolveRoots(list []string, env toolpath.Env) ([]string, error) {
+	var out []string
+	for _, r := range list {
+		p, err := toolpath.Resolve(r, env)
+		if err != nil {
+			return nil, fmt.Errorf("files: root: %w", err)
+		}
+		out = append(out, p.Real)
+	}
+	return out, nil
+}
+
+func (s *Set) env(cwd string) toolpath.Env {
+	return toolpath.Env{Cwd: cwd, Home: s.home, LookupHome: s.lookupHome, FS: s.fs}
+}
+
+// Rules returns the file rules in the order they run: for a write, write
+// roots → protected → persistence → credential → stale → read before
+// write, then manifest, write scope and reference checks; for a read, the
+// credential rule.
+func (s *Set) Rules() []veto.Rule {
+	rules := []veto.Rule{
+		&writeRoots{s}, &protected{s}, &persistence{s: s}, &credential{s}, &stale{s}, &readBeforeWrite{s},
+	}
+	if s.manifest != nil {
+		rules = append(rules, &manifest{s})
+	}
+	if s.scope != nil {
+		rules = append(rules, &writeScope{s})
+	}
+	return append(rules, &referenceExists{s})
+}

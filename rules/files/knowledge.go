@@ -1,0 +1,172 @@
+package files
+
+import (
+	"context"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/toolpath"
+)
+
+func pathOf(real string) toolpath.Path {
+	return toolpath.Path{Lexical: real, Real: real, Cleaned: real}
+}
+
+// stale denies a write to a file that changed on disk since this run last
+// read or wrote it: the model would write over changes it has not seen.
+type stale struct{ s *Set }
+
+func (r *stale) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: "file.stale", Risk: veto.RiskMapping{Default: veto.RiskMedium}}
+}
+
+func (r *stale) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	a := r.s.analyze(in)
+	if a.desc == nil {
+		return veto.Allow(), nil
+	}
+	for _, w := range a.written {
+		known, ok, err := in.Knowledge.File(ctx, w.path.Real)
+		if err != nil {
+			return veto.Decision{}, err
+		}
+		if !ok {
+			continue
+		}
+		now, err := in.Probe.File(ctx, w.path.Real)
+		if err != nil {
+			return veto.Decision{}, err
+		}
+		if !now.Same(known) {
+			return veto.Deny("changed_since_read", "The file changed on disk since this run last read it; read it again before writing."), nil
+		}
+	}
+	return veto.Allow(), nil
+}
+
+// readBeforeWrite denies overwriting an existing file the run has not read:
+// the model has not seen what it would replace. Tools that declare
+// content_from_source (a move or copy) are exempt, because no byte they
+// write is the model's; naming a source parameter is not enough. Edits
+// name the text they replace and pass.
+type readBeforeWrite struct{ s *Set }
+
+func (r *readBeforeWrite) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: "file.read_before_write", Risk: veto.RiskMapping{Default: veto.RiskMedium}}
+}
+
+func (r *readBeforeWrite) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	a := r.s.analyze(in)
+	if !a.desc.Has(veto.CapOverwrites) || a.desc.Has(veto.CapContentFromSource) {
+		return veto.Allow(), nil
+	}
+	for _, w := range a.written {
+		if _, ok, err := in.Knowledge.File(ctx, w.path.Real); err != nil {
+			return veto.Decision{}, err
+		} else if ok {
+			continue
+		}
+		now, err := in.Probe.File(ctx, w.path.Real)
+		if err != nil {
+			return veto.Decision{}, err
+		}
+		if now.Exists && !now.Dir {
+			return veto.Deny("overwrite_unread", "The file exists and this run has not read it; read it first, or edit it."), nil
+		}
+	}
+	return veto.Allow(), nil
+}
+
+// referenceExists denies a call that names something that must exist and
+// does not: the file an edit changes, the source a writing tool copies or
+// moves.
+type referenceExists struct{ s *Set }
+
+func (r *referenceExists) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: "file.reference_exists", Risk: veto.RiskMapping{Default: veto.RiskLow}}
+}
+
+func (r *referenceExists) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	a := r.s.analyze(in)
+	var refs []pathArg
+	if a.desc.Has(veto.CapEdits) {
+		refs = append(refs, a.written...)
+	}
+	if a.desc.Has(veto.CapWrites) {
+		refs = append(refs, a.read...)
+	}
+	for _, p := range refs {
+		now, err := in.Probe.File(ctx, p.path.Real)
+		if err != nil {
+			return veto.Decision{}, err
+		}
+		if !now.Exists {
+			return veto.Deny("reference_missing", p.what()+" names a file that does not exist."), nil
+		}
+	}
+	return veto.Allow(), nil
+}
+
+// Resolver returns the target resolver of file tools: a tool described in
+// tools naming exactly one path acts on that file.
+func (s *Set) Resolver(tools []veto.Descriptor) veto.Resolver {
+	r := resolver{s: s, tools: map[string]*veto.Descriptor{}}
+	for i := range tools {
+		r.tools[tools[i].Name] = &tools[i]
+	}
+	return r
+}
+
+type resolver struct {
+	s     *Set
+	tools map[string]*veto.Descriptor
+}
+
+func (r resolver) descriptor(tool string) *veto.Descriptor { return r.tools[tool] }
+
+func (r resolver) Resolve(_ context.Context, c *veto.Call) (veto.Target, bool, error) {
+	d := r.descriptor(c.Tool)
+	if d == nil {
+		return veto.Target{}, false, nil
+	}
+	a := r.s.compute(c, d)
+	var only *pathArg
+	for _, list := range [][]pathArg{a.written, a.read} {
+		for i := range list {
+			p := &list[i]
+			if only != nil && (p.err != nil || only.err != nil || p.path.Real != only.path.Real) {
+				return veto.Target{}, false, nil // several files: no single target
+			}
+			only = p
+		}
+	}
+	if only == nil {
+		return veto.Target{}, false, nil
+	}
+	if only.err != nil {
+		return veto.Target{}, false, only.err
+	}
+	return veto.Target{Kind: "file", ID: only.path.Real}, true, nil
+}
+
+// Learner returns the learner of file tools: a successful described call
+// taught the run every file it named.
+func (s *Set) Learner() veto.Learner { return learner{s} }
+
+type learner struct{ s *Set }
+
+func (l learner) Touched(c *veto.Call, d *veto.Descriptor) ([]string, error) {
+	if d == nil || !d.Has(veto.CapReads) && !d.Has(veto.CapWrites) {
+		return nil, nil
+	}
+	a := l.s.compute(c, d)
+	var out []string
+	for _, list := range [][]pathArg{a.written, a.read} {
+		for _, p := range list {
+			if p.err != nil {
+				return nil, p.err
+			}
+			out = append(out, p.path.Real)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,159 @@
+package files
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// A pattern is a glob over path segments: "*" and the other path.Match
+// forms within a segment, "**" for any number of segments (none
+// included, so "dir/**" covers dir itself). A pattern starting with "/" is
+// absolute, with "~/" is below the home directory, and any other matches
+// at any depth. A pattern starting with "!" excludes what it matches.
+type pattern struct {
+	src  string
+	segs []string
+	rel  bool // matched against the path relative to an anchor
+}
+
+type patterns struct {
+	include, exclude []pattern
+	fold             bool
+}
+
+// compilePatterns compiles list. With anchored, a relative pattern is
+// matched against the path relative to the anchor given to match, instead
+// of at any depth.
+func compilePatterns(list []string, home string, fold, anchored bool) (patterns, error) {
+	ps := patterns{fold: fold}
+	for _, src := range list {
+		neg := strings.HasPrefix(src, "!")
+		body := strings.TrimPrefix(src, "!")
+		rel := false
+		switch {
+		case body == "":
+			return ps, fmt.Errorf("empty pattern")
+		case body == "~" || strings.HasPrefix(body, "~/"):
+			if home == "" {
+				return ps, fmt.Errorf("pattern %q: home directory unknown", src)
+			}
+			body = home + body[1:]
+		case !strings.HasPrefix(body, "/") && anchored:
+			rel = true
+		case !strings.HasPrefix(body, "/"):
+			body = "**/" + body
+		}
+		if fold {
+			body = strings.ToLower(body)
+		}
+		segs := strings.Split(strings.Trim(body, "/"), "/")
+		if body == "/" {
+			segs = nil
+		}
+		for _, s := range segs {
+			if _, err := path.Match(s, ""); err != nil || s == "" {
+				return ps, fmt.Errorf("pattern %q: malformed segment %q", src, s)
+			}
+		}
+		p := pattern{src: src, segs: segs, rel: rel}
+		if neg {
+			ps.exclude = append(ps.exclude, p)
+		} else {
+			ps.include = append(ps.include, p)
+		}
+	}
+	return ps, nil
+}
+
+// match reports whether the canonical absolute path p matches an include
+// pattern and no exclude pattern, and returns the include pattern.
+// Anchored relative patterns match p relative to anchor, and only when p
+// is below it.
+func (ps *patterns) match(p, anchor string) (string, bool) {
+	if ps.fold {
+		p, anchor = strings.ToLower(p), strings.ToLower(anchor)
+	}
+	abs := splitPath(p)
+	var rel []string
+	relOK := anchor != "" && toolpathWithin(p, anchor)
+	if relOK {
+		rel = abs[len(splitPath(anchor)):]
+	}
+	hit := func(pt pattern) bool {
+		if pt.rel {
+			return relOK && matchSegs(pt.segs, rel)
+		}
+		return matchSegs(pt.segs, abs)
+	}
+	for _, in := range ps.include {
+		if !hit(in) {
+			continue
+		}
+		for _, ex := range ps.exclude {
+			if hit(ex) {
+				return "", false
+			}
+		}
+		return in.src, true
+	}
+	return "", false
+}
+
+func splitPath(p string) []string {
+	if p == "/" || p == "" {
+		return nil
+	}
+	return strings.Split(strings.Trim(p, "/"), "/")
+}
+
+func toolpathWithin(p, root string) bool {
+	return root == "/" || p == root || strings.HasPrefix(p, root+"/")
+}
+
+func matchSegs(pat, segs []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			rest := pat[1:]
+			for i := 0; i <= len(segs); i++ {
+				if matchSegs(rest, segs[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(segs) == 0 {
+			return false
+		}
+		if pat[0] != segs[0] {
+			if ok, _ := path.Match(pat[0], segs[0]); !ok {
+				return false
+			}
+		}
+		pat, segs = pat[1:], segs[1:]
+	}
+	return len(segs) == 0
+}
+
+// anchors returns the fixed directory prefixes of the absolute include
+// patterns: "/home/u/.ssh" for "/home/u/.ssh/**". A search of a tree
+// holding one of them reads what the pattern protects.
+func (ps *patterns) anchors() []string {
+	var out []string
+	for _, in := range ps.include {
+		if len(in.segs) == 0 || in.segs[0] == "**" {
+			continue
+		}
+		var fixed []string
+		for _, s := range in.segs {
+			if strings.ContainsAny(s, "*?[\\") {
+				break
+			}
+			fixed = append(fixed, s)
+		}
+		if len(fixed) > 0 {
+			out = append(out, "/"+strings.Join(fixed, "/"))
+		}
+	}
+	return out
+}

@@ -1,0 +1,137 @@
+package files
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/toolpath"
+)
+
+// persistence denies a write to a file that makes something run later on
+// its own: shell start-up files, ssh, cron, systemd, launchd, autostart,
+// git hooks (including a directory named by core.hooksPath in the
+// repository's or the user's git configuration), the user's git config.
+type persistence struct {
+	s     *Set
+	mu    sync.Mutex
+	hooks map[string]hooksEntry // git config file → the hooks paths it names
+}
+
+type hooksEntry struct {
+	mtime time.Time
+	size  int64
+	paths []string
+}
+
+func (r *persistence) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: "file.persistence", Risk: veto.RiskMapping{Default: veto.RiskCritical}}
+}
+
+func (r *persistence) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+	a := r.s.analyze(in)
+	var hooks []string
+	if len(a.written) > 0 {
+		hooks = r.hooksPaths(a)
+	}
+	for _, w := range a.written {
+		if w.err != nil {
+			continue
+		}
+		if matchAny(&r.s.persistence, w.path, "") {
+			return deny(w), nil
+		}
+		for _, h := range hooks {
+			if r.s.within(w.path, []string{h}) {
+				return deny(w), nil
+			}
+		}
+	}
+	return veto.Allow(), nil
+}
+
+func deny(w pathArg) veto.Decision {
+	return veto.Deny("persistence_target", w.what()+" points at a file that would run something later on its own (shell start-up, ssh, cron, services, git hooks).")
+}
+
+// hooksPaths returns the directories core.hooksPath names in the
+// workspace's git config and the user's, each read again only when the
+// file changed.
+func (r *persistence) hooksPaths(a *analysis) []string {
+	var out []string
+	if a.wsErr == nil {
+		out = append(out, r.configHooks(path.Join(a.workspace, ".git/config"), a.workspace)...)
+	}
+	if r.s.home != "" {
+		out = append(out, r.configHooks(path.Join(r.s.home, ".gitconfig"), a.workspace)...)
+	}
+	return out
+}
+
+func (r *persistence) configHooks(file, workspace string) []string {
+	fi, err := r.s.fs.Lstat(file)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	r.mu.Lock()
+	e, ok := r.hooks[file]
+	r.mu.Unlock()
+	if !ok || !e.mtime.Equal(fi.ModTime()) || e.size != fi.Size() {
+		e = hooksEntry{mtime: fi.ModTime(), size: fi.Size(), paths: readHooksPaths(file)}
+		r.mu.Lock()
+		if r.hooks == nil {
+			r.hooks = map[string]hooksEntry{}
+		}
+		r.hooks[file] = e
+		r.mu.Unlock()
+	}
+	var out []string
+	env := r.s.env(workspace)
+	if workspace == "" {
+		env = r.s.env("/")
+	}
+	for _, raw := range e.paths {
+		if p, err := toolpath.Resolve(raw, env); err == nil {
+			out = append(out, p.Real)
+		}
+	}
+	return out
+}
+
+// readHooksPaths reads the values of core.hooksPath from a git config
+// file. It understands sections, comments and "key = value"; anything
+// subtler is ignored, which can only make the list shorter than git's.
+func readHooksPaths(file string) []string {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	section := ""
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			section = strings.ToLower(strings.Trim(strings.Fields(strings.Trim(line, "[]"))[0], `"`))
+			continue
+		}
+		key, val, ok := strings.Cut(line, "=")
+		if !ok || section != "core" || !strings.EqualFold(strings.TrimSpace(key), "hookspath") {
+			continue
+		}
+		val = strings.Trim(strings.TrimSpace(val), `"`)
+		if val != "" {
+			out = append(out, val)
+		}
+	}
+	return out
+}

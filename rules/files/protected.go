@@ -1,0 +1,25 @@
+package files
+
+import (
+	"context"
+
+	"github.com/vetohq/veto"
+)
+
+// protected denies a write to a protected location inside the write
+// roots: git's internals, veto's own state, the client settings that could
+// switch veto off.
+type protected struct{ s *Set }
+
+func (r *protected) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: "file.protected", Risk: veto.RiskMapping{Default: veto.RiskHigh}}
+}
+
+func (r *protected) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+	for _, w := range r.s.analyze(in).written {
+		if w.err == nil && matchAny(&r.s.protected, w.path, "") {
+			return veto.Deny("protected_path", w.what()+" points into a protected location (git internals, veto's state, or the client's settings)."), nil
+		}
+	}
+	return veto.Allow(), nil
+}

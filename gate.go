@@ -409,23 +409,23 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 		return finish(v)
 	}
 
-	// 4. Target.
-	target, reason := g.resolve(ctx, c)
+	// 4. Target. Resolvers see the Input the rules will see.
+	s.hist = p.History
+	rin := &s.in
+	*rin = Input{Call: c, Descriptor: desc, History: &s.hist, Knowledge: p.Knowledge, Probe: &s.probe}
+	if rin.Knowledge == nil {
+		rin.Knowledge = NoKnowledge
+	}
+	target, reason := g.resolve(ctx, rin)
 	switch reason {
 	case ReasonTargetAmbiguous:
 		return finish(g.deny(c, StageTarget, "", reason, RiskHigh, "More than one resolver claimed this call's target; veto does not guess which is right."))
 	case ReasonTargetUnresolvable:
 		return finish(g.deny(c, StageTarget, "", reason, RiskHigh, "The call's target could not be resolved, so the call is refused."))
 	}
+	rin.Target = target
 
 	// 5. Rules, in order; the first denial wins.
-	s.hist = p.History
-	hist := &s.hist
-	rin := &s.in
-	*rin = Input{Call: c, Descriptor: desc, Target: target, History: hist, Knowledge: p.Knowledge, Probe: &s.probe}
-	if rin.Knowledge == nil {
-		rin.Knowledge = NoKnowledge
-	}
 	if i, d, outcome := g.runRules(ctx, rin); outcome != ruleAllowed {
 		r := &g.rules[i]
 		var v Verdict
@@ -634,11 +634,11 @@ func toolDenialMessage(td ToolDenial) string {
 
 // resolve asks every resolver. It returns a reason code on ambiguity or
 // failure; none claiming is an unknown target, not an error.
-func (g *Gate) resolve(ctx context.Context, c *Call) (Target, string) {
+func (g *Gate) resolve(ctx context.Context, in *Input) (Target, string) {
 	var found Target
 	claims := 0
 	for _, r := range g.resolvers {
-		t, ok, err := callResolver(ctx, r, c)
+		t, ok, err := callResolver(ctx, r, in)
 		if err != nil || (ok && (!t.Known() || len(t.Kind) > g.limits.MaxName || len(t.ID) > g.limits.MaxPath)) {
 			return Target{}, ReasonTargetUnresolvable
 		}
@@ -653,13 +653,13 @@ func (g *Gate) resolve(ctx context.Context, c *Call) (Target, string) {
 	return found, ""
 }
 
-func callResolver(ctx context.Context, r Resolver, c *Call) (t Target, ok bool, err error) {
+func callResolver(ctx context.Context, r Resolver, in *Input) (t Target, ok bool, err error) {
 	defer func() {
 		if recover() != nil {
 			t, ok, err = Target{}, false, errors.New("resolver panicked")
 		}
 	}()
-	return r.Resolve(ctx, c)
+	return r.Resolve(ctx, in)
 }
 
 type ruleOutcome uint8
@@ -770,17 +770,24 @@ func sanitizeMessage(msg string, c *Call, rule, reason string) string {
 	return msg
 }
 
-// minQuote is the shortest argument fragment treated as quoted when it
-// appears in a message.
-const minQuote = 6
+// minQuote is the shortest argument value, and minQuoteWord the shortest
+// word of one, treated as quoted when it appears in a message. Words are
+// longer so that ordinary words a value shares with a message ("project")
+// do not blank every message.
+const (
+	minQuote     = 6
+	minQuoteWord = 8
+)
 
 func quotesArgs(msg string, v any) bool {
 	switch v := v.(type) {
 	case string:
 		return quotesText(msg, v)
 	case map[string]any:
-		for k, e := range v {
-			if quotesText(msg, k) || quotesArgs(msg, e) {
+		// Keys are parameter names, which messages may use to say which
+		// argument is wrong; values are what must never be quoted.
+		for _, e := range v {
+			if quotesArgs(msg, e) {
 				return true
 			}
 		}
@@ -795,7 +802,7 @@ func quotesArgs(msg string, v any) bool {
 }
 
 // quotesText reports whether msg contains s, or any word of s of at least
-// minQuote bytes.
+// minQuoteWord bytes.
 func quotesText(msg, s string) bool {
 	if len(s) >= minQuote && strings.Contains(msg, s) {
 		return true
@@ -803,7 +810,7 @@ func quotesText(msg, s string) bool {
 	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
 		return r == ' ' || r == '\t' || r == '\n' || r == '/' || r == '=' || r == '"' || r == '\'' || r == ';' || r == '|' || r == '&'
 	}) {
-		if len(w) >= minQuote && strings.Contains(msg, w) {
+		if len(w) >= minQuoteWord && strings.Contains(msg, w) {
 			return true
 		}
 	}

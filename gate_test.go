@@ -254,7 +254,7 @@ func TestRuleErrorOrPanicIsRuleFailed(t *testing.T) {
 }
 
 func resolverOf(kind, id string, ok bool, err error) veto.Resolver {
-	return veto.ResolverFunc(func(context.Context, *veto.Call) (veto.Target, bool, error) {
+	return veto.ResolverFunc(func(context.Context, *veto.Input) (veto.Target, bool, error) {
 		return veto.Target{Kind: kind, ID: id}, ok, err
 	})
 }
@@ -265,7 +265,7 @@ func TestTargetUnknownAmbiguousOrUnresolvable(t *testing.T) {
 	other := resolverOf("file", "/x", true, nil)
 	none := resolverOf("", "", false, nil)
 	failing := resolverOf("", "", false, errors.New("db down"))
-	panicking := veto.ResolverFunc(func(context.Context, *veto.Call) (veto.Target, bool, error) { panic("x") })
+	panicking := veto.ResolverFunc(func(context.Context, *veto.Input) (veto.Target, bool, error) { panic("x") })
 	emptyClaim := resolverOf("", "", true, nil)
 	for _, tc := range []struct {
 		name      string

@@ -83,16 +83,18 @@ func (d Decision) Denied() bool { return d.deny }
 func (d Decision) Reason() string { return d.reason }
 
 // Resolver turns a call into its target. It returns ok=false for calls it
-// does not understand. A resolver must never guess.
+// does not understand. A resolver must never guess. It sees the Input the
+// rules will see, before its Target is set, and may keep work in its Memo
+// for them.
 type Resolver interface {
-	Resolve(ctx context.Context, c *Call) (t Target, ok bool, err error)
+	Resolve(ctx context.Context, in *Input) (t Target, ok bool, err error)
 }
 
 // ResolverFunc adapts a function to Resolver.
-type ResolverFunc func(ctx context.Context, c *Call) (Target, bool, error)
+type ResolverFunc func(ctx context.Context, in *Input) (Target, bool, error)
 
 // Resolve calls f.
-func (f ResolverFunc) Resolve(ctx context.Context, c *Call) (Target, bool, error) { return f(ctx, c) }
+func (f ResolverFunc) Resolve(ctx context.Context, in *Input) (Target, bool, error) { return f(ctx, in) }
 
 // Patcher may change the input of an allowed call, for example to add a
 // default timeout. It gets a deep copy of the arguments and returns the

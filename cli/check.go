@@ -95,7 +95,7 @@ func newGate(log *slog.Logger) (*veto.Gate, error) {
 	return veto.NewGate(veto.Config{
 		Tools:     descs,
 		Rules:     fileRules.Rules(),
-		Resolvers: []veto.Resolver{fileRules.Resolver(descs)},
+		Resolvers: []veto.Resolver{fileRules.Resolver()},
 		Learners:  []veto.Learner{fileRules.Learner()},
 		Probe:     probe.Live{},
 		Store:     memstore.New(),

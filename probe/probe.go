@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
 
 	"github.com/vetohq/veto"
 )
@@ -55,6 +56,8 @@ func (Live) File(ctx context.Context, path string) (veto.FileFact, error) {
 	return f, nil
 }
 
+var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 func hashFile(path string) (string, error) {
 	file, err := os.Open(path)
 	if err != nil {
@@ -62,10 +65,13 @@ func hashFile(path string) (string, error) {
 	}
 	defer file.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(file, MaxHash+1)); err != nil {
+	buf := buffers.Get().(*[]byte)
+	defer buffers.Put(buf)
+	if _, err := io.CopyBuffer(h, io.LimitReader(file, MaxHash+1), *buf); err != nil {
 		return "", fmt.Errorf("probe: read failed")
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0])), nil
 }
 
 // ErrNotRecorded is Recorded's answer about a path it has no record of.

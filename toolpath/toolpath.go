@@ -110,14 +110,14 @@ func Resolve(raw string, env Env) (Path, error) {
 	if fsys == nil {
 		fsys = OS{}
 	}
-	real, err := realPath(abs, fsys)
+	real, err := resolveReal(abs, fsys)
 	if err != nil {
 		return Path{}, err
 	}
 	lexical := path.Clean(abs)
 	cleaned := real
 	if lexical != abs {
-		if cleaned, err = realPath(lexical, fsys); err != nil {
+		if cleaned, err = resolveReal(lexical, fsys); err != nil {
 			return Path{}, err
 		}
 	}
@@ -180,6 +180,41 @@ func home(h, rest string) (string, error) {
 		return "", ErrNoHome
 	}
 	return h + rest, nil
+}
+
+type walkResult uint8
+
+const (
+	walkSlow walkResult = iota
+	walkClean
+	walkMissing
+)
+
+// walker is an FS that can tell in one call whether a clean absolute path
+// has no symlinks on the way.
+type walker interface {
+	Walk(path string) walkResult
+}
+
+// resolveReal is realPath, with a fast path for the common case: a clean
+// path with no symlinks, whose existing prefix is the whole path or all
+// but its last component. One or two kernel calls prove it; anything else
+// takes the component walk.
+func resolveReal(abs string, fsys FS) (string, error) {
+	if w, ok := fsys.(walker); ok && abs == path.Clean(abs) {
+		switch w.Walk(abs) {
+		case walkClean:
+			return abs, nil
+		case walkMissing:
+			// The parent exists without symlinks, so the missing component
+			// is the last, and it is not a dangling symlink (that would be
+			// a symlink on the way, not a missing file).
+			if abs != "/" && w.Walk(path.Dir(abs)) == walkClean {
+				return abs, nil
+			}
+		}
+	}
+	return realPath(abs, fsys)
 }
 
 // realPath follows the symlinks of abs's existing prefix, component by

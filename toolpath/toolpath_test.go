@@ -18,6 +18,7 @@ import (
 //	root/ws/out -> root/outside (absolute symlink leaving the workspace)
 //	root/ws/rel -> sub          (relative symlink inside)
 //	root/ws/loop1 -> loop2, root/ws/loop2 -> loop1
+//	root/ws/dangle -> root/outside/ghost (dangling)
 //	root/outside/secret
 func tree(t testing.TB) (root string, env toolpath.Env) {
 	t.Helper()
@@ -40,6 +41,7 @@ func tree(t testing.TB) (root string, env toolpath.Env) {
 		"ws/rel":   "sub",
 		"ws/loop1": "loop2",
 		"ws/loop2": "loop1",
+		"ws/dangle": filepath.Join(root, "outside/ghost"),
 	} {
 		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
 			t.Fatal(err)
@@ -85,6 +87,8 @@ func TestResolve(t *testing.T) {
 		{"out/secret", ws + "/out/secret", root + "/outside/secret", ""},
 		{"out/new/deeper.txt", ws + "/out/new/deeper.txt", root + "/outside/new/deeper.txt", ""},
 		{"rel/file.txt", ws + "/rel/file.txt", ws + "/sub/file.txt", ""},
+		// A dangling symlink is followed to where a write would create its file.
+		{"dangle", ws + "/dangle", root + "/outside/ghost", ""},
 		// ".." after a symlink is the parent of its target for the kernel,
 		// and the parent of the link for a tool that cleans first.
 		{"out/../ws/sub", ws + "/ws/sub", root + "/ws/sub", ws + "/ws/sub"},
@@ -110,6 +114,26 @@ func TestResolve(t *testing.T) {
 					p.Lexical, p.Real, p.Cleaned, tc.lexical, tc.real, tc.cleaned)
 			}
 		})
+	}
+}
+
+// slowFS is the live filesystem without the one-call fast path.
+type slowFS struct{}
+
+func (slowFS) Lstat(name string) (os.FileInfo, error) { return os.Lstat(name) }
+func (slowFS) Readlink(name string) (string, error)   { return os.Readlink(name) }
+
+func TestFastPathAgreesWithWalk(t *testing.T) {
+	root, env := tree(t)
+	slow := env
+	slow.FS = slowFS{}
+	for _, raw := range []string{"sub/file.txt", "sub/new.txt", "sub/a/b/c", "out/secret", "out/new", "dangle", "dangle/x",
+		"rel", "rel/file.txt", root + "/ws", root + "/ws/out", "/", "/proc/self/environ", "loop1/x", "sub/file.txt/x"} {
+		p, err := toolpath.Resolve(raw, env)
+		ps, errSlow := toolpath.Resolve(raw, slow)
+		if (err == nil) != (errSlow == nil) || p != ps {
+			t.Errorf("%q: fast %+v (%v), walk %+v (%v)", raw, p, err, ps, errSlow)
+		}
 	}
 }
 
@@ -215,8 +239,15 @@ func FuzzResolve(f *testing.F) {
 	}
 	root, env := tree(f)
 	ws := filepath.Join(root, "ws")
+	slow := env
+	slow.FS = slowFS{}
 	f.Fuzz(func(t *testing.T, raw string) {
 		p, err := toolpath.Resolve(raw, env)
+		// The kernel's one-call answer and the component walk agree.
+		ps, errSlow := toolpath.Resolve(raw, slow)
+		if (err == nil) != (errSlow == nil) || p != ps {
+			t.Fatalf("%q: fast %+v (%v), walk %+v (%v)", raw, p, err, ps, errSlow)
+		}
 		if err != nil {
 			return
 		}

@@ -50,21 +50,27 @@ func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
 		cwd = c.Workspace
 	}
 	env := s.env(cwd)
-	if cwd == "" {
-		a.wsErr = errNoCwd
-	} else {
-		a.workspace, a.wsErr = toolpath.Workspace(c.Workspace, env)
-	}
-	if a.wsErr == nil {
-		a.roots = append(a.roots, a.workspace)
-	}
-	a.roots = append(a.roots, s.tempRoots...)
-	a.roots = append(a.roots, s.extraRoots...)
-
 	add := func(list *[]pathArg, param, raw string) {
 		p, err := toolpath.Resolve(raw, env)
 		*list = append(*list, pathArg{param: param, path: p, err: err})
 	}
+	defer func() {
+		// Only writes are judged against the roots; a read pays nothing
+		// for finding the workspace.
+		if len(a.written) == 0 {
+			return
+		}
+		if cwd == "" {
+			a.wsErr = errNoCwd
+		} else {
+			a.workspace, a.wsErr = s.workspace(c.Workspace, env)
+		}
+		if a.wsErr == nil {
+			a.roots = append(a.roots, a.workspace)
+		}
+		a.roots = append(a.roots, s.tempRoots...)
+		a.roots = append(a.roots, s.extraRoots...)
+	}()
 	if d == nil {
 		for _, raw := range sniff(c.Args, nil) {
 			add(&a.written, "", raw)

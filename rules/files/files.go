@@ -16,6 +16,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/toolpath"
@@ -45,6 +48,9 @@ type Config struct {
 	// live filesystem and user database.
 	FS         toolpath.FS
 	LookupHome func(name string) (string, error)
+	// Now is the clock of the caches (a workspace's place, a git config's
+	// hooks paths, each reused for a second); nil means time.Now.
+	Now func() time.Time
 }
 
 // Set is the file rules, compiled from a Config.
@@ -62,17 +68,57 @@ type Set struct {
 	fold        bool
 	fs          toolpath.FS
 	lookupHome  func(string) (string, error)
+
+	// workspaces caches where each working directory's workspace is, for a
+	// second: a long-running process asks for the same few thousands of
+	// times a minute. A stale answer can only be a root the directory had
+	// a moment ago.
+	wsMu       sync.Mutex
+	workspaces map[[2]string]wsEntry
+	now        func() time.Time
+}
+
+type wsEntry struct {
+	dir string
+	err error
+	at  time.Time
+}
+
+// cacheTTL is how long a workspace or a git config's hooks paths are
+// reused before the filesystem is asked again.
+const cacheTTL = time.Second
+
+func (s *Set) workspace(reported string, env toolpath.Env) (string, error) {
+	key := [2]string{reported, env.Cwd}
+	now := s.now()
+	s.wsMu.Lock()
+	e, ok := s.workspaces[key]
+	s.wsMu.Unlock()
+	if ok && now.Sub(e.at) < cacheTTL && now.Sub(e.at) >= 0 {
+		return e.dir, e.err
+	}
+	dir, err := toolpath.Workspace(reported, env)
+	s.wsMu.Lock()
+	if len(s.workspaces) > 4096 {
+		clear(s.workspaces)
+	}
+	s.workspaces[key] = wsEntry{dir, err, now}
+	s.wsMu.Unlock()
+	return dir, err
 }
 
 // New compiles cfg. A malformed pattern or an unresolvable root is an
 // error naming it.
 func New(cfg Config) (*Set, error) {
-	s := &Set{home: cfg.Home, fs: cfg.FS, lookupHome: cfg.LookupHome}
+	s := &Set{home: cfg.Home, fs: cfg.FS, lookupHome: cfg.LookupHome, workspaces: map[[2]string]wsEntry{}, now: time.Now}
 	if s.home == "" {
 		s.home, _ = os.UserHomeDir()
 	}
 	if s.fs == nil {
 		s.fs = toolpath.OS{}
+	}
+	if cfg.Now != nil {
+		s.now = cfg.Now
 	}
 	if s.lookupHome == nil {
 		s.lookupHome = toolpath.LiveEnv("/").LookupHome
@@ -142,6 +188,9 @@ func New(cfg Config) (*Set, error) {
 func resolveRoots(list []string, env toolpath.Env) ([]string, error) {
 	var out []string
 	for _, r := range list {
+		if !filepath.IsAbs(r) && r != "~" && !strings.HasPrefix(r, "~/") {
+			return nil, fmt.Errorf("files: root %q must be absolute or start with ~/", r)
+		}
 		p, err := toolpath.Resolve(r, env)
 		if err != nil {
 			return nil, fmt.Errorf("files: root: %w", err)

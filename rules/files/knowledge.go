@@ -106,29 +106,18 @@ func (r *referenceExists) Check(ctx context.Context, in *veto.Input) (veto.Decis
 	return veto.Allow(), nil
 }
 
-// Resolver returns the target resolver of file tools: a tool described in
-// tools naming exactly one path acts on that file.
-func (s *Set) Resolver(tools []veto.Descriptor) veto.Resolver {
-	r := resolver{s: s, tools: map[string]*veto.Descriptor{}}
-	for i := range tools {
-		r.tools[tools[i].Name] = &tools[i]
-	}
-	return r
-}
+// Resolver returns the target resolver of file tools: a described tool
+// naming exactly one path acts on that file. It resolves the call's paths
+// once for every file rule.
+func (s *Set) Resolver() veto.Resolver { return resolver{s} }
 
-type resolver struct {
-	s     *Set
-	tools map[string]*veto.Descriptor
-}
+type resolver struct{ s *Set }
 
-func (r resolver) descriptor(tool string) *veto.Descriptor { return r.tools[tool] }
-
-func (r resolver) Resolve(_ context.Context, c *veto.Call) (veto.Target, bool, error) {
-	d := r.descriptor(c.Tool)
-	if d == nil {
+func (r resolver) Resolve(_ context.Context, in *veto.Input) (veto.Target, bool, error) {
+	if in.Descriptor == nil {
 		return veto.Target{}, false, nil
 	}
-	a := r.s.compute(c, d)
+	a := r.s.analyze(in)
 	var only *pathArg
 	for _, list := range [][]pathArg{a.written, a.read} {
 		for i := range list {

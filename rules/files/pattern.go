@@ -15,6 +15,63 @@ type pattern struct {
 	src  string
 	segs []string
 	rel  bool // matched against the path relative to an anchor
+
+	// Fast paths, so that most patterns cost a string compare.
+	base     string // for "**/<one segment>": the segment, matched against the last one only
+	baseKind byte   // how base matches: '=' literal, 's' "*lit" suffix, 'p' "lit*" prefix, 'g' glob
+	prefix   string // for an absolute pattern: its leading literal segments, joined
+}
+
+const globMeta = "*?[\\"
+
+func (pt *pattern) prepare() {
+	if len(pt.segs) == 2 && pt.segs[0] == "**" && pt.segs[1] != "**" {
+		b := pt.segs[1]
+		switch {
+		case !strings.ContainsAny(b, globMeta):
+			pt.base, pt.baseKind = b, '='
+		case b[0] == '*' && !strings.ContainsAny(b[1:], globMeta):
+			pt.base, pt.baseKind = b[1:], 's'
+		case b[len(b)-1] == '*' && !strings.ContainsAny(b[:len(b)-1], globMeta):
+			pt.base, pt.baseKind = b[:len(b)-1], 'p'
+		default:
+			pt.base, pt.baseKind = b, 'g'
+		}
+		return
+	}
+	if pt.rel {
+		return
+	}
+	for _, s := range pt.segs {
+		if strings.ContainsAny(s, globMeta) {
+			break
+		}
+		pt.prefix += "/" + s
+	}
+}
+
+// hit matches pt against a path's segments (abs joined is p).
+func (pt *pattern) hitAbs(p string, segs []string) bool {
+	if pt.baseKind != 0 {
+		if len(segs) == 0 {
+			return false
+		}
+		last := segs[len(segs)-1]
+		switch pt.baseKind {
+		case '=':
+			return last == pt.base
+		case 's':
+			return strings.HasSuffix(last, pt.base)
+		case 'p':
+			return strings.HasPrefix(last, pt.base)
+		}
+		ok, _ := path.Match(pt.base, last)
+		return ok
+	}
+	if pt.prefix != "" && !(p == pt.prefix || strings.HasPrefix(p, pt.prefix+"/")) {
+		return false
+	}
+	return matchSegs(pt.segs, segs)
 }
 
 type patterns struct {
@@ -57,6 +114,7 @@ func compilePatterns(list []string, home string, fold, anchored bool) (patterns,
 			}
 		}
 		p := pattern{src: src, segs: segs, rel: rel}
+		p.prepare()
 		if neg {
 			ps.exclude = append(ps.exclude, p)
 		} else {
@@ -80,22 +138,22 @@ func (ps *patterns) match(p, anchor string) (string, bool) {
 	if relOK {
 		rel = abs[len(splitPath(anchor)):]
 	}
-	hit := func(pt pattern) bool {
+	hit := func(pt *pattern) bool {
 		if pt.rel {
 			return relOK && matchSegs(pt.segs, rel)
 		}
-		return matchSegs(pt.segs, abs)
+		return pt.hitAbs(p, abs)
 	}
-	for _, in := range ps.include {
-		if !hit(in) {
+	for i := range ps.include {
+		if !hit(&ps.include[i]) {
 			continue
 		}
-		for _, ex := range ps.exclude {
-			if hit(ex) {
+		for j := range ps.exclude {
+			if hit(&ps.exclude[j]) {
 				return "", false
 			}
 		}
-		return in.src, true
+		return ps.include[i].src, true
 	}
 	return "", false
 }

@@ -24,9 +24,10 @@ type persistence struct {
 }
 
 type hooksEntry struct {
-	mtime time.Time
-	size  int64
-	paths []string
+	mtime   time.Time
+	size    int64
+	paths   []string
+	checked time.Time // when the file was last looked at
 }
 
 func (r *persistence) Info() veto.RuleInfo {
@@ -74,17 +75,21 @@ func (r *persistence) hooksPaths(a *analysis) []string {
 }
 
 func (r *persistence) configHooks(file, workspace string) []string {
-	fi, err := r.s.fs.Lstat(file)
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
+	now := r.s.now()
 	r.mu.Lock()
 	e, ok := r.hooks[file]
 	r.mu.Unlock()
-	if !ok || !e.mtime.Equal(fi.ModTime()) || e.size != fi.Size() {
-		e = hooksEntry{mtime: fi.ModTime(), size: fi.Size(), paths: readHooksPaths(file)}
+	if !ok || now.Sub(e.checked) >= cacheTTL || now.Sub(e.checked) < 0 {
+		fi, err := r.s.fs.Lstat(file)
+		switch {
+		case err != nil || !fi.Mode().IsRegular():
+			e = hooksEntry{}
+		case !ok || !e.mtime.Equal(fi.ModTime()) || e.size != fi.Size():
+			e = hooksEntry{mtime: fi.ModTime(), size: fi.Size(), paths: readHooksPaths(file)}
+		}
+		e.checked = now
 		r.mu.Lock()
-		if r.hooks == nil {
+		if r.hooks == nil || len(r.hooks) > 4096 {
 			r.hooks = map[string]hooksEntry{}
 		}
 		r.hooks[file] = e

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package toolpath
+
+// Walk cannot ask the kernel in one call here: always the slow walk.
+func (OS) Walk(string) walkResult { return walkSlow }

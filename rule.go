@@ -94,7 +94,9 @@ type Resolver interface {
 type ResolverFunc func(ctx context.Context, in *Input) (Target, bool, error)
 
 // Resolve calls f.
-func (f ResolverFunc) Resolve(ctx context.Context, in *Input) (Target, bool, error) { return f(ctx, in) }
+func (f ResolverFunc) Resolve(ctx context.Context, in *Input) (Target, bool, error) {
+	return f(ctx, in)
+}
 
 // Patcher may change the input of an allowed call, for example to add a
 // default timeout. It gets a deep copy of the arguments and returns the

@@ -37,10 +37,10 @@ func tree(t testing.TB) (root string, env toolpath.Env) {
 		}
 	}
 	for link, target := range map[string]string{
-		"ws/out":   filepath.Join(root, "outside"),
-		"ws/rel":   "sub",
-		"ws/loop1": "loop2",
-		"ws/loop2": "loop1",
+		"ws/out":    filepath.Join(root, "outside"),
+		"ws/rel":    "sub",
+		"ws/loop1":  "loop2",
+		"ws/loop2":  "loop1",
 		"ws/dangle": filepath.Join(root, "outside/ghost"),
 	} {
 		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {

@@ -20,11 +20,17 @@ type pattern struct {
 	base     string // for "**/<one segment>": the segment, matched against the last one only
 	baseKind byte   // how base matches: '=' literal, 's' "*lit" suffix, 'p' "lit*" prefix, 'g' glob
 	prefix   string // for an absolute pattern: its leading literal segments, joined
+	needles  []string // "/seg" for every literal segment: a path lacking one cannot match
 }
 
 const globMeta = "*?[\\"
 
 func (pt *pattern) prepare() {
+	for _, s := range pt.segs {
+		if s != "**" && !strings.ContainsAny(s, globMeta) {
+			pt.needles = append(pt.needles, "/"+s)
+		}
+	}
 	if len(pt.segs) == 2 && pt.segs[0] == "**" && pt.segs[1] != "**" {
 		b := pt.segs[1]
 		switch {
@@ -50,13 +56,13 @@ func (pt *pattern) prepare() {
 	}
 }
 
-// hit matches pt against a path's segments (abs joined is p).
-func (pt *pattern) hitAbs(p string, segs []string) bool {
+// hitAbs matches pt against the absolute path p, whose last segment is
+// last; segs splits p into segments the first time a pattern needs them.
+func (pt *pattern) hitAbs(p, last string, segs func() []string) bool {
 	if pt.baseKind != 0 {
-		if len(segs) == 0 {
+		if p == "/" {
 			return false
 		}
-		last := segs[len(segs)-1]
 		switch pt.baseKind {
 		case '=':
 			return last == pt.base
@@ -71,7 +77,12 @@ func (pt *pattern) hitAbs(p string, segs []string) bool {
 	if pt.prefix != "" && !(p == pt.prefix || strings.HasPrefix(p, pt.prefix+"/")) {
 		return false
 	}
-	return matchSegs(pt.segs, segs)
+	for _, n := range pt.needles {
+		if !strings.Contains(p, n) {
+			return false
+		}
+	}
+	return matchSegs(pt.segs, segs())
 }
 
 type patterns struct {
@@ -132,17 +143,20 @@ func (ps *patterns) match(p, anchor string) (string, bool) {
 	if ps.fold {
 		p, anchor = strings.ToLower(p), strings.ToLower(anchor)
 	}
-	abs := splitPath(p)
-	var rel []string
-	relOK := anchor != "" && toolpathWithin(p, anchor)
-	if relOK {
-		rel = abs[len(splitPath(anchor)):]
+	var abs []string
+	segs := func() []string {
+		if abs == nil {
+			abs = splitPath(p)
+		}
+		return abs
 	}
+	last := p[strings.LastIndexByte(p, '/')+1:]
+	relOK := anchor != "" && toolpathWithin(p, anchor)
 	hit := func(pt *pattern) bool {
 		if pt.rel {
-			return relOK && matchSegs(pt.segs, rel)
+			return relOK && matchSegs(pt.segs, segs()[len(splitPath(anchor)):])
 		}
-		return pt.hitAbs(p, abs)
+		return pt.hitAbs(p, last, segs)
 	}
 	for i := range ps.include {
 		if !hit(&ps.include[i]) {

@@ -17,9 +17,9 @@ type pattern struct {
 	rel  bool // matched against the path relative to an anchor
 
 	// Fast paths, so that most patterns cost a string compare.
-	base     string // for "**/<one segment>": the segment, matched against the last one only
-	baseKind byte   // how base matches: '=' literal, 's' "*lit" suffix, 'p' "lit*" prefix, 'g' glob
-	prefix   string // for an absolute pattern: its leading literal segments, joined
+	base     string   // for "**/<one segment>": the segment, matched against the last one only
+	baseKind byte     // how base matches: '=' literal, 's' "*lit" suffix, 'p' "lit*" prefix, 'g' glob
+	prefix   string   // for an absolute pattern: its leading literal segments, joined
 	needles  []string // "/seg" for every literal segment: a path lacking one cannot match
 }
 

@@ -103,3 +103,20 @@ func (r *recordingProbe) File(ctx context.Context, path string) (FileFact, error
 	r.facts = append(r.facts, f)
 	return f, nil
 }
+
+// PathUse is a path a call touches that its descriptor's roles do not
+// name: one a shell command reads or writes, say. The file rules judge it
+// like any other path.
+type PathUse struct {
+	Path    string // as written; empty when Unknown
+	Dir     string // the directory Path is relative to; empty when unknown
+	Write   bool
+	Unknown bool // the path cannot be known statically: for a write, it is outside every root
+	Removes bool // a recursive, forced removal of the path and everything below it
+}
+
+// PathExtractor finds the paths of a call that descriptor roles cannot
+// name.
+type PathExtractor interface {
+	Paths(ctx context.Context, in *Input) ([]PathUse, error)
+}

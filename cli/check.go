@@ -15,6 +15,7 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/probe"
+	commandrules "github.com/vetohq/veto/rules/command"
 	"github.com/vetohq/veto/rules/files"
 	"github.com/vetohq/veto/tools"
 )
@@ -85,16 +86,21 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 }
 
 // newGate builds the gate of veto's embedded default policy: the known
-// tools' descriptors and the file rules with their defaults.
+// tools' descriptors, the command rules and the file rules with their
+// defaults.
 func newGate(log *slog.Logger) (*veto.Gate, error) {
 	descs := tools.Defaults()
-	fileRules, err := files.New(files.Config{})
+	commandRules, err := commandrules.New(commandrules.Config{})
+	if err != nil {
+		return nil, err
+	}
+	fileRules, err := files.New(files.Config{Extractors: []veto.PathExtractor{commandRules.Paths()}})
 	if err != nil {
 		return nil, err
 	}
 	return veto.NewGate(veto.Config{
 		Tools:     descs,
-		Rules:     fileRules.Rules(),
+		Rules:     append(commandRules.Rules(), fileRules.Rules()...),
 		Resolvers: []veto.Resolver{fileRules.Resolver()},
 		Learners:  []veto.Learner{fileRules.Learner()},
 		Probe:     probe.Live{},

@@ -1,6 +1,7 @@
 package files
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -13,14 +14,20 @@ import (
 // parameter name; empty for a sniffed argument, whose key is argument text
 // and never named in a message.
 type pathArg struct {
-	param string
-	path  toolpath.Path
-	err   error
+	param   string
+	path    toolpath.Path
+	err     error
+	command bool // found by an extractor in a command, not named by a role
+	unknown bool // the command's path cannot be known statically
+	removes bool // a recursive, forced removal
 }
 
 // what returns how a message refers to the argument.
 func (a pathArg) what() string {
-	if a.param == "" {
+	switch {
+	case a.command:
+		return "A path the command uses"
+	case a.param == "":
 		return "An argument"
 	}
 	return "The " + a.param + " argument"
@@ -39,8 +46,46 @@ type analysis struct {
 
 var errNoCwd = errors.New("the call has no working directory")
 
-func (s *Set) analyze(in *veto.Input) *analysis {
-	return in.Memo(s, func() any { return s.compute(in.Call, in.Descriptor) }).(*analysis)
+func (s *Set) analyze(ctx context.Context, in *veto.Input) (*analysis, error) {
+	type result struct {
+		a   *analysis
+		err error
+	}
+	r := in.Memo(s, func() any {
+		a := s.compute(in.Call, in.Descriptor)
+		for _, x := range s.extractors {
+			uses, err := x.Paths(ctx, in)
+			if err != nil {
+				return result{nil, err}
+			}
+			s.addUses(a, in.Call, uses)
+		}
+		return result{a, nil}
+	}).(result)
+	return r.a, r.err
+}
+
+// addUses adds the paths an extractor found. A path relative to an
+// unknown directory is unknown.
+func (s *Set) addUses(a *analysis, c *veto.Call, uses []veto.PathUse) {
+	before := len(a.written)
+	for _, u := range uses {
+		p := pathArg{command: true, unknown: u.Unknown, removes: u.Removes}
+		if !u.Unknown {
+			p.path, p.err = toolpath.Resolve(u.Path, s.env(u.Dir))
+			if p.err != nil && !u.Write {
+				continue // a read veto cannot place: nothing to check it against
+			}
+		}
+		if u.Write {
+			a.written = append(a.written, p)
+		} else if !u.Unknown {
+			a.read = append(a.read, p)
+		}
+	}
+	if before == 0 && len(a.written) > 0 {
+		s.placeRoots(a, c)
+	}
 }
 
 func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
@@ -57,19 +102,9 @@ func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
 	defer func() {
 		// Only writes are judged against the roots; a read pays nothing
 		// for finding the workspace.
-		if len(a.written) == 0 {
-			return
+		if len(a.written) > 0 {
+			s.placeRoots(a, c)
 		}
-		if cwd == "" {
-			a.wsErr = errNoCwd
-		} else {
-			a.workspace, a.wsErr = s.workspace(c.Workspace, env)
-		}
-		if a.wsErr == nil {
-			a.roots = append(a.roots, a.workspace)
-		}
-		a.roots = append(a.roots, s.tempRoots...)
-		a.roots = append(a.roots, s.extraRoots...)
 	}()
 	if d == nil {
 		for _, raw := range sniff(c.Args, nil) {
@@ -100,6 +135,25 @@ func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
 		}
 	}
 	return a
+}
+
+// placeRoots finds the workspace and the write roots of a call.
+func (s *Set) placeRoots(a *analysis, c *veto.Call) {
+	cwd := c.Cwd
+	if cwd == "" {
+		cwd = c.Workspace
+	}
+	if cwd == "" {
+		a.wsErr = errNoCwd
+	} else {
+		a.workspace, a.wsErr = s.workspace(c.Workspace, s.env(cwd))
+	}
+	a.roots = nil
+	if a.wsErr == nil {
+		a.roots = append(a.roots, a.workspace)
+	}
+	a.roots = append(a.roots, s.tempRoots...)
+	a.roots = append(a.roots, s.extraRoots...)
 }
 
 // stringsOf returns v's strings: v itself, or the strings of an array.

@@ -15,10 +15,16 @@ func (r *credential) Info() veto.RuleInfo {
 	return veto.RuleInfo{ID: "file.credential", Risk: veto.RiskMapping{Default: veto.RiskCritical}}
 }
 
-func (r *credential) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
-	a := r.s.analyze(in)
+func (r *credential) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	a, err := r.s.analyze(ctx, in)
+	if err != nil {
+		return veto.Decision{}, err
+	}
 	for _, list := range [][]pathArg{a.written, a.read} {
 		for _, p := range list {
+			if p.unknown {
+				continue
+			}
 			if p.err != nil {
 				return veto.Deny("path_unresolvable", p.what()+" names a path veto cannot resolve, so the call is refused."), nil
 			}
@@ -29,6 +35,9 @@ func (r *credential) Check(_ context.Context, in *veto.Input) (veto.Decision, er
 	}
 	if a.desc.Has(veto.CapSearchesTree) {
 		for _, p := range a.read {
+			if p.command {
+				continue
+			}
 			for _, anchor := range r.s.credAnchors {
 				for _, form := range p.path.Forms() {
 					if form != anchor && r.s.within(pathOf(anchor), []string{form}) {

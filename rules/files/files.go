@@ -48,6 +48,9 @@ type Config struct {
 	// live filesystem and user database.
 	FS         toolpath.FS
 	LookupHome func(name string) (string, error)
+	// Extractors find paths the descriptor roles cannot name, such as the
+	// files a shell command reads and writes.
+	Extractors []veto.PathExtractor
 	// Now is the clock of the caches (a workspace's place, a git config's
 	// hooks paths, each reused for a second); nil means time.Now.
 	Now func() time.Time
@@ -68,6 +71,7 @@ type Set struct {
 	fold        bool
 	fs          toolpath.FS
 	lookupHome  func(string) (string, error)
+	extractors  []veto.PathExtractor
 
 	// workspaces caches where each working directory's workspace is, for a
 	// second: a long-running process asks for the same few thousands of
@@ -110,7 +114,8 @@ func (s *Set) workspace(reported string, env toolpath.Env) (string, error) {
 // New compiles cfg. A malformed pattern or an unresolvable root is an
 // error naming it.
 func New(cfg Config) (*Set, error) {
-	s := &Set{home: cfg.Home, fs: cfg.FS, lookupHome: cfg.LookupHome, workspaces: map[[2]string]wsEntry{}, now: time.Now}
+	s := &Set{home: cfg.Home, fs: cfg.FS, lookupHome: cfg.LookupHome, workspaces: map[[2]string]wsEntry{}, now: time.Now,
+		extractors: cfg.Extractors}
 	if s.home == "" {
 		s.home, _ = os.UserHomeDir()
 	}

@@ -20,11 +20,17 @@ func (r *stale) Info() veto.RuleInfo {
 }
 
 func (r *stale) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
-	a := r.s.analyze(in)
+	a, err := r.s.analyze(ctx, in)
+	if err != nil {
+		return veto.Decision{}, err
+	}
 	if a.desc == nil {
 		return veto.Allow(), nil
 	}
 	for _, w := range a.written {
+		if w.command {
+			continue // the knowledge gates stay with the file tools
+		}
 		known, ok, err := in.Knowledge.File(ctx, w.path.Real)
 		if err != nil {
 			return veto.Decision{}, err
@@ -55,11 +61,17 @@ func (r *readBeforeWrite) Info() veto.RuleInfo {
 }
 
 func (r *readBeforeWrite) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
-	a := r.s.analyze(in)
+	a, err := r.s.analyze(ctx, in)
+	if err != nil {
+		return veto.Decision{}, err
+	}
 	if !a.desc.Has(veto.CapOverwrites) || a.desc.Has(veto.CapContentFromSource) {
 		return veto.Allow(), nil
 	}
 	for _, w := range a.written {
+		if w.command {
+			continue
+		}
 		if _, ok, err := in.Knowledge.File(ctx, w.path.Real); err != nil {
 			return veto.Decision{}, err
 		} else if ok {
@@ -86,7 +98,10 @@ func (r *referenceExists) Info() veto.RuleInfo {
 }
 
 func (r *referenceExists) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
-	a := r.s.analyze(in)
+	a, err := r.s.analyze(ctx, in)
+	if err != nil {
+		return veto.Decision{}, err
+	}
 	var refs []pathArg
 	if a.desc.Has(veto.CapEdits) {
 		refs = append(refs, a.written...)
@@ -95,6 +110,9 @@ func (r *referenceExists) Check(ctx context.Context, in *veto.Input) (veto.Decis
 		refs = append(refs, a.read...)
 	}
 	for _, p := range refs {
+		if p.command {
+			continue
+		}
 		now, err := in.Probe.File(ctx, p.path.Real)
 		if err != nil {
 			return veto.Decision{}, err
@@ -113,15 +131,21 @@ func (s *Set) Resolver() veto.Resolver { return resolver{s} }
 
 type resolver struct{ s *Set }
 
-func (r resolver) Resolve(_ context.Context, in *veto.Input) (veto.Target, bool, error) {
+func (r resolver) Resolve(ctx context.Context, in *veto.Input) (veto.Target, bool, error) {
 	if in.Descriptor == nil {
 		return veto.Target{}, false, nil
 	}
-	a := r.s.analyze(in)
+	a, err := r.s.analyze(ctx, in)
+	if err != nil {
+		return veto.Target{}, false, err
+	}
 	var only *pathArg
 	for _, list := range [][]pathArg{a.written, a.read} {
 		for i := range list {
 			p := &list[i]
+			if p.command {
+				continue // a command's files are not what the tool call acts on
+			}
 			if only != nil && (p.err != nil || only.err != nil || p.path.Real != only.path.Real) {
 				return veto.Target{}, false, nil // several files: no single target
 			}

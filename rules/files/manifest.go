@@ -15,9 +15,15 @@ func (r *manifest) Info() veto.RuleInfo {
 	return veto.RuleInfo{ID: "file.manifest", Risk: veto.RiskMapping{Default: veto.RiskMedium}}
 }
 
-func (r *manifest) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
-	a := r.s.analyze(in)
+func (r *manifest) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	a, err := r.s.analyze(ctx, in)
+	if err != nil {
+		return veto.Decision{}, err
+	}
 	for _, w := range a.written {
+		if w.unknown {
+			continue // write roots refused it already
+		}
 		if r.s.manifest[w.path.Real] {
 			continue
 		}
@@ -46,9 +52,15 @@ func (r *writeScope) Info() veto.RuleInfo {
 	return veto.RuleInfo{ID: "file.write_scope", Risk: veto.RiskMapping{Default: veto.RiskMedium}}
 }
 
-func (r *writeScope) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
-	a := r.s.analyze(in)
+func (r *writeScope) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	a, err := r.s.analyze(ctx, in)
+	if err != nil {
+		return veto.Decision{}, err
+	}
 	for _, w := range a.written {
+		if w.unknown {
+			continue
+		}
 		if _, ok := r.s.scope.match(w.path.Real, a.workspace); !ok {
 			return veto.Deny("outside_write_scope", w.what()+" names a file outside the declared write scope."), nil
 		}

@@ -34,14 +34,17 @@ func (r *persistence) Info() veto.RuleInfo {
 	return veto.RuleInfo{ID: "file.persistence", Risk: veto.RiskMapping{Default: veto.RiskCritical}}
 }
 
-func (r *persistence) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
-	a := r.s.analyze(in)
+func (r *persistence) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	a, err := r.s.analyze(ctx, in)
+	if err != nil {
+		return veto.Decision{}, err
+	}
 	var hooks []string
 	if len(a.written) > 0 {
 		hooks = r.hooksPaths(a)
 	}
 	for _, w := range a.written {
-		if w.err != nil {
+		if w.err != nil || w.unknown {
 			continue
 		}
 		if matchAny(&r.s.persistence, w.path, "") {

@@ -15,9 +15,13 @@ func (r *protected) Info() veto.RuleInfo {
 	return veto.RuleInfo{ID: "file.protected", Risk: veto.RiskMapping{Default: veto.RiskHigh}}
 }
 
-func (r *protected) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
-	for _, w := range r.s.analyze(in).written {
-		if w.err == nil && matchAny(&r.s.protected, w.path, "") {
+func (r *protected) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	a, err := r.s.analyze(ctx, in)
+	if err != nil {
+		return veto.Decision{}, err
+	}
+	for _, w := range a.written {
+		if w.err == nil && !w.unknown && matchAny(&r.s.protected, w.path, "") {
 			return veto.Deny("protected_path", w.what()+" points into a protected location (git internals, veto's state, or the client's settings)."), nil
 		}
 	}

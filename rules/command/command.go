@@ -1,0 +1,231 @@
+// Package command holds the rules for tools that run shell commands
+// (Claude Code's Bash, Gemini CLI's run_shell_command, MCP shell tools):
+// one analysis by package shell, judged in order — the analyzer's own
+// verdict (destructive operations, what it cannot vouch for), network
+// egress by command, environment dumps, the interpreters a command may
+// start — and the paths it touches handed to the file rules.
+package command
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/shell"
+)
+
+// Config sets the command rules' parameters. The zero value is the
+// default.
+type Config struct {
+	// Vars are the variables the analyzer may expand; nil means HOME,
+	// TMPDIR (default /tmp) and USER from this process's environment.
+	Vars map[string]string
+	// Interpreters, when not nil, are the only interpreters and shells a
+	// command may start (exec.interpreter). Nil allows every one.
+	Interpreters []string
+	// MaxDepth bounds nesting (bash -c, eval, xargs, …); zero means
+	// shell.DefaultMaxDepth.
+	MaxDepth int
+	// DefaultTimeout, when set, is added to an allowed command that names
+	// no timeout, in TimeoutParam (default "timeout", in milliseconds as
+	// Claude Code's Bash takes it).
+	DefaultTimeout time.Duration
+	TimeoutParam   string
+}
+
+// Set is the command rules, compiled from a Config.
+type Set struct {
+	vars         map[string]string
+	interpreters map[string]bool
+	maxDepth     int
+	timeout      time.Duration
+	timeoutParam string
+}
+
+// New compiles cfg.
+func New(cfg Config) (*Set, error) {
+	s := &Set{vars: cfg.Vars, maxDepth: cfg.MaxDepth, timeout: cfg.DefaultTimeout, timeoutParam: cfg.TimeoutParam}
+	if s.vars == nil {
+		s.vars = map[string]string{"TMPDIR": "/tmp"}
+		for _, k := range []string{"HOME", "TMPDIR", "USER"} {
+			if v := os.Getenv(k); v != "" {
+				s.vars[k] = v
+			}
+		}
+	}
+	if cfg.Interpreters != nil {
+		s.interpreters = map[string]bool{}
+		for _, i := range cfg.Interpreters {
+			if i == "" || strings.ContainsAny(i, "/ ") {
+				return nil, fmt.Errorf("command: interpreter %q must be a program name", i)
+			}
+			s.interpreters[strings.ToLower(i)] = true
+		}
+	}
+	if s.timeoutParam == "" {
+		s.timeoutParam = "timeout"
+	}
+	if s.timeout < 0 {
+		return nil, fmt.Errorf("command: negative default timeout")
+	}
+	return s, nil
+}
+
+// Rules returns the command rules in the order they run.
+func (s *Set) Rules() []veto.Rule {
+	return []veto.Rule{&analyzer{s}, &egress{s}, &envDump{s}, &interpreter{s}}
+}
+
+// Paths returns the extractor that hands a command's paths to the file
+// rules.
+func (s *Set) Paths() veto.PathExtractor { return paths{s} }
+
+// Patcher returns the default-timeout patcher, or nil when none is set.
+func (s *Set) Patcher() veto.Patcher {
+	if s.timeout == 0 {
+		return nil
+	}
+	return timeoutPatcher{s}
+}
+
+type analysis struct {
+	report *shell.Report // nil: the call runs no command
+	bad    bool          // the command argument is not a string
+}
+
+// analyze finds the call's command and analyses it once per decision.
+func (s *Set) analyze(in *veto.Input) *analysis {
+	return in.Memo(s, func() any {
+		d := in.Descriptor
+		if d == nil {
+			return &analysis{}
+		}
+		for _, p := range d.ParamsWith(veto.RoleCommand) {
+			v, ok := in.Call.Args[p]
+			if !ok {
+				continue
+			}
+			src, isString := v.(string)
+			if !isString {
+				return &analysis{bad: true}
+			}
+			cwd := in.Call.Cwd
+			if cwd == "" {
+				cwd = in.Call.Workspace
+			}
+			return &analysis{report: shell.Analyze(src, shell.Env{Cwd: cwd, Vars: s.vars, MaxDepth: s.maxDepth})}
+		}
+		return &analysis{}
+	}).(*analysis)
+}
+
+func deny(f shell.Finding) veto.Decision { return veto.Deny(f.Reason, f.Message) }
+
+// analyzer is the analyzer's own verdict: a destructive operation, or a
+// command it cannot vouch for (unparsable, too deep, dynamic).
+type analyzer struct{ s *Set }
+
+func (r *analyzer) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: shell.RuleAnalyzer, Risk: veto.RiskMapping{Default: veto.RiskHigh, ByReason: map[string]veto.Risk{
+		"git_destructive": veto.RiskHigh, "rm_recursive_force": veto.RiskCritical, "find_delete": veto.RiskHigh,
+		"disk_destroy": veto.RiskCritical, "fetch_to_shell": veto.RiskCritical, "decode_to_shell": veto.RiskHigh,
+		"recursive_root_change": veto.RiskCritical, "crontab_remove": veto.RiskHigh, "cannot_vouch": veto.RiskMedium,
+		"parse_failed": veto.RiskMedium, "depth_exceeded": veto.RiskMedium, "command_not_text": veto.RiskMedium}}}
+}
+
+func (r *analyzer) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+	a := r.s.analyze(in)
+	if a.bad {
+		return veto.Deny("command_not_text", "The command argument is not a string, so veto cannot read it."), nil
+	}
+	if a.report == nil {
+		return veto.Allow(), nil
+	}
+	for _, f := range a.report.Findings {
+		if f.Rule == shell.RuleAnalyzer {
+			return deny(f), nil
+		}
+	}
+	return veto.Allow(), nil
+}
+
+// envDump denies printing the environment, which holds secrets.
+type envDump struct{ s *Set }
+
+func (r *envDump) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: shell.RuleEnvDump, Risk: veto.RiskMapping{Default: veto.RiskHigh}}
+}
+
+func (r *envDump) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+	if a := r.s.analyze(in); a.report != nil {
+		for _, f := range a.report.Findings {
+			if f.Rule == shell.RuleEnvDump {
+				return deny(f), nil
+			}
+		}
+	}
+	return veto.Allow(), nil
+}
+
+// knownInterpreters are the programs exec.interpreter governs.
+var knownInterpreters = []string{"bash", "sh", "zsh", "dash", "ksh", "fish", "ash", "mksh", "csh", "tcsh", "yash",
+	"node", "nodejs", "deno", "bun", "ruby", "perl", "php", "lua", "luajit", "rscript", "tclsh", "osascript", "pwsh", "powershell"}
+
+func isInterpreter(p string) bool {
+	return slices.Contains(knownInterpreters, p) || strings.HasPrefix(p, "python") || strings.HasPrefix(p, "pypy")
+}
+
+// interpreter denies starting an interpreter or shell the policy does not
+// list.
+type interpreter struct{ s *Set }
+
+func (r *interpreter) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: "exec.interpreter", Risk: veto.RiskMapping{Default: veto.RiskMedium}}
+}
+
+func (r *interpreter) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+	if r.s.interpreters == nil {
+		return veto.Allow(), nil
+	}
+	a := r.s.analyze(in)
+	if a.report == nil {
+		return veto.Allow(), nil
+	}
+	for _, p := range a.report.Programs {
+		if isInterpreter(p) && !r.s.interpreters[p] {
+			return veto.Deny("interpreter_not_allowed", "The command starts an interpreter or shell the policy does not allow."), nil
+		}
+	}
+	return veto.Allow(), nil
+}
+
+type paths struct{ s *Set }
+
+func (p paths) Paths(_ context.Context, in *veto.Input) ([]veto.PathUse, error) {
+	a := p.s.analyze(in)
+	if a.report == nil {
+		return nil, nil
+	}
+	out := make([]veto.PathUse, 0, len(a.report.Files))
+	for _, f := range a.report.Files {
+		out = append(out, veto.PathUse{Path: f.Path, Dir: f.Dir, Write: f.Write, Unknown: f.Unknown, Removes: f.Removes})
+	}
+	return out, nil
+}
+
+type timeoutPatcher struct{ s *Set }
+
+func (t timeoutPatcher) Patch(_ context.Context, in *veto.Input, args map[string]any) (map[string]any, bool, error) {
+	if len(in.Descriptor.ParamsWith(veto.RoleCommand)) == 0 {
+		return args, false, nil
+	}
+	if _, ok := args[t.s.timeoutParam]; ok {
+		return args, false, nil
+	}
+	args[t.s.timeoutParam] = t.s.timeout.Milliseconds()
+	return args, true, nil
+}

@@ -1,0 +1,283 @@
+package shell
+
+import (
+	"path"
+	"regexp"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// cmd is one simple command being analysed, after its words were
+// evaluated.
+type cmd struct {
+	name  string // lower-case base name of the program
+	args  []word // the arguments after the name
+	depth int
+	up    []stage
+	seg   int
+
+	// How a wrapper feeds it: stdin items appended to its arguments (xargs,
+	// parallel), and the placeholder those items replace.
+	stdinArgs bool
+	repl      string
+}
+
+func lit(s string) word { return word{vals: []string{s}, lit: s} }
+
+// call walks a simple command: its assignments, its words, its program.
+func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
+	type saved struct {
+		vals []string
+		had  bool
+	}
+	var restore map[string]saved
+	for _, a := range c.Assigns {
+		if a.Name == nil {
+			continue
+		}
+		var x word
+		switch {
+		case a.Value != nil:
+			x = w.word(a.Value, depth)
+		case a.Array != nil:
+			w.substsIn(a.Array, depth)
+			x = word{unknown: true}
+		default:
+			x = lit("")
+		}
+		name := a.Name.Value
+		w.envHosts(name, x)
+		if len(c.Args) == 0 {
+			w.assign(name, x)
+			continue
+		}
+		// A prefix assignment holds for the command's environment, not for
+		// the expansion of its own words; analysis takes both readings.
+		if restore == nil {
+			restore = map[string]saved{}
+		}
+		old, had := w.vars[name]
+		restore[name] = saved{old, had}
+		prev, known := w.lookup(name)
+		if x.unknown || !known {
+			w.vars[name] = nil
+		} else {
+			w.vars[name] = append(append([]string(nil), prev...), x.vals...)
+		}
+	}
+	if len(c.Args) == 0 {
+		return stage{}
+	}
+	// NAME=value words later on the line (env's, make's) may set what the
+	// command sees; the analysis takes their values as possible too.
+	for _, a := range c.Args[1:] {
+		name, val, ok := strings.Cut(a.Lit(), "=")
+		if !ok || !syntax.ValidName(name) {
+			continue
+		}
+		if restore == nil {
+			restore = map[string]saved{}
+		}
+		if _, done := restore[name]; !done {
+			old, had := w.vars[name]
+			restore[name] = saved{old, had}
+		}
+		prev, known := w.lookup(name)
+		if known {
+			w.vars[name] = append(append([]string(nil), prev...), val)
+		}
+	}
+	argv := make([]word, len(c.Args))
+	for i, a := range c.Args {
+		argv[i] = w.word(a, depth)
+	}
+	defer func() {
+		for name, s := range restore {
+			if s.had {
+				w.vars[name] = s.vals
+			} else {
+				delete(w.vars, name)
+			}
+		}
+	}()
+	return w.command(argv, depth, up, false, "")
+}
+
+// looksAssign reports whether a command word reads as an assignment,
+// valid or not ("A=1", "1A=2", "A-B=2", "=2"): such words are skipped, so
+// what follows them is judged as the command.
+func looksAssign(s string) bool {
+	i := strings.IndexByte(s, '=')
+	return i >= 0 && !strings.ContainsAny(s[:i], "/ \t") && !strings.HasPrefix(s, "-")
+}
+
+// command analyses argv as a command: a function, a wrapper, or a program.
+func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, repl string) stage {
+	for len(argv) > 0 && !argv[0].unknown && looksAssign(argv[0].lit) {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 {
+		return stage{}
+	}
+	seg := w.r.Segments
+	w.r.Segments++
+	if depth > w.env.MaxDepth {
+		w.finding("depth_exceeded", seg, "The command nests shells, evals or wrappers deeper than veto follows, so it cannot vouch for it.")
+		return stage{}
+	}
+	if argv[0].unknown || (repl != "" && strings.Contains(argv[0].lit, repl)) {
+		w.finding("cannot_vouch", seg, "The program to run is a variable or an expansion, so veto cannot vouch for the command.")
+		return stage{}
+	}
+	if body, ok := w.funcs[argv[0].lit]; ok {
+		if w.active[argv[0].lit] {
+			return stage{}
+		}
+		w.active[argv[0].lit] = true
+		defer delete(w.active, argv[0].lit)
+		return w.stmt(body, depth+1, up)
+	}
+	c := &cmd{name: strings.ToLower(path.Base(argv[0].lit)), args: argv[1:], depth: depth, up: up, seg: seg, stdinArgs: stdinArgs, repl: repl}
+	if repl != "" {
+		// The placeholder stands for items veto cannot see.
+		for i, a := range c.args {
+			if !a.unknown && strings.Contains(a.lit, repl) {
+				c.args[i] = word{unknown: true}
+			}
+		}
+	}
+	w.r.Programs = append(w.r.Programs, c.name)
+	var st stage
+	if h := handler(c.name); h != nil {
+		st = h(w, c)
+	}
+	if fetchers[c.name] {
+		st.fetch = true
+	}
+	return st
+}
+
+var pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*$`)
+
+// handler returns the analysis of a program, or nil for programs veto
+// knows nothing about (they are recorded, and their arguments are not
+// judged as paths).
+func handler(name string) func(*walker, *cmd) stage {
+	if h, ok := handlers[name]; ok {
+		return h
+	}
+	switch {
+	case pythonName.MatchString(name):
+		return interp("c")
+	case strings.HasPrefix(name, "mkfs"):
+		return destroyDisk
+	}
+	return nil
+}
+
+var handlers map[string]func(*walker, *cmd) stage
+
+func init() {
+	handlers = map[string]func(*walker, *cmd) stage{
+		"sudo":     wrapSudo,
+		"doas":     wrapOpts(optSpec{val: "uC"}),
+		"env":      wrapEnv,
+		"command":  wrapOpts(optSpec{}),
+		"builtin":  wrapOpts(optSpec{}),
+		"exec":     wrapOpts(optSpec{val: "a"}),
+		"nohup":    wrapOpts(optSpec{}),
+		"time":     wrapOpts(optSpec{val: "fo", long: map[string]bool{"format": true, "output": true}}),
+		"nice":     wrapOpts(optSpec{val: "n", long: map[string]bool{"adjustment": true}, numeric: true}),
+		"ionice":   wrapOpts(optSpec{val: "cnp"}),
+		"stdbuf":   wrapOpts(optSpec{val: "ioe", long: map[string]bool{"input": true, "output": true, "error": true}}),
+		"setsid":   wrapOpts(optSpec{}),
+		"unbuffer": wrapOpts(optSpec{}),
+		"chrt":     wrapOperands(optSpec{}, 1),
+		"taskset":  wrapOperands(optSpec{}, 1),
+		"timeout":  wrapOperands(optSpec{val: "sk", long: map[string]bool{"signal": true, "kill-after": true}}, 1),
+		"watch":    wrapWatch,
+		"busybox":  wrapOpts(optSpec{}),
+		"xargs":    wrapXargs,
+		"parallel": wrapParallel,
+		"sem":      wrapParallel,
+
+		"bash": runShell, "sh": runShell, "zsh": runShell, "dash": runShell, "ksh": runShell, "fish": runShell,
+		"ash": runShell, "mksh": runShell, "csh": runShell, "tcsh": runShell, "yash": runShell,
+		"eval":   runEval,
+		"source": runSource, ".": runSource,
+		"node": interp("ep"), "nodejs": interp("ep"), "bun": interp("ep"), "perl": interp("eE"), "ruby": interp("e"),
+		"php": interp("r"), "lua": interp("e"),
+		"deno": runDeno,
+
+		"rm":   runRm,
+		"find": runFind,
+		"git":  runGit,
+		"dd":   runDd,
+
+		"wipefs": destroyDisk, "shred": destroyDisk, "mke2fs": destroyDisk, "mkswap": destroyDisk,
+		"fdisk": destroyDisk, "sfdisk": destroyDisk, "parted": destroyDisk, "blkdiscard": destroyDisk,
+
+		"chmod": runChmod, "chown": runChmod, "chgrp": runChmod,
+		"crontab":   runCrontab,
+		"systemctl": runSystemctl,
+		"launchctl": runLaunchctl,
+
+		"cd": runCd, "pushd": runCd, "popd": runPopd,
+		"env-dump": nil,
+		"printenv": envDump, "set": runSet, "export": runSet, "compgen": runCompgen,
+
+		"echo": runEcho, "printf": runPrintf,
+
+		"curl": runCurl, "wget": runWget,
+		"nc": runNetcat, "ncat": runNetcat, "netcat": runNetcat, "socat": runSocat,
+		"telnet": runFirstHost, "ftp": runFirstHost, "sftp": runRemoteCopy,
+		"ssh": runSSH, "scp": runRemoteCopy, "rsync": runRemoteCopy,
+		"pip": runPip, "pip3": runPip, "uv": runPip,
+		"npm": runNpm, "pnpm": runNpm, "yarn": runNpm, "npx": runNpm,
+
+		"base64": runDecoder("d", "decode"), "base32": runDecoder("d", "decode"), "xxd": runDecoder("r", "revert"),
+		"uudecode": alwaysDecode, "openssl": runOpenssl,
+
+		"ln":      runLn,
+		"cp":      runCopy(false),
+		"mv":      runCopy(true),
+		"install": runInstall,
+		"tee":     writesAll(optSpec{}),
+		"touch":   writesAll(optSpec{val: "dtr", long: map[string]bool{"date": true, "reference": true}}),
+		"mkdir":   writesAll(optSpec{val: "m", long: map[string]bool{"mode": true}}),
+		"rmdir":   writesAll(optSpec{}),
+		"truncate": writesAll(optSpec{val: "sr", long: map[string]bool{"size": true, "reference": true}}),
+		"mkfifo":  writesAll(optSpec{val: "m"}),
+		"vim": writesAll(optSpec{val: "cSTu"}), "vi": writesAll(optSpec{val: "cSTu"}), "nvim": writesAll(optSpec{val: "cSTu"}),
+		"nano": writesAll(optSpec{}), "emacs": writesAll(optSpec{}), "ed": writesAll(optSpec{}),
+		"gzip": runCompress, "gunzip": runCompress, "bzip2": runCompress, "bunzip2": runCompress, "xz": runCompress,
+		"unxz": runCompress, "zstd": runCompress, "unzstd": runCompress,
+		"sed":   runSed,
+		"sort":  runSort,
+		"uniq":  runUniq,
+		"tar":   runTar,
+		"zip":   runZip,
+		"unzip": runUnzip,
+
+		"grep": readsAfterPattern(optSpec{val: "efmABCdD", long: map[string]bool{"regexp": true, "file": true, "max-count": true, "after-context": true, "before-context": true, "context": true, "include": true, "exclude": true, "exclude-dir": true, "exclude-from": true, "label": true, "devices": true, "directories": true, "binary-files": true}}, "e", "f"),
+		"egrep": readsAfterPattern(optSpec{val: "efmABC"}, "e", "f"), "fgrep": readsAfterPattern(optSpec{val: "efmABC"}, "e", "f"),
+		"rg": readsAfterPattern(optSpec{val: "efgtTmABCjMrE", long: map[string]bool{"regexp": true, "file": true, "glob": true, "iglob": true, "type": true, "type-not": true, "type-add": true, "max-count": true, "after-context": true, "before-context": true, "context": true, "threads": true, "max-depth": true, "replace": true, "encoding": true, "engine": true, "sort": true, "sortr": true, "pre": true, "pre-glob": true, "max-columns": true, "max-filesize": true, "ignore-file": true, "path-separator": true, "color": true, "colors": true}}, "e", "f"),
+		"ag": readsAfterPattern(optSpec{val: "ABCGgm"}, "", ""), "ack": readsAfterPattern(optSpec{val: "ABCm"}, "", ""),
+		"awk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"), "gawk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"),
+		"mawk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"), "nawk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"),
+		"jq": readsAfterPattern(optSpec{val: "fL", long: map[string]bool{"from-file": true, "indent": true}}, "", "f"),
+		"yq": readsAfterPattern(optSpec{}, "", ""),
+	}
+	for _, r := range []string{"cat", "tac", "nl", "head", "tail", "less", "more", "wc", "cut", "paste", "od", "hexdump", "strings",
+		"file", "stat", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "diff", "cmp",
+		"comm", "fold", "fmt", "column", "expand", "unexpand", "rev", "iconv", "zcat", "bzcat", "xzcat", "zless", "bat", "view",
+		"readlink", "realpath", "ls", "du", "tree"} {
+		handlers[r] = readsAll(optSpec{val: "ncCdfklsStwbIoe", long: map[string]bool{"lines": true, "bytes": true, "delimiter": true, "fields": true, "characters": true, "width": true}, numeric: true})
+	}
+	delete(handlers, "env-dump")
+}
+
+// stage of a program as a pipeline source.
+var fetchers = map[string]bool{"curl": true, "wget": true, "fetch": true, "aria2c": true, "http": true, "https": true,
+	"nc": true, "ncat": true, "netcat": true, "socat": true, "ssh": true, "lynx": true, "links": true, "w3m": true}

@@ -1,0 +1,94 @@
+package shell
+
+import "strings"
+
+// optSpec says which options of a program take a value.
+type optSpec struct {
+	val     string          // short options that take a value (attached or next)
+	long    map[string]bool // long options that take a value
+	numeric bool            // "-5" style numeric options (nice, head)
+}
+
+// opts is a parsed command line: the options seen (by name, without
+// dashes; a short option's value under its letter), and the operands.
+type opts struct {
+	set      map[string]string
+	operands []word
+	dashdash bool // operands came after "--"
+	unknown  bool // a word that could not be evaluated was met among the options
+}
+
+func (o *opts) has(names ...string) bool {
+	for _, n := range names {
+		if _, ok := o.set[n]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *opts) get(names ...string) (string, bool) {
+	for _, n := range names {
+		if v, ok := o.set[n]; ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// parseOpts reads options from args. With stopAtOperand, the first operand
+// ends the options (wrappers: what follows is the command); otherwise
+// options and operands may mix, as GNU tools allow.
+func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
+	o := opts{set: map[string]string{}}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.unknown {
+			if stopAtOperand {
+				o.operands = args[i:]
+				return o
+			}
+			o.operands = append(o.operands, a)
+			continue
+		}
+		s := a.lit
+		switch {
+		case s == "--":
+			o.operands = append(o.operands, args[i+1:]...)
+			o.dashdash = true
+			return o
+		case strings.HasPrefix(s, "--"):
+			name, val, hasVal := strings.Cut(s[2:], "=")
+			if !hasVal && spec.long[name] && i+1 < len(args) {
+				i++
+				val = args[i].lit
+			}
+			o.set[name] = val
+		case len(s) > 1 && s[0] == '-':
+			if spec.numeric && isDigits(s[1:]) {
+				o.set["#"] = s[1:]
+				continue
+			}
+			for j := 1; j < len(s); j++ {
+				f := s[j : j+1]
+				if strings.Contains(spec.val, f) {
+					v := s[j+1:]
+					if v == "" && i+1 < len(args) {
+						i++
+						v = args[i].lit
+					}
+					o.set[f] = v
+					break
+				}
+				o.set[f] = ""
+			}
+		default:
+			if stopAtOperand {
+				o.operands = args[i:]
+				return o
+			}
+			o.operands = append(o.operands, a)
+		}
+	}
+	return o
+}

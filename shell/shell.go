@@ -1,0 +1,141 @@
+// Package shell finds what a shell command would do, statically: every
+// command it would run, every file it would read or write, every host it
+// would reach, and the destructive operations among them. It parses with
+// mvdan.cc/sh/v3/syntax and never executes anything.
+//
+// The analyzer reports facts and findings; veto's rules decide. Paths are
+// reported as written (after the variable expansion it can do), with the
+// directory they are relative to, for the file rules to resolve.
+package shell
+
+import (
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Env is what a command is analysed in.
+type Env struct {
+	Cwd  string            // the working directory; "" when unknown
+	Vars map[string]string // variables the analyzer may expand: HOME, TMPDIR, USER, …
+	// MaxDepth bounds nested shells (bash -c, eval, xargs, find -exec,
+	// interpreter one-liners, functions); past it, the command cannot be
+	// vouched for. Zero means DefaultMaxDepth.
+	MaxDepth int
+}
+
+// DefaultMaxDepth is how deeply commands may nest.
+const DefaultMaxDepth = 5
+
+// Access is one path a command reads or writes.
+type Access struct {
+	Path    string // as written, variables expanded; "" when Unknown
+	Dir     string // the directory Path is relative to; "" when unknown
+	Write   bool
+	Unknown bool // the path cannot be known statically
+	Removes bool // a recursive, forced removal: the path and all below it
+	Segment int
+}
+
+// Host is one network destination a command reaches.
+type Host struct {
+	Host    string // host name or address as written (no scheme, user or port); "" when Unknown
+	Unknown bool
+	Command string // the program that reaches it
+	Segment int
+}
+
+// Finding is something the analyzer refuses to vouch for, or knows to be
+// destructive. Rule is the veto rule that reports it.
+type Finding struct {
+	Rule    string
+	Reason  string
+	Segment int
+	Message string // why, in words; never the command's text
+}
+
+// Rule ids of findings.
+const (
+	RuleAnalyzer = "shell.analyzer"
+	RuleEnvDump  = "shell.env_dump"
+)
+
+// Report is what Analyze found.
+type Report struct {
+	Findings  []Finding
+	Files     []Access
+	Hosts     []Host
+	Programs  []string // every program the command would start, lower-case base names, in order
+	Segments  int      // simple commands seen
+	Recovered bool     // the command only parsed after closing an unterminated quote
+}
+
+func (r *Report) find(rule, reason string, seg int, msg string) {
+	for _, f := range r.Findings {
+		if f.Rule == rule && f.Reason == reason && f.Segment == seg {
+			return
+		}
+	}
+	r.Findings = append(r.Findings, Finding{Rule: rule, Reason: reason, Segment: seg, Message: msg})
+}
+
+// Analyze analyses src. It never fails: input it cannot parse is a
+// finding. An unterminated quote is recovered two ways (closed at the end,
+// and dropped) and both readings are judged, strictly.
+func Analyze(src string, env Env) *Report {
+	if env.MaxDepth == 0 {
+		env.MaxDepth = DefaultMaxDepth
+	}
+	r := &Report{}
+	w := newWalker(env, r)
+	w.script(src, 0)
+	return r
+}
+
+
+// parse parses src; on an unterminated quote it returns the two recovered
+// readings.
+func parse(src string) (files []*syntax.File, recovered bool, err error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err == nil {
+		return []*syntax.File{f}, false, nil
+	}
+	q, ok := unterminatedQuote(src)
+	if !ok {
+		return nil, false, err
+	}
+	for _, alt := range []string{src + string(q.char), src[:q.pos] + src[q.pos+1:]} {
+		g, err2 := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(alt), "")
+		if err2 != nil {
+			return nil, false, err
+		}
+		files = append(files, g)
+	}
+	return files, true, nil
+}
+
+type quotePos struct {
+	char byte
+	pos  int
+}
+
+// unterminatedQuote finds a quote that is opened and never closed, as a
+// shell reads quotes (backslashes escape outside single quotes).
+func unterminatedQuote(src string) (quotePos, bool) {
+	var open byte
+	at := 0
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case open == 0 && c == '\\':
+			i++
+		case open == 0 && (c == '\'' || c == '"'):
+			open, at = c, i
+		case open == '"' && c == '\\':
+			i++
+		case open != 0 && c == open:
+			open = 0
+		}
+	}
+	return quotePos{open, at}, open != 0
+}

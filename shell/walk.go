@@ -1,0 +1,495 @@
+package shell
+
+import (
+	"maps"
+	"path"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// walker carries what a command knows as it runs: its directory, its
+// variables, its functions.
+type walker struct {
+	env    Env
+	r      *Report
+	cwd    string              // "" when unknown
+	vars   map[string][]string // a variable's possible values; present and nil: unknown
+	funcs  map[string]*syntax.Stmt
+	active map[string]bool // functions being expanded, against recursion
+	dirs   []string        // pushd's stack
+
+	strict bool // recovered or remote input: a recursive forced removal is refused whatever its target
+	remote bool // the command runs on another machine: its paths are not ours
+	code   bool // interpreter code read as shell: only destructive findings count
+}
+
+func newWalker(env Env, r *Report) *walker {
+	return &walker{env: env, r: r, cwd: env.Cwd, vars: map[string][]string{}, funcs: map[string]*syntax.Stmt{}, active: map[string]bool{}}
+}
+
+// fork returns a walker for a subshell: changes to its directory and
+// variables do not come back.
+func (w *walker) fork() *walker {
+	c := *w
+	c.vars = maps.Clone(w.vars)
+	c.dirs = append([]string(nil), w.dirs...)
+	return &c
+}
+
+func (w *walker) finding(reason string, seg int, msg string) {
+	if w.code && (reason == "parse_failed" || reason == "cannot_vouch") {
+		return
+	}
+	w.r.find(RuleAnalyzer, reason, seg, msg)
+}
+
+// script parses and walks src, nested depth levels deep.
+func (w *walker) script(src string, depth int) {
+	if depth > w.env.MaxDepth {
+		w.finding("depth_exceeded", w.r.Segments, "The command nests shells, evals or wrappers deeper than veto follows, so it cannot vouch for it.")
+		return
+	}
+	files, recovered, err := parse(src)
+	if err != nil {
+		w.finding("parse_failed", w.r.Segments, "The command does not parse as a shell command, so veto cannot vouch for it.")
+		return
+	}
+	if recovered {
+		w.r.Recovered = true
+	}
+	for _, f := range files {
+		v := w
+		if len(files) > 1 {
+			v = w.fork()
+		}
+		if recovered {
+			v.strict = true
+		}
+		for _, st := range f.Stmts {
+			v.stmt(st, depth, nil)
+		}
+	}
+}
+
+// stage is what a pipeline stage feeds the next one.
+type stage struct {
+	fetch  bool     // it downloads (curl, wget, …)
+	decode bool     // it decodes (base64 -d, xxd -r, …)
+	text   []string // the literal text it prints (echo, printf), when known
+}
+
+func (w *walker) stmts(list []*syntax.Stmt, depth int) {
+	for _, st := range list {
+		w.stmt(st, depth, nil)
+	}
+}
+
+// stmt walks one statement. up is the pipeline stages before it.
+func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
+	if st == nil {
+		return stage{}
+	}
+	for _, rd := range st.Redirs {
+		w.redirect(rd, depth)
+	}
+	switch c := st.Cmd.(type) {
+	case nil:
+		return stage{}
+	case *syntax.CallExpr:
+		return w.call(c, depth, up)
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			var stages []stage
+			for _, s := range flattenPipe(c) {
+				stages = append(stages, w.fork().stmt(s, depth, stages))
+			}
+			return stages[len(stages)-1]
+		}
+		w.stmt(c.X, depth, nil)
+		return w.stmt(c.Y, depth, nil)
+	case *syntax.Subshell:
+		w.fork().stmts(c.Stmts, depth)
+	case *syntax.Block:
+		w.stmts(c.Stmts, depth)
+	case *syntax.IfClause:
+		for ic := c; ic != nil; ic = ic.Else {
+			w.stmts(ic.Cond, depth)
+			w.stmts(ic.Then, depth)
+		}
+	case *syntax.WhileClause:
+		w.stmts(c.Cond, depth)
+		w.stmts(c.Do, depth)
+	case *syntax.ForClause:
+		switch l := c.Loop.(type) {
+		case *syntax.WordIter:
+			var vals []string
+			unknown := len(l.Items) == 0
+			for _, it := range l.Items {
+				x := w.word(it, depth)
+				vals = append(vals, x.vals...)
+				unknown = unknown || x.unknown
+			}
+			if unknown {
+				vals = nil
+			}
+			w.vars[l.Name.Value] = vals
+		case *syntax.CStyleLoop:
+			w.substsIn(l, depth)
+		}
+		w.stmts(c.Do, depth)
+	case *syntax.CaseClause:
+		w.word(c.Word, depth)
+		for _, it := range c.Items {
+			for _, p := range it.Patterns {
+				w.word(p, depth)
+			}
+			w.stmts(it.Stmts, depth)
+		}
+	case *syntax.FuncDecl:
+		if c.Name != nil {
+			w.funcs[c.Name.Value] = c.Body
+		}
+	case *syntax.DeclClause:
+		w.decl(c, depth)
+	case *syntax.LetClause, *syntax.ArithmCmd, *syntax.TestClause:
+		w.substsIn(c, depth)
+	case *syntax.TimeClause:
+		return w.stmt(c.Stmt, depth, up)
+	case *syntax.CoprocClause:
+		w.fork().stmt(c.Stmt, depth, nil)
+	case *syntax.TestDecl:
+	default:
+		w.finding("cannot_vouch", w.r.Segments, "The command uses a construct veto does not analyse, so it cannot vouch for it.")
+	}
+	return stage{}
+}
+
+func flattenPipe(c *syntax.BinaryCmd) []*syntax.Stmt {
+	var out []*syntax.Stmt
+	if x, ok := c.X.Cmd.(*syntax.BinaryCmd); ok && (x.Op == syntax.Pipe || x.Op == syntax.PipeAll) && len(c.X.Redirs) == 0 {
+		out = flattenPipe(x)
+	} else {
+		out = append(out, c.X)
+	}
+	return append(out, c.Y)
+}
+
+// substsIn walks the command substitutions inside any node.
+func (w *walker) substsIn(n syntax.Node, depth int) {
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch s := n.(type) {
+		case *syntax.CmdSubst:
+			w.fork().stmts(s.Stmts, depth)
+			return false
+		case *syntax.ProcSubst:
+			w.fork().stmts(s.Stmts, depth)
+			return false
+		}
+		return true
+	})
+}
+
+// decl handles export, declare, local, readonly, typeset.
+func (w *walker) decl(c *syntax.DeclClause, depth int) {
+	variant := c.Variant.Value
+	names, opts := 0, ""
+	for _, a := range c.Args {
+		switch {
+		case a.Naked && a.Name == nil && a.Value != nil:
+			x := w.word(a.Value, depth)
+			if strings.HasPrefix(x.lit, "-") {
+				opts += x.lit[1:]
+			} else {
+				names++
+			}
+		case a.Name != nil:
+			names++
+			if a.Value != nil {
+				x := w.word(a.Value, depth)
+				w.assign(a.Name.Value, x)
+			} else if a.Array != nil {
+				w.substsIn(a.Array, depth)
+				w.vars[a.Name.Value] = nil
+			}
+		}
+	}
+	seg := w.r.Segments
+	switch {
+	case variant == "export" && names == 0,
+		(variant == "declare" || variant == "typeset") && names == 0 && (strings.ContainsAny(opts, "xp") || opts == ""):
+		w.r.find(RuleEnvDump, "env_dump", seg, "The command prints the environment, which holds secrets.")
+	}
+}
+
+func (w *walker) assign(name string, x word) {
+	if x.unknown {
+		w.vars[name] = nil
+		return
+	}
+	w.vars[name] = x.vals
+}
+
+// redirect records the file a redirection reads or writes.
+func (w *walker) redirect(rd *syntax.Redirect, depth int) {
+	if rd.Hdoc != nil {
+		w.substsIn(rd.Hdoc, depth)
+	}
+	if rd.Word == nil {
+		return
+	}
+	x := w.word(rd.Word, depth)
+	switch rd.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return
+	case syntax.DplIn, syntax.DplOut:
+		if x.lit == "-" || isDigits(x.lit) {
+			return
+		}
+		if rd.Op == syntax.DplIn {
+			return
+		}
+	}
+	write := rd.Op != syntax.RdrIn
+	w.access(x, write, false)
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// harmless are paths reading or writing which touches no file.
+var harmless = map[string]bool{
+	"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/stdin": true, "/dev/tty": true,
+	"/dev/zero": true, "/dev/random": true, "/dev/urandom": true, "-": true,
+}
+
+// access records a path argument.
+func (w *walker) access(x word, write, removes bool) {
+	if w.remote {
+		return
+	}
+	seg := w.r.Segments
+	if x.unknown {
+		w.r.Files = append(w.r.Files, Access{Dir: w.cwd, Write: write, Unknown: true, Removes: removes, Segment: seg})
+		return
+	}
+	for _, v := range x.vals {
+		if v == "" || harmless[v] || strings.HasPrefix(v, "/dev/fd/") || strings.HasPrefix(v, "/proc/self/fd/") {
+			continue
+		}
+		w.r.Files = append(w.r.Files, Access{Path: v, Dir: w.cwd, Write: write, Removes: removes, Segment: seg})
+	}
+}
+
+// chdir follows cd: a directory it cannot resolve makes the cwd unknown.
+func (w *walker) chdir(x word) {
+	if x.unknown || len(x.vals) != 1 || x.lit == "-" {
+		w.cwd = ""
+		return
+	}
+	d := x.lit
+	switch {
+	case d == "~" || strings.HasPrefix(d, "~/"):
+		home := w.env.Vars["HOME"]
+		if home == "" {
+			w.cwd = ""
+			return
+		}
+		d = home + d[1:]
+	case strings.HasPrefix(d, "~"):
+		w.cwd = ""
+		return
+	case !strings.HasPrefix(d, "/"):
+		if w.cwd == "" {
+			return
+		}
+		d = w.cwd + "/" + d
+	}
+	w.cwd = path.Clean(d)
+}
+
+// word is a shell word, evaluated as far as the analyzer can.
+type word struct {
+	vals    []string // the values it may have
+	unknown bool     // a part could not be known statically
+	lit     string   // the first value
+	fetch   bool     // a process substitution that downloads
+}
+
+const maxValues = 16
+
+func (w *walker) word(x *syntax.Word, depth int) word {
+	out := word{vals: []string{""}}
+	if x == nil {
+		return out
+	}
+	for _, p := range x.Parts {
+		vals, unknown, fetch := w.part(p, depth, false)
+		out.fetch = out.fetch || fetch
+		if unknown {
+			out.unknown = true
+			continue
+		}
+		out.vals = product(out.vals, vals)
+		if len(out.vals) > maxValues {
+			out.unknown = true
+			out.vals = out.vals[:1]
+		}
+	}
+	if out.unknown {
+		out.vals = nil
+	} else {
+		out.lit = out.vals[0]
+	}
+	return out
+}
+
+func product(a, b []string) []string {
+	out := make([]string, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			out = append(out, x+y)
+		}
+	}
+	return out
+}
+
+func (w *walker) part(p syntax.WordPart, depth int, quoted bool) (vals []string, unknown, fetch bool) {
+	switch p := p.(type) {
+	case *syntax.Lit:
+		if quoted {
+			return []string{unescapeQuoted(p.Value)}, false, false
+		}
+		return []string{unescape(p.Value)}, false, false
+	case *syntax.SglQuoted:
+		return []string{p.Value}, false, false
+	case *syntax.DblQuoted:
+		vals = []string{""}
+		for _, q := range p.Parts {
+			v, u, f := w.part(q, depth, true)
+			fetch = fetch || f
+			if u {
+				unknown = true
+				continue
+			}
+			vals = product(vals, v)
+		}
+		if len(vals) > maxValues {
+			unknown = true
+		}
+		return vals, unknown, fetch
+	case *syntax.ParamExp:
+		vals, unknown = w.param(p, depth)
+		return vals, unknown, false
+	case *syntax.CmdSubst:
+		w.fork().stmts(p.Stmts, depth)
+		return nil, true, false
+	case *syntax.ProcSubst:
+		sub := w.fork()
+		for _, st := range p.Stmts {
+			if s := sub.stmt(st, depth, nil); s.fetch {
+				fetch = true
+			}
+		}
+		return []string{"/dev/fd/63"}, false, fetch
+	case *syntax.ArithmExp:
+		w.substsIn(p, depth)
+		return nil, true, false
+	case *syntax.ExtGlob:
+		return []string{p.Op.String() + p.Pattern.Value + ")"}, false, false
+	}
+	w.substsIn(p, depth)
+	return nil, true, false
+}
+
+// param evaluates a parameter expansion.
+func (w *walker) param(p *syntax.ParamExp, depth int) ([]string, bool) {
+	if p.Exp != nil && p.Exp.Word != nil {
+		defer w.word(p.Exp.Word, depth) // its substitutions run either way
+	}
+	if p.Repl != nil {
+		w.word(p.Repl.Orig, depth)
+		w.word(p.Repl.With, depth)
+	}
+	if p.Param == nil || p.Excl || p.Length || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Names != 0 || p.NestedParam != nil {
+		return nil, true
+	}
+	own, known := w.lookup(p.Param.Value)
+	if p.Exp == nil {
+		return own, !known
+	}
+	alt := w.word(p.Exp.Word, depth)
+	switch p.Exp.Op {
+	case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull:
+		if !known || alt.unknown {
+			return nil, true
+		}
+		return append(append([]string(nil), own...), alt.vals...), false
+	case syntax.AlternateUnset, syntax.AlternateUnsetOrNull:
+		if alt.unknown {
+			return nil, true
+		}
+		return append([]string{""}, alt.vals...), false
+	case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
+		return own, !known
+	}
+	return nil, true
+}
+
+func (w *walker) lookup(name string) ([]string, bool) {
+	if v, ok := w.vars[name]; ok {
+		return v, v != nil
+	}
+	if v, ok := w.env.Vars[name]; ok {
+		return []string{v}, true
+	}
+	if name == "PWD" && w.cwd != "" {
+		return []string{w.cwd}, true
+	}
+	return nil, false
+}
+
+// unescape removes the backslashes of an unquoted literal.
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// unescapeQuoted removes the backslashes that escape inside double quotes.
+func unescapeQuoted(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1053,7 +1053,7 @@ func hostOf(s string) (string, bool) {
 			}
 			return rest, rest != ""
 		}
-		return u.Host, u.Host != ""
+		return u.Hostname(), u.Hostname() != ""
 	}
 	if k := strings.LastIndexByte(s, '@'); k >= 0 {
 		s = s[k+1:]

@@ -71,7 +71,10 @@ func (s *Set) addUses(a *analysis, c *veto.Call, uses []veto.PathUse) {
 	before := len(a.written)
 	for _, u := range uses {
 		p := pathArg{command: true, unknown: u.Unknown, removes: u.Removes}
-		if !u.Unknown {
+		if u.Dir == "" && !strings.HasPrefix(u.Path, "/") && !strings.HasPrefix(u.Path, "~") && !strings.HasPrefix(u.Path, "file:") {
+			p.unknown = true // relative to a directory veto lost track of
+		}
+		if !p.unknown {
 			p.path, p.err = toolpath.Resolve(u.Path, s.env(u.Dir))
 			if p.err != nil && !u.Write {
 				continue // a read veto cannot place: nothing to check it against
@@ -79,7 +82,7 @@ func (s *Set) addUses(a *analysis, c *veto.Call, uses []veto.PathUse) {
 		}
 		if u.Write {
 			a.written = append(a.written, p)
-		} else if !u.Unknown {
+		} else if !p.unknown {
 			a.read = append(a.read, p)
 		}
 	}

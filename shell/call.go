@@ -2,8 +2,8 @@ package shell
 
 import (
 	"path"
-	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -122,6 +122,8 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	}
 	seg := w.r.Segments
 	w.r.Segments++
+	defer func(prev int) { w.seg = prev }(w.seg)
+	w.seg = seg
 	if depth > w.env.MaxDepth {
 		w.finding("depth_exceeded", seg, "The command nests shells, evals or wrappers deeper than veto follows, so it cannot vouch for it.")
 		return stage{}
@@ -158,17 +160,24 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	return st
 }
 
-var pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*$`)
+// pythonName reports whether name is python, python3, python3.12, pypy3, ….
+func pythonName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "python")
+	if !ok {
+		rest, ok = strings.CutPrefix(name, "pypy")
+	}
+	return ok && strings.Trim(rest, "0123456789.") == ""
+}
 
 // handler returns the analysis of a program, or nil for programs veto
 // knows nothing about (they are recorded, and their arguments are not
 // judged as paths).
 func handler(name string) func(*walker, *cmd) stage {
-	if h, ok := handlers[name]; ok {
+	if h, ok := handlers()[name]; ok {
 		return h
 	}
 	switch {
-	case pythonName.MatchString(name):
+	case pythonName(name):
 		return interp("c")
 	case strings.HasPrefix(name, "mkfs"):
 		return destroyDisk
@@ -176,10 +185,20 @@ func handler(name string) func(*walker, *cmd) stage {
 	return nil
 }
 
-var handlers map[string]func(*walker, *cmd) stage
+// handlers is built on first use, not at package init: a process that
+// never analyses a command pays nothing for it.
+var (
+	handlersOnce  sync.Once
+	handlerByName map[string]func(*walker, *cmd) stage
+)
 
-func init() {
-	handlers = map[string]func(*walker, *cmd) stage{
+func handlers() map[string]func(*walker, *cmd) stage {
+	handlersOnce.Do(buildHandlers)
+	return handlerByName
+}
+
+func buildHandlers() {
+	handlers := map[string]func(*walker, *cmd) stage{
 		"sudo":     wrapSudo,
 		"doas":     wrapOpts(optSpec{val: "uC"}),
 		"env":      wrapEnv,
@@ -224,7 +243,6 @@ func init() {
 		"launchctl": runLaunchctl,
 
 		"cd": runCd, "pushd": runCd, "popd": runPopd,
-		"env-dump": nil,
 		"printenv": envDump, "set": runSet, "export": runSet, "compgen": runCompgen,
 
 		"echo": runEcho, "printf": runPrintf,
@@ -239,17 +257,17 @@ func init() {
 		"base64": runDecoder("d", "decode"), "base32": runDecoder("d", "decode"), "xxd": runDecoder("r", "revert"),
 		"uudecode": alwaysDecode, "openssl": runOpenssl,
 
-		"ln":      runLn,
-		"cp":      runCopy(false),
-		"mv":      runCopy(true),
-		"install": runInstall,
-		"tee":     writesAll(optSpec{}),
-		"touch":   writesAll(optSpec{val: "dtr", long: map[string]bool{"date": true, "reference": true}}),
-		"mkdir":   writesAll(optSpec{val: "m", long: map[string]bool{"mode": true}}),
-		"rmdir":   writesAll(optSpec{}),
+		"ln":       runLn,
+		"cp":       runCopy(false),
+		"mv":       runCopy(true),
+		"install":  runInstall,
+		"tee":      writesAll(optSpec{}),
+		"touch":    writesAll(optSpec{val: "dtr", long: map[string]bool{"date": true, "reference": true}}),
+		"mkdir":    writesAll(optSpec{val: "m", long: map[string]bool{"mode": true}}),
+		"rmdir":    writesAll(optSpec{}),
 		"truncate": writesAll(optSpec{val: "sr", long: map[string]bool{"size": true, "reference": true}}),
-		"mkfifo":  writesAll(optSpec{val: "m"}),
-		"vim": writesAll(optSpec{val: "cSTu"}), "vi": writesAll(optSpec{val: "cSTu"}), "nvim": writesAll(optSpec{val: "cSTu"}),
+		"mkfifo":   writesAll(optSpec{val: "m"}),
+		"vim":      writesAll(optSpec{val: "cSTu"}), "vi": writesAll(optSpec{val: "cSTu"}), "nvim": writesAll(optSpec{val: "cSTu"}),
 		"nano": writesAll(optSpec{}), "emacs": writesAll(optSpec{}), "ed": writesAll(optSpec{}),
 		"gzip": runCompress, "gunzip": runCompress, "bzip2": runCompress, "bunzip2": runCompress, "xz": runCompress,
 		"unxz": runCompress, "zstd": runCompress, "unzstd": runCompress,
@@ -260,7 +278,7 @@ func init() {
 		"zip":   runZip,
 		"unzip": runUnzip,
 
-		"grep": readsAfterPattern(optSpec{val: "efmABCdD", long: map[string]bool{"regexp": true, "file": true, "max-count": true, "after-context": true, "before-context": true, "context": true, "include": true, "exclude": true, "exclude-dir": true, "exclude-from": true, "label": true, "devices": true, "directories": true, "binary-files": true}}, "e", "f"),
+		"grep":  readsAfterPattern(optSpec{val: "efmABCdD", long: map[string]bool{"regexp": true, "file": true, "max-count": true, "after-context": true, "before-context": true, "context": true, "include": true, "exclude": true, "exclude-dir": true, "exclude-from": true, "label": true, "devices": true, "directories": true, "binary-files": true}}, "e", "f"),
 		"egrep": readsAfterPattern(optSpec{val: "efmABC"}, "e", "f"), "fgrep": readsAfterPattern(optSpec{val: "efmABC"}, "e", "f"),
 		"rg": readsAfterPattern(optSpec{val: "efgtTmABCjMrE", long: map[string]bool{"regexp": true, "file": true, "glob": true, "iglob": true, "type": true, "type-not": true, "type-add": true, "max-count": true, "after-context": true, "before-context": true, "context": true, "threads": true, "max-depth": true, "replace": true, "encoding": true, "engine": true, "sort": true, "sortr": true, "pre": true, "pre-glob": true, "max-columns": true, "max-filesize": true, "ignore-file": true, "path-separator": true, "color": true, "colors": true}}, "e", "f"),
 		"ag": readsAfterPattern(optSpec{val: "ABCGgm"}, "", ""), "ack": readsAfterPattern(optSpec{val: "ABCm"}, "", ""),
@@ -275,7 +293,7 @@ func init() {
 		"readlink", "realpath", "ls", "du", "tree"} {
 		handlers[r] = readsAll(optSpec{val: "ncCdfklsStwbIoe", long: map[string]bool{"lines": true, "bytes": true, "delimiter": true, "fields": true, "characters": true, "width": true}, numeric: true})
 	}
-	delete(handlers, "env-dump")
+	handlerByName = handlers
 }
 
 // stage of a program as a pipeline source.

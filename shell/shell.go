@@ -92,7 +92,6 @@ func Analyze(src string, env Env) *Report {
 	return r
 }
 
-
 // parse parses src; on an unterminated quote it returns the two recovered
 // readings.
 func parse(src string) (files []*syntax.File, recovered bool, err error) {

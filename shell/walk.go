@@ -18,6 +18,7 @@ type walker struct {
 	funcs  map[string]*syntax.Stmt
 	active map[string]bool // functions being expanded, against recursion
 	dirs   []string        // pushd's stack
+	seg    int             // the segment paths are recorded under
 
 	strict bool // recovered or remote input: a recursive forced removal is refused whatever its target
 	remote bool // the command runs on another machine: its paths are not ours
@@ -251,6 +252,7 @@ func (w *walker) redirect(rd *syntax.Redirect, depth int) {
 		}
 	}
 	write := rd.Op != syntax.RdrIn
+	w.seg = w.r.Segments // a redirection belongs to the command it precedes
 	w.access(x, write, false)
 }
 
@@ -277,7 +279,7 @@ func (w *walker) access(x word, write, removes bool) {
 	if w.remote {
 		return
 	}
-	seg := w.r.Segments
+	seg := w.seg
 	if x.unknown {
 		w.r.Files = append(w.r.Files, Access{Dir: w.cwd, Write: write, Unknown: true, Removes: removes, Segment: seg})
 		return

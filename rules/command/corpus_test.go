@@ -141,3 +141,16 @@ func TestCCSafetyNetCorpus(t *testing.T) {
 	}
 	_ = fmt.Sprint
 }
+
+// BenchmarkBashDecision is a whole decision for a typical Bash call:
+// analysis, every command rule, and the file rules on its paths.
+func BenchmarkBashDecision(b *testing.B) {
+	g, ws := gate(b)
+	src := `git add -A && git commit -m "fix: handle empty input" && go test ./... 2>&1 | tail`
+	b.ReportAllocs()
+	for b.Loop() {
+		if v := bash(g, ws, src); !v.Allowed {
+			b.Fatal(v.Reason)
+		}
+	}
+}

@@ -1,0 +1,1 @@
+set -euo pipefail; cd "$(git rev-parse --show-toplevel)" && go mod download && CGO_ENABLED=0 go build -o bin/app ./cmd/app && ./bin/app --version | tee build.log

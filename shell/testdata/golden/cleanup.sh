@@ -1,0 +1,1 @@
+docker ps -aq | xargs -r docker rm -f && rm -rf /tmp/build-cache && find . -name '*.pyc' -delete

@@ -1,0 +1,1 @@
+git fetch origin && git checkout -b feature/x origin/main && git add -A && git commit -m "wip: parser" && git push -u origin feature/x

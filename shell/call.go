@@ -253,6 +253,7 @@ func buildHandlers() {
 		"ssh": runSSH, "scp": runRemoteCopy, "rsync": runRemoteCopy,
 		"pip": runPip, "pip3": runPip, "uv": runPip,
 		"npm": runNpm, "pnpm": runNpm, "yarn": runNpm, "npx": runNpm,
+		"go": runGo,
 
 		"base64": runDecoder("d", "decode"), "base32": runDecoder("d", "decode"), "xxd": runDecoder("r", "revert"),
 		"uudecode": alwaysDecode, "openssl": runOpenssl,

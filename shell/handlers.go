@@ -1307,3 +1307,16 @@ func runNpm(w *walker, c *cmd) stage {
 	}
 	return stage{}
 }
+
+// runGo reads "go env -w NAME=value" for the proxies it sets.
+func runGo(w *walker, c *cmd) stage {
+	if len(c.args) < 3 || c.args[0].lit != "env" || c.args[1].lit != "-w" {
+		return stage{}
+	}
+	for _, a := range c.args[2:] {
+		if name, val, ok := strings.Cut(a.lit, "="); ok && !a.unknown {
+			w.envHosts(name, lit(val))
+		}
+	}
+	return stage{}
+}

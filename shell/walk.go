@@ -288,6 +288,9 @@ func (w *walker) access(x word, write, removes bool) {
 		if v == "" || harmless[v] || strings.HasPrefix(v, "/dev/fd/") || strings.HasPrefix(v, "/proc/self/fd/") {
 			continue
 		}
+		if !write && strings.HasPrefix(v, "/proc/") && strings.HasSuffix(v, "/environ") {
+			w.r.find(RuleEnvDump, "env_dump", seg, "The command reads a process's environment, which holds secrets.")
+		}
 		w.r.Files = append(w.r.Files, Access{Path: v, Dir: w.cwd, Write: write, Removes: removes, Segment: seg})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -165,6 +166,17 @@ func (p *Projection) State() RunState {
 func (p *Projection) KnownFile(path string) (FileFact, bool) {
 	f, ok := p.files[path]
 	return f, ok
+}
+
+// KnownFiles returns the paths the run has knowledge of, sorted. Like
+// KnownFile, it reads the current state under the store's lock.
+func (p *Projection) KnownFiles() []string {
+	out := make([]string, 0, len(p.files))
+	for f := range p.files {
+		out = append(out, f)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Skip records that stored bytes that could not be decoded hold the next

@@ -120,3 +120,9 @@ type PathUse struct {
 type PathExtractor interface {
 	Paths(ctx context.Context, in *Input) ([]PathUse, error)
 }
+
+// KnowledgeLister is Knowledge that can list every file it holds, for
+// rules that look at all of them (CEL's knowledge.files).
+type KnowledgeLister interface {
+	Files(ctx context.Context) ([]string, error)
+}

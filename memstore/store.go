@@ -58,6 +58,16 @@ type knowledge struct {
 	r *run
 }
 
+// Files implements veto.KnowledgeLister.
+func (k knowledge) Files(_ context.Context) ([]string, error) {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	if k.s.err != nil {
+		return nil, k.s.err
+	}
+	return k.r.proj.KnownFiles(), nil
+}
+
 func (k knowledge) File(_ context.Context, path string) (veto.FileFact, bool, error) {
 	k.s.mu.Lock()
 	defer k.s.mu.Unlock()

@@ -75,6 +75,9 @@ func New(cfg Config) (*Set, error) {
 	return s, nil
 }
 
+// RuleIDs are the ids of the command rules, in order.
+var RuleIDs = []string{"shell.analyzer", "shell.egress", "shell.env_dump", "exec.interpreter"}
+
 // Rules returns the command rules in the order they run.
 func (s *Set) Rules() []veto.Rule {
 	return []veto.Rule{&analyzer{s}, &egress{s}, &envDump{s}, &interpreter{s}}

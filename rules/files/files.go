@@ -41,6 +41,8 @@ type Config struct {
 	Manifest []string
 	// WriteScope, when not nil, is the patterns written paths must match.
 	WriteScope []string
+	// WriteScopes are further scopes: a written path must match each.
+	WriteScopes [][]string
 	// FoldCase compares paths without case, for filesystems that ignore it.
 	// The default follows the operating system (macOS and Windows fold).
 	FoldCase *bool
@@ -67,7 +69,7 @@ type Set struct {
 	credAnchors []string
 	manifest    map[string]bool // absolute entries; relative ones are joined to the workspace per call
 	manifestRel []string
-	scope       *patterns
+	scopes      []patterns
 	fold        bool
 	fs          toolpath.FS
 	lookupHome  func(string) (string, error)
@@ -180,12 +182,16 @@ func New(cfg Config) (*Set, error) {
 			}
 		}
 	}
+	scopes := cfg.WriteScopes
 	if cfg.WriteScope != nil {
-		sc, err := compilePatterns(cfg.WriteScope, s.home, s.fold, true)
+		scopes = append([][]string{cfg.WriteScope}, scopes...)
+	}
+	for _, list := range scopes {
+		sc, err := compilePatterns(list, s.home, s.fold, true)
 		if err != nil {
 			return nil, fmt.Errorf("files: write scope: %w", err)
 		}
-		s.scope = &sc
+		s.scopes = append(s.scopes, sc)
 	}
 	return s, nil
 }
@@ -209,6 +215,11 @@ func (s *Set) env(cwd string) toolpath.Env {
 	return toolpath.Env{Cwd: cwd, Home: s.home, LookupHome: s.lookupHome, FS: s.fs}
 }
 
+// RuleIDs are the ids of every file rule, in order, whether or not a
+// configuration turns it on.
+var RuleIDs = []string{"file.write_roots", "file.protected", "file.persistence", "file.credential", "file.stale",
+	"file.read_before_write", "file.manifest", "file.write_scope", "file.reference_exists"}
+
 // Rules returns the file rules in the order they run: for a write, write
 // roots → protected → persistence → credential → stale → read before
 // write, then manifest, write scope and reference checks; for a read, the
@@ -220,7 +231,7 @@ func (s *Set) Rules() []veto.Rule {
 	if s.manifest != nil {
 		rules = append(rules, &manifest{s})
 	}
-	if s.scope != nil {
+	if len(s.scopes) > 0 {
 		rules = append(rules, &writeScope{s})
 	}
 	return append(rules, &referenceExists{s})

@@ -61,8 +61,10 @@ func (r *writeScope) Check(ctx context.Context, in *veto.Input) (veto.Decision, 
 		if w.unknown {
 			continue
 		}
-		if _, ok := r.s.scope.match(w.path.Real, a.workspace); !ok {
-			return veto.Deny("outside_write_scope", w.what()+" names a file outside the declared write scope."), nil
+		for i := range r.s.scopes {
+			if _, ok := r.s.scopes[i].match(w.path.Real, a.workspace); !ok {
+				return veto.Deny("outside_write_scope", w.what()+" names a file outside the declared write scope."), nil
+			}
 		}
 	}
 	return veto.Allow(), nil

@@ -229,3 +229,10 @@ func (ps *patterns) anchors() []string {
 	}
 	return out
 }
+
+// CheckPattern reports what is wrong with a pattern, if anything, in the
+// language of the file rules' lists.
+func CheckPattern(p string) error {
+	_, err := compilePatterns([]string{p}, "/home", false, false)
+	return err
+}

@@ -1,0 +1,129 @@
+package policy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/probe"
+	"github.com/vetohq/veto/rules/command"
+	"github.com/vetohq/veto/rules/files"
+)
+
+// BuildOptions are what a gate needs besides its policy.
+type BuildOptions struct {
+	Store     veto.Store
+	Logger    *slog.Logger
+	Probe     veto.Probe        // nil: the live filesystem
+	Home      string            // "" : $HOME
+	Vars      map[string]string // the shell analyzer's variables; nil: HOME, TMPDIR, USER from the environment
+	LiveTools func(ctx context.Context) ([]string, error)
+	Now       func() time.Time
+}
+
+// Gate builds the gate the policy describes: the command rules, the file
+// rules and the user rules, in that order, less the built-in rules turned
+// off.
+func (p *Policy) Gate(o BuildOptions) (*veto.Gate, error) {
+	vars := o.Vars
+	if vars == nil && o.Home != "" {
+		vars = map[string]string{"HOME": o.Home, "TMPDIR": "/tmp"}
+	}
+	cmds, err := command.New(command.Config{Vars: vars, Interpreters: p.Interpreters, MaxDepth: p.MaxDepth, DefaultTimeout: p.DefaultTimeout})
+	if err != nil {
+		return nil, err
+	}
+	fileSet, err := files.New(files.Config{
+		Home:        o.Home,
+		TempDirs:    p.TempDirs,
+		ExtraRoots:  p.ExtraRoots,
+		Protected:   append(slices.Clone(files.DefaultProtected), p.Protected...),
+		Persistence: append(slices.Clone(files.DefaultPersistence), p.Persistence...),
+		Credentials: append(slices.Clone(files.DefaultCredentials), p.Credentials...),
+		Manifest:    p.Manifest,
+		WriteScopes: p.WriteScopes,
+		Extractors:  []veto.PathExtractor{cmds.Paths()},
+		Now:         o.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	var rules []veto.Rule
+	for _, r := range append(cmds.Rules(), fileSet.Rules()...) {
+		if _, off := p.Off[r.Info().ID]; !off {
+			rules = append(rules, r)
+		}
+	}
+	for _, u := range p.Rules {
+		rules = append(rules, u.Rule)
+	}
+	var patchers []veto.Patcher
+	if pt := cmds.Patcher(); pt != nil {
+		patchers = append(patchers, pt)
+	}
+	pr := o.Probe
+	if pr == nil {
+		pr = probe.Live{}
+	}
+	offer := p.Offer
+	return veto.NewGate(veto.Config{
+		Rules:       rules,
+		Resolvers:   []veto.Resolver{fileSet.Resolver()},
+		Offer:       &offer,
+		Tools:       p.Tools,
+		Patchers:    patchers,
+		Probe:       pr,
+		Learners:    []veto.Learner{fileSet.Learner()},
+		Store:       o.Store,
+		Logger:      o.Logger,
+		PolicyTools: p.ToolNames(),
+		LiveTools:   o.LiveTools,
+		PolicyRev:   p.Revision(),
+		Now:         o.Now,
+	})
+}
+
+// ToolNames are the tools the policy files name: the ones they describe
+// and the literal names in offer lists. The floor checks that the runtime
+// offers each.
+func (p *Policy) ToolNames() []string {
+	var out []string
+	add := func(n string) {
+		if n != "" && !strings.ContainsAny(n, "*?[") && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	for _, l := range p.Layers {
+		for name := range l.File.Tools {
+			add(name)
+		}
+		if l.File.Offer != nil {
+			for _, n := range l.File.Offer.Unavailable {
+				add(n)
+			}
+			for _, globs := range l.File.Offer.Actors {
+				for _, g := range globs {
+					add(g)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Revision identifies the policy: a hash of every file's place and bytes.
+func (p *Policy) Revision() string {
+	h := sha256.New()
+	for _, l := range p.Layers {
+		h.Write([]byte(l.Kind + "\x00" + l.Path + "\x00"))
+		h.Write(l.raw)
+		h.Write([]byte{0})
+	}
+	return "p-" + hex.EncodeToString(h.Sum(nil))[:12]
+}

@@ -1,0 +1,294 @@
+// Package celrule compiles veto's user rules, written in CEL, once, and
+// evaluates them per call with a cost budget, failing closed: an
+// evaluation error or an exhausted budget is an error, which the gate
+// turns into rule_failed. It is the only package that links cel-go.
+package celrule
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path"
+	"strings"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/policy"
+)
+
+// DefaultBudget is the cost a rule may spend on one call.
+const DefaultBudget = 100_000
+
+// Compiler compiles user rules in one CEL environment, built once.
+type Compiler struct {
+	env    *cel.Env
+	budget uint64
+}
+
+var _ policy.Compiler = (*Compiler)(nil)
+
+// Option changes a Compiler.
+type Option func(*options)
+
+type options struct {
+	budget uint64
+	extra  []cel.EnvOption
+}
+
+// Budget sets the cost a rule may spend on one call.
+func Budget(n uint64) Option { return func(o *options) { o.budget = n } }
+
+// Functions adds CEL functions, for programs that embed veto.
+func Functions(fns ...cel.EnvOption) Option { return func(o *options) { o.extra = append(o.extra, fns...) } }
+
+// New builds the environment: the variables a rule sees and veto's helper
+// functions.
+//
+// Variables: tool (string), args (map), actor (map: kind, id, agent), run
+// (map: ref, prior_turns, prior_calls, retries, fresh), target (map: kind,
+// id, known), history (list of maps: call_id, tool, outcome, target_kind,
+// target_id), history_complete (bool), knowledge (map: files, a list of
+// paths the run has read or written), workspace and cwd (strings).
+//
+// Functions: path.under(p, root) (both cleaned; true when p is root or
+// below it), glob(pattern, s) (path.Match, with ** for any number of
+// segments), host(url) (the host of a URL, lower-case, no port).
+func New(opts ...Option) (*Compiler, error) {
+	o := options{budget: DefaultBudget}
+	for _, f := range opts {
+		f(&o)
+	}
+	mapStrDyn := cel.MapType(cel.StringType, cel.DynType)
+	envOpts := []cel.EnvOption{
+		cel.Variable("tool", cel.StringType),
+		cel.Variable("args", mapStrDyn),
+		cel.Variable("actor", cel.MapType(cel.StringType, cel.StringType)),
+		cel.Variable("run", mapStrDyn),
+		cel.Variable("target", mapStrDyn),
+		cel.Variable("history", cel.ListType(mapStrDyn)),
+		cel.Variable("history_complete", cel.BoolType),
+		cel.Variable("knowledge", mapStrDyn),
+		cel.Variable("workspace", cel.StringType),
+		cel.Variable("cwd", cel.StringType),
+		cel.Function("path.under", cel.Overload("path_under_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
+			cel.BinaryBinding(func(a, b ref.Val) ref.Val {
+				p, root := path.Clean(a.(types.String).Value().(string)), path.Clean(b.(types.String).Value().(string))
+				return types.Bool(p == root || root == "/" && strings.HasPrefix(p, "/") || strings.HasPrefix(p, root+"/"))
+			}))),
+		cel.Function("glob", cel.Overload("glob_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
+			cel.BinaryBinding(func(a, b ref.Val) ref.Val {
+				return types.Bool(glob(a.(types.String).Value().(string), b.(types.String).Value().(string)))
+			}))),
+		cel.Function("host", cel.Overload("host_string", []*cel.Type{cel.StringType}, cel.StringType,
+			cel.UnaryBinding(func(a ref.Val) ref.Val {
+				return types.String(hostOf(a.(types.String).Value().(string)))
+			}))),
+	}
+	env, err := cel.NewEnv(append(envOpts, o.extra...)...)
+	if err != nil {
+		return nil, err
+	}
+	return &Compiler{env: env, budget: o.budget}, nil
+}
+
+// Compile type-checks the rule's deny expression, which must be a bool,
+// and returns the rule.
+func (c *Compiler) Compile(r policy.RuleSpec) (veto.Rule, error) {
+	ast, iss := c.env.Compile(r.Deny)
+	if iss != nil && iss.Err() != nil {
+		errs := iss.Errors()
+		if len(errs) > 0 {
+			e := errs[0]
+			return nil, &policy.CompileError{Line: e.Location.Line(), Col: e.Location.Column() + 1, Msg: "deny: " + e.Message}
+		}
+		return nil, &policy.CompileError{Line: 1, Col: 1, Msg: "deny: " + iss.Err().Error()}
+	}
+	if !ast.OutputType().IsExactType(cel.BoolType) {
+		return nil, &policy.CompileError{Line: 1, Col: 1, Msg: fmt.Sprintf("deny must be true or false, and this expression is %s", ast.OutputType())}
+	}
+	prg, err := c.env.Program(ast, cel.CostLimit(c.budget), cel.InterruptCheckFrequency(100))
+	if err != nil {
+		return nil, &policy.CompileError{Line: 1, Col: 1, Msg: "deny: " + err.Error()}
+	}
+	info := veto.RuleInfo{ID: r.ID, Risk: veto.RiskMapping{Default: veto.RiskMedium}}
+	if r.Risk != "" {
+		info.Risk.Default, _ = veto.ParseRisk(r.Risk)
+	}
+	for _, n := range r.Needs {
+		switch n {
+		case "complete_history":
+			info.Needs.CompleteHistory = true
+		case "known_target":
+			info.Needs.KnownTarget = true
+		}
+	}
+	rule := &Rule{info: info, prg: prg, reason: r.Reason, message: r.Message, expr: r.Deny}
+	if r.Match != nil {
+		rule.tool, rule.actor = r.Match.Tool, r.Match.Actor
+	}
+	rule.usesHistory = strings.Contains(r.Deny, "history")
+	rule.usesKnowledge = strings.Contains(r.Deny, "knowledge")
+	return rule, nil
+}
+
+// Rule is a compiled user rule.
+type Rule struct {
+	info                       veto.RuleInfo
+	prg                        cel.Program
+	reason, message, expr      string
+	tool, actor                string
+	usesHistory, usesKnowledge bool
+}
+
+// Info implements veto.Rule.
+func (r *Rule) Info() veto.RuleInfo { return r.info }
+
+// ErrNotBool is the error of an expression that did not yield true or
+// false at run time.
+var ErrNotBool = errors.New("celrule: the deny expression did not yield true or false")
+
+// Check implements veto.Rule: a true deny expression denies.
+func (r *Rule) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	if r.tool != "" && !glob(r.tool, in.Call.Tool) {
+		return veto.Allow(), nil
+	}
+	if r.actor != "" && !glob(r.actor, in.Call.Actor.Kind+":"+in.Call.Actor.ID) {
+		return veto.Allow(), nil
+	}
+	vars, err := r.vars(ctx, in)
+	if err != nil {
+		return veto.Decision{}, err
+	}
+	out, _, err := r.prg.ContextEval(ctx, vars)
+	if err != nil {
+		return veto.Decision{}, fmt.Errorf("celrule %s: %w", r.info.ID, err)
+	}
+	b, ok := out.Value().(bool)
+	if !ok {
+		return veto.Decision{}, ErrNotBool
+	}
+	if b {
+		msg := r.message
+		if msg == "" {
+			msg = "Rule " + r.info.ID + " refused this call."
+		}
+		return veto.Deny(r.reason, msg), nil
+	}
+	return veto.Allow(), nil
+}
+
+type argsKey struct{}
+
+// vars builds what a rule sees. The arguments are converted once per
+// decision for every CEL rule; history and knowledge only for rules that
+// read them.
+func (r *Rule) vars(ctx context.Context, in *veto.Input) (map[string]any, error) {
+	c := in.Call
+	args := in.Memo(argsKey{}, func() any { return celValue(c.Args) })
+	if args == nil {
+		args = map[string]any{}
+	}
+	v := map[string]any{
+		"tool":  c.Tool,
+		"args":  args,
+		"actor": map[string]string{"kind": c.Actor.Kind, "id": c.Actor.ID, "agent": c.Actor.Agent},
+		"run": map[string]any{"ref": c.Run.Ref, "prior_turns": int64(c.Run.PriorTurns), "prior_calls": int64(c.Run.PriorCalls),
+			"retries": int64(c.Run.Retries), "fresh": c.Run.Fresh},
+		"target":           map[string]any{"kind": in.Target.Kind, "id": in.Target.ID, "known": in.Target.Known()},
+		"history":          []map[string]any{},
+		"history_complete": in.History.Complete(),
+		"knowledge":        map[string]any{"files": []string{}},
+		"workspace":        c.Workspace,
+		"cwd":              c.Cwd,
+	}
+	if r.usesHistory {
+		h := make([]map[string]any, 0, in.History.Len())
+		for _, o := range in.History.All() {
+			h = append(h, map[string]any{"call_id": o.CallID, "tool": o.Tool, "outcome": string(o.Outcome),
+				"target_kind": o.Target.Kind, "target_id": o.Target.ID})
+		}
+		v["history"] = h
+	}
+	if r.usesKnowledge {
+		if l, ok := in.Knowledge.(veto.KnowledgeLister); ok {
+			files, err := l.Files(ctx)
+			if err != nil {
+				return nil, err
+			}
+			v["knowledge"] = map[string]any{"files": files}
+		}
+	}
+	return v, nil
+}
+
+// celValue converts decoded JSON to what CEL compares: json.Number to an
+// int or a float.
+func celValue(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if i, err := v.Int64(); err == nil {
+			return i
+		}
+		f, _ := v.Float64()
+		return f
+	case int:
+		return int64(v)
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = celValue(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(v))
+		for i, e := range v {
+			s[i] = celValue(e)
+		}
+		return s
+	}
+	return v
+}
+
+// glob matches s against pattern: path.Match within segments, ** for any
+// number of them.
+func glob(pattern, s string) bool {
+	if !strings.Contains(pattern, "**") {
+		ok, _ := path.Match(pattern, s)
+		return ok
+	}
+	return globSegs(strings.Split(pattern, "/"), strings.Split(s, "/"))
+}
+
+func globSegs(p, s []string) bool {
+	for len(p) > 0 {
+		if p[0] == "**" {
+			for i := 0; i <= len(s); i++ {
+				if globSegs(p[1:], s[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(s) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(p[0], s[0]); !ok {
+			return false
+		}
+		p, s = p[1:], s[1:]
+	}
+	return len(s) == 0
+}
+
+func hostOf(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return strings.TrimRight(strings.ToLower(u.Hostname()), ".")
+}

@@ -1,0 +1,289 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"reflect"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Problem is one thing wrong with a policy file, at a place in it.
+type Problem struct {
+	File      string
+	Line, Col int // 0 when the problem is the whole file
+	Msg       string
+}
+
+func (p Problem) String() string {
+	if p.Line == 0 {
+		return p.File + ": " + p.Msg
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Msg)
+}
+
+// Problems is every problem found; as an error it lists them one a line.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// Layer is one policy file in its place in the order.
+type Layer struct {
+	Kind string // builtin, user, project, flag, managed
+	Path string
+	File File
+	doc  *yaml.Node
+	raw  []byte
+}
+
+// Layer kinds, in order of precedence.
+const (
+	KindBuiltin = "builtin"
+	KindUser    = "user"
+	KindProject = "project"
+	KindFlag    = "flag"
+	KindManaged = "managed"
+)
+
+// ReadFile reads one policy file. A file that does not exist is
+// (nil, nil) when optional.
+func ReadFile(kind, path string, optional bool) (*Layer, error) {
+	b, err := os.ReadFile(path)
+	if optional && errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, Problems{{File: path, Msg: "cannot read the policy file: " + errText(err)}}
+	}
+	return Parse(kind, path, b)
+}
+
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Parse reads a policy file's bytes, strictly.
+func Parse(kind, path string, b []byte) (*Layer, error) {
+	l := &Layer{Kind: kind, Path: path, raw: b}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return l, nil // an empty file says nothing
+		}
+		return nil, Problems{yamlProblem(path, err)}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, Problems{{File: path, Line: extra.Line, Col: extra.Column, Msg: "a policy file holds one YAML document; this is a second"}}
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	l.doc = root
+	var probs Problems
+	checkNode(root, reflect.TypeOf(File{}), "", path, &probs)
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	if err := root.Decode(&l.File); err != nil {
+		return nil, Problems{yamlProblem(path, err)}
+	}
+	if l.File.Version != 0 && l.File.Version != 1 {
+		n := find(root, "version")
+		return nil, Problems{at(path, n, fmt.Sprintf("version %d is not known; this veto reads version 1", l.File.Version))}
+	}
+	return l, nil
+}
+
+// yamlProblem turns a YAML syntax error into a Problem with its line.
+func yamlProblem(path string, err error) Problem {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	line := 0
+	if strings.HasPrefix(msg, "line ") {
+		if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
+			msg = strings.TrimSpace(msg[strings.IndexByte(msg, ':')+1:])
+		}
+	}
+	return Problem{File: path, Line: line, Col: 1, Msg: "not valid YAML: " + msg}
+}
+
+func at(path string, n *yaml.Node, msg string) Problem {
+	if n == nil {
+		return Problem{File: path, Msg: msg}
+	}
+	return Problem{File: path, Line: n.Line, Col: n.Column, Msg: msg}
+}
+
+var durationType = reflect.TypeOf(Duration(0))
+
+// checkNode checks n against the Go type t: known keys, no duplicates,
+// the right kind of node and scalar. where names the place, as
+// "files.protected[2]".
+func checkNode(n *yaml.Node, t reflect.Type, where, path string, probs *Problems) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
+	}
+	name := where
+	if name == "" {
+		name = "the policy"
+	}
+	switch {
+	case t == durationType:
+		if n.Kind != yaml.ScalarNode {
+			*probs = append(*probs, at(path, n, name+": want a duration such as 90s or 2m"))
+			return
+		}
+		if d, err := time.ParseDuration(n.Value); err != nil || d < 0 {
+			*probs = append(*probs, at(path, n, name+": want a duration such as 90s or 2m"))
+		}
+	case t.Kind() == reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			*probs = append(*probs, at(path, n, name+": want a mapping of keys"))
+			return
+		}
+		fields := map[string]reflect.StructField{}
+		var known []string
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+			if tag != "" && tag != "-" {
+				fields[tag] = f
+				known = append(known, tag)
+			}
+		}
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			key := k.Value
+			if seen[key] {
+				*probs = append(*probs, at(path, k, fmt.Sprintf("%s: the key %q appears twice", name, key)))
+				continue
+			}
+			seen[key] = true
+			f, ok := fields[key]
+			if !ok {
+				*probs = append(*probs, at(path, k, fmt.Sprintf("%s: unknown key %q; known keys are %s", name, key, strings.Join(known, ", "))))
+				continue
+			}
+			checkNode(v, f.Type, join(where, key), path, probs)
+		}
+	case t.Kind() == reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			*probs = append(*probs, at(path, n, name+": want a mapping"))
+			return
+		}
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if seen[k.Value] {
+				*probs = append(*probs, at(path, k, fmt.Sprintf("%s: the key %q appears twice", name, k.Value)))
+				continue
+			}
+			seen[k.Value] = true
+			if k.Kind != yaml.ScalarNode || k.Value == "" {
+				*probs = append(*probs, at(path, k, name+": keys must be non-empty text"))
+				continue
+			}
+			checkNode(v, t.Elem(), join(where, k.Value), path, probs)
+		}
+	case t.Kind() == reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			*probs = append(*probs, at(path, n, name+": want a list"))
+			return
+		}
+		for i, v := range n.Content {
+			checkNode(v, t.Elem(), fmt.Sprintf("%s[%d]", where, i), path, probs)
+		}
+	case t.Kind() == reflect.String:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+			*probs = append(*probs, at(path, n, name+": want text (quote it if it looks like a number or true/false)"))
+		}
+	case t.Kind() == reflect.Int:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+			*probs = append(*probs, at(path, n, name+": want a whole number"))
+		}
+	case t.Kind() == reflect.Bool:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+			*probs = append(*probs, at(path, n, name+": want true or false"))
+		}
+	}
+}
+
+func join(where, key string) string {
+	if where == "" {
+		return key
+	}
+	return where + "." + key
+}
+
+// find returns the node at a path of keys (string) and indexes (int), or
+// nil.
+func find(n *yaml.Node, path ...any) *yaml.Node {
+	for _, p := range path {
+		if n == nil {
+			return nil
+		}
+		if n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		switch p := p.(type) {
+		case string:
+			var next *yaml.Node
+			if n.Kind == yaml.MappingNode {
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					if n.Content[i].Value == p {
+						next = n.Content[i+1]
+					}
+				}
+			}
+			n = next
+		case int:
+			if n.Kind != yaml.SequenceNode || p >= len(n.Content) {
+				return nil
+			}
+			n = n.Content[p]
+		}
+	}
+	return n
+}
+
+// UnmarshalYAML reads "90s".
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes "1m30s".
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }

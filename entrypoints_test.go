@@ -91,7 +91,7 @@ func TestEveryEntryPointUsesTheOneDecision(t *testing.T) {
 	for fn, want := range map[string][]string{
 		"evaluate": {"decide"},
 		"runRules": {"evaluate"},
-		"decide":   {"Decide", "resumed"},
+		"decide":   {"Decide", "Explain", "resumed"},
 		"resumed":  {"ResumeApproval", "ResumeInput"},
 	} {
 		got := callers[fn]

@@ -70,8 +70,9 @@ type Gate struct {
 }
 
 type ruleEntry struct {
-	rule Rule
-	info RuleInfo
+	rule   Rule
+	info   RuleInfo
+	scoped Scoped // nil: the rule applies to every call
 }
 
 // maxAttempts bounds how often a decision is retried when another writer
@@ -124,7 +125,8 @@ func NewGate(cfg Config) (*Gate, error) {
 			return nil, fmt.Errorf("veto: duplicate rule id %q", info.ID)
 		}
 		seen[info.ID] = true
-		g.rules = append(g.rules, ruleEntry{rule: r, info: info})
+		sc, _ := r.(Scoped)
+		g.rules = append(g.rules, ruleEntry{rule: r, info: info, scoped: sc})
 	}
 	for i := range cfg.Tools {
 		d := cfg.Tools[i]
@@ -301,6 +303,8 @@ type decideOpts struct {
 	stage   Stage  // the entry point's own refusal, checked right after bounds
 	reason  string // empty: none
 	message string
+
+	explain *Explanation // explain: record every rule's outcome, and record no event
 }
 
 // decide is the one decision function. Every entry point calls it.
@@ -330,6 +334,9 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 		if v.Allowed && ctx.Err() != nil {
 			v = g.deny(c, StageRecord, "", ReasonCancelled, RiskMedium, "the decision ran out of time, so the call is refused.")
 			evs[len(evs)-1] = g.decisionEvent(&v, c)
+		}
+		if opts != nil && opts.explain != nil {
+			return v // a dry run: nothing is recorded
 		}
 		g.stamp(v.Run, base, c.Time, evs)
 		err := g.store.Append(ctx, v.Run, base, evs)
@@ -426,6 +433,9 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	rin.Target = target
 
 	// 5. Rules, in order; the first denial wins.
+	if opts != nil && opts.explain != nil {
+		g.explainRules(ctx, rin, opts.explain)
+	}
 	if i, d, outcome := g.runRules(ctx, rin); outcome != ruleAllowed {
 		r := &g.rules[i]
 		var v Verdict
@@ -684,6 +694,9 @@ func (g *Gate) runRules(ctx context.Context, in *Input) (i int, d Decision, outc
 	}()
 	for i = range g.rules {
 		r := &g.rules[i]
+		if r.scoped != nil && !r.scoped.AppliesTo(in.Call) {
+			continue
+		}
 		if r.info.Needs.CompleteHistory && !in.History.complete {
 			return i, Decision{}, ruleNeedsHistory
 		}
@@ -699,6 +712,75 @@ func (g *Gate) runRules(ctx context.Context, in *Input) (i int, d Decision, outc
 		}
 	}
 	return 0, Decision{}, ruleAllowed
+}
+
+// Explanation is a decision laid open: the verdict, what it was decided
+// on, and every rule's outcome in order, including those after the one
+// that decided.
+type Explanation struct {
+	Verdict         Verdict
+	Target          Target
+	HistoryLen      int
+	HistoryComplete bool
+	Rules           []RuleStep
+}
+
+// RuleStep is one rule's outcome in an explanation.
+type RuleStep struct {
+	Rule    string `json:"rule"`
+	Outcome string `json:"outcome"` // allow, deny, failed, needs_complete_history, needs_known_target, not_applicable, not_reached
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Explain decides c without recording it, and explains the decision. It is
+// the one decision function in a dry run.
+func (g *Gate) Explain(ctx context.Context, c *Call) Explanation {
+	e := &Explanation{}
+	e.Verdict = g.decide(ctx, c, &decideOpts{explain: e})
+	if e.Rules == nil {
+		for i := range g.rules {
+			e.Rules = append(e.Rules, RuleStep{Rule: g.rules[i].info.ID, Outcome: "not_reached"})
+		}
+	}
+	return *e
+}
+
+// explainRules runs every rule for an explanation, each on its own.
+func (g *Gate) explainRules(ctx context.Context, in *Input, e *Explanation) {
+	e.Target, e.HistoryLen, e.HistoryComplete = in.Target, in.History.Len(), in.History.Complete()
+	e.Rules = nil
+	for i := range g.rules {
+		r := &g.rules[i]
+		step := RuleStep{Rule: r.info.ID}
+		switch {
+		case r.scoped != nil && !r.scoped.AppliesTo(in.Call):
+			step.Outcome = "not_applicable"
+		case r.info.Needs.CompleteHistory && !in.History.complete:
+			step.Outcome = "needs_complete_history"
+		case r.info.Needs.KnownTarget && !in.Target.Known():
+			step.Outcome = "needs_known_target"
+		default:
+			d, err := checkOne(ctx, r.rule, in)
+			switch {
+			case err != nil || (d.deny && !ValidID(d.reason)):
+				step.Outcome = "failed"
+			case d.deny:
+				step.Outcome, step.Reason = "deny", d.reason
+			default:
+				step.Outcome = "allow"
+			}
+		}
+		e.Rules = append(e.Rules, step)
+	}
+}
+
+func checkOne(ctx context.Context, r Rule, in *Input) (d Decision, err error) {
+	defer func() {
+		if recover() != nil {
+			err = errors.New("rule panicked")
+		}
+	}()
+	return r.Check(ctx, in)
 }
 
 func (g *Gate) patch(ctx context.Context, in *Input) (args map[string]any, changed, failed bool) {

@@ -1023,3 +1023,30 @@ func TestConcurrentAppendRedecidesOnNewHistory(t *testing.T) {
 		t.Fatalf("history %+v", h)
 	}
 }
+
+func TestExplainShowsEveryRuleAndRecordsNothing(t *testing.T) {
+	c3 := allowRule("c3")
+	f := newFixture(t, veto.Config{Rules: []veto.Rule{allowRule("a1"), denyRule("b2", "no_b"), c3,
+		needsRule("d4", veto.Needs{KnownTarget: true})}})
+	c := call("Read", nil)
+	e := f.g.Explain(ctx, c)
+	wantVerdict(t, e.Verdict, false, veto.StageRule, "b2", "no_b")
+	var got []string
+	for _, s := range e.Rules {
+		got = append(got, s.Rule+"="+s.Outcome)
+	}
+	if want := []string{"a1=allow", "b2=deny", "c3=allow", "d4=needs_known_target"}; !slices.Equal(got, want) {
+		t.Fatalf("steps %v, want %v", got, want)
+	}
+	if !e.HistoryComplete || e.HistoryLen != 0 {
+		t.Fatalf("history facts %+v", e)
+	}
+	if evs := f.events(t, c.Run.Ref); len(evs) != 0 {
+		t.Fatalf("explain recorded %d events", len(evs))
+	}
+	// A call refused before the rules shows them not reached.
+	e = f.g.Explain(ctx, &veto.Call{Tool: strings.Repeat("x", 300)})
+	if e.Verdict.Reason != veto.ReasonBoundsExceeded || e.Rules[0].Outcome != "not_reached" {
+		t.Fatalf("%+v", e)
+	}
+}

@@ -13,6 +13,13 @@ type Rule interface {
 	Check(ctx context.Context, in *Input) (Decision, error)
 }
 
+// Scoped is a rule that applies only to some calls. The gate asks it
+// first: for a call it does not apply to, neither its needs nor its check
+// count, as if it were not there.
+type Scoped interface {
+	AppliesTo(c *Call) bool
+}
+
 // RuleInfo is what a rule declares about itself.
 type RuleInfo struct {
 	ID    string // [a-z][a-z0-9_.-]*, at most 64 ASCII characters, unique in a gate

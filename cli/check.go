@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/vetohq/veto"
@@ -23,7 +24,8 @@ import (
 //go:embed examples/calls.jsonl
 var examples embed.FS
 
-const checkDescription = `Decide one tool call and print the verdict as JSON.
+const checkDescription = `Decide one tool call and print the verdict as JSON, under the policy files that apply
+to the call's working directory (see veto policy show).
 
 The call is read as one JSON object on stdin:
 
@@ -41,9 +43,10 @@ incomplete. Exit status: 0 allow, 1 deny, 2 bad input (the message names the fie
 With --example, decide the bundled example calls instead and print a table.`
 
 func runCheck(ctx context.Context, e *env, args []string) int {
-	fs := newFlags(e, "check", "[--example] [--log-level LEVEL] < call.json", checkDescription)
+	fs := newFlags(e, "check", "[--example] [--policy FILE] [--log-level LEVEL] < call.json", checkDescription)
 	example := fs.Bool("example", false, "decide the bundled example calls and print a table")
 	level := fs.String("log-level", "off", "log decisions to stderr as JSON at this level: off, debug, info, warn, error")
+	policyFile := fs.String("policy", "", "a policy file applied after the user's and the project's")
 	if code, done := parse(e, fs, args); done {
 		return code
 	}
@@ -56,24 +59,26 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto check:", err)
 		return ExitUsage
 	}
-	g, err := newGate(log)
+	if *example {
+		g, err := newGate(log)
+		if err != nil {
+			fmt.Fprintln(e.stderr, "veto check: cannot build the gate:", err)
+			return ExitDeny
+		}
+		return checkExamples(ctx, e, g)
+	}
+	c, code := readCall(e, "veto check")
+	if code != 0 {
+		return code
+	}
+	p, err := loadPolicy(c.Cwd, c.Workspace, *policyFile)
+	if err != nil {
+		return policyRefusal(e, &c, err)
+	}
+	g, err := gateFor(p, log)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto check: cannot build the gate:", err)
 		return ExitDeny
-	}
-	if *example {
-		return checkExamples(ctx, e, g)
-	}
-	limits := veto.DefaultLimits
-	b, err := io.ReadAll(io.LimitReader(e.stdin, int64(veto.MaxCallJSON(limits))+1))
-	if err != nil {
-		fmt.Fprintln(e.stderr, "veto check: cannot read stdin:", err)
-		return ExitUsage
-	}
-	c, err := veto.DecodeCall(b, limits)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "veto check:", err)
-		return ExitUsage
 	}
 	v := g.Decide(ctx, &c)
 	if err := writeJSON(e.stdout, v); err != nil {
@@ -83,6 +88,28 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 		return ExitAllow
 	}
 	return ExitDeny
+}
+
+// readCall reads one call in veto's JSON form from stdin; a non-zero code
+// means it could not, and the message was written.
+func readCall(e *env, who string) (veto.Call, int) {
+	limits := veto.DefaultLimits
+	b, err := io.ReadAll(io.LimitReader(e.stdin, int64(veto.MaxCallJSON(limits))+1))
+	if err != nil {
+		fmt.Fprintln(e.stderr, who+": cannot read stdin:", err)
+		return veto.Call{}, ExitUsage
+	}
+	c, err := veto.DecodeCall(b, limits)
+	if err != nil {
+		fmt.Fprintln(e.stderr, who+":", err)
+		return veto.Call{}, ExitUsage
+	}
+	return c, 0
+}
+
+// absDir returns dir as an absolute path.
+func absDir(dir string) (string, error) {
+	return filepath.Abs(dir)
 }
 
 // newGate builds the gate of veto's embedded default policy: the known

@@ -36,6 +36,10 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"check", "decide one call read as JSON on stdin", runCheck},
+		{"explain", "explain the decision on one call, rule by rule", runExplain},
+		{"policy", "show the effective policy, the default, or the schema", runPolicy},
+		{"validate", "compile the policy files and report every problem", runValidate},
+		{"test", "run policy test cases", runTest},
 		{"version", "print veto's version", runVersion},
 	}
 }

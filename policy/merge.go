@@ -448,3 +448,18 @@ func defaultTempDirs() []string {
 	}
 	return append(out, "/tmp", "/var/tmp")
 }
+
+// Show lists the effective policy, a line per part, each with the file
+// (and line and column) it came from; the built-in lists are summed up.
+func (p *Policy) Show() []string {
+	out := []string{
+		fmt.Sprintf("files.protected: %d built-in pattern(s)", len(files.DefaultProtected)),
+		fmt.Sprintf("files.persistence: %d built-in pattern(s)", len(files.DefaultPersistence)),
+		fmt.Sprintf("files.credentials: %d built-in pattern(s)", len(files.DefaultCredentials)),
+		"tools: the built-in descriptors (Claude Code, mcp__filesystem__*, mcp__git__*, mcp__fetch__fetch)",
+	}
+	for _, o := range p.origins {
+		out = append(out, fmt.Sprintf("%s: %s    # %s", o.key, o.value, o.where))
+	}
+	return out
+}

@@ -16,9 +16,11 @@ import (
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/ext"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/toolpath"
 )
 
 // DefaultBudget is the cost a rule may spend on one call.
@@ -44,7 +46,9 @@ type options struct {
 func Budget(n uint64) Option { return func(o *options) { o.budget = n } }
 
 // Functions adds CEL functions, for programs that embed veto.
-func Functions(fns ...cel.EnvOption) Option { return func(o *options) { o.extra = append(o.extra, fns...) } }
+func Functions(fns ...cel.EnvOption) Option {
+	return func(o *options) { o.extra = append(o.extra, fns...) }
+}
 
 // New builds the environment: the variables a rule sees and veto's helper
 // functions.
@@ -55,7 +59,8 @@ func Functions(fns ...cel.EnvOption) Option { return func(o *options) { o.extra 
 // target_id), history_complete (bool), knowledge (map: files, a list of
 // paths the run has read or written), workspace and cwd (strings).
 //
-// Functions: path.under(p, root) (both cleaned; true when p is root or
+// Functions: CEL's standard ones and its strings extension (lowerAscii,
+// split, replace, …), and path.under(p, root) (both cleaned; true when p is root or
 // below it), glob(pattern, s) (path.Match, with ** for any number of
 // segments), host(url) (the host of a URL, lower-case, no port).
 func New(opts ...Option) (*Compiler, error) {
@@ -89,6 +94,7 @@ func New(opts ...Option) (*Compiler, error) {
 				return types.String(hostOf(a.(types.String).Value().(string)))
 			}))),
 	}
+	envOpts = append(envOpts, ext.Strings())
 	env, err := cel.NewEnv(append(envOpts, o.extra...)...)
 	if err != nil {
 		return nil, err
@@ -152,12 +158,17 @@ func (r *Rule) Info() veto.RuleInfo { return r.info }
 // false at run time.
 var ErrNotBool = errors.New("celrule: the deny expression did not yield true or false")
 
+// AppliesTo implements veto.Scoped: the rule's match.
+func (r *Rule) AppliesTo(c *veto.Call) bool {
+	if r.tool != "" && !glob(r.tool, c.Tool) {
+		return false
+	}
+	return r.actor == "" || glob(r.actor, c.Actor.Kind+":"+c.Actor.ID)
+}
+
 // Check implements veto.Rule: a true deny expression denies.
 func (r *Rule) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
-	if r.tool != "" && !glob(r.tool, in.Call.Tool) {
-		return veto.Allow(), nil
-	}
-	if r.actor != "" && !glob(r.actor, in.Call.Actor.Kind+":"+in.Call.Actor.ID) {
+	if !r.AppliesTo(in.Call) {
 		return veto.Allow(), nil
 	}
 	vars, err := r.vars(ctx, in)
@@ -183,6 +194,7 @@ func (r *Rule) Check(ctx context.Context, in *veto.Input) (veto.Decision, error)
 }
 
 type argsKey struct{}
+type workspaceKey struct{}
 
 // vars builds what a rule sees. The arguments are converted once per
 // decision for every CEL rule; history and knowledge only for rules that
@@ -203,7 +215,7 @@ func (r *Rule) vars(ctx context.Context, in *veto.Input) (map[string]any, error)
 		"history":          []map[string]any{},
 		"history_complete": in.History.Complete(),
 		"knowledge":        map[string]any{"files": []string{}},
-		"workspace":        c.Workspace,
+		"workspace":        in.Memo(workspaceKey{}, func() any { return workspaceOf(c) }),
 		"cwd":              c.Cwd,
 	}
 	if r.usesHistory {
@@ -291,4 +303,22 @@ func hostOf(s string) string {
 		return ""
 	}
 	return strings.TrimRight(strings.ToLower(u.Hostname()), ".")
+}
+
+// workspaceOf is the call's workspace as the file rules see it: the
+// directory the client reports, else the git top level of the cwd, else
+// the cwd; "" when there is no cwd.
+func workspaceOf(c *veto.Call) string {
+	cwd := c.Cwd
+	if cwd == "" {
+		cwd = c.Workspace
+	}
+	if cwd == "" {
+		return ""
+	}
+	ws, err := toolpath.Workspace(c.Workspace, toolpath.LiveEnv(cwd))
+	if err != nil {
+		return ""
+	}
+	return ws
 }

@@ -22,8 +22,11 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
-	if p.Line == 0 {
+	switch {
+	case p.Line == 0:
 		return p.File + ": " + p.Msg
+	case p.Col == 0:
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
 	}
 	return fmt.Sprintf("%s:%d:%d: %s", p.File, p.Line, p.Col, p.Msg)
 }
@@ -126,7 +129,7 @@ func yamlProblem(path string, err error) Problem {
 			msg = strings.TrimSpace(msg[strings.IndexByte(msg, ':')+1:])
 		}
 	}
-	return Problem{File: path, Line: line, Col: 1, Msg: "not valid YAML: " + msg}
+	return Problem{File: path, Line: line, Msg: "not valid YAML: " + msg}
 }
 
 func at(path string, n *yaml.Node, msg string) Problem {

@@ -382,7 +382,7 @@ func Merge(layers []*Layer, compiler Compiler) (*Policy, error) {
 				n := find(l.doc, "rules", i, "deny")
 				prob := at(l.Path, n, fmt.Sprintf("rule %s: %v", r.ID, err))
 				if ce, ok := err.(*CompileError); ok && n != nil {
-					prob.Line, prob.Col = exprPos(n, ce.Line, ce.Col)
+					prob.Line, prob.Col = exprPos(n, l.raw, ce.Line, ce.Col)
 					prob.Msg = fmt.Sprintf("rule %s: %s", r.ID, ce.Msg)
 				}
 				probs = append(probs, prob)
@@ -399,11 +399,16 @@ func Merge(layers []*Layer, compiler Compiler) (*Policy, error) {
 }
 
 // exprPos maps a position inside an expression to the file: a plain or
-// quoted scalar starts at its node; a block scalar (| or >) on the line
-// after its indicator.
-func exprPos(n *yaml.Node, line, col int) (int, int) {
+// quoted scalar starts at its node; a block scalar (| or >) on the lines
+// after its indicator, at their indentation.
+func exprPos(n *yaml.Node, raw []byte, line, col int) (int, int) {
 	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
-		return n.Line + line, n.Column + col - 1
+		lines := strings.Split(string(raw), "\n")
+		indent := 0
+		if i := n.Line; i < len(lines) { // the first content line, 0-based index = node line
+			indent = len(lines[i]) - len(strings.TrimLeft(lines[i], " "))
+		}
+		return n.Line + line, indent + col
 	}
 	if line > 1 {
 		return n.Line + line - 1, col

@@ -17,6 +17,7 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
+	"cel.dev/cel-go/interpreter"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/policy"
@@ -110,7 +111,13 @@ func (c *Compiler) Compile(r policy.RuleSpec) (veto.Rule, error) {
 		errs := iss.Errors()
 		if len(errs) > 0 {
 			e := errs[0]
-			return nil, &policy.CompileError{Line: e.Location.Line(), Col: e.Location.Column() + 1, Msg: "deny: " + e.Message}
+			msg := e.Message
+			if strings.Contains(msg, "mismatched input '<EOF>'") {
+				msg = "the expression ends too early: an operand or a closing bracket is missing"
+			} else if strings.HasPrefix(msg, "Syntax error: ") {
+				msg = "syntax error: " + strings.TrimPrefix(msg, "Syntax error: ")
+			}
+			return nil, &policy.CompileError{Line: e.Location.Line(), Col: e.Location.Column() + 1, Msg: "deny: " + msg}
 		}
 		return nil, &policy.CompileError{Line: 1, Col: 1, Msg: "deny: " + iss.Err().Error()}
 	}
@@ -137,18 +144,15 @@ func (c *Compiler) Compile(r policy.RuleSpec) (veto.Rule, error) {
 	if r.Match != nil {
 		rule.tool, rule.actor = r.Match.Tool, r.Match.Actor
 	}
-	rule.usesHistory = strings.Contains(r.Deny, "history")
-	rule.usesKnowledge = strings.Contains(r.Deny, "knowledge")
 	return rule, nil
 }
 
 // Rule is a compiled user rule.
 type Rule struct {
-	info                       veto.RuleInfo
-	prg                        cel.Program
-	reason, message, expr      string
-	tool, actor                string
-	usesHistory, usesKnowledge bool
+	info                  veto.RuleInfo
+	prg                   cel.Program
+	reason, message, expr string
+	tool, actor           string
 }
 
 // Info implements veto.Rule.
@@ -171,11 +175,11 @@ func (r *Rule) Check(ctx context.Context, in *veto.Input) (veto.Decision, error)
 	if !r.AppliesTo(in.Call) {
 		return veto.Allow(), nil
 	}
-	vars, err := r.vars(ctx, in)
-	if err != nil {
-		return veto.Decision{}, err
+	act := in.Memo(activationKey{}, func() any { return &activation{ctx: ctx, in: in, vals: map[string]any{}} }).(*activation)
+	out, _, err := r.prg.ContextEval(ctx, act)
+	if act.err != nil {
+		return veto.Decision{}, act.err
 	}
-	out, _, err := r.prg.ContextEval(ctx, vars)
 	if err != nil {
 		return veto.Decision{}, fmt.Errorf("celrule %s: %w", r.info.ID, err)
 	}
@@ -193,49 +197,69 @@ func (r *Rule) Check(ctx context.Context, in *veto.Input) (veto.Decision, error)
 	return veto.Allow(), nil
 }
 
-type argsKey struct{}
-type workspaceKey struct{}
+type activationKey struct{}
 
-// vars builds what a rule sees. The arguments are converted once per
-// decision for every CEL rule; history and knowledge only for rules that
-// read them.
-func (r *Rule) vars(ctx context.Context, in *veto.Input) (map[string]any, error) {
-	c := in.Call
-	args := in.Memo(argsKey{}, func() any { return celValue(c.Args) })
-	if args == nil {
-		args = map[string]any{}
+// activation is what every CEL rule of one decision sees: each variable
+// is built the first time a rule reads it, once for all of them.
+type activation struct {
+	ctx  context.Context
+	in   *veto.Input
+	vals map[string]any
+	err  error
+}
+
+func (a *activation) Parent() interpreter.Activation { return nil }
+
+func (a *activation) ResolveName(name string) (any, bool) {
+	if v, ok := a.vals[name]; ok {
+		return v, true
 	}
-	v := map[string]any{
-		"tool":  c.Tool,
-		"args":  args,
-		"actor": map[string]string{"kind": c.Actor.Kind, "id": c.Actor.ID, "agent": c.Actor.Agent},
-		"run": map[string]any{"ref": c.Run.Ref, "prior_turns": int64(c.Run.PriorTurns), "prior_calls": int64(c.Run.PriorCalls),
-			"retries": int64(c.Run.Retries), "fresh": c.Run.Fresh},
-		"target":           map[string]any{"kind": in.Target.Kind, "id": in.Target.ID, "known": in.Target.Known()},
-		"history":          []map[string]any{},
-		"history_complete": in.History.Complete(),
-		"knowledge":        map[string]any{"files": []string{}},
-		"workspace":        in.Memo(workspaceKey{}, func() any { return workspaceOf(c) }),
-		"cwd":              c.Cwd,
-	}
-	if r.usesHistory {
-		h := make([]map[string]any, 0, in.History.Len())
-		for _, o := range in.History.All() {
+	c := a.in.Call
+	var v any
+	switch name {
+	case "tool":
+		v = c.Tool
+	case "args":
+		args := celValue(c.Args)
+		if args == nil {
+			args = map[string]any{}
+		}
+		v = args
+	case "actor":
+		v = map[string]string{"kind": c.Actor.Kind, "id": c.Actor.ID, "agent": c.Actor.Agent}
+	case "run":
+		v = map[string]any{"ref": c.Run.Ref, "prior_turns": int64(c.Run.PriorTurns), "prior_calls": int64(c.Run.PriorCalls),
+			"retries": int64(c.Run.Retries), "fresh": c.Run.Fresh}
+	case "target":
+		v = map[string]any{"kind": a.in.Target.Kind, "id": a.in.Target.ID, "known": a.in.Target.Known()}
+	case "history":
+		h := make([]map[string]any, 0, a.in.History.Len())
+		for _, o := range a.in.History.All() {
 			h = append(h, map[string]any{"call_id": o.CallID, "tool": o.Tool, "outcome": string(o.Outcome),
 				"target_kind": o.Target.Kind, "target_id": o.Target.ID})
 		}
-		v["history"] = h
-	}
-	if r.usesKnowledge {
-		if l, ok := in.Knowledge.(veto.KnowledgeLister); ok {
-			files, err := l.Files(ctx)
-			if err != nil {
-				return nil, err
+		v = h
+	case "history_complete":
+		v = a.in.History.Complete()
+	case "knowledge":
+		files := []string{}
+		if l, ok := a.in.Knowledge.(veto.KnowledgeLister); ok {
+			var err error
+			if files, err = l.Files(a.ctx); err != nil {
+				a.err = err
+				return nil, false
 			}
-			v["knowledge"] = map[string]any{"files": files}
 		}
+		v = map[string]any{"files": files}
+	case "workspace":
+		v = workspaceOf(c)
+	case "cwd":
+		v = c.Cwd
+	default:
+		return nil, false
 	}
-	return v, nil
+	a.vals[name] = v
+	return v, true
 }
 
 // celValue converts decoded JSON to what CEL compares: json.Number to an

@@ -1,0 +1,203 @@
+package policy_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/memstore"
+	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/celrule"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func compiler(t testing.TB) policy.Compiler {
+	t.Helper()
+	c, err := celrule.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestBrokenPolicyMessages holds the problems reported for broken policy
+// files to golden files: each names the file, line and column and says
+// what is wrong in a sentence. Run with -update to rewrite.
+func TestBrokenPolicyMessages(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/broken/*.yaml")
+	if err != nil || len(inputs) < 10 {
+		t.Fatalf("inputs: %v %v", inputs, err)
+	}
+	for _, in := range inputs {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			_, err := policy.Load(policy.LoadOptions{FlagPath: in, Compiler: compiler(t)})
+			if err == nil {
+				t.Fatal("a broken policy loaded")
+			}
+			got := err.Error() + "\n"
+			golden := strings.TrimSuffix(in, ".yaml") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if got != string(want) {
+				t.Fatalf("problems:\n%s\nwant:\n%s", got, want)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
+				if !strings.HasPrefix(line, in+":") {
+					t.Errorf("a problem does not name the file: %q", line)
+				}
+			}
+		})
+	}
+}
+
+func write(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Later files narrow: they add, and never take away.
+func TestLayersOnlyNarrow(t *testing.T) {
+	dir := t.TempDir()
+	user := write(t, dir, "user.yaml", `
+builtin:
+  off: [file.stale]
+files:
+  extra_roots: [/srv/scratch, /opt/cache]
+shell:
+  interpreters: [bash, python3, node]
+offer:
+  actors: {"agent:*": [Read, Grep, Bash]}
+`)
+	project := write(t, dir, "project.yaml", `
+files:
+  extra_roots: [/opt/cache, /etc]
+  credentials: ["*.secret"]
+shell:
+  interpreters: [bash, ruby]
+offer:
+  unavailable: [WebSearch]
+  actors: {"agent:*": [Read, WebFetch]}
+`)
+	managed := write(t, dir, "managed.yaml", `
+shell:
+  max_depth: 2
+rules:
+  - id: org.no-prod
+    deny: 'tool == "Bash" && args.command.contains("prod")'
+    reason: production
+`)
+	p, err := policy.Load(policy.LoadOptions{UserPath: user, ProjectPath: project, ManagedPath: managed, Compiler: compiler(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, off := p.Off["file.stale"]; !off {
+		t.Error("the user's file could not turn a rule off")
+	}
+	if !slices.Equal(p.ExtraRoots, []string{"/opt/cache"}) {
+		t.Errorf("extra roots %v: the project may only remove roots", p.ExtraRoots)
+	}
+	if !slices.Equal(p.Interpreters, []string{"bash"}) {
+		t.Errorf("interpreters %v: the project may only shorten the list", p.Interpreters)
+	}
+	if !slices.Contains(p.Credentials, "*.secret") || !slices.Contains(p.Offer.Unavailable, "WebSearch") {
+		t.Error("the project could not add denials")
+	}
+	if !slices.Equal(p.Offer.Actors["agent:*"], []string{"Read"}) {
+		t.Errorf("actor tools %v", p.Offer.Actors["agent:*"])
+	}
+	if p.MaxDepth != 2 || len(p.Rules) != 1 {
+		t.Errorf("managed settings: depth %d, rules %d", p.MaxDepth, len(p.Rules))
+	}
+
+	// A project cannot turn a rule off, nor redescribe a tool.
+	bad := write(t, dir, "bad.yaml", "builtin:\n  off: [file.credential]\ntools:\n  Bash:\n    params: {command: content}\n")
+	_, err = policy.Load(policy.LoadOptions{ProjectPath: bad, Compiler: compiler(t)})
+	if err == nil || !strings.Contains(err.Error(), "only the user's policy may turn a built-in rule off") ||
+		!strings.Contains(err.Error(), "cannot change a tool's description") {
+		t.Fatalf("a project weakened the policy: %v", err)
+	}
+	// A rule id may not repeat across files.
+	dup := write(t, dir, "dup.yaml", "rules:\n  - id: org.no-prod\n    deny: 'false'\n    reason: x\n")
+	if _, err := policy.Load(policy.LoadOptions{ProjectPath: dup, ManagedPath: managed, Compiler: compiler(t)}); err == nil ||
+		!strings.Contains(err.Error(), "already the id of a rule") {
+		t.Fatalf("a duplicate rule id across files: %v", err)
+	}
+}
+
+func TestDefaultYAMLIsTheDefault(t *testing.T) {
+	l, err := policy.Parse(policy.KindUser, "default.yaml", []byte(policy.DefaultYAML()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Merge([]*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}, l}, compiler(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := policy.Merge([]*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1, _ := p.Gate(policy.BuildOptions{Store: memstore.New()})
+	g2, _ := base.Gate(policy.BuildOptions{Store: memstore.New()})
+	for _, c := range []veto.Call{
+		{Tool: "Read", Args: map[string]any{"file_path": "~/.ssh/id_rsa"}, Cwd: "/tmp/x"},
+		{Tool: "Write", Args: map[string]any{"file_path": "/etc/x", "content": "y"}, Cwd: "/tmp/x"},
+		{Tool: "Bash", Args: map[string]any{"command": "git reset --hard"}, Cwd: "/tmp/x"},
+		{Tool: "Bash", Args: map[string]any{"command": "ls"}, Cwd: "/tmp/x"},
+	} {
+		a, b := c, c
+		v1, v2 := g1.Decide(context.Background(), &a), g2.Decide(context.Background(), &b)
+		if v1.Allowed != v2.Allowed || v1.Rule != v2.Rule || v1.Reason != v2.Reason {
+			t.Errorf("%s: the default file decides %s/%s, the built-in %s/%s", c.Tool, v1.Rule, v1.Reason, v2.Rule, v2.Reason)
+		}
+	}
+}
+
+// TestSchemaIsCurrent fails when docs/veto.schema.json is not what the Go
+// types generate; veto policy schema > docs/veto.schema.json updates it.
+func TestSchemaIsCurrent(t *testing.T) {
+	want, err := os.ReadFile("../docs/veto.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(policy.Schema()) != string(want) {
+		t.Fatal("docs/veto.schema.json is stale: run go run ./cmd/veto policy schema > docs/veto.schema.json")
+	}
+}
+
+// TestPolicyDoesNotLinkCEL pins the shape that keeps a per-call process
+// from paying for CEL: package policy must not import cel-go; only
+// policy/celrule does.
+func TestPolicyDoesNotLinkCEL(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "cel.dev/") || strings.HasPrefix(dep, "google.golang.org/protobuf") {
+			t.Fatalf("package policy links %s", dep)
+		}
+	}
+}

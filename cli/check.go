@@ -14,11 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/memstore"
-	"github.com/vetohq/veto/probe"
-	commandrules "github.com/vetohq/veto/rules/command"
-	"github.com/vetohq/veto/rules/files"
-	"github.com/vetohq/veto/tools"
+	"github.com/vetohq/veto/policy"
 )
 
 //go:embed examples/calls.jsonl
@@ -112,30 +108,14 @@ func absDir(dir string) (string, error) {
 	return filepath.Abs(dir)
 }
 
-// newGate builds the gate of veto's embedded default policy: the known
-// tools' descriptors, the command rules and the file rules with their
-// defaults.
+// newGate builds the gate of veto's embedded default policy alone: no
+// policy file applies.
 func newGate(log *slog.Logger) (*veto.Gate, error) {
-	descs := tools.Defaults()
-	commandRules, err := commandrules.New(commandrules.Config{})
+	p, err := policy.Merge([]*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}}, nil)
 	if err != nil {
 		return nil, err
 	}
-	fileRules, err := files.New(files.Config{Extractors: []veto.PathExtractor{commandRules.Paths()}})
-	if err != nil {
-		return nil, err
-	}
-	return veto.NewGate(veto.Config{
-		Tools:     descs,
-		Rules:     append(commandRules.Rules(), fileRules.Rules()...),
-		Resolvers: []veto.Resolver{fileRules.Resolver()},
-		Learners:  []veto.Learner{fileRules.Learner()},
-		Probe:     probe.Live{},
-		Store:     memstore.New(),
-		Offer:     &veto.Offer{},
-		Logger:    log,
-		PolicyRev: "builtin",
-	})
+	return gateFor(p, log)
 }
 
 type example struct {

@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -26,6 +27,12 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			// Only the policy files a script makes apply.
+			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
+			env.Setenv("VETO_MANAGED_POLICY", env.WorkDir+"/no-managed-policy.yaml")
+			return nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"expand": func(ts *testscript.TestScript, neg bool, args []string) {
 				if neg || len(args) != 2 {
@@ -36,4 +43,17 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestPolicyCases runs the repository's policy test cases, as CI's
+// "veto test testdata/policies" does.
+func TestPolicyCases(t *testing.T) {
+	var out, errOut strings.Builder
+	code := cli.Main(context.Background(), []string{"test", "../testdata/policies"}, strings.NewReader(""), &out, &errOut)
+	if code != cli.ExitAllow {
+		t.Fatalf("veto test: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), " 0 failed") {
+		t.Fatalf("unexpected output: %s", out.String())
+	}
 }

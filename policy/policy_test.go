@@ -201,3 +201,43 @@ func TestPolicyDoesNotLinkCEL(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: a policy file never panics the loader, loads the same way
+// twice, and every problem names the file.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(policy.DefaultYAML()))
+	for _, in := range []string{"version: 1\n", "files:\n  protected: [a]\n", "rules:\n  - id: x\n    deny: 'true'\n    reason: y\n",
+		"tools:\n  a:\n    params: {p: path}\n", "{", "- a\n- b\n", "shell: {max_depth: -1}\n", "offer:\n  actors: {'*': [Read]}\n"} {
+		f.Add([]byte(in))
+	}
+	c := compiler(f)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		load := func() (*policy.Policy, error) {
+			l, err := policy.Parse(policy.KindFlag, "fuzz.yaml", b)
+			if err != nil {
+				return nil, err
+			}
+			return policy.Merge([]*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}, l}, c)
+		}
+		p1, err1 := load()
+		p2, err2 := load()
+		if (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
+			t.Fatalf("two loads differ: %v / %v", err1, err2)
+		}
+		if err1 != nil {
+			ps, ok := err1.(policy.Problems)
+			if !ok || len(ps) == 0 {
+				t.Fatalf("error %T is not Problems", err1)
+			}
+			for _, p := range ps {
+				if p.File != "fuzz.yaml" && !strings.HasPrefix(p.File, "fuzz.yaml") {
+					t.Fatalf("problem without the file: %+v", p)
+				}
+			}
+			return
+		}
+		if p1.Revision() != p2.Revision() {
+			t.Fatal("revision differs")
+		}
+	})
+}

@@ -1,6 +1,8 @@
 package veto
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,6 +67,17 @@ type Event struct {
 	// successful call taught the run (knowledge).
 	Fact  *FileFact  `json:"fact,omitempty"`
 	Files []FileFact `json:"files,omitempty"`
+
+	// Prev is the hash of the run's previous event (ChainHash of its stored
+	// form); the first event's is empty. A store sets it on append.
+	Prev string `json:"prev,omitempty"`
+}
+
+// ChainHash is the hash an event's successor carries as Prev: hex SHA-256
+// of the event's stored form.
+func ChainHash(stored []byte) string {
+	sum := sha256.Sum256(stored)
+	return hex.EncodeToString(sum[:])
 }
 
 // DecodeEvent parses a stored event. It refuses anything it cannot vouch
@@ -207,12 +220,9 @@ func (p *Projection) Apply(e Event) {
 			return
 		}
 		p.started, p.startComplete = true, *e.Complete
-	case EventAllowed:
-		p.observe(e, Pending)
-	case EventDenied, EventToolDenied:
-		p.observe(e, Denied)
-	case EventObserved:
-		p.observe(e, e.Outcome)
+	case EventAllowed, EventDenied, EventToolDenied, EventObserved:
+		o, _ := ObservedOutcome(e)
+		p.observe(e, o)
 		for _, f := range e.Files {
 			if p.files == nil {
 				p.files = map[string]FileFact{}
@@ -223,6 +233,21 @@ func (p *Projection) Apply(e Event) {
 	if !p.started {
 		p.damaged = true // events of a run that never started prove nothing
 	}
+}
+
+// ObservedOutcome is the outcome an event gives its call in the history:
+// pending for an allowed call, denied for a refused one, the reported
+// outcome for an observation. ok is false for events that observe nothing.
+func ObservedOutcome(e Event) (o Outcome, ok bool) {
+	switch e.Kind {
+	case EventAllowed:
+		return Pending, true
+	case EventDenied, EventToolDenied:
+		return Denied, true
+	case EventObserved:
+		return e.Outcome, true
+	}
+	return "", false
 }
 
 func (p *Projection) observe(e Event, o Outcome) {

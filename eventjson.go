@@ -79,6 +79,7 @@ func EncodeEvent(e Event) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
+	b = appendField(b, "prev", e.Prev, false)
 	return append(b, '}'), nil
 }
 

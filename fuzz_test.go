@@ -121,7 +121,7 @@ func FuzzEventCodec(f *testing.F) {
 			Rule: ruleID, Reason: "r", Risk: veto.Risk(risk % 5), Target: veto.Target{Kind: kind, ID: id},
 			PolicyRev: id, Patched: complete, Complete: &complete, Awaiting: veto.AwaitApproval,
 			Fact:  &veto.FileFact{Path: id, Exists: complete, Dir: !complete, Size: sec, ModTime: time.Unix(sec%(1<<33), 0).UTC(), Hash: run},
-			Files: []veto.FileFact{{Path: tool, Exists: true, Size: -sec}, {Path: callID}}}
+			Files: []veto.FileFact{{Path: tool, Exists: true, Size: -sec}, {Path: callID}}, Prev: ruleID}
 		b, err := veto.EncodeEvent(e)
 		if err != nil {
 			t.Fatal(err)

@@ -1,6 +1,10 @@
 package veto
 
-import "iter"
+import (
+	"errors"
+	"iter"
+	"sync"
+)
 
 // chunkSize is how many observations share one block of a History's
 // storage. A snapshot costs one pointer per block; changing an outcome
@@ -16,6 +20,46 @@ type History struct {
 	chunks   []*chunk
 	n        int
 	complete bool
+	lazy     *lazyObs // set: the observations are loaded on first read
+}
+
+// lazyObs loads a history's observations once, on first read.
+type lazyObs struct {
+	once sync.Once
+	load func() ([]Observation, error)
+	h    History
+	err  error
+}
+
+// ErrHistoryUnavailable is the panic value of reading a lazily loaded
+// history whose load failed; the gate turns it into rule_failed for the
+// rule that read it.
+var ErrHistoryUnavailable = errors.New("veto: the run's history could not be loaded")
+
+// LazyHistory returns a history of n observations that load reads the
+// first time any is read: a durable store's decision costs no more for a
+// long run than for a short one unless a rule reads the observations.
+func LazyHistory(n int, complete bool, load func() ([]Observation, error)) History {
+	return History{n: n, complete: complete, lazy: &lazyObs{load: load}}
+}
+
+func (h History) loaded() History {
+	if h.lazy == nil {
+		return h
+	}
+	l := h.lazy
+	l.once.Do(func() {
+		obs, err := l.load()
+		if err != nil || len(obs) < h.n {
+			l.err = ErrHistoryUnavailable
+			return
+		}
+		l.h = NewHistory(obs[:h.n], h.complete)
+	})
+	if l.err != nil {
+		panic(l.err)
+	}
+	return l.h
 }
 
 // NewHistory returns a history of a copy of obs.
@@ -39,11 +83,15 @@ func (h History) At(i int) Observation {
 	if i < 0 || i >= h.n {
 		panic("veto: History.At index out of range")
 	}
+	h = h.loaded()
 	return h.chunks[i/chunkSize][i%chunkSize]
 }
 
 // All yields the observations in execution order.
 func (h History) All() iter.Seq2[int, Observation] {
+	if h.n > 0 {
+		h = h.loaded()
+	}
 	return func(yield func(int, Observation) bool) {
 		for i := 0; i < h.n; i++ {
 			if !yield(i, h.chunks[i/chunkSize][i%chunkSize]) {

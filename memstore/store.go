@@ -6,7 +6,10 @@ package memstore
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/vetohq/veto"
 )
@@ -19,11 +22,17 @@ type Store struct {
 }
 
 type run struct {
-	log  [][]byte
-	proj *veto.Projection
+	log        [][]byte
+	proj       *veto.Projection
+	last       string // chain hash of the last event
+	anchorSeq  uint64 // the first event's sequence number after pruning (0: 1)
+	anchorPrev string
 }
 
-var _ veto.Store = (*Store)(nil)
+var (
+	_ veto.Store = (*Store)(nil)
+	_ veto.Log   = (*Store)(nil)
+)
 
 // New returns an empty store.
 func New() *Store { return &Store{runs: map[string]*run{}} }
@@ -80,14 +89,6 @@ func (k knowledge) File(_ context.Context, path string) (veto.FileFact, bool, er
 
 // Append implements veto.Store.
 func (s *Store) Append(_ context.Context, name string, next uint64, events []veto.Event) error {
-	raws := make([][]byte, len(events))
-	for i, e := range events {
-		b, err := veto.EncodeEvent(e)
-		if err != nil {
-			return err
-		}
-		raws[i] = b
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -97,7 +98,18 @@ func (s *Store) Append(_ context.Context, name string, next uint64, events []vet
 	if r.proj.Next() != next {
 		return veto.ErrConflict
 	}
+	raws := make([][]byte, len(events))
+	last := r.last
+	for i, e := range events {
+		e.Prev = last
+		b, err := veto.EncodeEvent(e)
+		if err != nil {
+			return err
+		}
+		raws[i], last = b, veto.ChainHash(b)
+	}
 	r.log = append(r.log, raws...)
+	r.last = last
 	for _, e := range events {
 		r.proj.Apply(e)
 	}
@@ -112,6 +124,7 @@ func (s *Store) AppendRaw(name string, b []byte) {
 	r := s.get(name)
 	b = append([]byte(nil), b...)
 	r.log = append(r.log, b)
+	r.last = veto.ChainHash(b)
 	e, err := veto.DecodeEvent(b)
 	if err != nil {
 		r.proj.Skip()
@@ -160,4 +173,125 @@ func (s *Store) Fail(err error) {
 	s.mu.Lock()
 	s.err = err
 	s.mu.Unlock()
+}
+
+// Runs implements veto.Log.
+func (s *Store) Runs(_ context.Context) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return nil, s.err
+	}
+	out := make([]string, 0, len(s.runs))
+	for k, r := range s.runs {
+		if len(r.log) > 0 || r.proj.Next() > 1 {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+type logged struct {
+	run string
+	e   veto.Event
+	b   []byte
+}
+
+// Scan implements veto.Log.
+func (s *Store) Scan(_ context.Context, q veto.LogQuery, fn func(run string, seq uint64, stored []byte) error) error {
+	s.mu.Lock()
+	if s.err != nil {
+		s.mu.Unlock()
+		return s.err
+	}
+	var all []logged
+	for name, r := range s.runs {
+		if q.Run != "" && name != q.Run {
+			continue
+		}
+		for _, b := range r.log {
+			e, err := veto.DecodeEvent(b)
+			if err != nil {
+				continue
+			}
+			all = append(all, logged{name, e, b})
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(all, func(a, b logged) int {
+		if c := a.e.Time.Compare(b.e.Time); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.run, b.run); c != 0 {
+			return c
+		}
+		return int(a.e.Seq) - int(b.e.Seq)
+	})
+	for _, l := range all {
+		t := l.e.Time.UnixNano()
+		if !q.Since.IsZero() && l.e.Time.Before(q.Since) {
+			continue
+		}
+		if len(q.Kinds) > 0 && !slices.Contains(q.Kinds, l.e.Kind) {
+			continue
+		}
+		if q.AfterTime != 0 || q.AfterRun != "" {
+			after := t > q.AfterTime || t == q.AfterTime && (l.run > q.AfterRun || l.run == q.AfterRun && l.e.Seq > q.AfterSeq)
+			if !after {
+				continue
+			}
+		}
+		if err := fn(l.run, l.e.Seq, l.b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Chain implements veto.Log.
+func (s *Store) Chain(_ context.Context, name string) (uint64, string, [][]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return 0, "", nil, s.err
+	}
+	r := s.runs[name]
+	if r == nil {
+		return 1, "", nil, nil
+	}
+	first := r.anchorSeq
+	if first == 0 {
+		first = 1
+	}
+	return first, r.anchorPrev, append([][]byte(nil), r.log...), nil
+}
+
+// Prune implements veto.Log.
+func (s *Store) Prune(_ context.Context, before time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return 0, s.err
+	}
+	total := 0
+	for _, r := range s.runs {
+		keep := 0
+		for keep < len(r.log) {
+			e, err := veto.DecodeEvent(r.log[keep])
+			if err != nil || !e.Time.Before(before) {
+				break
+			}
+			keep++
+		}
+		if keep == 0 {
+			continue
+		}
+		last := r.log[keep-1]
+		e, _ := veto.DecodeEvent(last)
+		r.anchorSeq, r.anchorPrev = e.Seq+1, veto.ChainHash(last)
+		r.log = append([][]byte(nil), r.log[keep:]...)
+		total += keep
+	}
+	return total, nil
 }

@@ -1,0 +1,57 @@
+// Package postgres is veto's shared store: many veto processes on many
+// machines append to one PostgreSQL database. A writer locks its run's row
+// for one transaction; two writers never both get a sequence number (the
+// events' primary key is (run, seq)), and the loser is told to decide
+// again.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // the driver
+
+	"github.com/vetohq/veto/sqlstore"
+)
+
+var dialect = sqlstore.Dialect{
+	Name:        "postgres",
+	Migrations:  []string{sqlstore.Schema("BYTEA", "BIGINT", "BOOLEAN")},
+	Placeholder: func(i int) string { return fmt.Sprintf("$%d", i) },
+	LockRun: func(ctx context.Context, tx *sql.Tx, q func(string) string, run string) error {
+		if _, err := tx.ExecContext(ctx, q(`INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns)
+			VALUES (?, 1, false, false, false, '', 0, 1, '', 0) ON CONFLICT (run) DO NOTHING`), run); err != nil {
+			return err
+		}
+		var one int
+		return tx.QueryRowContext(ctx, q(`SELECT 1 FROM veto_runs WHERE run = ? FOR UPDATE`), run).Scan(&one)
+	},
+	Conflict: func(err error) bool {
+		var pe *pgconn.PgError
+		// unique_violation, serialization_failure, deadlock_detected
+		return errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "40001" || pe.Code == "40P01")
+	},
+}
+
+// Open connects to the database at dsn (postgres://user@host:port/db) and
+// applies the schema when missing.
+func Open(ctx context.Context, dsn string) (*sqlstore.Store, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", sqlstore.ErrUnavailable, err)
+	}
+	db.SetMaxOpenConns(8)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w: %v", sqlstore.ErrUnavailable, err)
+	}
+	s, err := sqlstore.New(ctx, db, dialect)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}

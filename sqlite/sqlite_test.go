@@ -1,0 +1,93 @@
+package sqlite_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/storetest"
+)
+
+var ctx = context.Background()
+
+func TestMain(m *testing.M) {
+	storetest.ChildMain(func() (veto.Store, error) { return sqlite.Open(ctx, os.Getenv("VETO_STORETEST_PATH"), sqlite.Options{}) })
+	os.Exit(m.Run())
+}
+
+func open(t testing.TB, path string) *sqlstore.Store {
+	t.Helper()
+	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	paths := map[storetest.Store]string{}
+	storetest.Run(t, storetest.Harness{
+		Open: func(t testing.TB) storetest.Store {
+			p := filepath.Join(t.TempDir(), "state", "veto.db")
+			s := open(t, p)
+			paths[s] = p
+			return s
+		},
+		Reopen: func(t testing.TB, s storetest.Store) storetest.Store {
+			r := open(t, paths[s])
+			paths[r] = paths[s]
+			return r
+		},
+		Raw: func(t testing.TB, s storetest.Store, run string, seq uint64, b []byte) {
+			if err := s.(*sqlstore.Store).InsertRaw(ctx, run, seq, b); err != nil {
+				t.Fatal(err)
+			}
+		},
+		ChildEnv: func(t testing.TB, s storetest.Store) []string {
+			return []string{"VETO_STORETEST_PATH=" + paths[s]}
+		},
+	})
+}
+
+func TestFileIsPrivate(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "state", "veto.db")
+	open(t, p)
+	for path, want := range map[string]os.FileMode{p: 0o600, filepath.Dir(p): 0o700} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want %v", path, fi.Mode().Perm(), want)
+		}
+	}
+}
+
+// A corrupt database file denies every call: state_unavailable.
+func TestCorruptFileDenies(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "veto.db")
+	if err := os.WriteFile(p, []byte(strings.Repeat("not a database ", 500)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sqlite.Open(ctx, p, sqlite.Options{})
+	if err == nil {
+		g, gerr := veto.NewGate(veto.Config{Store: s})
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		v := g.Decide(ctx, &veto.Call{Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}})
+		if v.Allowed || v.Reason != veto.ReasonStateUnavailable {
+			t.Fatalf("a corrupt store decided %+v", v)
+		}
+		return
+	}
+	if !strings.Contains(err.Error(), "state unavailable") {
+		t.Fatalf("error %v", err)
+	}
+}

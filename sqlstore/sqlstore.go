@@ -1,0 +1,621 @@
+// Package sqlstore is the part of veto's durable stores that SQLite and
+// PostgreSQL share: the tables, the atomic append with the expected
+// sequence number, the per-run projections (history, knowledge) kept so a
+// decision never scans the log, the hash chain, and the log queries.
+// Packages sqlite and postgres open the database and supply the dialect.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vetohq/veto"
+)
+
+// Dialect is what differs between databases.
+type Dialect struct {
+	Name string
+	// Migrations are applied in order; the store records how many ran.
+	Migrations []string
+	// Placeholder returns the i-th (1-based) parameter marker.
+	Placeholder func(i int) string
+	// LockRun takes the run's write lock inside tx (PostgreSQL: a row
+	// lock; SQLite: nothing, the transaction holds the database's).
+	LockRun func(ctx context.Context, tx *sql.Tx, q func(string) string, run string) error
+	// Conflict reports errors that mean another writer won: a unique
+	// violation or a serialization failure.
+	Conflict func(err error) bool
+}
+
+// Store is a veto.Store and veto.Log on a SQL database.
+type Store struct {
+	db *sql.DB
+	d  Dialect
+}
+
+var (
+	_ veto.Store = (*Store)(nil)
+	_ veto.Log   = (*Store)(nil)
+)
+
+// ErrUnavailable wraps every failure to reach or use the database; the
+// gate denies state_unavailable on it.
+var ErrUnavailable = errors.New("sqlstore: state unavailable")
+
+func unavailable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+}
+
+// New wraps db, applying the dialect's migrations that have not run.
+func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
+	s := &Store{db: db, d: d}
+	if err := s.migrate(ctx); err != nil {
+		return nil, unavailable(err)
+	}
+	return s, nil
+}
+
+// DB returns the database, for tests that damage it.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// q rewrites "?" markers into the dialect's.
+func (s *Store) q(query string) string {
+	if s.d.Placeholder == nil {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteString(s.d.Placeholder(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	return b.String()
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS veto_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`); err != nil {
+		return err
+	}
+	var done int
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT CAST(value AS INTEGER) FROM veto_meta WHERE key = ?`), "migrations").Scan(&done)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if done > len(s.d.Migrations) {
+		return fmt.Errorf("the database was written by a newer veto (%d migrations, this veto knows %d)", done, len(s.d.Migrations))
+	}
+	for i := done; i < len(s.d.Migrations); i++ {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.d.Migrations[i]); err != nil {
+			tx.Rollback()
+			if i == 0 && s.d.Conflict != nil && s.d.Conflict(err) {
+				return s.migrate(ctx) // another process migrated first
+			}
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM veto_meta WHERE key = ?`), "migrations"); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_meta (key, value) VALUES (?, ?)`), "migrations", fmt.Sprint(i+1)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			if s.d.Conflict != nil && s.d.Conflict(err) {
+				return s.migrate(ctx)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// header is a run's row.
+type header struct {
+	exists                          bool
+	next                            uint64
+	started, startComplete, damaged bool
+	last                            string
+	nObs                            int64
+}
+
+func (s *Store) header(ctx context.Context, qr interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, run string) (header, error) {
+	h := header{next: 1}
+	var next, nObs int64
+	err := qr.QueryRowContext(ctx, s.q(`SELECT next, started, start_complete, damaged, last_hash, n_obs FROM veto_runs WHERE run = ?`), run).
+		Scan(&next, &h.started, &h.startComplete, &h.damaged, &h.last, &nObs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return h, nil
+	}
+	if err != nil {
+		return h, err
+	}
+	h.exists, h.next, h.nObs = true, uint64(next), nObs
+	return h, nil
+}
+
+// Load implements veto.Store. The history is loaded only if a rule reads
+// it, and knowledge is looked up per path: a decision costs the same for a
+// run of ten observations and of a hundred thousand.
+func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
+	h, err := s.header(ctx, s.db, run)
+	if err != nil {
+		return veto.RunState{}, unavailable(err)
+	}
+	st := veto.RunState{Run: run, Next: h.next}
+	if !h.exists {
+		return st, nil
+	}
+	complete := h.started && h.startComplete && !h.damaged
+	st.History = veto.LazyHistory(int(h.nObs), complete, func() ([]veto.Observation, error) {
+		return s.observations(context.WithoutCancel(ctx), run, h.nObs)
+	})
+	st.Knowledge = knowledge{s, run}
+	return st, nil
+}
+
+func (s *Store) observations(ctx context.Context, run string, n int64) ([]veto.Observation, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT seq, call_id, tool, outcome, target_kind, target_id FROM veto_observations
+		WHERE run = ? AND idx < ? ORDER BY idx`), run, n)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	out := make([]veto.Observation, 0, n)
+	for rows.Next() {
+		var o veto.Observation
+		var seq int64
+		var outcome string
+		if err := rows.Scan(&seq, &o.CallID, &o.Tool, &outcome, &o.Target.Kind, &o.Target.ID); err != nil {
+			return nil, unavailable(err)
+		}
+		o.Seq, o.Outcome = uint64(seq), veto.Outcome(outcome)
+		out = append(out, o)
+	}
+	return out, unavailable(rows.Err())
+}
+
+type knowledge struct {
+	s   *Store
+	run string
+}
+
+func (k knowledge) File(ctx context.Context, path string) (veto.FileFact, bool, error) {
+	var raw string
+	err := k.s.db.QueryRowContext(ctx, k.s.q(`SELECT fact FROM veto_knowledge WHERE run = ? AND path = ?`), k.run, path).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return veto.FileFact{}, false, nil
+	}
+	if err != nil {
+		return veto.FileFact{}, false, unavailable(err)
+	}
+	var f veto.FileFact
+	if err := json.Unmarshal([]byte(raw), &f); err != nil {
+		return veto.FileFact{}, false, unavailable(err)
+	}
+	return f, true, nil
+}
+
+func (k knowledge) Files(ctx context.Context) ([]string, error) {
+	rows, err := k.s.db.QueryContext(ctx, k.s.q(`SELECT path FROM veto_knowledge WHERE run = ? ORDER BY path`), k.run)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, unavailable(err)
+		}
+		out = append(out, p)
+	}
+	return out, unavailable(rows.Err())
+}
+
+// Append implements veto.Store: one transaction checks the run's next
+// sequence number, chains and stores the events, and updates the
+// projections; a crash leaves all of it or none.
+func (s *Store) Append(ctx context.Context, run string, next uint64, events []veto.Event) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return unavailable(err)
+	}
+	err = s.append(ctx, tx, run, next, events)
+	if err != nil {
+		tx.Rollback()
+		if errors.Is(err, veto.ErrConflict) || (s.d.Conflict != nil && s.d.Conflict(err)) {
+			return veto.ErrConflict
+		}
+		return unavailable(err)
+	}
+	if err := tx.Commit(); err != nil {
+		if s.d.Conflict != nil && s.d.Conflict(err) {
+			return veto.ErrConflict
+		}
+		return unavailable(err)
+	}
+	return nil
+}
+
+func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64, events []veto.Event) error {
+	if s.d.LockRun != nil {
+		if err := s.d.LockRun(ctx, tx, s.q, run); err != nil {
+			return err
+		}
+	}
+	h, err := s.header(ctx, tx, run)
+	if err != nil {
+		return err
+	}
+	if h.next != next {
+		return veto.ErrConflict
+	}
+	for _, e := range events {
+		e.Prev = h.last
+		b, err := veto.EncodeEvent(e)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_events (run, seq, at_ns, kind, tool, body) VALUES (?, ?, ?, ?, ?, ?)`),
+			run, int64(e.Seq), e.Time.UnixNano(), string(e.Kind), e.Tool, b); err != nil {
+			return err
+		}
+		h.last = veto.ChainHash(b)
+		if err := s.apply(ctx, tx, run, &h, e); err != nil {
+			return err
+		}
+	}
+	if h.exists {
+		_, err = tx.ExecContext(ctx, s.q(`UPDATE veto_runs SET next = ?, started = ?, start_complete = ?, damaged = ?, last_hash = ?, n_obs = ?, updated_ns = ? WHERE run = ?`),
+			int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, time.Now().UnixNano(), run)
+	} else {
+		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns) VALUES (?, ?, ?, ?, ?, ?, ?, 1, '', ?)`),
+			run, int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, time.Now().UnixNano())
+	}
+	return err
+}
+
+// apply folds one event into the run's projections, as veto.Projection
+// does in memory.
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, run string, h *header, e veto.Event) error {
+	if e.Seq != h.next {
+		h.damaged = true
+	}
+	if e.Seq >= h.next {
+		h.next = e.Seq + 1
+	}
+	if e.Kind == veto.EventRunStarted {
+		if h.started || e.Seq != 1 || e.Complete == nil {
+			h.damaged = true
+		} else {
+			h.started, h.startComplete = true, *e.Complete
+		}
+		return nil
+	}
+	if !h.started {
+		h.damaged = true
+	}
+	o, ok := veto.ObservedOutcome(e)
+	if !ok {
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, s.q(`UPDATE veto_observations SET outcome = ? WHERE run = ? AND call_id = ?`), string(o), run, e.CallID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_observations (run, idx, seq, call_id, tool, outcome, target_kind, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+			run, h.nObs, int64(e.Seq), e.CallID, e.Tool, string(o), e.Target.Kind, e.Target.ID); err != nil {
+			return err
+		}
+		h.nObs++
+	} else if e.Target.Known() {
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE veto_observations SET target_kind = ?, target_id = ? WHERE run = ? AND call_id = ?`),
+			e.Target.Kind, e.Target.ID, run, e.CallID); err != nil {
+			return err
+		}
+	}
+	for _, f := range e.Files {
+		fact, err := json.Marshal(f)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_knowledge (run, path, fact) VALUES (?, ?, ?)
+			ON CONFLICT (run, path) DO UPDATE SET fact = excluded.fact`), run, f.Path, string(fact)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Events implements veto.Store. Stored bytes that do not decode are
+// skipped.
+func (s *Store) Events(ctx context.Context, run string, after uint64) ([]veto.Event, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT body FROM veto_events WHERE run = ? AND seq > ? ORDER BY seq`), run, int64(after))
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []veto.Event
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, unavailable(err)
+		}
+		if e, err := veto.DecodeEvent(b); err == nil {
+			out = append(out, e)
+		}
+	}
+	return out, unavailable(rows.Err())
+}
+
+// Runs implements veto.Log.
+func (s *Store) Runs(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT run FROM veto_runs ORDER BY run`)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			return nil, unavailable(err)
+		}
+		out = append(out, r)
+	}
+	return out, unavailable(rows.Err())
+}
+
+// Scan implements veto.Log.
+func (s *Store) Scan(ctx context.Context, lq veto.LogQuery, fn func(run string, seq uint64, stored []byte) error) error {
+	query := `SELECT run, seq, at_ns, body FROM veto_events WHERE 1 = 1`
+	var args []any
+	if lq.Run != "" {
+		query += ` AND run = ?`
+		args = append(args, lq.Run)
+	}
+	if !lq.Since.IsZero() {
+		query += ` AND at_ns >= ?`
+		args = append(args, lq.Since.UnixNano())
+	}
+	if len(lq.Kinds) > 0 {
+		marks := make([]string, len(lq.Kinds))
+		for i, k := range lq.Kinds {
+			marks[i] = "?"
+			args = append(args, string(k))
+		}
+		query += ` AND kind IN (` + strings.Join(marks, ", ") + `)`
+	}
+	if lq.AfterTime != 0 || lq.AfterRun != "" {
+		query += ` AND (at_ns > ? OR (at_ns = ? AND (run > ? OR (run = ? AND seq > ?))))`
+		args = append(args, lq.AfterTime, lq.AfterTime, lq.AfterRun, lq.AfterRun, int64(lq.AfterSeq))
+	}
+	query += ` ORDER BY at_ns, run, seq`
+	rows, err := s.db.QueryContext(ctx, s.q(query), args...)
+	if err != nil {
+		return unavailable(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var run string
+		var seq, at int64
+		var b []byte
+		if err := rows.Scan(&run, &seq, &at, &b); err != nil {
+			return unavailable(err)
+		}
+		if err := fn(run, uint64(seq), b); err != nil {
+			return err
+		}
+	}
+	return unavailable(rows.Err())
+}
+
+// Chain implements veto.Log.
+func (s *Store) Chain(ctx context.Context, run string) (uint64, string, [][]byte, error) {
+	var first int64
+	var prev string
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT anchor_seq, anchor_prev FROM veto_runs WHERE run = ?`), run).Scan(&first, &prev)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 1, "", nil, nil
+	}
+	if err != nil {
+		return 0, "", nil, unavailable(err)
+	}
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT body FROM veto_events WHERE run = ? ORDER BY seq`), run)
+	if err != nil {
+		return 0, "", nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out [][]byte
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return 0, "", nil, unavailable(err)
+		}
+		out = append(out, b)
+	}
+	return uint64(first), prev, out, unavailable(rows.Err())
+}
+
+// Prune implements veto.Log. For each run it deletes the events older
+// than before and moves the run's anchor to its new first event (which
+// names the hash of the deleted one), in one transaction per run. The
+// projections stay: history and knowledge outlive the log they were
+// built from.
+func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
+	runs, err := s.Runs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, run := range runs {
+		n, err := s.pruneRun(ctx, run, before.UnixNano())
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func (s *Store) pruneRun(ctx context.Context, run string, before int64) (int, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	defer tx.Rollback()
+	if s.d.LockRun != nil {
+		if err := s.d.LockRun(ctx, tx, s.q, run); err != nil {
+			return 0, unavailable(err)
+		}
+	}
+	var maxOld sql.NullInt64
+	if err := tx.QueryRowContext(ctx, s.q(`SELECT MAX(seq) FROM veto_events WHERE run = ? AND at_ns < ?`), run, before).Scan(&maxOld); err != nil {
+		return 0, unavailable(err)
+	}
+	if !maxOld.Valid {
+		return 0, nil
+	}
+	// The new first event is the one after the last deleted; it names the
+	// deleted event's hash, which becomes the anchor.
+	var body []byte
+	err = tx.QueryRowContext(ctx, s.q(`SELECT body FROM veto_events WHERE run = ? AND seq = ?`), run, maxOld.Int64+1).Scan(&body)
+	anchorSeq, anchorPrev := maxOld.Int64+1, ""
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		// Every event goes: the anchor is the hash of the last one.
+		var last []byte
+		if err := tx.QueryRowContext(ctx, s.q(`SELECT body FROM veto_events WHERE run = ? AND seq = ?`), run, maxOld.Int64).Scan(&last); err != nil {
+			return 0, unavailable(err)
+		}
+		anchorPrev = veto.ChainHash(last)
+	case err != nil:
+		return 0, unavailable(err)
+	default:
+		e, derr := veto.DecodeEvent(body)
+		if derr != nil {
+			return 0, fmt.Errorf("sqlstore: prune: event %d of a run does not decode", anchorSeq)
+		}
+		anchorPrev = e.Prev
+	}
+	res, err := tx.ExecContext(ctx, s.q(`DELETE FROM veto_events WHERE run = ? AND seq <= ?`), run, maxOld.Int64)
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`UPDATE veto_runs SET anchor_seq = ?, anchor_prev = ? WHERE run = ?`), anchorSeq, anchorPrev, run); err != nil {
+		return 0, unavailable(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, unavailable(err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// InsertRaw stores bytes as a run's event without checking them, as a
+// damaged or older database would hold them. For tests of damage.
+func (s *Store) InsertRaw(ctx context.Context, run string, seq uint64, b []byte) error {
+	h, err := s.header(ctx, s.db, run)
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.ExecContext(ctx, s.q(`INSERT INTO veto_events (run, seq, at_ns, kind, tool, body) VALUES (?, ?, ?, '', '', ?)`),
+		run, int64(seq), time.Now().UnixNano(), b); err != nil {
+		return err
+	}
+	e, derr := veto.DecodeEvent(b)
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if derr != nil {
+		h.damaged = true
+		if seq >= h.next {
+			h.next = seq + 1
+		}
+	} else if err := s.apply(ctx, tx, run, &h, e); err != nil {
+		tx.Rollback()
+		return err
+	}
+	h.last = veto.ChainHash(b)
+	if h.exists {
+		_, err = tx.ExecContext(ctx, s.q(`UPDATE veto_runs SET next = ?, started = ?, start_complete = ?, damaged = ?, last_hash = ?, n_obs = ? WHERE run = ?`),
+			int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, run)
+	} else {
+		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns) VALUES (?, ?, ?, ?, ?, ?, ?, 1, '', 0)`),
+			run, int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs)
+	}
+	if err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Schema is the tables, in a dialect's column types.
+func Schema(blob, bigint, boolean string) string {
+	return strings.NewReplacer("BLOB", blob, "BIGINT", bigint, "BOOL", boolean).Replace(`
+CREATE TABLE veto_runs (
+	run TEXT PRIMARY KEY,
+	next BIGINT NOT NULL,
+	started BOOL NOT NULL,
+	start_complete BOOL NOT NULL,
+	damaged BOOL NOT NULL,
+	last_hash TEXT NOT NULL,
+	n_obs BIGINT NOT NULL,
+	anchor_seq BIGINT NOT NULL,
+	anchor_prev TEXT NOT NULL,
+	updated_ns BIGINT NOT NULL
+);
+CREATE TABLE veto_events (
+	run TEXT NOT NULL,
+	seq BIGINT NOT NULL,
+	at_ns BIGINT NOT NULL,
+	kind TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	body BLOB NOT NULL,
+	PRIMARY KEY (run, seq)
+);
+CREATE INDEX veto_events_at ON veto_events (at_ns, run, seq);
+CREATE TABLE veto_observations (
+	run TEXT NOT NULL,
+	idx BIGINT NOT NULL,
+	seq BIGINT NOT NULL,
+	call_id TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	outcome TEXT NOT NULL,
+	target_kind TEXT NOT NULL,
+	target_id TEXT NOT NULL,
+	PRIMARY KEY (run, idx),
+	UNIQUE (run, call_id)
+);
+CREATE TABLE veto_knowledge (
+	run TEXT NOT NULL,
+	path TEXT NOT NULL,
+	fact TEXT NOT NULL,
+	PRIMARY KEY (run, path)
+);`)
+}

@@ -1,0 +1,473 @@
+// Package storetest is the conformance suite every veto.Store passes: the
+// in-memory one, SQLite and PostgreSQL. A store package calls Run from a
+// test, and ChildMain from its TestMain so the suite can start writers in
+// other processes.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+)
+
+// Store is what the suite tests: a store with its decision log.
+type Store interface {
+	veto.Store
+	veto.Log
+}
+
+// Harness opens stores for the suite.
+type Harness struct {
+	// Open returns a fresh, empty store.
+	Open func(t testing.TB) Store
+	// Reopen opens the same store again, as a new process would; nil for a
+	// store that lives in memory.
+	Reopen func(t testing.TB, s Store) Store
+	// Raw stores bytes as a run's event at seq, unchecked, as a damaged
+	// store would hold them.
+	Raw func(t testing.TB, s Store, run string, seq uint64, b []byte)
+	// ChildEnv returns the environment a child process needs to open the
+	// same store with the opener given to ChildMain; nil skips the tests
+	// with several processes.
+	ChildEnv func(t testing.TB, s Store) []string
+}
+
+var ctx = context.Background()
+
+// Run runs the suite.
+func Run(t *testing.T, h Harness) {
+	t.Run("AppendAndLoad", func(t *testing.T) { appendAndLoad(t, h) })
+	t.Run("ConflictStoresNothing", func(t *testing.T) { conflict(t, h) })
+	t.Run("BatchIsAtomic", func(t *testing.T) { atomic(t, h) })
+	t.Run("DamagedLoadsIncomplete", func(t *testing.T) { damaged(t, h) })
+	t.Run("HashChain", func(t *testing.T) { chain(t, h) })
+	t.Run("PruneKeepsChain", func(t *testing.T) { prune(t, h) })
+	t.Run("ConcurrentWriters", func(t *testing.T) { concurrent(t, h) })
+	if h.ChildEnv != nil {
+		t.Run("ProcessesAppendWithoutGapOrDuplicate", func(t *testing.T) { processes(t, h) })
+		t.Run("KilledWriterLeavesNoPartialBatch", func(t *testing.T) { killed(t, h) })
+	}
+}
+
+func gate(t testing.TB, s veto.Store) *veto.Gate {
+	t.Helper()
+	g, err := veto.NewGate(veto.Config{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func appendAndLoad(t *testing.T, h Harness) {
+	s := h.Open(t)
+	g := gate(t, s)
+	run := veto.Run{Ref: "r1", Fresh: true}
+	tool := func(id string) *veto.Call { return &veto.Call{ID: id, Tool: "Read", Run: run} }
+	for _, id := range []string{"ok", "bad", "stop", "wait"} {
+		if v := g.Decide(ctx, tool(id)); !v.Allowed {
+			t.Fatalf("decide %s: %+v", id, v)
+		}
+	}
+	fact := veto.FileFact{Path: "/w/a.go", Exists: true, Size: 3, Hash: "abc", ModTime: time.Unix(1700000000, 0).UTC()}
+	for id, o := range map[string]veto.Outcome{"ok": veto.Succeeded, "bad": veto.Failed, "stop": veto.Cancelled} {
+		if err := g.Observe(ctx, "r1", veto.Observation{CallID: id, Tool: "Read", Outcome: o}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := s.Load(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Knowledge through a successful observation with a fact.
+	if err := s.Append(ctx, "r1", p.Next, []veto.Event{{V: veto.EventVersion, Run: "r1", Seq: p.Next, Kind: veto.EventObserved,
+		CallID: "learn", Tool: "Read", Outcome: veto.Succeeded, Files: []veto.FileFact{fact}, Time: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	if h.Reopen != nil {
+		s = h.Reopen(t, s)
+	}
+	p, err = s.Load(ctx, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]veto.Outcome{"ok": veto.Succeeded, "bad": veto.Failed, "stop": veto.Cancelled, "wait": veto.Pending, "learn": veto.Succeeded}
+	if !p.History.Complete() || p.History.Len() != len(want) || p.Next != 10 {
+		t.Fatalf("loaded complete=%v len=%d next=%d", p.History.Complete(), p.History.Len(), p.Next)
+	}
+	order := []string{"ok", "bad", "stop", "wait", "learn"}
+	for i, o := range p.History.All() {
+		if o.CallID != order[i] || o.Outcome != want[o.CallID] {
+			t.Errorf("observation %d: %s %s, want %s %s", i, o.CallID, o.Outcome, order[i], want[order[i]])
+		}
+	}
+	got, ok, err := p.Knowledge.File(ctx, "/w/a.go")
+	if err != nil || !ok || !got.Same(fact) || !got.ModTime.Equal(fact.ModTime) {
+		t.Fatalf("knowledge %+v %v %v", got, ok, err)
+	}
+	if _, ok, _ := p.Knowledge.File(ctx, "/w/other"); ok {
+		t.Fatal("knowledge of a file never read")
+	}
+	evs, err := s.Events(ctx, "r1", 0)
+	if err != nil || len(evs) != 9 || evs[0].Kind != veto.EventRunStarted || evs[8].Files[0].Path != "/w/a.go" {
+		t.Fatalf("events %d %v", len(evs), err)
+	}
+	if runs, err := s.Runs(ctx); err != nil || len(runs) != 1 || runs[0] != "r1" {
+		t.Fatalf("runs %v %v", runs, err)
+	}
+}
+
+func ev(run string, seq uint64, kind veto.EventKind, call string) veto.Event {
+	e := veto.Event{V: veto.EventVersion, Run: run, Seq: seq, Kind: kind, CallID: call, Tool: "Bash", Time: time.Now().UTC()}
+	if kind == veto.EventRunStarted {
+		ok := true
+		e.Complete = &ok
+	}
+	return e
+}
+
+func conflict(t *testing.T, h Harness) {
+	s := h.Open(t)
+	if err := s.Append(ctx, "r", 1, []veto.Event{ev("r", 1, veto.EventRunStarted, "")}); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Append(ctx, "r", 1, []veto.Event{ev("r", 1, veto.EventAllowed, "x")})
+	if !errors.Is(err, veto.ErrConflict) {
+		t.Fatalf("stale next: %v, want ErrConflict", err)
+	}
+	if p, _ := s.Load(ctx, "r"); p.Next != 2 || p.History.Len() != 0 {
+		t.Fatalf("a refused append left next=%d len=%d", p.Next, p.History.Len())
+	}
+}
+
+func atomic(t *testing.T, h Harness) {
+	s := h.Open(t)
+	if err := s.Append(ctx, "r", 1, []veto.Event{ev("r", 1, veto.EventRunStarted, "")}); err != nil {
+		t.Fatal(err)
+	}
+	// The batch's second event repeats the first's sequence number: the
+	// store must refuse the whole batch.
+	err := s.Append(ctx, "r", 2, []veto.Event{ev("r", 2, veto.EventAllowed, "a"), ev("r", 2, veto.EventAllowed, "b")})
+	if err == nil {
+		// A store that takes the batch must at least know it is damaged.
+		p, _ := s.Load(ctx, "r")
+		if p.History.Complete() {
+			t.Fatal("a batch with a repeated sequence number left a complete history")
+		}
+		return
+	}
+	p, _ := s.Load(ctx, "r")
+	evs, _ := s.Events(ctx, "r", 0)
+	if p.Next != 2 || p.History.Len() != 0 || len(evs) != 1 {
+		t.Fatalf("a failed batch left part of itself: next=%d len=%d events=%d", p.Next, p.History.Len(), len(evs))
+	}
+}
+
+func damaged(t *testing.T, h Harness) {
+	start := `{"v":1,"run":"R","seq":1,"kind":"run_started","time":"2026-01-01T00:00:00Z","complete":true}`
+	good := `{"v":1,"run":"R","seq":2,"kind":"invocation_allowed","time":"2026-01-01T00:00:00Z","call_id":"a","tool":"Read"}`
+	for _, tc := range []struct {
+		name string
+		raw  []string
+	}{
+		{"not-json", []string{start, "\x00garbage"}},
+		{"older-shape", []string{start, strings.Replace(good, `"v":1,`, "", 1)}},
+		{"unknown-kind", []string{start, strings.Replace(good, "invocation_allowed", "teleported", 1)}},
+		{"unknown-outcome", []string{start, `{"v":1,"run":"R","seq":2,"kind":"observation","call_id":"a","tool":"Read","outcome":"maybe"}`}},
+		{"sequence-gap", []string{start, strings.Replace(good, `"seq":2`, `"seq":5`, 1)}},
+		{"never-started", []string{strings.Replace(good, `"seq":2`, `"seq":1`, 1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := h.Open(t)
+			for i, r := range tc.raw {
+				seq := uint64(i + 1)
+				if tc.name == "sequence-gap" && i == 1 {
+					seq = 5
+				}
+				h.Raw(t, s, "R", seq, []byte(r))
+			}
+			if h.Reopen != nil {
+				s = h.Reopen(t, s)
+			}
+			p, err := s.Load(ctx, "R")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.History.Complete() {
+				t.Fatal("a damaged run loaded as complete")
+			}
+			if err := s.Append(ctx, "R", p.Next, []veto.Event{ev("R", p.Next, veto.EventAllowed, "later")}); err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := s.Load(ctx, "R"); p.History.Complete() {
+				t.Fatal("appending made a damaged run complete")
+			}
+		})
+	}
+}
+
+func verify(t testing.TB, s Store, run string) *veto.ChainBreak {
+	t.Helper()
+	first, prev, stored, err := s.Chain(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return veto.VerifyChain(stored, first, prev)
+}
+
+func chain(t *testing.T, h Harness) {
+	s := h.Open(t)
+	g := gate(t, s)
+	for i := range 20 {
+		g.Decide(ctx, &veto.Call{ID: fmt.Sprint(i), Tool: "Read", Run: veto.Run{Ref: "c", Fresh: true}})
+	}
+	if b := verify(t, s, "c"); b != nil {
+		t.Fatalf("an intact chain: %v", b)
+	}
+	// An event whose predecessor hash is wrong is named.
+	p, _ := s.Load(ctx, "c")
+	forged := fmt.Sprintf(`{"v":1,"run":"c","seq":%d,"kind":"invocation_allowed","time":"2026-01-01T00:00:00Z","call_id":"f","tool":"Read","prev":"%s"}`,
+		p.Next, strings.Repeat("0", 64))
+	h.Raw(t, s, "c", p.Next, []byte(forged))
+	if b := verify(t, s, "c"); b == nil || b.Seq != p.Next {
+		t.Fatalf("a forged link: %v, want event %d named", b, p.Next)
+	}
+}
+
+func prune(t *testing.T, h Harness) {
+	s := h.Open(t)
+	old := time.Now().Add(-48 * time.Hour)
+	g, err := veto.NewGate(veto.Config{Store: s, Now: func() time.Time { return old }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		g.Decide(ctx, &veto.Call{ID: fmt.Sprint(i), Tool: "Read", Run: veto.Run{Ref: "p", Fresh: true}})
+	}
+	recent := gate(t, s)
+	for i := 10; i < 15; i++ {
+		recent.Decide(ctx, &veto.Call{ID: fmt.Sprint(i), Tool: "Read", Run: veto.Run{Ref: "p", Fresh: true}})
+	}
+	n, err := s.Prune(ctx, time.Now().Add(-24*time.Hour))
+	if err != nil || n != 11 {
+		t.Fatalf("pruned %d, %v; want the 11 old events", n, err)
+	}
+	first, _, stored, _ := s.Chain(ctx, "p")
+	if first != 12 || len(stored) != 5 {
+		t.Fatalf("after pruning: first %d, %d events", first, len(stored))
+	}
+	if b := verify(t, s, "p"); b != nil {
+		t.Fatalf("pruning broke the chain: %v", b)
+	}
+	if p, _ := s.Load(ctx, "p"); p.History.Len() != 15 || !p.History.Complete() {
+		t.Fatalf("pruning changed the projection: len %d", p.History.Len())
+	}
+	// The run goes on, chained to what remains.
+	recent.Decide(ctx, &veto.Call{ID: "after", Tool: "Read", Run: veto.Run{Ref: "p", Fresh: true}})
+	if b := verify(t, s, "p"); b != nil {
+		t.Fatalf("appending after pruning: %v", b)
+	}
+}
+
+// appendOne appends one event to run, retrying lost races.
+func appendOne(s veto.Store, run, call string) error {
+	for {
+		p, err := s.Load(ctx, run)
+		if err != nil {
+			return err
+		}
+		err = s.Append(ctx, run, p.Next, []veto.Event{ev(run, p.Next, veto.EventAllowed, call)})
+		if errors.Is(err, veto.ErrConflict) {
+			continue
+		}
+		return err
+	}
+}
+
+func checkSequence(t testing.TB, s Store, run string, want int) {
+	t.Helper()
+	evs, err := s.Events(ctx, run, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != want+1 {
+		t.Fatalf("%d events, want %d", len(evs), want+1)
+	}
+	calls := map[string]bool{}
+	for i, e := range evs {
+		if e.Seq != uint64(i+1) {
+			t.Fatalf("event %d has sequence number %d", i+1, e.Seq)
+		}
+		if i > 0 {
+			if calls[e.CallID] {
+				t.Fatalf("call %s stored twice", e.CallID)
+			}
+			calls[e.CallID] = true
+		}
+	}
+	if b := verify(t, s, run); b != nil {
+		t.Fatalf("chain: %v", b)
+	}
+}
+
+func concurrent(t *testing.T, h Harness) {
+	s := h.Open(t)
+	if err := s.Append(ctx, "race", 1, []veto.Event{ev("race", 1, veto.EventRunStarted, "")}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				if err := appendOne(s, "race", fmt.Sprintf("g%d-%d", w, i)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	checkSequence(t, s, "race", 400)
+}
+
+const childEnv = "VETO_STORETEST_CHILD"
+
+// ChildMain is called first in a store package's TestMain: in a child
+// process the suite started, it opens the store with open and does the
+// child's work, and never returns.
+func ChildMain(open func() (veto.Store, error)) {
+	mode := os.Getenv(childEnv)
+	if mode == "" {
+		return
+	}
+	s, err := open()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child: open:", err)
+		os.Exit(3)
+	}
+	id := os.Getpid()
+	switch mode {
+	case "append":
+		n, _ := strconv.Atoi(os.Getenv("VETO_STORETEST_N"))
+		for i := range n {
+			if err := appendOne(s, "procs", fmt.Sprintf("p%d-%d", id, i)); err != nil {
+				fmt.Fprintln(os.Stderr, "child: append:", err)
+				os.Exit(4)
+			}
+		}
+		os.Exit(0)
+	case "batches":
+		for i := 0; ; i++ {
+			for {
+				p, err := s.Load(ctx, "killed")
+				if err != nil {
+					os.Exit(4)
+				}
+				batch := make([]veto.Event, 5)
+				for j := range batch {
+					batch[j] = ev("killed", p.Next+uint64(j), veto.EventAllowed, fmt.Sprintf("k%d-%d-%d", id, i, j))
+				}
+				err = s.Append(ctx, "killed", p.Next, batch)
+				if errors.Is(err, veto.ErrConflict) {
+					continue
+				}
+				if err != nil {
+					os.Exit(4)
+				}
+				break
+			}
+		}
+	}
+	os.Exit(5)
+}
+
+func child(t testing.TB, h Harness, s Store, mode string, extra ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), childEnv+"="+mode), append(h.ChildEnv(t, s), extra...)...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+func processes(t *testing.T, h Harness) {
+	s := h.Open(t)
+	if err := s.Append(ctx, "procs", 1, []veto.Event{ev("procs", 1, veto.EventRunStarted, "")}); err != nil {
+		t.Fatal(err)
+	}
+	var cmds []*exec.Cmd
+	for range 8 {
+		c := child(t, h, s, "append", "VETO_STORETEST_N=500")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, c)
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("a writer failed: %v", err)
+		}
+	}
+	checkSequence(t, s, "procs", 4000)
+}
+
+func killed(t *testing.T, h Harness) {
+	s := h.Open(t)
+	if err := s.Append(ctx, "killed", 1, []veto.Event{ev("killed", 1, veto.EventRunStarted, "")}); err != nil {
+		t.Fatal(err)
+	}
+	c := child(t, h, s, "batches")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		p, err := s.Load(ctx, "killed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Next > 200 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := c.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait()
+	if h.Reopen != nil {
+		s = h.Reopen(t, s)
+	}
+	evs, err := s.Events(ctx, "killed", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (len(evs)-1)%5 != 0 || len(evs) < 200 {
+		t.Fatalf("%d events after the kill: a partial batch, or too few written", len(evs))
+	}
+	for i, e := range evs {
+		if e.Seq != uint64(i+1) {
+			t.Fatalf("event %d has sequence number %d", i+1, e.Seq)
+		}
+	}
+	if b := verify(t, s, "killed"); b != nil {
+		t.Fatalf("chain after the kill: %v", b)
+	}
+	if p, _ := s.Load(ctx, "killed"); p.History.Len() != len(evs)-1 || p.Next != uint64(len(evs)+1) {
+		t.Fatalf("projection after the kill: len %d next %d, events %d", p.History.Len(), p.Next, len(evs))
+	}
+}

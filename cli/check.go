@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/policy"
 )
 
@@ -43,6 +44,7 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	example := fs.Bool("example", false, "decide the bundled example calls and print a table")
 	level := fs.String("log-level", "off", "log decisions to stderr as JSON at this level: off, debug, info, warn, error")
 	policyFile := fs.String("policy", "", "a policy file applied after the user's and the project's")
+	stateFile := fs.String("state", "", "record the decision in this SQLite state file, and decide on the run's history there")
 	if code, done := parse(e, fs, args); done {
 		return code
 	}
@@ -71,7 +73,18 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return policyRefusal(e, &c, err)
 	}
-	g, err := gateFor(p, log)
+	var store veto.Store = memstore.New()
+	if *stateFile != "" {
+		s, _, err := openStore(ctx, *stateFile, "")
+		if err != nil {
+			// Fail closed: the gate denies on a store it cannot use.
+			store = unavailableStore{err}
+		} else {
+			defer s.Close()
+			store = s
+		}
+	}
+	g, err := p.Gate(policy.BuildOptions{Store: store, Logger: log})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto check: cannot build the gate:", err)
 		return ExitDeny
@@ -101,6 +114,18 @@ func readCall(e *env, who string) (veto.Call, int) {
 		return veto.Call{}, ExitUsage
 	}
 	return c, 0
+}
+
+// unavailableStore is a store that could not be opened: every use fails,
+// so the gate denies state_unavailable.
+type unavailableStore struct{ err error }
+
+func (u unavailableStore) Load(context.Context, string) (veto.RunState, error) { return veto.RunState{}, u.err }
+func (u unavailableStore) Append(context.Context, string, uint64, []veto.Event) error {
+	return u.err
+}
+func (u unavailableStore) Events(context.Context, string, uint64) ([]veto.Event, error) {
+	return nil, u.err
 }
 
 // absDir returns dir as an absolute path.

@@ -40,6 +40,7 @@ func commands() []command {
 		{"policy", "show the effective policy, the default, or the schema", runPolicy},
 		{"validate", "compile the policy files and report every problem", runValidate},
 		{"test", "run policy test cases", runTest},
+		{"log", "list, verify and prune the decision log", runLog},
 		{"version", "print veto's version", runVersion},
 	}
 }

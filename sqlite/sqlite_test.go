@@ -16,7 +16,9 @@ import (
 var ctx = context.Background()
 
 func TestMain(m *testing.M) {
-	storetest.ChildMain(func() (veto.Store, error) { return sqlite.Open(ctx, os.Getenv("VETO_STORETEST_PATH"), sqlite.Options{}) })
+	storetest.ChildMain(func() (veto.Store, error) {
+		return sqlite.Open(ctx, os.Getenv("VETO_STORETEST_PATH"), sqlite.Options{})
+	})
 	os.Exit(m.Run())
 }
 

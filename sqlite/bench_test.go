@@ -1,0 +1,97 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/sqlstore"
+)
+
+// BenchmarkAppendDecision is one decision recorded in SQLite
+// (synchronous=NORMAL, WAL): the load of the run, no rules, one event.
+func BenchmarkAppendDecision(b *testing.B) {
+	s := open(b, filepath.Join(b.TempDir(), "veto.db"))
+	g, err := veto.NewGate(veto.Config{Store: s})
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		i++
+		if v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint(i), Tool: "Read", Run: veto.Run{Ref: "bench", Fresh: true}}); !v.Allowed {
+			b.Fatal(v.Reason)
+		}
+	}
+}
+
+// BenchmarkLoadProjection is the read a decision starts with.
+func BenchmarkLoadProjection(b *testing.B) {
+	s := open(b, filepath.Join(b.TempDir(), "veto.db"))
+	fill(b, s, "r", 1000)
+	for b.Loop() {
+		if _, err := s.Load(ctx, "r"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// fill gives run n observations, in batches of 1,000 events.
+func fill(b testing.TB, s *sqlstore.Store, run string, n int) {
+	b.Helper()
+	ok := true
+	if err := s.Append(ctx, run, 1, []veto.Event{{V: veto.EventVersion, Run: run, Seq: 1, Kind: veto.EventRunStarted, Complete: &ok, Time: time.Now()}}); err != nil {
+		b.Fatal(err)
+	}
+	next := uint64(2)
+	for done := 0; done < n; {
+		batch := make([]veto.Event, 0, 1000)
+		for ; len(batch) < 1000 && done < n; done++ {
+			batch = append(batch, veto.Event{V: veto.EventVersion, Run: run, Seq: next + uint64(len(batch)), Kind: veto.EventAllowed,
+				CallID: fmt.Sprint("f", done), Tool: "Read", Time: time.Now()})
+		}
+		if err := s.Append(ctx, run, next, batch); err != nil {
+			b.Fatal(err)
+		}
+		next += uint64(len(batch))
+	}
+}
+
+// BenchmarkDecideWithHistory decides in a run of 10 and of 100,000 prior
+// observations, with a rule that needs the complete history (but does
+// not read every observation): the cost must not grow with the run.
+func BenchmarkDecideWithHistory(b *testing.B) {
+	for _, n := range []int{10, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			s := open(b, filepath.Join(b.TempDir(), "veto.db"))
+			fill(b, s, "r", n)
+			g, err := veto.NewGate(veto.Config{Store: s, Rules: []veto.Rule{needsHistory{}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			b.ResetTimer()
+			for b.Loop() {
+				i++
+				if v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint("d", i), Tool: "Read", Run: veto.Run{Ref: "r"}}); !v.Allowed {
+					b.Fatal(v.Reason)
+				}
+			}
+		})
+	}
+}
+
+type needsHistory struct{}
+
+func (needsHistory) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: "needs.history", Needs: veto.Needs{CompleteHistory: true}}
+}
+func (needsHistory) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+	if in.History.Len() < 1 {
+		return veto.Deny("empty", "no history"), nil
+	}
+	return veto.Allow(), nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/vetohq/veto/probe"
 	"github.com/vetohq/veto/rules/command"
 	"github.com/vetohq/veto/rules/files"
+	"github.com/vetohq/veto/toolpath"
 )
 
 // BuildOptions are what a gate needs besides its policy.
@@ -24,6 +26,9 @@ type BuildOptions struct {
 	Vars      map[string]string // the shell analyzer's variables; nil: HOME, TMPDIR, USER from the environment
 	LiveTools func(ctx context.Context) ([]string, error)
 	Now       func() time.Time
+	// FS is what paths are resolved on; nil means the live filesystem.
+	// Replay gives toolpath.Lexical.
+	FS toolpath.FS
 }
 
 // Gate builds the gate the policy describes: the command rules, the file
@@ -38,7 +43,13 @@ func (p *Policy) Gate(o BuildOptions) (*veto.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
+	var lookupHome func(string) (string, error)
+	if o.FS != nil {
+		// Off the live filesystem, the user database is off limits too.
+		lookupHome = func(string) (string, error) { return "", errors.New("policy: no user database here") }
+	}
 	fileSet, err := files.New(files.Config{
+		LookupHome:  lookupHome,
 		Home:        o.Home,
 		TempDirs:    p.TempDirs,
 		ExtraRoots:  p.ExtraRoots,
@@ -49,6 +60,7 @@ func (p *Policy) Gate(o BuildOptions) (*veto.Gate, error) {
 		WriteScopes: p.WriteScopes,
 		Extractors:  []veto.PathExtractor{cmds.Paths()},
 		Now:         o.Now,
+		FS:          o.FS,
 	})
 	if err != nil {
 		return nil, err

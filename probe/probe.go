@@ -79,7 +79,9 @@ var ErrNotRecorded = errors.New("probe: no recorded probe for this path")
 
 // Recorded answers from probe events only. It never touches the world.
 type Recorded struct {
-	facts map[string]veto.FileFact
+	facts     map[string]veto.FileFact
+	decisions map[string]map[string]veto.FileFact // call id → path → what the call's decision saw
+	results   map[string]map[string]veto.FileFact // call id → path → what the call's successful result taught
 }
 
 var _ veto.Probe = (*Recorded)(nil)
@@ -87,13 +89,44 @@ var _ veto.Probe = (*Recorded)(nil)
 // NewRecorded returns a probe that answers with the facts of the probe
 // events among evs, the last fact of a path winning.
 func NewRecorded(evs []veto.Event) *Recorded {
-	r := &Recorded{facts: map[string]veto.FileFact{}}
+	r := &Recorded{facts: map[string]veto.FileFact{}, decisions: map[string]map[string]veto.FileFact{},
+		results: map[string]map[string]veto.FileFact{}}
+	add := func(m map[string]map[string]veto.FileFact, call string, f veto.FileFact) {
+		r.facts[f.Path] = f
+		if m[call] == nil {
+			m[call] = map[string]veto.FileFact{}
+		}
+		m[call][f.Path] = f
+	}
 	for _, e := range evs {
-		if e.Kind == veto.EventProbe && e.Fact != nil {
-			r.facts[e.Fact.Path] = *e.Fact
+		switch {
+		case e.Kind == veto.EventProbe && e.Fact != nil:
+			add(r.decisions, e.CallID, *e.Fact)
+		case e.Kind == veto.EventObserved && e.Outcome == veto.Succeeded:
+			for _, f := range e.Files {
+				add(r.results, e.CallID, f)
+			}
 		}
 	}
 	return r
+}
+
+// Decision returns a probe that answers with what one call's decision saw
+// when it was recorded; anything else is ErrNotRecorded.
+func (r *Recorded) Decision(callID string) veto.Probe { return callProbe(r.decisions[callID]) }
+
+// Result returns a probe that answers with what one call's successful
+// result taught when it was recorded; anything else is ErrNotRecorded.
+func (r *Recorded) Result(callID string) veto.Probe { return callProbe(r.results[callID]) }
+
+type callProbe map[string]veto.FileFact
+
+func (c callProbe) File(_ context.Context, path string) (veto.FileFact, error) {
+	f, ok := c[path]
+	if !ok {
+		return veto.FileFact{}, ErrNotRecorded
+	}
+	return f, nil
 }
 
 // File returns the recorded fact of path, or ErrNotRecorded.

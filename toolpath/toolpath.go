@@ -314,3 +314,18 @@ func Workspace(reported string, env Env) (string, error) {
 		}
 	}
 }
+
+// Lexical is a filesystem on which nothing exists: paths resolve
+// lexically and no call reaches the disk. Replay resolves with it, so that
+// it never touches the live filesystem.
+type Lexical struct{}
+
+// Lstat reports that nothing exists.
+func (Lexical) Lstat(name string) (fs.FileInfo, error) {
+	return nil, &fs.PathError{Op: "lstat", Path: name, Err: fs.ErrNotExist}
+}
+
+// Readlink reports that nothing exists.
+func (Lexical) Readlink(name string) (string, error) {
+	return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrNotExist}
+}

@@ -31,6 +31,7 @@ const DefaultBudget = 100_000
 type Compiler struct {
 	env    *cel.Env
 	budget uint64
+	fs     toolpath.FS
 }
 
 var _ policy.Compiler = (*Compiler)(nil)
@@ -41,7 +42,12 @@ type Option func(*options)
 type options struct {
 	budget uint64
 	extra  []cel.EnvOption
+	fs     toolpath.FS
 }
+
+// FS sets the filesystem the workspace variable is found on; the default
+// is the live one. Replay gives toolpath.Lexical.
+func FS(fs toolpath.FS) Option { return func(o *options) { o.fs = fs } }
 
 // Budget sets the cost a rule may spend on one call.
 func Budget(n uint64) Option { return func(o *options) { o.budget = n } }
@@ -100,7 +106,7 @@ func New(opts ...Option) (*Compiler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Compiler{env: env, budget: o.budget}, nil
+	return &Compiler{env: env, budget: o.budget, fs: o.fs}, nil
 }
 
 // Compile type-checks the rule's deny expression, which must be a bool,
@@ -140,7 +146,7 @@ func (c *Compiler) Compile(r policy.RuleSpec) (veto.Rule, error) {
 			info.Needs.KnownTarget = true
 		}
 	}
-	rule := &Rule{info: info, prg: prg, reason: r.Reason, message: r.Message, expr: r.Deny}
+	rule := &Rule{info: info, prg: prg, reason: r.Reason, message: r.Message, expr: r.Deny, fs: c.fs}
 	if r.Match != nil {
 		rule.tool, rule.actor = r.Match.Tool, r.Match.Actor
 	}
@@ -153,6 +159,7 @@ type Rule struct {
 	prg                   cel.Program
 	reason, message, expr string
 	tool, actor           string
+	fs                    toolpath.FS
 }
 
 // Info implements veto.Rule.
@@ -175,7 +182,7 @@ func (r *Rule) Check(ctx context.Context, in *veto.Input) (veto.Decision, error)
 	if !r.AppliesTo(in.Call) {
 		return veto.Allow(), nil
 	}
-	act := in.Memo(activationKey{}, func() any { return &activation{ctx: ctx, in: in, vals: map[string]any{}} }).(*activation)
+	act := in.Memo(activationKey{}, func() any { return &activation{ctx: ctx, in: in, vals: map[string]any{}, fs: r.fs} }).(*activation)
 	out, _, err := r.prg.ContextEval(ctx, act)
 	if act.err != nil {
 		return veto.Decision{}, act.err
@@ -206,6 +213,7 @@ type activation struct {
 	in   *veto.Input
 	vals map[string]any
 	err  error
+	fs   toolpath.FS
 }
 
 func (a *activation) Parent() interpreter.Activation { return nil }
@@ -252,7 +260,7 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		}
 		v = map[string]any{"files": files}
 	case "workspace":
-		v = workspaceOf(c)
+		v = workspaceOf(c, a.fs)
 	case "cwd":
 		v = c.Cwd
 	default:
@@ -332,7 +340,7 @@ func hostOf(s string) string {
 // workspaceOf is the call's workspace as the file rules see it: the
 // directory the client reports, else the git top level of the cwd, else
 // the cwd; "" when there is no cwd.
-func workspaceOf(c *veto.Call) string {
+func workspaceOf(c *veto.Call, fs toolpath.FS) string {
 	cwd := c.Cwd
 	if cwd == "" {
 		cwd = c.Workspace
@@ -340,7 +348,11 @@ func workspaceOf(c *veto.Call) string {
 	if cwd == "" {
 		return ""
 	}
-	ws, err := toolpath.Workspace(c.Workspace, toolpath.LiveEnv(cwd))
+	env := toolpath.LiveEnv(cwd)
+	if fs != nil {
+		env.FS = fs
+	}
+	ws, err := toolpath.Workspace(c.Workspace, env)
 	if err != nil {
 		return ""
 	}

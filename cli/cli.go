@@ -41,6 +41,7 @@ func commands() []command {
 		{"validate", "compile the policy files and report every problem", runValidate},
 		{"test", "run policy test cases", runTest},
 		{"log", "list, verify and prune the decision log", runLog},
+		{"replay", "re-decide a recorded session under a policy; report what changes", runReplay},
 		{"version", "print veto's version", runVersion},
 	}
 }

@@ -120,7 +120,9 @@ func readCall(e *env, who string) (veto.Call, int) {
 // so the gate denies state_unavailable.
 type unavailableStore struct{ err error }
 
-func (u unavailableStore) Load(context.Context, string) (veto.RunState, error) { return veto.RunState{}, u.err }
+func (u unavailableStore) Load(context.Context, string) (veto.RunState, error) {
+	return veto.RunState{}, u.err
+}
 func (u unavailableStore) Append(context.Context, string, uint64, []veto.Event) error {
 	return u.err
 }

@@ -14,12 +14,16 @@ const replayDescription = `Re-decide a recorded session under a policy and repor
 the what-if to run before tightening a policy.
 
   veto replay --transcript ~/.claude/projects/P/SESSION.jsonl [--policy NEW.yaml] [--state FILE | --postgres DSN] [--json]
+  veto replay --cases DIR --policy NEW.yaml [--json]
 
 The calls come from the client's transcript (veto keeps no copy of arguments); veto's own
 events for that session (from its state) give the verdicts they got and the world facts
 its rules saw. Replay reads the world only from those records and resolves paths without
 touching the filesystem: a fact that was not recorded fails the rule that needs it.
-The policy is the one that applies in the session's directory, plus --policy.`
+The policy is the one that applies in the session's directory, plus --policy.
+
+With --cases, the calls are those of veto test's case files: each case is decided under its
+own policy and then with --policy added, and every verdict that changes is reported.`
 
 func runReplay(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "replay", "--transcript FILE [--policy FILE] [--state FILE | --postgres DSN] [--json]", replayDescription)
@@ -28,11 +32,15 @@ func runReplay(ctx context.Context, e *env, args []string) int {
 	state := fs.String("state", "", "veto's SQLite state file (default: $XDG_STATE_HOME/veto/veto.db)")
 	dsn := fs.String("postgres", "", "a PostgreSQL state instead")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	cases := fs.String("cases", "", "replay the cases of veto test's files in this directory instead")
 	if code, done := parse(e, fs, args); done {
 		return code
 	}
+	if *cases != "" {
+		return replayCases(ctx, e, *cases, *file, *asJSON)
+	}
 	if *transcript == "" || fs.NArg() > 0 {
-		fmt.Fprintln(e.stderr, "veto replay: --transcript FILE is required")
+		fmt.Fprintln(e.stderr, "veto replay: --transcript FILE (or --cases DIR) is required")
 		return ExitUsage
 	}
 	f, err := os.Open(*transcript)
@@ -112,4 +120,74 @@ func printReplay(e *env, rep *replay.Report, p *policy.Policy) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", c.Index, c.CallID, c.Tool, c.Before, c.After)
 	}
 	tw.Flush()
+}
+
+// replayCases decides every case of the test files in dir twice, without
+// and with the policy file, and reports the verdicts that change.
+func replayCases(ctx context.Context, e *env, dir, file string, asJSON bool) int {
+	if file == "" {
+		fmt.Fprintln(e.stderr, "veto replay --cases: --policy FILE is required: the policy to replay under")
+		return ExitUsage
+	}
+	extra, err := policy.ReadFile(policy.KindFlag, file, false)
+	if err != nil {
+		fmt.Fprintln(e.stderr, err)
+		return ExitDeny
+	}
+	paths, err := testFiles(dir)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto replay:", err)
+		return ExitUsage
+	}
+	rep := replay.Report{}
+	for _, p := range paths {
+		tf, err := readTestFile(p)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "veto replay: %s: %v\n", p, err)
+			return ExitUsage
+		}
+		for i, tc := range tf.Cases {
+			rep.Calls++
+			before, msg := decideCase(ctx, p, tf.Policy, nil, tc)
+			if msg != "" {
+				fmt.Fprintf(e.stderr, "veto replay: %s: %s: %s\n", p, tc.Name, msg)
+				return ExitDeny
+			}
+			after, msg := decideCase(ctx, p, tf.Policy, extra, tc)
+			if msg != "" {
+				fmt.Fprintf(e.stderr, "veto replay: %s: %s: %s\n", p, tc.Name, msg)
+				return ExitDeny
+			}
+			b := replay.Verdict{Allowed: before.Allowed, Known: true, Rule: before.Rule, Reason: before.Reason}
+			a := replay.Verdict{Allowed: after.Allowed, Known: true, Rule: after.Rule, Reason: after.Reason}
+			if b == a {
+				rep.Unchanged++
+				continue
+			}
+			switch {
+			case b.Allowed:
+				rep.NewlyDenied++
+			case a.Allowed:
+				rep.NewlyAllowed++
+			default:
+				rep.OtherRule++
+			}
+			name := tc.Name
+			if name == "" {
+				name = fmt.Sprintf("case %d", i+1)
+			}
+			rep.Changes = append(rep.Changes, replay.Change{Index: rep.Calls, CallID: p + ": " + name, Tool: fmt.Sprint(tc.Call["tool"]), Before: b, After: a})
+		}
+	}
+	if asJSON {
+		writeJSON(e.stdout, rep)
+		return ExitAllow
+	}
+	p, err := policy.Merge([]*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}, extra}, &lazyCEL{})
+	if err != nil {
+		fmt.Fprintln(e.stderr, err)
+		return ExitDeny
+	}
+	printReplay(e, &rep, p)
+	return ExitAllow
 }

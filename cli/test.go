@@ -96,25 +96,11 @@ func runTest(ctx context.Context, e *env, args []string) int {
 			return ExitUsage
 		}
 	}
-	var paths []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
-			paths = append(paths, p)
-		}
-		return nil
-	})
+	paths, err := testFiles(dir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "veto test: %v\n", err)
 		return ExitUsage
 	}
-	if len(paths) == 0 {
-		fmt.Fprintf(e.stderr, "veto test: no *.yaml test files in %s\n", dir)
-		return ExitUsage
-	}
-	slices.Sort(paths)
 	passed, failed := 0, 0
 	for _, p := range paths {
 		tf, err := readTestFile(p)
@@ -150,6 +136,28 @@ func runTest(ctx context.Context, e *env, args []string) int {
 	return ExitAllow
 }
 
+// testFiles returns the *.yaml files below dir, sorted.
+func testFiles(dir string) ([]string, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no *.yaml test files in %s", dir)
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
 func readTestFile(p string) (*testFile, error) {
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -170,18 +178,41 @@ func readTestFile(p string) (*testFile, error) {
 // runCase runs one case in a world of its own and returns what went
 // wrong, or "".
 func runCase(ctx context.Context, file, policyText string, tc testCase) string {
+	v, msg := decideCase(ctx, file, policyText, nil, tc)
+	if msg != "" {
+		return msg
+	}
+	got := "allow"
+	if !v.Allowed {
+		got = "deny"
+	}
+	want := tc.Want
+	if want.Verdict != "allow" && want.Verdict != "deny" {
+		return "want.verdict must be allow or deny"
+	}
+	if got != want.Verdict || (want.Rule != "" && v.Rule != want.Rule) || (want.Reason != "" && v.Reason != want.Reason) {
+		return fmt.Sprintf("want %s, got %s", describe(want.Verdict, want.Rule, want.Reason), describe(got, v.Rule, v.Reason))
+	}
+	return ""
+}
+
+// decideCase decides a case's call in a world of its own, under the
+// built-in policy, the case file's policy and extra (when not nil). A
+// non-empty message says why it could not.
+func decideCase(ctx context.Context, file, policyText string, extra *policy.Layer, tc testCase) (veto.Verdict, string) {
+	fail := func(msg string) (veto.Verdict, string) { return veto.Verdict{}, msg }
 	root, err := os.MkdirTemp("", "veto-test-")
 	if err != nil {
-		return err.Error()
+		return fail(err.Error())
 	}
 	defer os.RemoveAll(root)
 	if root, err = filepath.EvalSymlinks(root); err != nil {
-		return err.Error()
+		return fail(err.Error())
 	}
 	ws, home, scratch := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "scratch")
 	for _, d := range []string{filepath.Join(ws, ".git"), home, scratch} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err.Error()
+			return fail(err.Error())
 		}
 	}
 	expand := strings.NewReplacer("$WORKSPACE", ws, "$HOME", home, "$SCRATCH", scratch)
@@ -194,29 +225,32 @@ func runCase(ctx context.Context, file, policyText string, tc testCase) string {
 	for p, content := range tc.Files {
 		full := place(p)
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return err.Error()
+			return fail(err.Error())
 		}
 		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			return err.Error()
+			return fail(err.Error())
 		}
 	}
 	layers := []*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}}
 	if policyText != "" {
 		l, err := policy.Parse(policy.KindFlag, file+"#policy", []byte(policyText))
 		if err != nil {
-			return "the policy does not load:\n" + err.Error()
+			return fail("the policy does not load:\n" + err.Error())
 		}
 		layers = append(layers, l)
 	}
+	if extra != nil {
+		layers = append(layers, extra)
+	}
 	p, err := policy.Merge(layers, &lazyCEL{})
 	if err != nil {
-		return "the policy does not load:\n" + err.Error()
+		return fail("the policy does not load:\n" + err.Error())
 	}
 	p.TempDirs = []string{scratch}
 	g, err := p.Gate(policy.BuildOptions{Store: memstore.New(), Home: home,
 		Vars: map[string]string{"HOME": home, "TMPDIR": scratch, "USER": "agent"}})
 	if err != nil {
-		return err.Error()
+		return fail(err.Error())
 	}
 	toCall := func(m map[string]any, id string) (veto.Call, error) {
 		b, err := json.Marshal(expandAll(m, expand))
@@ -243,46 +277,34 @@ func runCase(ctx context.Context, file, policyText string, tc testCase) string {
 		case st.Change != nil:
 			full := place(st.Change.Path)
 			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-				return err.Error()
+				return fail(err.Error())
 			}
 			if err := os.WriteFile(full, []byte(st.Change.Content), 0o644); err != nil {
-				return err.Error()
+				return fail(err.Error())
 			}
 		case st.Call != nil:
 			c, err := toCall(st.Call, fmt.Sprintf("before-%d", i+1))
 			if err != nil {
-				return fmt.Sprintf("before[%d]: %v", i, err)
+				return fail(fmt.Sprintf("before[%d]: %v", i, err))
 			}
 			v := g.Decide(ctx, &c)
 			if v.Allowed && st.Outcome != "" {
 				if err := g.ObserveCall(ctx, &c, veto.Outcome(st.Outcome)); err != nil {
-					return fmt.Sprintf("before[%d]: %v", i, err)
+					return fail(fmt.Sprintf("before[%d]: %v", i, err))
 				}
 			}
 		default:
-			return fmt.Sprintf("before[%d]: want call or change", i)
+			return fail(fmt.Sprintf("before[%d]: want call or change", i))
 		}
 	}
 	if tc.Call == nil {
-		return "the case has no call"
+		return fail("the case has no call")
 	}
 	c, err := toCall(tc.Call, "case")
 	if err != nil {
-		return "call: " + err.Error()
+		return fail("call: " + err.Error())
 	}
-	v := g.Decide(ctx, &c)
-	got := "allow"
-	if !v.Allowed {
-		got = "deny"
-	}
-	want := tc.Want
-	if want.Verdict != "allow" && want.Verdict != "deny" {
-		return "want.verdict must be allow or deny"
-	}
-	if got != want.Verdict || (want.Rule != "" && v.Rule != want.Rule) || (want.Reason != "" && v.Reason != want.Reason) {
-		return fmt.Sprintf("want %s, got %s", describe(want.Verdict, want.Rule, want.Reason), describe(got, v.Rule, v.Reason))
-	}
-	return ""
+	return g.Decide(ctx, &c), ""
 }
 
 func describe(verdict, rule, reason string) string {

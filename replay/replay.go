@@ -50,8 +50,8 @@ type Report struct {
 	Unchanged    int      `json:"unchanged"`
 	NewlyDenied  int      `json:"newly_denied"`
 	NewlyAllowed int      `json:"newly_allowed"`
-	OtherRule    int      `json:"other_rule"`   // denied before and after, by another rule or reason
-	Unrecorded   int      `json:"unrecorded"`   // no decision of veto's to compare with
+	OtherRule    int      `json:"other_rule"` // denied before and after, by another rule or reason
+	Unrecorded   int      `json:"unrecorded"` // no decision of veto's to compare with
 	Changes      []Change `json:"changes"`
 }
 

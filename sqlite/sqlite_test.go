@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/sqlite"
@@ -15,16 +16,20 @@ import (
 
 var ctx = context.Background()
 
+// testOptions wait long for the lock: the suite's writers contend hard,
+// and under the race detector a commit takes many times longer.
+var testOptions = sqlite.Options{BusyTimeout: 60 * time.Second}
+
 func TestMain(m *testing.M) {
 	storetest.ChildMain(func() (veto.Store, error) {
-		return sqlite.Open(ctx, os.Getenv("VETO_STORETEST_PATH"), sqlite.Options{})
+		return sqlite.Open(ctx, os.Getenv("VETO_STORETEST_PATH"), testOptions)
 	})
 	os.Exit(m.Run())
 }
 
 func open(t testing.TB, path string) *sqlstore.Store {
 	t.Helper()
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	s, err := sqlite.Open(ctx, path, testOptions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,5 +96,33 @@ func TestCorruptFileDenies(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "state unavailable") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// A writer that waits for the lock past the busy timeout gets an error,
+// and the gate denies: state_unavailable.
+func TestLockedPastTimeoutDenies(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "veto.db")
+	holder := open(t, p)
+	tx, err := holder.DB().BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO veto_meta (key, value) VALUES ('held', '1')`); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sqlite.Open(ctx, p, sqlite.Options{BusyTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g, err := veto.NewGate(veto.Config{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := g.Decide(ctx, &veto.Call{Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}})
+	if v.Allowed || v.Reason != veto.ReasonStateUnavailable {
+		t.Fatalf("decided %+v while the store was locked", v)
 	}
 }

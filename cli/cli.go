@@ -36,6 +36,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"check", "decide one call read as JSON on stdin", runCheck},
+		{"hook", "answer an agent client's hook event (claude-code)", runHook},
 		{"explain", "explain the decision on one call, rule by rule", runExplain},
 		{"policy", "show the effective policy, the default, or the schema", runPolicy},
 		{"validate", "compile the policy files and report every problem", runValidate},

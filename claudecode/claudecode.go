@@ -1,0 +1,167 @@
+// Package claudecode speaks Claude Code's hook protocol: it reads one hook
+// event from stdin's bytes, says what veto must do with it, and writes the
+// reply in the form Claude Code obeys. It holds no rule logic.
+//
+// Claude Code blocks a tool call when a PreToolUse hook exits 2 (stderr is
+// the reason the model reads); any other non-zero exit, a crash or a
+// timeout lets the call run. So every failure here is turned into exit 2.
+// An allow prints nothing: Claude Code's own permission prompts still run,
+// unless the policy says veto approves.
+package claudecode
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vetohq/veto"
+)
+
+// Event is one hook event, as Claude Code sends it.
+type Event struct {
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path"`
+	Cwd            string          `json:"cwd"`
+	PermissionMode string          `json:"permission_mode"`
+	HookEventName  string          `json:"hook_event_name"`
+	Source         string          `json:"source"` // SessionStart: startup, resume, clear, compact
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolUseID      string          `json:"tool_use_id"`
+	AgentID        string          `json:"agent_id"`
+	AgentType      string          `json:"agent_type"`
+	IsInterrupt    bool            `json:"is_interrupt"`
+}
+
+// The events veto handles.
+const (
+	SessionStart       = "SessionStart"
+	PreToolUse         = "PreToolUse"
+	PostToolUse        = "PostToolUse"
+	PostToolUseFailure = "PostToolUseFailure"
+)
+
+// MaxEvent is the most bytes an event may have.
+const MaxEvent = 16 << 20
+
+// Decode reads an event. Fields veto does not use are ignored (Claude Code
+// adds them over time); the ones it uses must have their types.
+func Decode(b []byte) (Event, error) {
+	var e Event
+	if len(bytes.TrimSpace(b)) == 0 {
+		return e, errors.New("empty input: want one hook event as JSON")
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		return e, errors.New("the hook event is not valid JSON of the expected shape")
+	}
+	switch e.HookEventName {
+	case SessionStart, PreToolUse, PostToolUse, PostToolUseFailure:
+	case "":
+		return e, errors.New("the hook event has no hook_event_name")
+	default:
+		return e, fmt.Errorf("veto does not handle the %q hook event", e.HookEventName)
+	}
+	if e.SessionID == "" {
+		return e, errors.New("the hook event has no session_id")
+	}
+	if e.HookEventName != SessionStart && (e.ToolName == "" || e.ToolUseID == "") {
+		return e, errors.New("the tool event has no tool_name or tool_use_id")
+	}
+	return e, nil
+}
+
+// Call is the veto call of a tool event. The run is the session; a
+// subagent acts in the same run and is named in the actor.
+func (e Event) Call(projectDir string) (veto.Call, error) {
+	c := veto.Call{ID: e.ToolUseID, Tool: e.ToolName, Cwd: e.Cwd, Workspace: projectDir,
+		Actor: veto.Actor{Kind: "agent", ID: "claude-code", Agent: e.AgentType},
+		Run:   veto.Run{Ref: e.SessionID}}
+	if e.AgentType == "" && e.AgentID != "" {
+		c.Actor.Agent = "subagent"
+	}
+	if len(e.ToolInput) > 0 && !bytes.Equal(bytes.TrimSpace(e.ToolInput), []byte("null")) {
+		dec := json.NewDecoder(bytes.NewReader(e.ToolInput))
+		dec.UseNumber()
+		var args map[string]any
+		if err := dec.Decode(&args); err != nil {
+			return c, errors.New("tool_input is not a JSON object")
+		}
+		c.Args = args
+	}
+	return c, nil
+}
+
+// Reply is what the hook process does: its exit code and what it prints.
+type Reply struct {
+	Exit   int
+	Stdout string
+	Stderr string
+}
+
+// maxReason keeps every string under Claude Code's 10,000-character limit.
+const maxReason = 9000
+
+// Deny blocks the call: exit 2 with the reason on stderr.
+func Deny(reason string) Reply {
+	if len(reason) > maxReason {
+		reason = reason[:maxReason] + "…"
+	}
+	return Reply{Exit: 2, Stderr: reason + "\n"}
+}
+
+// Allow lets the call go on to Claude Code's own permission flow; with
+// approve, veto answers for the user and skips the prompt.
+func Allow(approve bool) Reply {
+	if !approve {
+		return Reply{}
+	}
+	b, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
+		"hookEventName": PreToolUse, "permissionDecision": "allow", "permissionDecisionReason": "veto: allowed by policy"}})
+	return Reply{Stdout: string(b) + "\n"}
+}
+
+// Reason is what the model reads about a denial: the rule, the reason
+// code, one sentence of why, and what to do instead. Never argument text.
+func Reason(v veto.Verdict) string {
+	var b strings.Builder
+	b.WriteString("veto blocked this ")
+	b.WriteString(v.Tool)
+	b.WriteString(" call")
+	if v.Rule != "" {
+		fmt.Fprintf(&b, " (rule %s, reason %s)", v.Rule, v.Reason)
+	} else {
+		fmt.Fprintf(&b, " (%s)", v.Reason)
+	}
+	b.WriteString(": ")
+	b.WriteString(v.Message)
+	b.WriteString(" Do not retry it or work around it; ")
+	if hint := policyHint(v); hint != "" {
+		b.WriteString("ask the user to do it, or to change veto's policy (" + hint + ").")
+	} else {
+		b.WriteString("ask the user how to proceed.")
+	}
+	return b.String()
+}
+
+// policyHint names the policy key that would allow calls like this one.
+func policyHint(v veto.Verdict) string {
+	switch {
+	case v.Rule == "file.write_roots" && v.Reason == "outside_write_roots":
+		return "files.extra_roots in the user's veto.yaml"
+	case v.Rule == "exec.interpreter":
+		return "shell.interpreters"
+	case v.Rule == "file.manifest":
+		return "files.manifest"
+	case v.Rule == "file.write_scope":
+		return "files.write_scope"
+	case v.Stage == veto.StageOffer:
+		return "offer"
+	case strings.HasPrefix(v.Rule, "file.") || strings.HasPrefix(v.Rule, "shell."):
+		return "builtin.off: " + v.Rule + " in the user's veto.yaml, which turns the whole rule off"
+	case v.Stage == veto.StageRule && v.Rule != "":
+		return "the rule " + v.Rule
+	}
+	return ""
+}

@@ -37,6 +37,8 @@ func commands() []command {
 	return []command{
 		{"check", "decide one call read as JSON on stdin", runCheck},
 		{"hook", "answer an agent client's hook event (claude-code)", runHook},
+		{"init", "register veto with an agent client (claude-code)", runInit},
+		{"uninstall", "remove what init added", runUninstall},
 		{"explain", "explain the decision on one call, rule by rule", runExplain},
 		{"policy", "show the effective policy, the default, or the schema", runPolicy},
 		{"validate", "compile the policy files and report every problem", runValidate},

@@ -1,0 +1,129 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/vetohq/veto/cli"
+)
+
+const existing = `{
+  "permissions": {"allow": ["Bash(go test:*)"], "deny": ["Read(./.env)"]},
+  "model": "opus",
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./lint.sh", "timeout": 30}]}],
+    "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+  },
+  "env": {"FOO": "1"}
+}`
+
+func run(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := cli.Main(context.Background(), args, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("veto %v: exit %d: %s", args, code, errOut.String())
+	}
+	return out.String()
+}
+
+func decode(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// veto init claude-code keeps every other setting and hook, in meaning;
+// a second run changes nothing; uninstall removes only what init added.
+func TestInitClaudeCodeKeepsSettings(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, []byte(existing), 0o644)
+
+	dry := run(t, "init", "claude-code", "--dir", dir, "--dry-run")
+	if !strings.Contains(dry, "dry run") {
+		t.Fatalf("dry run: %s", dry)
+	}
+	if b, _ := os.ReadFile(path); string(b) != existing {
+		t.Fatal("a dry run wrote the settings")
+	}
+
+	run(t, "init", "claude-code", "--dir", dir)
+	first, _ := os.ReadFile(path)
+	got := decode(t, first)
+	want := decode(t, []byte(existing))
+	for _, k := range []string{"permissions", "model", "env"} {
+		if !reflect.DeepEqual(got[k], want[k]) {
+			t.Errorf("%s changed: %v", k, got[k])
+		}
+	}
+	hooks := got["hooks"].(map[string]any)
+	if !reflect.DeepEqual(hooks["Stop"], want["hooks"].(map[string]any)["Stop"]) {
+		t.Error("another hook event changed")
+	}
+	pre := hooks["PreToolUse"].([]any)
+	if len(pre) != 2 || !reflect.DeepEqual(pre[0], want["hooks"].(map[string]any)["PreToolUse"].([]any)[0]) {
+		t.Fatalf("PreToolUse: %v", pre)
+	}
+	for _, ev := range []string{"SessionStart", "PreToolUse", "PostToolUse", "PostToolUseFailure"} {
+		groups := hooks[ev].([]any)
+		last := groups[len(groups)-1].(map[string]any)
+		cmd := last["hooks"].([]any)[0].(map[string]any)["command"].(string)
+		if !filepath.IsAbs(strings.Fields(cmd)[0]) || !strings.HasSuffix(cmd, " hook claude-code") {
+			t.Errorf("%s: command %q", ev, cmd)
+		}
+		if ev != "SessionStart" && last["matcher"] != "*" {
+			t.Errorf("%s: matcher %v", ev, last["matcher"])
+		}
+	}
+
+	out := run(t, "init", "claude-code", "--dir", dir)
+	second, _ := os.ReadFile(path)
+	if !bytes.Equal(first, second) || !strings.Contains(out, "nothing changed") {
+		t.Fatalf("a second init changed the settings:\n%s", second)
+	}
+
+	run(t, "uninstall", "claude-code", "--dir", dir)
+	after, _ := os.ReadFile(path)
+	if !reflect.DeepEqual(decode(t, after), want) {
+		t.Fatalf("uninstall did not restore the settings:\n%s", after)
+	}
+}
+
+func TestInitCreatesSettings(t *testing.T) {
+	dir := t.TempDir()
+	run(t, "init", "claude-code", "--dir", dir)
+	b, err := os.ReadFile(filepath.Join(dir, ".claude", "settings.json"))
+	if err != nil || !strings.Contains(string(b), "PreToolUse") {
+		t.Fatalf("%s %v", b, err)
+	}
+	run(t, "uninstall", "claude-code", "--dir", dir)
+	b, _ = os.ReadFile(filepath.Join(dir, ".claude", "settings.json"))
+	if strings.TrimSpace(string(b)) != "{}" {
+		t.Fatalf("after uninstall: %s", b)
+	}
+}
+
+func TestInitRefusesABrokenSettingsFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, []byte(`{"hooks": [`), 0o644)
+	var out, errOut bytes.Buffer
+	if code := cli.Main(context.Background(), []string{"init", "claude-code", "--dir", dir}, strings.NewReader(""), &out, &errOut); code == 0 ||
+		!strings.Contains(errOut.String(), "not a JSON object") {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if b, _ := os.ReadFile(path); string(b) != `{"hooks": [` {
+		t.Fatal("a broken settings file was overwritten")
+	}
+}

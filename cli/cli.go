@@ -35,6 +35,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"demo", "run a recorded agent session through veto and show every verdict", runDemo},
 		{"check", "decide one call read as JSON on stdin", runCheck},
 		{"hook", "answer an agent client's hook event (claude-code)", runHook},
 		{"init", "register veto with an agent client (claude-code)", runInit},

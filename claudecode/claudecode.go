@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/agent"
 )
 
 // Event is one hook event, as Claude Code sends it.
@@ -43,8 +44,6 @@ const (
 	PostToolUseFailure = "PostToolUseFailure"
 )
 
-// MaxEvent is the most bytes an event may have.
-const MaxEvent = 16 << 20
 
 // Decode reads an event. Fields veto does not use are ignored (Claude Code
 // adds them over time); the ones it uses must have their types.
@@ -93,33 +92,59 @@ func (e Event) Call(projectDir string) (veto.Call, error) {
 	return c, nil
 }
 
-// Reply is what the hook process does: its exit code and what it prints.
-type Reply struct {
-	Exit   int
-	Stdout string
-	Stderr string
+// Adapter is Claude Code's hook protocol.
+type Adapter struct {
+	ProjectDir string // $CLAUDE_PROJECT_DIR
 }
 
-// maxReason keeps every string under Claude Code's 10,000-character limit.
-const maxReason = 9000
+var _ agent.Adapter = Adapter{}
 
-// Deny blocks the call: exit 2 with the reason on stderr.
-func Deny(reason string) Reply {
-	if len(reason) > maxReason {
-		reason = reason[:maxReason] + "…"
+// Decode implements agent.Adapter.
+func (a Adapter) Decode(b []byte) (agent.Event, error) {
+	e, err := Decode(b)
+	if err != nil {
+		return agent.Event{}, err
 	}
-	return Reply{Exit: 2, Stderr: reason + "\n"}
+	return e.agentEvent(a.ProjectDir)
 }
 
-// Allow lets the call go on to Claude Code's own permission flow; with
-// approve, veto answers for the user and skips the prompt.
-func Allow(approve bool) Reply {
+func (e Event) agentEvent(projectDir string) (agent.Event, error) {
+	ev := agent.Event{Session: e.SessionID, Cwd: e.Cwd, ProjectDir: projectDir}
+	switch e.HookEventName {
+	case SessionStart:
+		ev.Kind = agent.Start
+		ev.Fresh = e.Source == "startup" || e.Source == "clear" || e.Source == ""
+		return ev, nil
+	case PreToolUse:
+		ev.Kind = agent.Decide
+	default:
+		ev.Kind, ev.Outcome = agent.Observe, veto.Succeeded
+		if e.HookEventName == PostToolUseFailure {
+			ev.Outcome = veto.Failed
+			if e.IsInterrupt {
+				ev.Outcome = veto.Cancelled
+			}
+		}
+	}
+	c, err := e.Call(projectDir)
+	ev.Call = c
+	return ev, err
+}
+
+// Deny implements agent.Adapter: exit 2 with the reason on stderr.
+func (Adapter) Deny(reason string) agent.Reply {
+	return agent.Reply{Exit: 2, Stderr: agent.Clip(reason) + "\n"}
+}
+
+// Allow implements agent.Adapter: nothing printed, so Claude Code's own
+// permission flow runs; with approve, veto answers allow for the user.
+func (Adapter) Allow(approve bool) agent.Reply {
 	if !approve {
-		return Reply{}
+		return agent.Reply{}
 	}
 	b, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
 		"hookEventName": PreToolUse, "permissionDecision": "allow", "permissionDecisionReason": "veto: allowed by policy"}})
-	return Reply{Stdout: string(b) + "\n"}
+	return agent.Reply{Stdout: string(b) + "\n"}
 }
 
 // Reason is what the model reads about a denial: the rule, the reason

@@ -98,11 +98,61 @@ func MCPFetch(server string) []veto.Descriptor {
 	return []veto.Descriptor{d("mcp__"+server+"__fetch", veto.CapNetwork, map[string]veto.Role{"url": url})}
 }
 
+// GeminiCLI returns the descriptors of Gemini CLI's built-in tools.
+func GeminiCLI() []veto.Descriptor {
+	return []veto.Descriptor{
+		d("run_shell_command", veto.CapExecutes, map[string]veto.Role{"command": command}),
+		d("read_file", veto.CapReads, map[string]veto.Role{"absolute_path": source, "file_path": source}),
+		d("read_many_files", veto.CapReads, map[string]veto.Role{"paths": source}),
+		d("write_file", veto.CapWrites|veto.CapOverwrites, map[string]veto.Role{"file_path": path, "content": content}),
+		d("replace", veto.CapWrites|veto.CapEdits, map[string]veto.Role{"file_path": path, "old_string": content, "new_string": content}),
+		d("list_directory", veto.CapReads, map[string]veto.Role{"path": source, "dir_path": source}),
+		d("glob", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source, "dir_path": source}),
+		d("search_file_content", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source, "dir_path": source}),
+		d("web_fetch", veto.CapNetwork, map[string]veto.Role{"prompt": content, "url": url}),
+		d("google_web_search", veto.CapNetwork, nil),
+		d("save_memory", 0, nil),
+		d("write_todos", 0, nil),
+	}
+}
+
+// CopilotCLI returns the descriptors of GitHub Copilot CLI's tools.
+func CopilotCLI() []veto.Descriptor {
+	return []veto.Descriptor{
+		d("bash", veto.CapExecutes, map[string]veto.Role{"command": command}),
+		d("view", veto.CapReads, map[string]veto.Role{"path": source}),
+		d("create", veto.CapWrites|veto.CapOverwrites, map[string]veto.Role{"path": path, "file_text": content}),
+		d("edit", veto.CapWrites|veto.CapEdits, map[string]veto.Role{"path": path, "old_str": content, "new_str": content}),
+		d("glob", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source}),
+		d("grep", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source}),
+		d("web_fetch", veto.CapNetwork, map[string]veto.Role{"url": url}),
+	}
+}
+
+// Codex returns the descriptors of the Codex CLI's tools, as its adapter
+// presents them (a shell command as one line, apply_patch's files as
+// paths).
+func Codex() []veto.Descriptor {
+	return []veto.Descriptor{
+		d("shell", veto.CapExecutes, map[string]veto.Role{"command": command}),
+		d("exec_command", veto.CapExecutes, map[string]veto.Role{"command": command}),
+		d("local_shell", veto.CapExecutes, map[string]veto.Role{"command": command}),
+		d("apply_patch", veto.CapWrites, map[string]veto.Role{"paths": path, "input": content, "patch": content}),
+	}
+}
+
 // Defaults returns every descriptor veto knows, with the reference MCP
 // servers under their usual names (filesystem, git, fetch).
 func Defaults() []veto.Descriptor {
 	var all []veto.Descriptor
 	all = append(all, ClaudeCode()...)
+	all = append(all, GeminiCLI()...)
+	for _, c := range CopilotCLI() {
+		if c.Name != "glob" && c.Name != "web_fetch" { // Gemini CLI's glob and web_fetch describe them as well
+			all = append(all, c)
+		}
+	}
+	all = append(all, Codex()...)
 	all = append(all, MCPFilesystem("filesystem")...)
 	all = append(all, MCPGit("git")...)
 	all = append(all, MCPFetch("fetch")...)

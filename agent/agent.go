@@ -1,0 +1,62 @@
+// Package agent is what every client adapter shares: the hook event
+// reduced to what veto needs, and the reply a hook process gives. Each
+// adapter (claudecode, geminicli, copilotcli, cursor, codex) maps its
+// client's protocol to these; none holds rule logic.
+package agent
+
+import "github.com/vetohq/veto"
+
+// Kind is what a hook event asks of veto.
+type Kind int
+
+// The kinds of event.
+const (
+	Ignore   Kind = iota // nothing to do (an event veto does not handle)
+	Start                // a session starts
+	Decide               // a tool call is about to run
+	Observe              // a tool call ran; Outcome says how
+)
+
+// Event is a hook event reduced to what veto needs.
+type Event struct {
+	Kind       Kind
+	Session    string
+	Cwd        string
+	ProjectDir string // the project the client reports, if any
+	Fresh      bool   // Start: a new run (not a resume)
+	Call       veto.Call
+	Outcome    veto.Outcome // Observe
+}
+
+// Reply is what the hook process does: its exit code and what it prints.
+type Reply struct {
+	Exit   int
+	Stdout string
+	Stderr string
+}
+
+// Adapter speaks one client's hook protocol.
+type Adapter interface {
+	// Decode reads one hook event.
+	Decode(b []byte) (Event, error)
+	// Deny is the reply that blocks the call, with the reason the model reads.
+	Deny(reason string) Reply
+	// Allow is the reply that lets the call go on (approve: veto answers
+	// for the user and skips the client's own prompt, where it has one).
+	Allow(approve bool) Reply
+}
+
+// MaxReason keeps every reason under the clients' limits (Claude Code:
+// 10,000 characters).
+const MaxReason = 9000
+
+// Clip shortens a reason to MaxReason.
+func Clip(s string) string {
+	if len(s) > MaxReason {
+		return s[:MaxReason] + "…"
+	}
+	return s
+}
+
+// MaxEvent is the most bytes a hook event may have.
+const MaxEvent = 16 << 20

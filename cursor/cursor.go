@@ -1,0 +1,125 @@
+// Package cursor speaks Cursor's hook protocol: beforeShellExecution,
+// beforeReadFile, beforeMCPExecution and preToolUse decide; afterFileEdit
+// observes. The reply is {"permission":"deny","user_message":…,
+// "agent_message":…}. The run is the conversation.
+package cursor
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/agent"
+)
+
+// Adapter is Cursor's hook protocol.
+type Adapter struct{}
+
+var _ agent.Adapter = Adapter{}
+
+type event struct {
+	HookEventName  string          `json:"hook_event_name"`
+	ConversationID string          `json:"conversation_id"`
+	GenerationID   string          `json:"generation_id"`
+	WorkspaceRoots []string        `json:"workspace_roots"`
+	Cwd            string          `json:"cwd"`
+	Command        string          `json:"command"`
+	FilePath       string          `json:"file_path"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolUseID      string          `json:"tool_use_id"`
+}
+
+// Decode implements agent.Adapter. Each event becomes the call Claude
+// Code's tools would make, so the same descriptors and rules apply:
+// beforeShellExecution is Bash, beforeReadFile is Read.
+func (Adapter) Decode(b []byte) (agent.Event, error) {
+	var e event
+	if len(bytes.TrimSpace(b)) == 0 {
+		return agent.Event{}, errors.New("empty input: want one hook event as JSON")
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		return agent.Event{}, errors.New("the hook event is not valid JSON of the expected shape")
+	}
+	if e.ConversationID == "" {
+		return agent.Event{}, errors.New("the hook event has no conversation_id")
+	}
+	cwd := e.Cwd
+	project := ""
+	if len(e.WorkspaceRoots) > 0 {
+		project = e.WorkspaceRoots[0]
+		if cwd == "" {
+			cwd = project
+		}
+	}
+	ev := agent.Event{Kind: agent.Decide, Session: e.ConversationID, Cwd: cwd, ProjectDir: project}
+	c := veto.Call{Cwd: cwd, Workspace: project, Run: veto.Run{Ref: e.ConversationID}, Actor: veto.Actor{Kind: "agent", ID: "cursor"}}
+	switch e.HookEventName {
+	case "beforeShellExecution":
+		c.Tool, c.Args = "Bash", map[string]any{"command": e.Command}
+	case "beforeReadFile":
+		c.Tool, c.Args = "Read", map[string]any{"file_path": e.FilePath}
+	case "afterFileEdit":
+		ev.Kind, ev.Outcome = agent.Observe, veto.Succeeded
+		c.Tool, c.Args = "Edit", map[string]any{"file_path": e.FilePath}
+	case "beforeMCPExecution", "preToolUse":
+		if e.ToolName == "" {
+			return ev, errors.New("the tool event has no tool_name")
+		}
+		c.Tool = e.ToolName
+		args, err := object(e.ToolInput)
+		if err != nil {
+			return ev, err
+		}
+		c.Args = args
+	case "":
+		return ev, errors.New("the hook event has no hook_event_name")
+	default:
+		return agent.Event{Kind: agent.Ignore}, nil
+	}
+	c.ID = e.ToolUseID
+	if c.ID == "" {
+		c.ID = fmt.Sprintf("cursor-%s-%s", e.GenerationID, e.HookEventName)
+		if e.HookEventName == "afterFileEdit" {
+			c.ID = fmt.Sprintf("cursor-edit-%s-%s", e.GenerationID, e.FilePath)
+		}
+	}
+	ev.Call = c
+	return ev, nil
+}
+
+// object reads tool_input: an object, or a string holding one.
+func object(raw json.RawMessage) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, errors.New("tool_input is not JSON")
+		}
+		raw = []byte(s)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, errors.New("tool_input does not hold a JSON object")
+	}
+	return m, nil
+}
+
+// Deny implements agent.Adapter.
+func (Adapter) Deny(reason string) agent.Reply {
+	reason = agent.Clip(reason)
+	b, _ := json.Marshal(map[string]any{"continue": true, "permission": "deny", "user_message": reason, "agent_message": reason})
+	return agent.Reply{Stdout: string(b) + "\n"}
+}
+
+// Allow implements agent.Adapter.
+func (Adapter) Allow(bool) agent.Reply {
+	return agent.Reply{Stdout: `{"continue":true,"permission":"allow"}` + "\n"}
+}

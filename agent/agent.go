@@ -11,10 +11,10 @@ type Kind int
 
 // The kinds of event.
 const (
-	Ignore   Kind = iota // nothing to do (an event veto does not handle)
-	Start                // a session starts
-	Decide               // a tool call is about to run
-	Observe              // a tool call ran; Outcome says how
+	Ignore  Kind = iota // nothing to do (an event veto does not handle)
+	Start               // a session starts
+	Decide              // a tool call is about to run
+	Observe             // a tool call ran; Outcome says how
 )
 
 // Event is a hook event reduced to what veto needs.

@@ -44,7 +44,6 @@ const (
 	PostToolUseFailure = "PostToolUseFailure"
 )
 
-
 // Decode reads an event. Fields veto does not use are ignored (Claude Code
 // adds them over time); the ones it uses must have their types.
 func Decode(b []byte) (Event, error) {

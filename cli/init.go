@@ -14,50 +14,88 @@ import (
 
 const initDescription = `Register veto with an agent client, or remove it.
 
-  veto init claude-code [--project | --user] [--dir DIR] [--dry-run]
-  veto uninstall claude-code [--project | --user] [--dir DIR] [--dry-run]
+  veto init CLIENT [--project | --user] [--dir DIR] [--dry-run]
+  veto uninstall CLIENT [--project | --user] [--dir DIR] [--dry-run]
 
-init adds veto to the client's settings for SessionStart, PreToolUse (every tool),
-PostToolUse and PostToolUseFailure, with the absolute path of this veto binary. It keeps
-every other setting and hook, and running it twice changes nothing. --project (the
-default) writes .claude/settings.json in DIR (default: the current directory); --user
-writes ~/.claude/settings.json. uninstall removes only what init added.`
+CLIENT is claude-code (.claude/settings.json), gemini-cli (.gemini/settings.json),
+copilot-cli (.github/hooks/veto.json, project only) or cursor (.cursor/hooks.json).
+init adds veto's hook command, with the absolute path of this veto binary, for the
+client's session-start, before-tool and after-tool events. It keeps every other setting
+and hook, and running it twice changes nothing. --project (the default) writes in DIR
+(default: the current directory); --user in the home directory. uninstall removes only
+what init added. (Codex: register "veto hook codex" for PreToolUse and PostToolUse in its
+hooks configuration by hand.)`
 
-// claudeEvents are the hook events veto registers for, with their matcher
-// ("" for events without one).
-var claudeEvents = []struct{ name, matcher string }{
-	{"SessionStart", ""}, {"PreToolUse", "*"}, {"PostToolUse", "*"}, {"PostToolUseFailure", "*"},
+// clientHooks is how one client's settings hold hooks.
+type clientHooks struct {
+	project, user string // settings file, relative to the directory and to home ("" : none)
+	events        []struct{ name, matcher string }
+	grouped       bool           // {matcher, hooks: [entry]} groups (Claude Code, Gemini CLI), else flat entries
+	key           string         // the entry's command field
+	extra         map[string]any // more fields of an entry
+	top           map[string]any // fields the file needs at the top level
 }
 
-func runInit(ctx context.Context, e *env, args []string) int      { return initOrUninstall(e, "init", args) }
-func runUninstall(ctx context.Context, e *env, args []string) int { return initOrUninstall(e, "uninstall", args) }
+var initClients = map[string]clientHooks{
+	"claude-code": {project: ".claude/settings.json", user: ".claude/settings.json", grouped: true, key: "command",
+		events: []struct{ name, matcher string }{{"SessionStart", ""}, {"PreToolUse", "*"}, {"PostToolUse", "*"}, {"PostToolUseFailure", "*"}},
+		extra:  map[string]any{"type": "command", "timeout": json.Number("5")}},
+	"gemini-cli": {project: ".gemini/settings.json", user: ".gemini/settings.json", grouped: true, key: "command",
+		events: []struct{ name, matcher string }{{"SessionStart", ""}, {"BeforeTool", ".*"}, {"AfterTool", ".*"}},
+		extra:  map[string]any{"type": "command", "name": "veto", "timeout": json.Number("5000")}},
+	"copilot-cli": {project: ".github/hooks/veto.json", key: "bash",
+		events: []struct{ name, matcher string }{{"sessionStart", ""}, {"preToolUse", ""}, {"postToolUse", ""}},
+		extra:  map[string]any{"type": "command", "timeoutSec": json.Number("5")}, top: map[string]any{"version": json.Number("1")}},
+	"cursor": {project: ".cursor/hooks.json", user: ".cursor/hooks.json", key: "command",
+		events: []struct{ name, matcher string }{{"beforeShellExecution", ""}, {"beforeReadFile", ""}, {"beforeMCPExecution", ""}, {"afterFileEdit", ""}},
+		top:    map[string]any{"version": json.Number("1")}},
+}
+
+func runInit(ctx context.Context, e *env, args []string) int { return initOrUninstall(e, "init", args) }
+func runUninstall(ctx context.Context, e *env, args []string) int {
+	return initOrUninstall(e, "uninstall", args)
+}
 
 func initOrUninstall(e *env, verb string, args []string) int {
-	fs := newFlags(e, verb, "claude-code [--project | --user] [--dir DIR] [--dry-run]", initDescription)
-	user := fs.Bool("user", false, "the user's settings (~/.claude/settings.json)")
-	fs.Bool("project", true, "the project's settings (.claude/settings.json in --dir)")
+	fs := newFlags(e, verb, "CLIENT [--project | --user] [--dir DIR] [--dry-run]", initDescription)
+	user := fs.Bool("user", false, "the user's settings, in the home directory")
+	fs.Bool("project", true, "the project's settings, in --dir")
 	dir := fs.String("dir", ".", "the project directory, with --project")
 	dry := fs.Bool("dry-run", false, "print the settings that would be written, and write nothing")
-	if len(args) == 0 || args[0] != "claude-code" {
+	var ch clientHooks
+	ok := false
+	if len(args) > 0 {
+		ch, ok = initClients[args[0]]
+	}
+	if !ok {
 		if len(args) > 0 && strings.HasPrefix(args[0], "-") {
 			if code, done := parse(e, fs, args); done {
 				return code
 			}
 		}
-		fmt.Fprintf(e.stderr, "veto %s: want a client: claude-code\n", verb)
+		if len(args) > 0 && args[0] == "codex" {
+			fmt.Fprintf(e.stderr, "veto %s codex: not automated; register \"veto hook codex\" for PreToolUse and PostToolUse in Codex's hooks by hand\n", verb)
+			return ExitUsage
+		}
+		fmt.Fprintf(e.stderr, "veto %s: want a client: claude-code, gemini-cli, copilot-cli or cursor\n", verb)
 		return ExitUsage
 	}
+	client := args[0]
 	if code, done := parse(e, fs, args[1:]); done {
 		return code
 	}
-	path := filepath.Join(*dir, ".claude", "settings.json")
+	path := filepath.Join(*dir, ch.project)
 	if *user {
+		if ch.user == "" {
+			fmt.Fprintf(e.stderr, "veto %s %s: this client has no user settings for hooks; use --project\n", verb, client)
+			return ExitUsage
+		}
 		home, err := os.UserHomeDir()
 		if err != nil {
 			fmt.Fprintf(e.stderr, "veto %s: no home directory: %v\n", verb, err)
 			return ExitDeny
 		}
-		path = filepath.Join(home, ".claude", "settings.json")
+		path = filepath.Join(home, ch.user)
 	}
 	settings, err := readSettings(path)
 	if err != nil {
@@ -72,12 +110,12 @@ func initOrUninstall(e *env, verb string, args []string) int {
 		fmt.Fprintf(e.stderr, "veto %s: cannot find this veto binary: %v\n", verb, err)
 		return ExitDeny
 	}
-	command := shellQuote(self) + " hook claude-code"
+	command := shellQuote(self) + " hook " + client
 	var changed bool
 	if verb == "init" {
-		changed = addClaudeHooks(settings, command)
+		changed = ch.add(settings, command)
 	} else {
-		changed = removeClaudeHooks(settings)
+		changed = ch.remove(settings, " hook "+client)
 	}
 	out, err := json.MarshalIndent(settings, "", "  ")
 	if err != nil {
@@ -108,7 +146,11 @@ func initOrUninstall(e *env, verb string, args []string) int {
 		return ExitDeny
 	}
 	if verb == "init" {
-		fmt.Fprintf(e.stdout, "%s: veto now answers SessionStart, PreToolUse, PostToolUse and PostToolUseFailure (%s)\n", path, command)
+		var names []string
+		for _, ev := range ch.events {
+			names = append(names, ev.name)
+		}
+		fmt.Fprintf(e.stdout, "%s: veto now answers %s (%s)\n", path, strings.Join(names, ", "), command)
 	} else {
 		fmt.Fprintf(e.stdout, "%s: veto's hooks removed\n", path)
 	}
@@ -138,87 +180,124 @@ func readSettings(path string) (map[string]any, error) {
 }
 
 // isVeto reports whether a hook entry is one veto init added.
-func isVeto(h any) bool {
+func (ch clientHooks) isVeto(h any, suffix string) bool {
 	m, ok := h.(map[string]any)
 	if !ok {
 		return false
 	}
-	c, _ := m["command"].(string)
-	return strings.HasSuffix(c, " hook claude-code")
+	c, _ := m[ch.key].(string)
+	return strings.HasSuffix(c, suffix)
 }
 
-func addClaudeHooks(settings map[string]any, command string) bool {
+func (ch clientHooks) entry(command string) map[string]any {
+	m := map[string]any{ch.key: command}
+	for k, v := range ch.extra {
+		m[k] = v
+	}
+	return m
+}
+
+// add registers command for every event, unless it is there already.
+func (ch clientHooks) add(settings map[string]any, command string) bool {
 	hooks, _ := settings["hooks"].(map[string]any)
 	if hooks == nil {
 		hooks = map[string]any{}
 	}
 	changed := false
-	for _, ev := range claudeEvents {
-		groups, _ := hooks[ev.name].([]any)
+	for k, v := range ch.top {
+		if _, ok := settings[k]; !ok {
+			settings[k] = v
+			changed = true
+		}
+	}
+	for _, ev := range ch.events {
+		list, _ := hooks[ev.name].([]any)
 		present := false
-		for _, g := range groups {
-			gm, _ := g.(map[string]any)
-			list, _ := gm["hooks"].([]any)
-			for _, h := range list {
-				if isVeto(h) && h.(map[string]any)["command"] == command {
-					present = true
-				}
+		for _, item := range list {
+			if !ch.grouped {
+				present = present || ch.isVeto(item, "") && item.(map[string]any)[ch.key] == command
+				continue
+			}
+			gm, _ := item.(map[string]any)
+			inner, _ := gm["hooks"].([]any)
+			for _, h := range inner {
+				present = present || ch.isVeto(h, "") && h.(map[string]any)[ch.key] == command
 			}
 		}
 		if present {
 			continue
 		}
-		group := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command, "timeout": json.Number("5")}}}
-		if ev.matcher != "" {
-			group["matcher"] = ev.matcher
+		if ch.grouped {
+			group := map[string]any{"hooks": []any{ch.entry(command)}}
+			if ev.matcher != "" {
+				group["matcher"] = ev.matcher
+			}
+			hooks[ev.name] = append(list, group)
+		} else {
+			hooks[ev.name] = append(list, ch.entry(command))
 		}
-		hooks[ev.name] = append(groups, group)
 		changed = true
 	}
 	settings["hooks"] = hooks
 	return changed
 }
 
-func removeClaudeHooks(settings map[string]any) bool {
+// remove takes out the entries whose command ends with suffix, and the
+// groups and events left empty.
+func (ch clientHooks) remove(settings map[string]any, suffix string) bool {
 	hooks, _ := settings["hooks"].(map[string]any)
 	if hooks == nil {
 		return false
 	}
 	changed := false
-	for _, ev := range claudeEvents {
-		groups, _ := hooks[ev.name].([]any)
+	for _, ev := range ch.events {
+		list, had := hooks[ev.name].([]any)
+		if !had {
+			continue
+		}
 		var kept []any
-		for _, g := range groups {
-			gm, ok := g.(map[string]any)
-			if !ok {
-				kept = append(kept, g)
+		for _, item := range list {
+			if !ch.grouped {
+				if ch.isVeto(item, suffix) {
+					changed = true
+					continue
+				}
+				kept = append(kept, item)
 				continue
 			}
-			list, _ := gm["hooks"].([]any)
+			gm, ok := item.(map[string]any)
+			if !ok {
+				kept = append(kept, item)
+				continue
+			}
+			inner, _ := gm["hooks"].([]any)
 			var rest []any
-			for _, h := range list {
-				if isVeto(h) {
+			for _, h := range inner {
+				if ch.isVeto(h, suffix) {
 					changed = true
 					continue
 				}
 				rest = append(rest, h)
 			}
-			if len(rest) == 0 && len(list) > 0 {
+			if len(rest) == 0 && len(inner) > 0 {
 				continue // the group held only veto
 			}
 			gm["hooks"] = rest
 			kept = append(kept, gm)
 		}
-		if _, had := hooks[ev.name]; had {
-			if len(kept) == 0 {
-				delete(hooks, ev.name)
-			} else {
-				hooks[ev.name] = kept
-			}
+		if len(kept) == 0 {
+			delete(hooks, ev.name)
+		} else {
+			hooks[ev.name] = kept
 		}
 	}
 	if len(hooks) == 0 {
 		delete(settings, "hooks")
+		for k, v := range ch.top {
+			if settings[k] == v {
+				delete(settings, k)
+			}
+		}
 	}
 	return changed
 }

@@ -127,3 +127,34 @@ func TestInitRefusesABrokenSettingsFile(t *testing.T) {
 		t.Fatal("a broken settings file was overwritten")
 	}
 }
+
+func TestInitEveryClient(t *testing.T) {
+	for client, file := range map[string]string{
+		"gemini-cli":  ".gemini/settings.json",
+		"copilot-cli": ".github/hooks/veto.json",
+		"cursor":      ".cursor/hooks.json",
+	} {
+		t.Run(client, func(t *testing.T) {
+			dir := t.TempDir()
+			run(t, "init", client, "--dir", dir)
+			path := filepath.Join(dir, file)
+			first, err := os.ReadFile(path)
+			if err != nil || !strings.Contains(string(first), " hook "+client+`"`) {
+				t.Fatalf("%s: %s %v", path, first, err)
+			}
+			run(t, "init", client, "--dir", dir)
+			if second, _ := os.ReadFile(path); !bytes.Equal(first, second) {
+				t.Fatal("a second init changed the file")
+			}
+			run(t, "uninstall", client, "--dir", dir)
+			if b, _ := os.ReadFile(path); strings.TrimSpace(string(b)) != "{}" {
+				t.Fatalf("after uninstall: %s", b)
+			}
+		})
+	}
+	var out, errOut bytes.Buffer
+	if code := cli.Main(context.Background(), []string{"init", "codex"}, strings.NewReader(""), &out, &errOut); code == 0 ||
+		!strings.Contains(errOut.String(), "by hand") {
+		t.Fatalf("codex: %d %s", code, errOut.String())
+	}
+}

@@ -179,22 +179,47 @@ func (g *Gate) Start(ctx context.Context, r Run) error {
 	if r.Ref == "" || len(r.Ref) > g.limits.MaxName {
 		return errors.New("veto: run reference missing or too long")
 	}
-	for attempt := 0; ; attempt++ {
-		p, err := g.store.Load(ctx, r.Ref)
-		if err != nil {
-			return fmt.Errorf("veto: load run: %w", err)
-		}
+	return g.appendRetrying(ctx, r.Ref, func(p *RunState) []Event {
 		if p.Exists() {
 			return nil
 		}
+		return g.startEvents(&r, p, g.now())
+	})
+}
+
+// appendRetrying appends the events build returns for the run's current
+// state, loading it again and rebuilding when another writer got there
+// first. build returning nothing appends nothing.
+func (g *Gate) appendRetrying(ctx context.Context, run string, build func(p *RunState) []Event) error {
+	for attempt := 0; ; attempt++ {
+		p, err := g.store.Load(ctx, run)
+		if err != nil {
+			return fmt.Errorf("veto: load run: %w", err)
+		}
 		next := p.Next
-		evs := g.startEvents(&r, &p, g.now())
-		err = g.store.Append(ctx, r.Ref, next, evs)
+		evs := build(&p)
+		if len(evs) == 0 {
+			return nil
+		}
+		g.stamp(run, next, g.now(), evs)
+		err = g.store.Append(ctx, run, next, evs)
 		if errors.Is(err, ErrConflict) && attempt < maxAttempts {
 			continue
 		}
 		return err
 	}
+}
+
+// observed is an observation event, opened by an incomplete start when
+// the run was never started: whatever came before it is unknown.
+func observed(p *RunState, e Event) []Event {
+	var evs []Event
+	if !p.Exists() {
+		f := false
+		evs = append(evs, Event{Kind: EventRunStarted, Complete: &f})
+	}
+	e.Kind = EventObserved
+	return append(evs, e)
 }
 
 // Observe records what the runtime saw a call do. Knowledge and history
@@ -208,27 +233,9 @@ func (g *Gate) Observe(ctx context.Context, run string, o Observation) error {
 		len(o.Tool) > g.limits.MaxName || len(o.Target.ID) > g.limits.MaxPath {
 		return errors.New("veto: observe: run, call id, tool or target missing or out of bounds")
 	}
-	for attempt := 0; ; attempt++ {
-		p, err := g.store.Load(ctx, run)
-		if err != nil {
-			return fmt.Errorf("veto: load run: %w", err)
-		}
-		next := p.Next
-		var evs []Event
-		if !p.Exists() {
-			// An observation for a run veto never saw start: whatever came
-			// before it is unknown.
-			f := false
-			evs = append(evs, Event{Kind: EventRunStarted, Complete: &f})
-		}
-		evs = append(evs, Event{Kind: EventObserved, CallID: o.CallID, Tool: o.Tool, Outcome: o.Outcome, Target: o.Target})
-		g.stamp(run, next, g.now(), evs)
-		err = g.store.Append(ctx, run, next, evs)
-		if errors.Is(err, ErrConflict) && attempt < maxAttempts {
-			continue
-		}
-		return err
-	}
+	return g.appendRetrying(ctx, run, func(p *RunState) []Event {
+		return observed(p, Event{CallID: o.CallID, Tool: o.Tool, Outcome: o.Outcome, Target: o.Target})
+	})
 }
 
 // ObserveCall records what the runtime saw a call do, given the call as
@@ -259,25 +266,9 @@ func (g *Gate) ObserveCall(ctx context.Context, c *Call, outcome Outcome) error 
 		}
 		files = rp.facts
 	}
-	for attempt := 0; ; attempt++ {
-		p, err := g.store.Load(ctx, c.Run.Ref)
-		if err != nil {
-			return fmt.Errorf("veto: load run: %w", err)
-		}
-		next := p.Next
-		var evs []Event
-		if !p.Exists() {
-			f := false
-			evs = append(evs, Event{Kind: EventRunStarted, Complete: &f})
-		}
-		evs = append(evs, Event{Kind: EventObserved, CallID: c.ID, Tool: c.Tool, Outcome: outcome, Files: files})
-		g.stamp(c.Run.Ref, next, g.now(), evs)
-		err = g.store.Append(ctx, c.Run.Ref, next, evs)
-		if errors.Is(err, ErrConflict) && attempt < maxAttempts {
-			continue
-		}
-		return err
-	}
+	return g.appendRetrying(ctx, c.Run.Ref, func(p *RunState) []Event {
+		return observed(p, Event{CallID: c.ID, Tool: c.Tool, Outcome: outcome, Files: files})
+	})
 }
 
 func learn(ctx context.Context, l Learner, c *Call, d *Descriptor, p Probe) (err error) {

@@ -72,28 +72,18 @@ func (g *Gate) Suspend(ctx context.Context, c *Call, kind SuspendKind, fields []
 		s.Fields = slices.Clone(fields)
 		slices.Sort(s.Fields)
 	}
-	for attempt := 0; ; attempt++ {
-		p, err := g.store.Load(ctx, s.Call.Run.Ref)
-		if err != nil {
-			return nil, fmt.Errorf("veto: suspend: load run: %w", err)
-		}
-		base := p.Next
+	err := g.appendRetrying(ctx, s.Call.Run.Ref, func(p *RunState) []Event {
 		var evs []Event
 		if !p.Exists() {
-			evs = g.startEvents(&s.Call.Run, &p, s.Call.Time)
+			evs = g.startEvents(&s.Call.Run, p, s.Call.Time)
 		}
 		s.History = p.History
-		evs = append(evs, Event{Kind: EventSuspended, CallID: s.Call.ID, Tool: s.Call.Tool, Actor: s.Call.Actor, Awaiting: kind})
-		g.stamp(s.Call.Run.Ref, base, s.Call.Time, evs)
-		err = g.store.Append(ctx, s.Call.Run.Ref, base, evs)
-		if errors.Is(err, ErrConflict) && attempt < maxAttempts {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("veto: suspend: %w", err)
-		}
-		return s, nil
+		return append(evs, Event{Kind: EventSuspended, CallID: s.Call.ID, Tool: s.Call.Tool, Actor: s.Call.Actor, Awaiting: kind})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("veto: suspend: %w", err)
 	}
+	return s, nil
 }
 
 // ResumeApproval decides an approved call again, with the live policy,

@@ -4,7 +4,13 @@
 // client's protocol to these; none holds rule logic.
 package agent
 
-import "github.com/vetohq/veto"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/vetohq/veto"
+)
 
 // Kind is what a hook event asks of veto.
 type Kind int
@@ -46,9 +52,9 @@ type Adapter interface {
 	Allow(approve bool) Reply
 }
 
-// MaxReason keeps every reason under the clients' limits (Claude Code:
+// MaxReason keeps every reply under the clients' limits (Claude Code:
 // 10,000 characters).
-const MaxReason = 9000
+const MaxReason = 4000
 
 // Clip shortens a reason to MaxReason.
 func Clip(s string) string {
@@ -60,3 +66,27 @@ func Clip(s string) string {
 
 // MaxEvent is the most bytes a hook event may have.
 const MaxEvent = 16 << 20
+
+// Object reads a tool's input: a JSON object, or (as some clients send
+// it) a JSON string holding one. Numbers stay json.Number. Empty or null
+// is no arguments.
+func Object(raw json.RawMessage, field string) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("%s is not JSON", field)
+		}
+		raw = []byte(s)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%s does not hold a JSON object", field)
+	}
+	return m, nil
+}

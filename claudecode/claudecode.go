@@ -79,16 +79,9 @@ func (e Event) Call(projectDir string) (veto.Call, error) {
 	if e.AgentType == "" && e.AgentID != "" {
 		c.Actor.Agent = "subagent"
 	}
-	if len(e.ToolInput) > 0 && !bytes.Equal(bytes.TrimSpace(e.ToolInput), []byte("null")) {
-		dec := json.NewDecoder(bytes.NewReader(e.ToolInput))
-		dec.UseNumber()
-		var args map[string]any
-		if err := dec.Decode(&args); err != nil {
-			return c, errors.New("tool_input is not a JSON object")
-		}
-		c.Args = args
-	}
-	return c, nil
+	args, err := agent.Object(e.ToolInput, "tool_input")
+	c.Args = args
+	return c, err
 }
 
 // Adapter is Claude Code's hook protocol.

@@ -95,7 +95,7 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 	if e.ToolName == "" {
 		return ev, errors.New("the tool event has no toolName")
 	}
-	args, err := toolArgs(e.ToolArgs)
+	args, err := agent.Object(e.ToolArgs, "toolArgs")
 	id := e.ToolCallID
 	if id == "" {
 		id = fmt.Sprintf("copilot-%s-%s", e.Timestamp, e.ToolName)
@@ -103,29 +103,6 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 	ev.Call = veto.Call{ID: id, Tool: e.ToolName, Args: args, Cwd: e.Cwd, Run: veto.Run{Ref: run},
 		Actor: veto.Actor{Kind: "agent", ID: "copilot-cli"}}
 	return ev, err
-}
-
-// toolArgs reads toolArgs: a JSON string holding a JSON object (or, from
-// some versions, the object itself).
-func toolArgs(raw json.RawMessage) (map[string]any, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, errors.New("toolArgs is not a JSON string")
-		}
-		raw = []byte(s)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, errors.New("toolArgs does not hold a JSON object")
-	}
-	return m, nil
 }
 
 // Deny implements agent.Adapter.

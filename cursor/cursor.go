@@ -69,7 +69,7 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 			return ev, errors.New("the tool event has no tool_name")
 		}
 		c.Tool = e.ToolName
-		args, err := object(e.ToolInput)
+		args, err := agent.Object(e.ToolInput, "tool_input")
 		if err != nil {
 			return ev, err
 		}
@@ -88,28 +88,6 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 	}
 	ev.Call = c
 	return ev, nil
-}
-
-// object reads tool_input: an object, or a string holding one.
-func object(raw json.RawMessage) (map[string]any, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, errors.New("tool_input is not JSON")
-		}
-		raw = []byte(s)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, errors.New("tool_input does not hold a JSON object")
-	}
-	return m, nil
 }
 
 // Deny implements agent.Adapter.

@@ -72,7 +72,7 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 	}
 	ev.Call = veto.Call{ID: id, Tool: e.ToolName, Cwd: e.Cwd, Run: veto.Run{Ref: e.SessionID},
 		Actor: veto.Actor{Kind: "agent", ID: "gemini-cli"}}
-	args, err := object(e.ToolInput)
+	args, err := agent.Object(e.ToolInput, "tool_input")
 	ev.Call.Args = args
 	return ev, err
 }
@@ -92,19 +92,7 @@ func (Adapter) Allow(approve bool) agent.Reply {
 	return agent.Reply{Stdout: "{}\n"}
 }
 
-func object(raw json.RawMessage) (map[string]any, error) {
-	if len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, errors.New("tool_input is not a JSON object")
-	}
-	return m, nil
-}
-
+// sum is FNV-1a over the parts, for call ids Gemini CLI does not give.
 func sum(parts ...string) uint64 {
 	var h uint64 = 14695981039346656037
 	for _, p := range parts {

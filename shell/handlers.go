@@ -1277,36 +1277,31 @@ func remoteSpec(s string) bool {
 	return i > 0 && !strings.ContainsRune(s[:i], '/')
 }
 
-func runPip(w *walker, c *cmd) stage {
-	o := parseOpts(c.args, optSpec{val: "ifcre", long: map[string]bool{"index-url": true, "extra-index-url": true, "find-links": true,
-		"trusted-host": true, "requirement": true, "constraint": true, "proxy": true, "target": true, "index": true, "default-index": true}}, false)
-	for _, k := range []string{"i", "index-url", "extra-index-url", "f", "find-links", "trusted-host", "proxy", "index", "default-index"} {
-		if v, ok := o.set[k]; ok {
-			w.host(c, v)
+// registryHosts is a package manager: the hosts its index, registry and
+// proxy options name, and the URLs among its operands.
+func registryHosts(spec optSpec, keys ...string) func(*walker, *cmd) stage {
+	return func(w *walker, c *cmd) stage {
+		o := parseOpts(c.args, spec, false)
+		for _, k := range keys {
+			if v, ok := o.set[k]; ok {
+				w.host(c, v)
+			}
 		}
-	}
-	for _, op := range o.operands {
-		if !op.unknown && strings.Contains(op.lit, "://") {
-			w.host(c, strings.TrimPrefix(op.lit, "git+"))
+		for _, op := range o.operands {
+			if !op.unknown && strings.Contains(op.lit, "://") {
+				w.host(c, strings.TrimPrefix(op.lit, "git+"))
+			}
 		}
+		return stage{}
 	}
-	return stage{}
 }
 
-func runNpm(w *walker, c *cmd) stage {
-	o := parseOpts(c.args, optSpec{long: map[string]bool{"registry": true, "proxy": true, "https-proxy": true}}, false)
-	for _, k := range []string{"registry", "proxy", "https-proxy"} {
-		if v, ok := o.set[k]; ok {
-			w.host(c, v)
-		}
-	}
-	for _, op := range o.operands {
-		if !op.unknown && strings.Contains(op.lit, "://") {
-			w.host(c, strings.TrimPrefix(op.lit, "git+"))
-		}
-	}
-	return stage{}
-}
+var (
+	runPip = registryHosts(optSpec{val: "ifcre", long: map[string]bool{"index-url": true, "extra-index-url": true, "find-links": true,
+		"trusted-host": true, "requirement": true, "constraint": true, "proxy": true, "target": true, "index": true, "default-index": true}},
+		"i", "index-url", "extra-index-url", "f", "find-links", "trusted-host", "proxy", "index", "default-index")
+	runNpm = registryHosts(optSpec{long: map[string]bool{"registry": true, "proxy": true, "https-proxy": true}}, "registry", "proxy", "https-proxy")
+)
 
 // runGo reads "go env -w NAME=value" for the proxies it sets.
 func runGo(w *walker, c *cmd) stage {

@@ -1,0 +1,68 @@
+package agent_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/vetohq/veto/agent"
+	"github.com/vetohq/veto/claudecode"
+	"github.com/vetohq/veto/codex"
+	"github.com/vetohq/veto/copilotcli"
+	"github.com/vetohq/veto/cursor"
+	"github.com/vetohq/veto/geminicli"
+)
+
+var adapters = map[string]agent.Adapter{
+	"claude-code": claudecode.Adapter{}, "gemini-cli": geminicli.Adapter{}, "copilot-cli": copilotcli.Adapter{},
+	"cursor": cursor.Adapter{}, "codex": codex.Adapter{},
+}
+
+// blocks reports whether a reply is one its client treats as blocking.
+func blocks(r agent.Reply) bool {
+	return r.Exit == 2 || strings.Contains(r.Stdout, `"deny"`)
+}
+
+// FuzzAdapters feeds every adapter the same bytes: none panics, each
+// decodes the same way twice, a decided call names its tool and run, and
+// every adapter's denial blocks.
+func FuzzAdapters(f *testing.F) {
+	for _, s := range []string{
+		`{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"t"}`,
+		`{"session_id":"s","cwd":"/w","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"ls"}}`,
+		`{"timestamp":1,"cwd":"/w","toolName":"bash","toolArgs":"{\"command\":\"ls\"}"}`,
+		`{"conversation_id":"c","generation_id":"g","hook_event_name":"beforeShellExecution","command":"ls","workspace_roots":["/w"]}`,
+		`{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":["bash","-lc","ls"]},"tool_use_id":"t"}`,
+		`{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}`, `{}`, `[]`, `null`, ``, `{"toolArgs":"{"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for name, a := range adapters {
+			e1, err1 := a.Decode(b)
+			e2, err2 := a.Decode(b)
+			if (err1 == nil) != (err2 == nil) || !reflect.DeepEqual(e1, e2) {
+				t.Fatalf("%s: two decodes differ", name)
+			}
+			if err1 == nil && e1.Kind == agent.Decide && (e1.Call.Tool == "" || e1.Call.Run.Ref == "" || e1.Call.ID == "") {
+				t.Fatalf("%s: a call without tool, run or id: %+v", name, e1.Call)
+			}
+			if r := a.Deny("reason"); !blocks(r) {
+				t.Fatalf("%s: its denial does not block: %+v", name, r)
+			}
+		}
+	})
+}
+
+func TestDenialsAreBoundedAndBlock(t *testing.T) {
+	long := strings.Repeat("x", 50_000)
+	for name, a := range adapters {
+		r := a.Deny(long)
+		if !blocks(r) || len(r.Stdout) > 10_000 || len(r.Stderr) > 10_000 {
+			t.Errorf("%s: exit %d, stdout %d bytes, stderr %d bytes", name, r.Exit, len(r.Stdout), len(r.Stderr))
+		}
+		if allow := a.Allow(false); blocks(allow) {
+			t.Errorf("%s: its allow blocks: %+v", name, allow)
+		}
+	}
+}

@@ -145,7 +145,7 @@ func handleHook(ctx context.Context, a agent.Adapter, b []byte, state string, ap
 		if !v.Allowed {
 			return a.Deny(claudecode.Reason(v))
 		}
-		return a.Allow(approve)
+		return a.Allow(approve || p.Approve)
 	case agent.Observe:
 		if err := g.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
 			return agent.Reply{Exit: 1, Stderr: "veto could not record what the call did.\n"}

@@ -67,6 +67,8 @@ offer:
   # actors:                   # which tools an actor may use (kind:id, kind:*, *)
   #   "agent:*": [Read, Grep, Glob]
 
+approve: false       # true: hooks answer allow for the user (skipping the client's prompt); user's file only
+
 # rules:             # your own rules, in CEL; deny is true when the call must be refused
 #   - id: no-prod-hosts
 #     match: {tool: Bash}

@@ -54,6 +54,9 @@ type Policy struct {
 
 	Rules []UserRule
 
+	// Approve: hooks answer allow for the user (the user's file only).
+	Approve bool
+
 	origins []origin
 }
 
@@ -169,6 +172,14 @@ func Merge(layers []*Layer, compiler Compiler) (*Policy, error) {
 		}
 		bad := func(msg string, keys ...any) {
 			probs = append(probs, at(l.Path, find(l.doc, keys...), msg))
+		}
+		if f.Approve {
+			if trusted {
+				p.Approve = true
+				p.note("approve", "true", where("approve"))
+			} else {
+				bad(fmt.Sprintf("approve: only the user's policy may make veto approve calls, not the %s policy", l.Kind), "approve")
+			}
 		}
 		if f.Builtin != nil {
 			for i, id := range f.Builtin.Off {

@@ -26,6 +26,7 @@ type File struct {
 	Tools   map[string]ToolSpec `yaml:"tools" doc:"Descriptors for tools veto does not know, by tool name (mcp__server__tool): which parameters are paths, URLs, commands or content, and what the tool can do."`
 	Offer   *OfferSpec          `yaml:"offer" doc:"Which tools take part in a run at all."`
 	Rules   []RuleSpec          `yaml:"rules" doc:"Your own rules, in CEL."`
+	Approve bool                `yaml:"approve" doc:"When true, an allowed call is approved for the user: hooks answer allow and the client skips its own permission prompt. Only the user's file may set it."`
 }
 
 // Builtin turns built-in rules off.

@@ -132,10 +132,11 @@ rules:
 	}
 
 	// A project cannot turn a rule off, nor redescribe a tool.
-	bad := write(t, dir, "bad.yaml", "builtin:\n  off: [file.credential]\ntools:\n  Bash:\n    params: {command: content}\n")
+	bad := write(t, dir, "bad.yaml", "approve: true\nbuiltin:\n  off: [file.credential]\ntools:\n  Bash:\n    params: {command: content}\n")
 	_, err = policy.Load(policy.LoadOptions{ProjectPath: bad, Compiler: compiler(t)})
 	if err == nil || !strings.Contains(err.Error(), "only the user's policy may turn a built-in rule off") ||
-		!strings.Contains(err.Error(), "cannot change a tool's description") {
+		!strings.Contains(err.Error(), "cannot change a tool's description") ||
+		!strings.Contains(err.Error(), "only the user's policy may make veto approve calls") {
 		t.Fatalf("a project weakened the policy: %v", err)
 	}
 	// A rule id may not repeat across files.

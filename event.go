@@ -28,6 +28,10 @@ const (
 	EventObserved   = EventKind("observation")
 	EventSuspended  = EventKind("call_suspended")
 	EventProbe      = EventKind("probe")
+	// EventEgressAllowed adds Host to the run's egress allow-list: the
+	// list is a projection of these events, so a replay sees at each call
+	// the list that was in force then.
+	EventEgressAllowed = EventKind("egress_allowed")
 )
 
 // Event is one append-only record of a run. It holds identifiers, codes
@@ -67,6 +71,10 @@ type Event struct {
 	// successful call taught the run (knowledge).
 	Fact  *FileFact  `json:"fact,omitempty"`
 	Files []FileFact `json:"files,omitempty"`
+
+	// Egress allow: the allow-list entry added (a host, "*.domain",
+	// "host:port" or a CIDR). Written by a person, never by an agent.
+	Host string `json:"host,omitempty"`
 
 	// Prev is the hash of the run's previous event (ChainHash of its stored
 	// form); the first event's is empty. A store sets it on append.
@@ -121,6 +129,10 @@ func (e Event) validate() error {
 				return errors.New("knowledge without a path")
 			}
 		}
+	case EventEgressAllowed:
+		if e.Host == "" || len(e.Host) > 260 {
+			return errors.New("egress_allowed without a host")
+		}
 	case EventProbe:
 		if e.CallID == "" || e.Fact == nil || e.Fact.Path == "" {
 			return errors.New("probe without a call id or a fact")
@@ -157,6 +169,7 @@ type Projection struct {
 	hist          History
 	index         map[string]int      // call id → position in hist
 	files         map[string]FileFact // path → what the last successful call taught
+	egress        []string            // allow-list entries added by events, in order
 }
 
 // NewProjection returns the projection of a run with no events.
@@ -192,6 +205,10 @@ func (p *Projection) KnownFiles() []string {
 	return out
 }
 
+// Egress returns the allow-list entries the run's events added, in order.
+// Like KnownFile, it reads the current state under the store's lock.
+func (p *Projection) Egress() []string { return slices.Clone(p.egress) }
+
 // Skip records that stored bytes that could not be decoded hold the next
 // place in the log: the history can no longer be proven.
 func (p *Projection) Skip() {
@@ -220,6 +237,8 @@ func (p *Projection) Apply(e Event) {
 			return
 		}
 		p.started, p.startComplete = true, *e.Complete
+	case EventEgressAllowed:
+		p.egress = append(p.egress[:len(p.egress):len(p.egress)], e.Host)
 	case EventAllowed, EventDenied, EventToolDenied, EventObserved:
 		o, _ := ObservedOutcome(e)
 		p.observe(e, o)

@@ -65,6 +65,7 @@ func EncodeEvent(e Event) ([]byte, error) {
 		b = strconv.AppendBool(b, *e.Complete)
 	}
 	b = appendField(b, "awaiting", string(e.Awaiting), false)
+	b = appendField(b, "host", e.Host, false)
 	if e.Fact != nil {
 		b = append(b, `,"fact":`...)
 		b = appendFact(b, e.Fact)

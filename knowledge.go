@@ -121,6 +121,12 @@ type PathExtractor interface {
 	Paths(ctx context.Context, in *Input) ([]PathUse, error)
 }
 
+// EgressKnowledge is Knowledge that holds the run's egress allow-list: the
+// entries egress_allowed events added. Knowledge without it has none.
+type EgressKnowledge interface {
+	Egress(ctx context.Context) ([]string, error)
+}
+
 // KnowledgeLister is Knowledge that can list every file it holds, for
 // rules that look at all of them (CEL's knowledge.files).
 type KnowledgeLister interface {

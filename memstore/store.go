@@ -67,6 +67,16 @@ type knowledge struct {
 	r *run
 }
 
+// Egress implements veto.EgressKnowledge.
+func (k knowledge) Egress(_ context.Context) ([]string, error) {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	if k.s.err != nil {
+		return nil, k.s.err
+	}
+	return k.r.proj.Egress(), nil
+}
+
 // Files implements veto.KnowledgeLister.
 func (k knowledge) Files(_ context.Context) ([]string, error) {
 	k.s.mu.Lock()

@@ -217,6 +217,24 @@ func (k knowledge) File(ctx context.Context, path string) (veto.FileFact, bool, 
 	return f, true, nil
 }
 
+// Egress implements veto.EgressKnowledge.
+func (k knowledge) Egress(ctx context.Context) ([]string, error) {
+	rows, err := k.s.db.QueryContext(ctx, k.s.q(`SELECT host FROM veto_egress WHERE run = ? ORDER BY seq`), k.run)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, unavailable(err)
+		}
+		out = append(out, h)
+	}
+	return out, unavailable(rows.Err())
+}
+
 func (k knowledge) Files(ctx context.Context) ([]string, error) {
 	rows, err := k.s.db.QueryContext(ctx, k.s.q(`SELECT path FROM veto_knowledge WHERE run = ? ORDER BY path`), k.run)
 	if err != nil {
@@ -316,6 +334,10 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, run string, h *header, e 
 	}
 	if !h.started {
 		h.damaged = true
+	}
+	if e.Kind == veto.EventEgressAllowed {
+		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_egress (run, seq, host) VALUES (?, ?, ?)`), run, int64(e.Seq), e.Host)
+		return err
 	}
 	o, ok := veto.ObservedOutcome(e)
 	if !ok {
@@ -573,6 +595,17 @@ func (s *Store) InsertRaw(ctx context.Context, run string, seq uint64, b []byte)
 		return err
 	}
 	return tx.Commit()
+}
+
+// EgressSchema is the second migration: the egress allow-list projection,
+// one row per egress_allowed event.
+func EgressSchema(bigint string) string {
+	return `CREATE TABLE veto_egress (
+	run TEXT NOT NULL,
+	seq ` + bigint + ` NOT NULL,
+	host TEXT NOT NULL,
+	PRIMARY KEY (run, seq)
+)`
 }
 
 // Schema is the tables, in a dialect's column types.

@@ -53,6 +53,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("HashChain", func(t *testing.T) { chain(t, h) })
 	t.Run("PruneKeepsChain", func(t *testing.T) { prune(t, h) })
 	t.Run("ConcurrentWriters", func(t *testing.T) { concurrent(t, h) })
+	t.Run("EgressAllowListIsAProjection", func(t *testing.T) { egressList(t, h) })
 	if h.ChildEnv != nil {
 		t.Run("ProcessesAppendWithoutGapOrDuplicate", func(t *testing.T) { processes(t, h) })
 		t.Run("KilledWriterLeavesNoPartialBatch", func(t *testing.T) { killed(t, h) })
@@ -133,6 +134,50 @@ func ev(run string, seq uint64, kind veto.EventKind, call string) veto.Event {
 		e.Complete = &ok
 	}
 	return e
+}
+
+// egressList: egress_allowed events build the run's allow-list, in order,
+// and it survives a reopen; another run's list is its own.
+func egressList(t *testing.T, h Harness) {
+	s := h.Open(t)
+	allow := func(run string, seq uint64, host string) veto.Event {
+		e := ev(run, seq, veto.EventEgressAllowed, "")
+		e.Tool, e.Host = "", host
+		return e
+	}
+	if err := s.Append(ctx, "r", 1, []veto.Event{ev("r", 1, veto.EventRunStarted, ""), allow("r", 2, "api.example.com"),
+		ev("r", 3, veto.EventAllowed, "c1"), allow("r", 4, "*.docs.example")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "other", 1, []veto.Event{ev("other", 1, veto.EventRunStarted, "")}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(s Store) {
+		t.Helper()
+		st, err := s.Load(ctx, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ek, ok := st.Knowledge.(veto.EgressKnowledge)
+		if !ok {
+			t.Fatalf("knowledge %T holds no egress allow-list", st.Knowledge)
+		}
+		got, err := ek.Egress(ctx)
+		if err != nil || len(got) != 2 || got[0] != "api.example.com" || got[1] != "*.docs.example" {
+			t.Fatalf("Egress = %q, %v; want [api.example.com *.docs.example]", got, err)
+		}
+		if st.History.Len() != 1 || !st.History.Complete() || st.Next != 5 {
+			t.Fatalf("allow events disturbed the history: len=%d complete=%v next=%d", st.History.Len(), st.History.Complete(), st.Next)
+		}
+		o, _ := s.Load(ctx, "other")
+		if got, _ := o.Knowledge.(veto.EgressKnowledge).Egress(ctx); len(got) != 0 {
+			t.Fatalf("another run's list = %q", got)
+		}
+	}
+	check(s)
+	if h.Reopen != nil {
+		check(h.Reopen(t, s))
+	}
 }
 
 func conflict(t *testing.T, h Harness) {

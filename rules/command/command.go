@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/rules/network"
 	"github.com/vetohq/veto/shell"
 )
 
@@ -35,6 +36,9 @@ type Config struct {
 	// Claude Code's Bash takes it).
 	DefaultTimeout time.Duration
 	TimeoutParam   string
+	// Egress is the egress mode and allow-list shell.egress judges hosts
+	// by; the zero value is open mode.
+	Egress network.Config
 }
 
 // Set is the command rules, compiled from a Config.
@@ -44,11 +48,12 @@ type Set struct {
 	maxDepth     int
 	timeout      time.Duration
 	timeoutParam string
+	egress       network.Config
 }
 
 // New compiles cfg.
 func New(cfg Config) (*Set, error) {
-	s := &Set{vars: cfg.Vars, maxDepth: cfg.MaxDepth, timeout: cfg.DefaultTimeout, timeoutParam: cfg.TimeoutParam}
+	s := &Set{vars: cfg.Vars, maxDepth: cfg.MaxDepth, timeout: cfg.DefaultTimeout, timeoutParam: cfg.TimeoutParam, egress: cfg.Egress}
 	if s.vars == nil {
 		s.vars = map[string]string{"TMPDIR": "/tmp"}
 		for _, k := range []string{"HOME", "TMPDIR", "USER"} {

@@ -236,3 +236,25 @@ func CheckPattern(p string) error {
 	_, err := compilePatterns([]string{p}, "/home", false, false)
 	return err
 }
+
+// Matcher is a compiled list of file patterns, for rules outside this
+// package that judge paths the same way (sequence.no_egress_after_private_read).
+type Matcher struct{ ps patterns }
+
+// CompileMatcher compiles list; "~/" patterns need home.
+func CompileMatcher(list []string, home string) (*Matcher, error) {
+	ps, err := compilePatterns(list, home, false, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Matcher{ps}, nil
+}
+
+// Match reports whether the canonical absolute path p matches, and the
+// pattern that did.
+func (m *Matcher) Match(p string) (string, bool) {
+	if m == nil || p == "" || !strings.HasPrefix(p, "/") {
+		return "", false
+	}
+	return m.ps.match(p, "")
+}

@@ -6,14 +6,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/egress"
 	"github.com/vetohq/veto/probe"
 	"github.com/vetohq/veto/rules/command"
 	"github.com/vetohq/veto/rules/files"
+	"github.com/vetohq/veto/rules/network"
+	"github.com/vetohq/veto/rules/sequence"
 	"github.com/vetohq/veto/toolpath"
 )
 
@@ -39,7 +43,12 @@ func (p *Policy) Gate(o BuildOptions) (*veto.Gate, error) {
 	if vars == nil && o.Home != "" {
 		vars = map[string]string{"HOME": o.Home, "TMPDIR": "/tmp"}
 	}
-	cmds, err := command.New(command.Config{Vars: vars, Interpreters: p.Interpreters, MaxDepth: p.MaxDepth, DefaultTimeout: p.DefaultTimeout})
+	allow, err := egress.ParseList(p.EgressAllow)
+	if err != nil {
+		return nil, err
+	}
+	netCfg := network.Config{Mode: p.EgressMode, Allow: allow}
+	cmds, err := command.New(command.Config{Vars: vars, Interpreters: p.Interpreters, MaxDepth: p.MaxDepth, DefaultTimeout: p.DefaultTimeout, Egress: netCfg})
 	if err != nil {
 		return nil, err
 	}
@@ -65,8 +74,21 @@ func (p *Policy) Gate(o BuildOptions) (*veto.Gate, error) {
 	if err != nil {
 		return nil, err
 	}
+	byName := make(map[string]*veto.Descriptor, len(p.Tools))
+	for i := range p.Tools {
+		byName[p.Tools[i].Name] = &p.Tools[i]
+	}
+	home := o.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	seq, err := sequence.Rules(sequence.Config{Private: p.Private, Home: home, MaxCalls: p.MaxCalls,
+		MaxFailedWrites: p.MaxFailedWrites, Tool: func(n string) *veto.Descriptor { return byName[n] }, ShellHosts: cmds.Hosts})
+	if err != nil {
+		return nil, err
+	}
 	var rules []veto.Rule
-	for _, r := range append(cmds.Rules(), fileSet.Rules()...) {
+	for _, r := range slices.Concat(cmds.Rules(), []veto.Rule{network.Rule(netCfg)}, fileSet.Rules(), seq) {
 		if _, off := p.Off[r.Info().ID]; !off {
 			rules = append(rules, r)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/egress"
 	"github.com/vetohq/veto/rules/command"
 	"github.com/vetohq/veto/rules/files"
 	"github.com/vetohq/veto/toolpath"
@@ -48,6 +49,12 @@ type Policy struct {
 	Interpreters   []string // nil: any
 	MaxDepth       int
 	DefaultTimeout time.Duration
+
+	EgressMode      egress.Mode // "" : open
+	EgressAllow     []string    // nil: none set
+	Private         []string
+	MaxCalls        map[string]int
+	MaxFailedWrites int
 
 	Tools []veto.Descriptor // the built-in descriptors and those the files add
 	Offer veto.Offer
@@ -136,7 +143,10 @@ func Load(o LoadOptions) (*Policy, error) {
 }
 
 // builtinRuleIDs are the ids of every built-in rule.
-func builtinRuleIDs() []string { return append(slices.Clone(command.RuleIDs), files.RuleIDs...) }
+func builtinRuleIDs() []string {
+	return slices.Concat(command.RuleIDs, files.RuleIDs, []string{"net.egress",
+		"sequence.no_egress_after_private_read", "sequence.max_calls", "sequence.max_failed_writes"})
+}
 
 var roles = map[string]veto.Role{"path": veto.RolePath, "source_path": veto.RoleSourcePath, "moved_path": veto.RoleMoved,
 	"url": veto.RoleURL, "command": veto.RoleCommand, "content": veto.RoleContent, "input": veto.RoleInput}
@@ -284,6 +294,79 @@ func Merge(layers []*Layer, compiler Compiler) (*Policy, error) {
 			if d := time.Duration(sh.DefaultTimeout); d > 0 && (p.DefaultTimeout == 0 || d < p.DefaultTimeout || trusted) {
 				p.DefaultTimeout = d
 				p.note("shell.default_timeout", d.String(), where("shell", "default_timeout"))
+			}
+		}
+		if eg := f.Egress; eg != nil {
+			switch egress.Mode(eg.Mode) {
+			case "":
+			case egress.Allowlist:
+				p.EgressMode = egress.Allowlist
+				p.note("egress.mode", eg.Mode, where("egress", "mode"))
+			case egress.Open:
+				if p.EgressMode == egress.Allowlist && !trusted {
+					bad(fmt.Sprintf("egress.mode: only the user's policy may open egress that another file limited, not the %s policy", l.Kind), "egress", "mode")
+				} else {
+					p.EgressMode = egress.Open
+					p.note("egress.mode", eg.Mode, where("egress", "mode"))
+				}
+			default:
+				bad(fmt.Sprintf("egress.mode: %q is not open or allowlist", eg.Mode), "egress", "mode")
+			}
+			if eg.Allow != nil {
+				ok := true
+				for i, h := range eg.Allow {
+					if _, err := egress.ParseList([]string{h}); err != nil {
+						bad(fmt.Sprintf("egress.allow: %v", err), "egress", "allow", i)
+						ok = false
+					}
+				}
+				if ok {
+					if p.EgressAllow == nil || trusted {
+						p.EgressAllow = slices.Clone(eg.Allow)
+					} else {
+						p.EgressAllow = intersect(p.EgressAllow, eg.Allow)
+					}
+					p.note("egress.allow", strings.Join(eg.Allow, ", "), where("egress", "allow"))
+				}
+			}
+		}
+		if sq := f.Sequence; sq != nil {
+			for i, pat := range sq.Private {
+				if err := files.CheckPattern(pat); err != nil {
+					bad(fmt.Sprintf("sequence.private: %v", err), "sequence", "private", i)
+					continue
+				}
+				p.Private = append(p.Private, pat)
+				p.note("sequence.private", pat, where("sequence", "private", i))
+			}
+			globs := make([]string, 0, len(sq.MaxCalls))
+			for g := range sq.MaxCalls {
+				globs = append(globs, g)
+			}
+			slices.Sort(globs)
+			for _, g := range globs {
+				n := sq.MaxCalls[g]
+				if _, err := path.Match(g, ""); err != nil || g == "" {
+					bad(fmt.Sprintf("sequence.max_calls: %q is not a tool name or glob", g), "sequence", "max_calls", g)
+					continue
+				}
+				if n < 0 {
+					bad(fmt.Sprintf("sequence.max_calls: %q: want a limit of 0 or more", g), "sequence", "max_calls", g)
+					continue
+				}
+				if p.MaxCalls == nil {
+					p.MaxCalls = map[string]int{}
+				}
+				if cur, ok := p.MaxCalls[g]; !ok || n < cur || trusted {
+					p.MaxCalls[g] = n
+					p.note("sequence.max_calls", fmt.Sprintf("%s: %d", g, n), where("sequence", "max_calls", g))
+				}
+			}
+			if sq.MaxFailedWrites < 0 {
+				bad("sequence.max_failed_writes: want a positive number", "sequence", "max_failed_writes")
+			} else if sq.MaxFailedWrites > 0 && (p.MaxFailedWrites == 0 || sq.MaxFailedWrites < p.MaxFailedWrites || trusted) {
+				p.MaxFailedWrites = sq.MaxFailedWrites
+				p.note("sequence.max_failed_writes", fmt.Sprint(sq.MaxFailedWrites), where("sequence", "max_failed_writes"))
 			}
 		}
 		names := make([]string, 0, len(f.Tools))

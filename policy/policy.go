@@ -19,14 +19,16 @@ import "time"
 
 // File is one policy file, as written.
 type File struct {
-	Version int                 `yaml:"version" doc:"The shape of this file. Only 1 exists; omitted means 1."`
-	Builtin *Builtin            `yaml:"builtin" doc:"Which built-in rules are on."`
-	Files   *FileRules          `yaml:"files" doc:"Parameters of the file rules (write roots, protected locations, persistence targets, credentials, manifest, write scope)."`
-	Shell   *ShellRules         `yaml:"shell" doc:"Parameters of the command rules."`
-	Tools   map[string]ToolSpec `yaml:"tools" doc:"Descriptors for tools veto does not know, by tool name (mcp__server__tool): which parameters are paths, URLs, commands or content, and what the tool can do."`
-	Offer   *OfferSpec          `yaml:"offer" doc:"Which tools take part in a run at all."`
-	Rules   []RuleSpec          `yaml:"rules" doc:"Your own rules, in CEL."`
-	Approve bool                `yaml:"approve" doc:"When true, an allowed call is approved for the user: hooks answer allow and the client skips its own permission prompt. Only the user's file may set it."`
+	Version  int                 `yaml:"version" doc:"The shape of this file. Only 1 exists; omitted means 1."`
+	Builtin  *Builtin            `yaml:"builtin" doc:"Which built-in rules are on."`
+	Files    *FileRules          `yaml:"files" doc:"Parameters of the file rules (write roots, protected locations, persistence targets, credentials, manifest, write scope)."`
+	Shell    *ShellRules         `yaml:"shell" doc:"Parameters of the command rules."`
+	Egress   *EgressRules        `yaml:"egress" doc:"Where calls may reach on the network (net.egress and shell.egress)."`
+	Sequence *SequenceRules      `yaml:"sequence" doc:"Rules over what the run already executed; each denies history_incomplete when the record cannot prove what ran."`
+	Tools    map[string]ToolSpec `yaml:"tools" doc:"Descriptors for tools veto does not know, by tool name (mcp__server__tool): which parameters are paths, URLs, commands or content, and what the tool can do."`
+	Offer    *OfferSpec          `yaml:"offer" doc:"Which tools take part in a run at all."`
+	Rules    []RuleSpec          `yaml:"rules" doc:"Your own rules, in CEL."`
+	Approve  bool                `yaml:"approve" doc:"When true, an allowed call is approved for the user: hooks answer allow and the client skips its own permission prompt. Only the user's file may set it."`
 }
 
 // Builtin turns built-in rules off.
@@ -50,6 +52,19 @@ type ShellRules struct {
 	Interpreters   []string `yaml:"interpreters" doc:"The only interpreters and shells a command may start (default: any). Later files can only shorten the list."`
 	MaxDepth       int      `yaml:"max_depth" doc:"How deeply commands may nest (bash -c, eval, xargs, ...); default 5. Later files can only lower it."`
 	DefaultTimeout Duration `yaml:"default_timeout" doc:"A timeout given to an allowed command that names none, as 90s or 2m."`
+}
+
+// EgressRules are the egress rules' parameters.
+type EgressRules struct {
+	Mode  string   `yaml:"mode" doc:"open (the default: every host but link-local and cloud metadata addresses) or allowlist (only the hosts in allow, and those a person adds to a run with veto egress allow; a host veto cannot determine statically is denied). Only the user's file may set open over another file's allowlist."`
+	Allow []string `yaml:"allow" doc:"The allow-list: host names, wildcard domains (*.example.com, below example.com), host:port, addresses and CIDR ranges. Later files can only remove entries."`
+}
+
+// SequenceRules are the history rules' parameters.
+type SequenceRules struct {
+	Private         []string       `yaml:"private" doc:"Patterns (as files.protected) for private material: once the run has read one (or tried: a failed or pending read counts), no call may reach the network."`
+	MaxCalls        map[string]int `yaml:"max_calls" doc:"Most calls a run may make, by tool name or glob (mcp__github__*). Later files can only lower a limit."`
+	MaxFailedWrites int            `yaml:"max_failed_writes" doc:"Most failed writes to one target per run (a failed write may have touched it). Later files can only lower it."`
 }
 
 // ToolSpec describes a tool.

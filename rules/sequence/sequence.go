@@ -1,0 +1,220 @@
+// Package sequence holds the rules over a run's history: decisions that
+// depend on what the run already executed. Each declares that it needs a
+// complete history, so the gate denies history_incomplete when the record
+// cannot prove what ran.
+package sequence
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/rules/files"
+	"github.com/vetohq/veto/rules/network"
+)
+
+// Config configures the sequence rules. A zero field leaves its rule out.
+type Config struct {
+	// Private are file patterns (as files.protected takes them) for
+	// private material: once the run has read one, no call may reach the
+	// network (sequence.no_egress_after_private_read).
+	Private []string
+	Home    string // for "~/" patterns
+	// MaxCalls bounds calls per run by tool name or glob ("mcp__github__*"):
+	// every call the gate let through counts, whatever its outcome
+	// (sequence.max_calls).
+	MaxCalls map[string]int
+	// MaxFailedWrites bounds the failed writes to one target per run: a
+	// failed write may still have touched it (sequence.max_failed_writes).
+	MaxFailedWrites int
+	// Tool returns the descriptor of a tool in the history; nil for none.
+	Tool func(name string) *veto.Descriptor
+	// ShellHosts returns the hosts a call's command reaches (shell.egress's
+	// reading); nil when commands are not judged.
+	ShellHosts func(in *veto.Input) []string
+}
+
+// Rules compiles cfg into the rules it turns on.
+func Rules(cfg Config) ([]veto.Rule, error) {
+	if cfg.Tool == nil {
+		cfg.Tool = func(string) *veto.Descriptor { return nil }
+	}
+	var out []veto.Rule
+	if len(cfg.Private) > 0 {
+		m, err := files.CompileMatcher(cfg.Private, cfg.Home)
+		if err != nil {
+			return nil, fmt.Errorf("sequence private patterns: %w", err)
+		}
+		out = append(out, &privateEgress{cfg: cfg, m: m})
+	}
+	if len(cfg.MaxCalls) > 0 {
+		var lims []limit
+		for g, n := range cfg.MaxCalls {
+			if _, err := path.Match(g, ""); err != nil || g == "" {
+				return nil, fmt.Errorf("sequence max_calls: malformed tool glob %q", g)
+			}
+			if n < 0 {
+				return nil, fmt.Errorf("sequence max_calls: %q: a limit cannot be negative", g)
+			}
+			lims = append(lims, limit{g, n})
+		}
+		slices.SortFunc(lims, func(a, b limit) int { return compare(a.glob, b.glob) })
+		out = append(out, &maxCalls{lims: lims})
+	}
+	if cfg.MaxFailedWrites > 0 {
+		out = append(out, &maxFailedWrites{cfg: cfg})
+	}
+	return out, nil
+}
+
+func compare(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Taint returns the observations that made the run private: reads (or
+// calls that may have read: failed, pending, cancelled) of a file matching
+// cfg.Private. It is what veto explain shows as the run's taint.
+func Taint(cfg Config, h *veto.History) ([]veto.Observation, error) {
+	m, err := files.CompileMatcher(cfg.Private, cfg.Home)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Tool == nil {
+		cfg.Tool = func(string) *veto.Descriptor { return nil }
+	}
+	return taint(cfg, m, h, 0), nil
+}
+
+func taint(cfg Config, m *files.Matcher, h *veto.History, max int) []veto.Observation {
+	var out []veto.Observation
+	if h == nil {
+		return nil
+	}
+	for _, o := range h.All() {
+		if o.Outcome == veto.Denied || o.Target.Kind != "file" {
+			continue // a denied call never ran
+		}
+		if d := cfg.Tool(o.Tool); d != nil && !d.Has(veto.CapReads) && !d.Has(veto.CapSearchesTree) {
+			continue // the tool does not read what it targets
+		}
+		if _, ok := m.Match(o.Target.ID); ok {
+			out = append(out, o)
+			if max > 0 && len(out) >= max {
+				break
+			}
+		}
+	}
+	return out
+}
+
+type privateEgress struct {
+	cfg Config
+	m   *files.Matcher
+}
+
+func (r *privateEgress) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: "sequence.no_egress_after_private_read", Needs: veto.Needs{CompleteHistory: true},
+		Risk: veto.RiskMapping{Default: veto.RiskHigh}}
+}
+
+// egressCall reports whether the call reaches the network.
+func (r *privateEgress) egressCall(in *veto.Input) bool {
+	if in.Descriptor.Has(veto.CapNetwork) {
+		return true
+	}
+	if dests, ok := network.Destinations(in); !ok || len(dests) > 0 {
+		return true
+	}
+	return r.cfg.ShellHosts != nil && len(r.cfg.ShellHosts(in)) > 0
+}
+
+func (r *privateEgress) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+	if !r.egressCall(in) {
+		return veto.Allow(), nil
+	}
+	t := taint(r.cfg, r.m, in.History, 1)
+	if len(t) == 0 {
+		return veto.Allow(), nil
+	}
+	return veto.Deny("private_read_before_egress", fmt.Sprintf(
+		"The run read private material (call %s, event #%d, %s), so no call may reach the network for the rest of it.",
+		t[0].CallID, t[0].Seq, t[0].Outcome)), nil
+}
+
+type limit struct {
+	glob string
+	n    int
+}
+
+type maxCalls struct{ lims []limit }
+
+func (r *maxCalls) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: "sequence.max_calls", Needs: veto.Needs{CompleteHistory: true}, Risk: veto.RiskMapping{Default: veto.RiskMedium}}
+}
+
+func (r *maxCalls) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+	for _, l := range r.lims {
+		if ok, _ := path.Match(l.glob, in.Call.Tool); !ok {
+			continue
+		}
+		n := 0
+		for _, o := range in.History.All() {
+			if o.Outcome == veto.Denied {
+				continue
+			}
+			if ok, _ := path.Match(l.glob, o.Tool); ok {
+				n++
+			}
+		}
+		if n >= l.n {
+			return veto.Deny("max_calls", "The run has made "+strconv.Itoa(n)+" calls matching "+strconv.Quote(l.glob)+", its limit."), nil
+		}
+	}
+	return veto.Allow(), nil
+}
+
+type maxFailedWrites struct{ cfg Config }
+
+func (r *maxFailedWrites) Info() veto.RuleInfo {
+	return veto.RuleInfo{ID: "sequence.max_failed_writes", Needs: veto.Needs{CompleteHistory: true}, Risk: veto.RiskMapping{Default: veto.RiskMedium}}
+}
+
+func (r *maxFailedWrites) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+	if !in.Target.Known() || !(in.Descriptor.Has(veto.CapWrites)) {
+		return veto.Allow(), nil
+	}
+	n := 0
+	for _, o := range in.History.All() {
+		if o.Outcome != veto.Failed || o.Target != in.Target {
+			continue
+		}
+		if d := r.cfg.Tool(o.Tool); d != nil && !d.Has(veto.CapWrites) {
+			continue
+		}
+		n++
+	}
+	if n >= r.cfg.MaxFailedWrites {
+		return veto.Deny("max_failed_writes", "Writes to this target have failed "+strconv.Itoa(n)+" times in this run, its limit."), nil
+	}
+	return veto.Allow(), nil
+}
+
+// AppliesTo scopes max_calls to the tools its globs name, so an
+// incomplete history denies only those.
+func (r *maxCalls) AppliesTo(c *veto.Call) bool {
+	for _, l := range r.lims {
+		if ok, _ := path.Match(l.glob, c.Tool); ok {
+			return true
+		}
+	}
+	return false
+}

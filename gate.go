@@ -895,3 +895,32 @@ func newCallID() string {
 	_, _ = rand.Read(b[:])
 	return "veto-" + hex.EncodeToString(b[:])
 }
+
+// ErrNoRun is the error of adding to a run that has no events yet.
+var ErrNoRun = errors.New("veto: the run has no events yet")
+
+// AllowEgress records that a person added host (an allow-list entry:
+// host, "*.domain", "host:port" or CIDR, already checked by the caller) to
+// run's egress allow-list. It is an event like any other, so a replay
+// sees the list in force at each call. A run that has not started is
+// refused: starting it here could not prove its history complete.
+func (g *Gate) AllowEgress(ctx context.Context, run, host string) error {
+	if run == "" || len(run) > g.limits.MaxName || host == "" || len(host) > 260 {
+		return fmt.Errorf("veto: allow egress: a run and a host of at most 260 bytes are needed")
+	}
+	if g.store == nil {
+		return fmt.Errorf("veto: allow egress: the gate has no store")
+	}
+	missing := false
+	err := g.appendRetrying(ctx, run, func(p *RunState) []Event {
+		missing = !p.Exists()
+		if missing {
+			return nil
+		}
+		return []Event{{Kind: EventEgressAllowed, Host: host}}
+	})
+	if err == nil && missing {
+		return ErrNoRun
+	}
+	return err
+}

@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 
 	"github.com/vetohq/veto"
@@ -71,8 +72,18 @@ type Options struct {
 func Run(ctx context.Context, calls []Call, events []veto.Event, p *policy.Policy, o Options) (*Report, error) {
 	recorded := probe.NewRecorded(events)
 	before := map[string]Verdict{}
+	decided := map[string]uint64{} // call id → sequence number of its recorded decision
+	var allows []veto.Event        // egress_allowed events, in log order
 	for _, e := range events {
 		switch e.Kind {
+		case veto.EventAllowed, veto.EventDenied, veto.EventToolDenied:
+			if _, ok := decided[e.CallID]; !ok {
+				decided[e.CallID] = e.Seq
+			}
+		}
+		switch e.Kind {
+		case veto.EventEgressAllowed:
+			allows = append(allows, e)
 		case veto.EventAllowed:
 			before[e.CallID] = Verdict{Allowed: true, Known: true}
 		case veto.EventDenied:
@@ -90,6 +101,16 @@ func Run(ctx context.Context, calls []Call, events []veto.Event, p *policy.Polic
 	rep := &Report{Calls: len(calls)}
 	for i, rc := range calls {
 		c := rc.Call
+		// The allow-list in force then: every addition recorded before the
+		// call's decision, added to the replay's run in the same order.
+		if seq, ok := decided[c.ID]; ok {
+			for len(allows) > 0 && allows[0].Seq < seq {
+				if err := g.AllowEgress(ctx, c.Run.Ref, allows[0].Host); err != nil && !errors.Is(err, veto.ErrNoRun) {
+					return nil, err
+				}
+				allows = allows[1:]
+			}
+		}
 		sp.p = recorded.Decision(c.ID)
 		v := g.Decide(ctx, &c)
 		after := Verdict{Allowed: v.Allowed, Known: true, Rule: v.Rule, Reason: v.Reason}

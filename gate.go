@@ -721,6 +721,8 @@ type RuleStep struct {
 	Rule    string `json:"rule"`
 	Outcome string `json:"outcome"` // allow, deny, failed, needs_complete_history, needs_known_target, not_applicable, not_reached
 	Reason  string `json:"reason,omitempty"`
+	// Known is what the rule knows of the run (a Knower's notes).
+	Known []string `json:"known,omitempty"`
 }
 
 // Explain decides c without recording it, and explains the decision. It is
@@ -761,8 +763,20 @@ func (g *Gate) explainRules(ctx context.Context, in *Input, e *Explanation) {
 				step.Outcome = "allow"
 			}
 		}
+		if k, ok := r.rule.(Knower); ok {
+			step.Known = knownOf(ctx, k, in)
+		}
 		e.Rules = append(e.Rules, step)
 	}
+}
+
+func knownOf(ctx context.Context, k Knower, in *Input) (notes []string) {
+	defer func() {
+		if recover() != nil {
+			notes = []string{"(the rule failed to say)"}
+		}
+	}()
+	return k.Known(ctx, in)
 }
 
 func checkOne(ctx context.Context, r Rule, in *Input) (d Decision, err error) {

@@ -33,6 +33,13 @@ type Needs struct {
 	KnownTarget     bool // denied target_unknown when no resolver claimed the call
 }
 
+// Knower is a rule that can tell an explanation what it knows of the run
+// (which observations made it private, say). Notes hold identifiers,
+// codes and counts only, never argument text or content.
+type Knower interface {
+	Known(ctx context.Context, in *Input) []string
+}
+
 // Input is what a rule sees of one call. Rules must not modify it.
 type Input struct {
 	Call       *Call

@@ -242,6 +242,11 @@ func printExplanation(w io.Writer, x *veto.Explanation, p *policy.Policy) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+	for _, s := range x.Rules {
+		for _, k := range s.Known {
+			fmt.Fprintf(w, "knows     %s: %s\n", s.Rule, k)
+		}
+	}
 	if v.Allowed {
 		fmt.Fprintln(w, "verdict   allow")
 		return

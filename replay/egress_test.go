@@ -15,8 +15,10 @@ const allowlist = `egress:
   allow: [api.example.com]
 `
 
-// E24: a run whose allow-list a person widened mid-run replays each call
-// under the list in force when it was decided.
+// A run whose allow-list a person widened mid-run replays each call under
+// the list in force when it was decided.
+//
+// E24
 func TestReplaySeesTheAllowListInForceAtEachCall(t *testing.T) {
 	ws := workspace(t)
 	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})

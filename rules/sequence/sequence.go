@@ -150,6 +150,19 @@ func (r *privateEgress) Check(_ context.Context, in *veto.Input) (veto.Decision,
 		t[0].CallID, t[0].Seq, t[0].Outcome)), nil
 }
 
+// Known implements veto.Knower: the run's taint, for veto explain.
+func (r *privateEgress) Known(_ context.Context, in *veto.Input) []string {
+	t := taint(r.cfg, r.m, in.History, 0)
+	if len(t) == 0 {
+		return []string{"the run has read no private material"}
+	}
+	out := make([]string, 0, len(t))
+	for _, o := range t {
+		out = append(out, fmt.Sprintf("private since call %s (event #%d, %s, %s)", o.CallID, o.Seq, o.Tool, o.Outcome))
+	}
+	return out
+}
+
 type limit struct {
 	glob string
 	n    int

@@ -52,9 +52,11 @@ func gate(t *testing.T, extra string) (*veto.Gate, *sqlstore.Store, string) {
 	return g, s, ws
 }
 
-// E25: fetch allowed → read a private file → fetch denied; the same
-// session on a history veto cannot prove complete is denied
-// history_incomplete. Nothing of the arguments reaches the record.
+// Fetch allowed → read a private file → fetch denied; the same session on
+// a history veto cannot prove complete is denied history_incomplete.
+// Nothing of the arguments reaches the record.
+//
+// E25
 func TestPrivateReadEndsEgress(t *testing.T) {
 	g, s, ws := gate(t, "sequence:\n  private: [\"secrets/**\"]\n")
 	run := veto.Run{Ref: "sess", Fresh: true}

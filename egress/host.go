@@ -53,37 +53,23 @@ func Parse(raw string) (Host, error) {
 	if s == "" {
 		return Host{}, ErrNoHost
 	}
-	hostport := s
-	if strings.HasPrefix(s, "//") {
-		// Scheme-relative: the authority runs to the first / ? or #.
-		hostport = s[2:]
-		if j := strings.IndexAny(hostport, "/?#"); j >= 0 {
+	hostport, ok := authority(s)
+	if !ok {
+		hostport = s
+		if k := strings.LastIndexByte(hostport, '@'); k >= 0 {
+			hostport = hostport[k+1:]
+		}
+		if j := strings.IndexAny(hostport, "/\\?#"); j >= 0 && !strings.HasPrefix(hostport, "[") {
 			hostport = hostport[:j]
 		}
-		if k := strings.LastIndexByte(hostport, '@'); k >= 0 {
-			hostport = hostport[k+1:]
+	}
+	if strings.Contains(hostport, "%") && !strings.HasPrefix(hostport, "[") && strings.Count(hostport, ":") < 2 {
+		// Clients percent-decode the host before they look it up.
+		dec, err := url.PathUnescape(hostport)
+		if err != nil {
+			return Host{}, ErrNoHost
 		}
-	} else if i := strings.Index(s, "://"); i > 0 {
-		u, err := url.Parse(s)
-		if err == nil {
-			hostport = u.Host
-		} else {
-			rest := s[i+3:]
-			if j := strings.IndexAny(rest, "/?#"); j >= 0 {
-				rest = rest[:j]
-			}
-			hostport = rest
-		}
-		if k := strings.LastIndexByte(hostport, '@'); k >= 0 {
-			hostport = hostport[k+1:]
-		}
-	} else {
-		if k := strings.LastIndexByte(hostport, '@'); k >= 0 {
-			hostport = hostport[k+1:]
-		}
-		if j := strings.IndexAny(hostport, "/?#"); j >= 0 && !strings.HasPrefix(hostport, "[") {
-			hostport = hostport[:j]
-		}
+		hostport = dec
 	}
 	host, port := splitPort(hostport)
 	if host == "" {
@@ -95,15 +81,20 @@ func Parse(raw string) (Host, error) {
 		return h, nil
 	}
 	name := strings.TrimRight(host, ".")
-	ascii, err := profile.ToASCII(name)
-	if err != nil {
-		return Host{}, ErrNoHost
-	}
-	ascii = strings.TrimRight(strings.ToLower(ascii), ".")
-	if again, err := profile.ToASCII(ascii); err != nil || again != ascii || !hostName(ascii) {
-		// Empty, or holding what no resolver takes: a name veto cannot
-		// read is no name, and the caller denies it.
-		return Host{}, ErrNoHost
+	ascii := strings.ToLower(name)
+	if !plainName(ascii) {
+		// Unicode, punycode or odd bytes: IDNA maps them, and a name that
+		// does not map to itself again is refused.
+		m, err := profile.ToASCII(name)
+		if err != nil {
+			return Host{}, ErrNoHost
+		}
+		ascii = strings.TrimRight(strings.ToLower(m), ".")
+		if again, err := profile.ToASCII(ascii); err != nil || again != ascii || !hostName(ascii) {
+			// Empty, or holding what no resolver takes: a name veto cannot
+			// read is no name, and the caller denies it.
+			return Host{}, ErrNoHost
+		}
 	}
 	// A name that maps to an address ("１２７.０.０.１") is that address.
 	if a, ok := parseAddr(ascii); ok {
@@ -112,6 +103,60 @@ func Parse(raw string) (Host, error) {
 	}
 	h.Name = ascii
 	return h, nil
+}
+
+// special are the schemes WHATWG URL parsers (browsers, Node's fetch)
+// treat specially: any run of slashes and backslashes may follow the colon,
+// and a backslash ends the authority as a slash does.
+var special = map[string]bool{"http": true, "https": true, "ws": true, "wss": true, "ftp": true}
+
+// authority returns the userinfo-free host[:port] of a URL with a scheme
+// or of a scheme-relative one ("//host/p"), reading it as the client that
+// connects would. ok is false for input that is not such a URL.
+func authority(s string) (string, bool) {
+	var rest string
+	switch {
+	case strings.HasPrefix(s, "//") || strings.HasPrefix(s, "\\\\"):
+		rest = strings.TrimLeft(s, "/\\")
+	default:
+		i := strings.IndexByte(s, ':')
+		if i <= 0 || !isScheme(s[:i]) {
+			return "", false
+		}
+		scheme, after := strings.ToLower(s[:i]), s[i+1:]
+		switch {
+		case special[scheme]:
+			rest = strings.TrimLeft(after, "/\\")
+		case strings.HasPrefix(after, "//"):
+			rest = after[2:]
+		default:
+			return "", false
+		}
+	}
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	if strings.Contains(rest, "\\") {
+		// WHATWG clients end the host at a backslash; curl and others
+		// take it as part of the userinfo. Clients disagree on where
+		// such a URL goes, so it goes nowhere veto can vouch for.
+		return "", true
+	}
+	if k := strings.LastIndexByte(rest, '@'); k >= 0 {
+		rest = rest[k+1:]
+	}
+	return rest, true
+}
+
+func isScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alpha := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !alpha && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // splitPort splits "host:port", "[v6]:port", "[v6]" and bare IPv6.
@@ -196,6 +241,31 @@ func hostName(s string) bool {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
 			return false
 		}
+	}
+	return true
+}
+
+// plainName reports whether s is lower-case LDH labels, none empty, none
+// punycode, none starting or ending with a hyphen: a name IDNA maps to
+// itself, so the mapping can be skipped.
+func plainName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != '.' {
+			c := s[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+			continue
+		}
+		l := s[start:i]
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' || (len(l) >= 4 && l[2] == '-' && l[3] == '-') {
+			return false
+		}
+		start = i + 1
 	}
 	return true
 }

@@ -56,6 +56,16 @@ shell:
   max_depth: 5       # how deeply bash -c, eval, xargs ... may nest
   # default_timeout: 2m               # given to an allowed command that names none
 
+egress:              # where calls may reach; link-local and metadata addresses never
+  mode: open         # open: any other host; allowlist: only the hosts below and those
+                     # a person adds to a run with: veto egress allow HOST --run R
+  # allow: [api.example.com, "*.docs.example", "ci.example:8443", 10.0.0.0/8]
+
+# sequence:          # rules over what the run already executed (off until set)
+#   private: ["secrets/**"]          # once read, no call may reach the network
+#   max_calls: {"mcp__github__*": 20}
+#   max_failed_writes: 3
+
 # tools:             # descriptors for tools veto does not know
 #   mcp__db__query:
 #     params: {sql: content, out: path}

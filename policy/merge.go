@@ -144,8 +144,8 @@ func Load(o LoadOptions) (*Policy, error) {
 
 // builtinRuleIDs are the ids of every built-in rule.
 func builtinRuleIDs() []string {
-	return slices.Concat(command.RuleIDs, files.RuleIDs, []string{"net.egress",
-		"sequence.no_egress_after_private_read", "sequence.max_calls", "sequence.max_failed_writes"})
+	return slices.Concat(command.RuleIDs, []string{"net.egress"}, files.RuleIDs,
+		[]string{"sequence.no_egress_after_private_read", "sequence.max_calls", "sequence.max_failed_writes"})
 }
 
 var roles = map[string]veto.Role{"path": veto.RolePath, "source_path": veto.RoleSourcePath, "moved_path": veto.RoleMoved,

@@ -60,6 +60,15 @@ func Destinations(in *veto.Input) (out []string, ok bool) {
 			}
 			out = append(out, s)
 		}
+		if d.Has(veto.CapNetwork) {
+			// A network tool that takes its URLs inside text (Gemini CLI's
+			// web_fetch reads them from its prompt) goes to each of them.
+			for _, p := range d.ParamsWith(veto.RoleContent) {
+				if s, isString := in.Call.Args[p].(string); isString {
+					out = append(out, Embedded(s)...)
+				}
+			}
+		}
 		return out, true
 	}
 	n := 0
@@ -86,6 +95,36 @@ func Destinations(in *veto.Input) (out []string, ok bool) {
 	}
 	walk(in.Call.Args)
 	return out, true
+}
+
+// Embedded returns the http(s) URLs written inside text, each up to the
+// first space, quote or bracket that ends it.
+func Embedded(text string) []string {
+	var out []string
+	for i := 0; i+7 <= len(text) && len(out) < maxSniff; i++ {
+		if text[i] != 'h' && text[i] != 'H' {
+			continue
+		}
+		n := 0
+		for _, p := range []string{"https://", "http://", "https:\\\\", "http:\\\\"} {
+			if len(text)-i >= len(p) && strings.EqualFold(text[i:i+len(p)], p) {
+				n = len(p)
+				break
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		end := i + n
+		for end < len(text) && !strings.ContainsRune(" \t\r\n\"'<>()[]{}`", rune(text[end])) {
+			end++
+		}
+		if u := strings.TrimRight(text[i:end], ".,;:!?"); len(u) > n {
+			out = append(out, u)
+		}
+		i = end - 1
+	}
+	return out
 }
 
 func looksLikeURL(s string) bool {

@@ -3,6 +3,7 @@ package network_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/vetohq/veto"
@@ -28,6 +29,19 @@ func gate(t testing.TB, mode egress.Mode, allow ...string) *veto.Gate {
 	return g
 }
 
+func TestEmbedded(t *testing.T) {
+	got := network.Embedded("see <https://a.example/x>, HTTP://B.example. and httpx://no and 'https://c.example:8/p?q=1'")
+	want := []string{"https://a.example/x", "HTTP://B.example", "https://c.example:8/p?q=1"}
+	if len(got) != len(want) {
+		t.Fatalf("Embedded = %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("Embedded = %q, want %q", got, want)
+		}
+	}
+}
+
 func TestEgressRule(t *testing.T) {
 	open := gate(t, egress.Open)
 	list := gate(t, egress.Allowlist, "api.example.com", "*.corp.example", "192.168.0.0/16", "[2001:db8::1]:8443")
@@ -49,6 +63,9 @@ func TestEgressRule(t *testing.T) {
 		{"open: MCP fetch tool", open, "mcp__fetch__fetch", map[string]any{"url": "http://169.254.169.254/"}, "egress_metadata"},
 		{"open: sniffed from an unknown tool", open, "mcp__x__go", map[string]any{"deep": []any{map[string]any{"u": " HTTP://169.254.169.254/ "}}}, "egress_metadata"},
 		{"open: unknown tool without URLs", open, "mcp__x__go", map[string]any{"q": "169.254.169.254"}, ""},
+		{"open: Gemini web_fetch reads URLs from its prompt", open, "web_fetch", map[string]any{"prompt": "Summarise https://example.org/a and (http://169.254.169.254/latest)."}, "egress_metadata"},
+		{"list: Gemini web_fetch, every URL in the prompt", list, "web_fetch", map[string]any{"prompt": "compare https://api.example.com/x with https://evil.example/y"}, "egress_not_listed"},
+		{"list: Gemini web_fetch, listed URLs only", list, "web_fetch", map[string]any{"prompt": "read https://API.example.com/x, then https://go.corp.example/y."}, ""},
 		{"list: listed", list, "WebFetch", map[string]any{"url": "https://API.EXAMPLE.COM:443/x"}, ""},
 		{"list: punycode of a listed unicode name is the same host", list, "WebFetch", map[string]any{"url": "https://xn--bcher-kva.corp.example/"}, ""},
 		{"list: unicode below a wildcard", list, "WebFetch", map[string]any{"url": "https://bücher.corp.example/"}, ""},
@@ -104,4 +121,17 @@ func BenchmarkParse(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func FuzzEmbedded(f *testing.F) {
+	for _, s := range []string{"https://a.example/x", "x http://b y", "httphttps://c", "HTTPS:\\\\d"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, u := range network.Embedded(s) {
+			if len(u) < 7 || !strings.EqualFold(u[:4], "http") || !strings.Contains(s, u) {
+				t.Fatalf("%q yielded %q", s, u)
+			}
+		}
+	})
 }

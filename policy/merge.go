@@ -297,6 +297,9 @@ func Merge(layers []*Layer, compiler Compiler) (*Policy, error) {
 			}
 		}
 		if eg := f.Egress; eg != nil {
+			// An earlier file's allowlist mode with no list allows nothing:
+			// a later file's list may not widen it.
+			wasAllowlist := p.EgressMode == egress.Allowlist
 			switch egress.Mode(eg.Mode) {
 			case "":
 			case egress.Allowlist:
@@ -321,10 +324,10 @@ func Merge(layers []*Layer, compiler Compiler) (*Policy, error) {
 					}
 				}
 				if ok {
-					if p.EgressAllow == nil || trusted {
+					if trusted || (p.EgressAllow == nil && !wasAllowlist) {
 						p.EgressAllow = slices.Clone(eg.Allow)
 					} else {
-						p.EgressAllow = intersect(p.EgressAllow, eg.Allow)
+						p.EgressAllow = append([]string{}, intersect(p.EgressAllow, eg.Allow)...)
 					}
 					p.note("egress.allow", strings.Join(eg.Allow, ", "), where("egress", "allow"))
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/memstore"
+	"github.com/vetohq/veto/egress"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/celrule"
 )
@@ -241,4 +242,62 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("revision differs")
 		}
 	})
+}
+
+func TestEgressLayersOnlyNarrow(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, user, project, managed string
+		mode                         egress.Mode
+		allow                        []string
+		problem                      string
+	}{
+		{name: "the user's allowlist with no list allows nothing a project adds",
+			user: "egress: {mode: allowlist}", project: "egress: {allow: [evil.example]}",
+			mode: egress.Allowlist, allow: []string{}},
+		{name: "a project narrows the user's list",
+			user: "egress: {mode: allowlist, allow: [a.example, b.example]}", project: "egress: {allow: [b.example, c.example]}",
+			mode: egress.Allowlist, allow: []string{"b.example"}},
+		{name: "a project may turn allowlist on with its own list",
+			project: "egress: {mode: allowlist, allow: [a.example]}", managed: "egress: {allow: [a.example, z.example]}",
+			mode: egress.Allowlist, allow: []string{"a.example"}},
+		{name: "a project may not open what the user limited",
+			user: "egress: {mode: allowlist}", project: "egress: {mode: open}",
+			problem: "only the user's policy may open egress"},
+		{name: "sequence limits only go down after the user's",
+			user: "sequence: {max_calls: {Bash: 5}, max_failed_writes: 3}", project: "sequence: {max_calls: {Bash: 9}, max_failed_writes: 9}",
+			mode: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := policy.LoadOptions{Compiler: compiler(t)}
+			if tc.user != "" {
+				o.UserPath = write(t, dir, "user.yaml", tc.user)
+			}
+			if tc.project != "" {
+				o.ProjectPath = write(t, dir, "project.yaml", tc.project)
+			}
+			if tc.managed != "" {
+				o.ManagedPath = write(t, dir, "managed.yaml", tc.managed)
+			}
+			p, err := policy.Load(o)
+			if tc.problem != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.problem) {
+					t.Fatalf("err %v, want %q", err, tc.problem)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.EgressMode != tc.mode {
+				t.Errorf("mode %q, want %q", p.EgressMode, tc.mode)
+			}
+			if tc.allow != nil && (p.EgressAllow == nil || !slices.Equal(p.EgressAllow, tc.allow)) {
+				t.Errorf("allow %q, want %q", p.EgressAllow, tc.allow)
+			}
+			if strings.HasPrefix(tc.name, "sequence") && (p.MaxCalls["Bash"] != 5 || p.MaxFailedWrites != 3) {
+				t.Errorf("max_calls %v, max_failed_writes %d: a project raised a limit", p.MaxCalls, p.MaxFailedWrites)
+			}
+		})
+	}
 }

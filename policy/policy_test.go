@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/egress"
+	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/celrule"
 )

@@ -1,0 +1,166 @@
+// Command bench measures what a hook costs an agent per tool call, whole
+// process, side by side in one interleaved run: (a) the floor program,
+// (b) veto hook claude-code as veto init registers it, with durable state,
+// and (c) cc-safety-net from npm when it is installed, on the same mix of
+// Claude Code PreToolUse events (Bash, Read, Edit).
+//
+//	go run ./bench [-rounds 60] [-ccsn path/to/cc-safety-net.js]
+//
+// cc-safety-net: npm install --prefix bench/node cc-safety-net@2.4.5 (the
+// harness looks there by default).
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	rounds := flag.Int("rounds", 60, "rounds; each runs every event through every contender")
+	ccsn := flag.String("ccsn", "bench/node/node_modules/cc-safety-net/dist/bin/cc-safety-net.js", "cc-safety-net's script (skipped when missing)")
+	flag.Parse()
+	if err := run(*rounds, *ccsn); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type contender struct {
+	name string
+	argv []string
+	env  []string
+	runs []time.Duration
+}
+
+func run(rounds int, ccsn string) error {
+	tmp, err := os.MkdirTemp("", "veto-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "bin")
+	for _, b := range []struct{ out, pkg string }{{"floor", "./bench/floor"}, {"veto", "./cmd/veto"}} {
+		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(bin, b.out), b.pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("build %s: %w", b.pkg, err)
+		}
+	}
+	ws := filepath.Join(tmp, "ws")
+	for _, d := range []string{".git", "src"} {
+		if err := os.MkdirAll(filepath.Join(ws, d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "src", "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		return err
+	}
+	events := eventsFor(ws)
+	state := filepath.Join(tmp, "state", "veto.db")
+	cs := []*contender{
+		{name: "floor (decode JSON, exit)", argv: []string{filepath.Join(bin, "floor")}},
+		{name: "veto hook claude-code", argv: []string{filepath.Join(bin, "veto"), "hook", "claude-code"}, env: []string{"VETO_STATE=" + state}},
+	}
+	if abs, err := filepath.Abs(ccsn); err == nil {
+		ccsn = abs
+	}
+	if _, err := os.Stat(ccsn); err == nil {
+		if node, err := exec.LookPath("node"); err == nil {
+			cs = append(cs, &contender{name: "cc-safety-net 2.4.5 (node)", argv: []string{node, ccsn, "hook", "--coding-cli"}})
+		}
+	} else {
+		fmt.Fprintf(os.Stderr, "bench: %s not found; cc-safety-net skipped (npm install --prefix bench/node cc-safety-net@2.4.5)\n", ccsn)
+	}
+	// Open the session the way Claude Code does, then warm every contender once.
+	start := `{"session_id":"bench","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`
+	if _, err := once(cs[1], start, ws); err != nil {
+		return fmt.Errorf("veto SessionStart: %w", err)
+	}
+	for _, c := range cs {
+		for _, e := range events {
+			if _, err := once(c, e, ws); err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+		}
+		c.runs = nil
+	}
+	for r := 0; r < rounds; r++ {
+		for _, e := range events {
+			for _, c := range cs {
+				if _, err := once(c, e, ws); err != nil {
+					return fmt.Errorf("%s: %w", c.name, err)
+				}
+			}
+		}
+	}
+	fmt.Printf("%d rounds × %d events (Bash, Read, Edit PreToolUse), interleaved; whole-process wall time\n\n", rounds, len(events))
+	fmt.Printf("%-30s %10s %10s %10s\n", "contender", "median", "p90", "runs")
+	med := map[string]time.Duration{}
+	for _, c := range cs {
+		m, p90 := quantile(c.runs, 0.5), quantile(c.runs, 0.9)
+		med[c.name] = m
+		fmt.Printf("%-30s %10s %10s %10d\n", c.name, round(m), round(p90), len(c.runs))
+	}
+	floor, veto := med[cs[0].name], med[cs[1].name]
+	fmt.Printf("\nveto / floor          %.2f×\n", float64(veto)/float64(floor))
+	if len(cs) > 2 {
+		fmt.Printf("cc-safety-net / veto  %.1f×\n", float64(med[cs[2].name])/float64(veto))
+	}
+	return nil
+}
+
+func eventsFor(ws string) []string {
+	ev := func(id, tool, input string) string {
+		return `{"session_id":"bench","transcript_path":"/dev/null","cwd":"` + ws + `","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"` +
+			tool + `","tool_input":` + input + `,"tool_use_id":"` + id + `"}`
+	}
+	main := ws + "/src/main.go"
+	return []string{
+		ev("toolu_b1", "Bash", `{"command":"go test ./... 2>&1 | tail -20"}`),
+		ev("toolu_r1", "Read", `{"file_path":"`+main+`"}`),
+		ev("toolu_b2", "Bash", `{"command":"git status --short && git diff --stat"}`),
+		ev("toolu_e1", "Edit", `{"file_path":"`+main+`","old_string":"func main() {}","new_string":"func main() {}"}`),
+		ev("toolu_b3", "Bash", `{"command":"rg -n 'TODO' src | head"}`),
+	}
+}
+
+// once runs c on one event and records its wall time. Exit 0 and 2 are
+// answers (allow, deny); anything else is a failure of the harness.
+func once(c *contender, event, dir string) (time.Duration, error) {
+	cmd := exec.Command(c.argv[0], c.argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), c.env...)
+	cmd.Stdin = strings.NewReader(event)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	t := time.Now()
+	err := cmd.Run()
+	d := time.Since(t)
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 2 {
+		err = nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(errb.String()))
+	}
+	c.runs = append(c.runs, d)
+	return d, nil
+}
+
+func quantile(ds []time.Duration, q float64) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[int(q*float64(len(s)-1))]
+}
+
+func round(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/1e6) }

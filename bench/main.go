@@ -1,7 +1,7 @@
 // Command bench measures what a hook costs an agent per tool call, whole
 // process, side by side in one interleaved run: (a) the floor program,
-// (b) veto hook claude-code as veto init registers it, with durable state,
-// and (c) cc-safety-net from npm when it is installed, on the same mix of
+// (b) veto-hook claude-code as veto init registers it, with durable state,
+// (b') the full veto hook claude-code, and (c) cc-safety-net from npm when it is installed, on the same mix of
 // Claude Code PreToolUse events (Bash, Read, Edit).
 //
 //	go run ./bench [-rounds 60] [-ccsn path/to/cc-safety-net.js]
@@ -46,7 +46,7 @@ func run(rounds int, ccsn string) error {
 	}
 	defer os.RemoveAll(tmp)
 	bin := filepath.Join(tmp, "bin")
-	for _, b := range []struct{ out, pkg string }{{"floor", "./bench/floor"}, {"veto", "./cmd/veto"}} {
+	for _, b := range []struct{ out, pkg string }{{"floor", "./bench/floor"}, {"veto", "./cmd/veto"}, {"veto-hook", "./cmd/veto-hook"}} {
 		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(bin, b.out), b.pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.Stderr = os.Stderr
@@ -67,7 +67,8 @@ func run(rounds int, ccsn string) error {
 	state := filepath.Join(tmp, "state", "veto.db")
 	cs := []*contender{
 		{name: "floor (decode JSON, exit)", argv: []string{filepath.Join(bin, "floor")}},
-		{name: "veto hook claude-code", argv: []string{filepath.Join(bin, "veto"), "hook", "claude-code"}, env: []string{"VETO_STATE=" + state}},
+		{name: "veto-hook claude-code", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state}},
+		{name: "veto hook claude-code (full)", argv: []string{filepath.Join(bin, "veto"), "hook", "claude-code"}, env: []string{"VETO_STATE=" + state}},
 	}
 	if abs, err := filepath.Abs(ccsn); err == nil {
 		ccsn = abs
@@ -110,9 +111,10 @@ func run(rounds int, ccsn string) error {
 		fmt.Printf("%-30s %10s %10s %10d\n", c.name, round(m), round(p90), len(c.runs))
 	}
 	floor, veto := med[cs[0].name], med[cs[1].name]
-	fmt.Printf("\nveto / floor          %.2f×\n", float64(veto)/float64(floor))
-	if len(cs) > 2 {
-		fmt.Printf("cc-safety-net / veto  %.1f×\n", float64(med[cs[2].name])/float64(veto))
+	fmt.Printf("\nveto-hook / floor          %.2f×\n", float64(veto)/float64(floor))
+	fmt.Printf("veto hook (full) / floor   %.2f×\n", float64(med[cs[2].name])/float64(floor))
+	if len(cs) > 3 {
+		fmt.Printf("cc-safety-net / veto-hook  %.1f×\n", float64(med[cs[3].name])/float64(veto))
 	}
 	return nil
 }

@@ -8,12 +8,16 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/vetohq/veto/cli"
+	"github.com/vetohq/veto/hook"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"veto": func() {
 			os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		},
+		"veto-hook": func() {
+			os.Exit(hook.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
 }

@@ -1,0 +1,173 @@
+// Package hook answers one hook event of an agent client: decode it, load
+// the policy, open the state, decide or record, and reply in the client's
+// protocol, failing closed on every error. Both binaries use it: veto
+// (veto hook CLIENT, with CEL) and the lean veto-hook, which links neither
+// CEL nor PostgreSQL and hands an event whose policy has CEL rules to
+// veto.
+package hook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/agent"
+	"github.com/vetohq/veto/claudecode"
+	"github.com/vetohq/veto/codex"
+	"github.com/vetohq/veto/copilotcli"
+	"github.com/vetohq/veto/cursor"
+	"github.com/vetohq/veto/geminicli"
+	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/sqlite"
+)
+
+// Clients are the agent clients veto speaks to, by the name commands take.
+var Clients = []string{"claude-code", "gemini-cli", "copilot-cli", "cursor", "codex"}
+
+// AdapterFor returns the adapter of a client, nil for an unknown name.
+func AdapterFor(name string) agent.Adapter {
+	switch name {
+	case "claude-code":
+		return claudecode.Adapter{ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR")}
+	case "gemini-cli":
+		return geminicli.Adapter{}
+	case "copilot-cli":
+		return copilotcli.Adapter{}
+	case "cursor":
+		return cursor.Adapter{}
+	case "codex":
+		return codex.Adapter{}
+	}
+	return nil
+}
+
+// Options are one hook invocation's settings.
+type Options struct {
+	State   string        // the SQLite state file; "" : the default path
+	Timeout time.Duration // refuse the call when no answer is ready by then
+	Approve bool          // answer allow for the user
+	// Compiler compiles CEL rules; nil means this program has no CEL, and
+	// an event whose policy has CEL rules is answered ErrNeedsCEL.
+	Compiler policy.Compiler
+}
+
+// ErrNeedsCEL is Reply's error when the policy has CEL rules and the
+// program has no CEL: the caller hands the event to veto.
+var ErrNeedsCEL = errors.New("hook: the policy has CEL rules")
+
+// Reply answers the event read from stdin. Whatever goes wrong, a tool
+// call is blocked. The bytes read are returned so that a caller that gets
+// ErrNeedsCEL can hand them on.
+func Reply(ctx context.Context, a agent.Adapter, stdin io.Reader, o Options) (agent.Reply, []byte, error) {
+	b, err := io.ReadAll(io.LimitReader(stdin, agent.MaxEvent+1))
+	if err != nil || len(b) > agent.MaxEvent {
+		return a.Deny("veto could not read the hook event, so the call is blocked."), nil, nil
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	type answer struct {
+		r   agent.Reply
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if recover() != nil {
+				done <- answer{r: a.Deny("veto failed while deciding, so the call is blocked.")}
+			}
+		}()
+		r, err := handle(ctx, a, b, o)
+		done <- answer{r, err}
+	}()
+	select {
+	case x := <-done:
+		return x.r, b, x.err
+	case <-ctx.Done():
+		return a.Deny(fmt.Sprintf("veto did not decide within %s, so the call is blocked.", o.Timeout)), b, nil
+	}
+}
+
+// noCEL stands in for a compiler in a program without CEL: it notes that
+// one was needed.
+type noCEL struct{ needed bool }
+
+func (n *noCEL) Compile(policy.RuleSpec) (veto.Rule, error) {
+	n.needed = true
+	return nil, ErrNeedsCEL
+}
+
+func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Reply, error) {
+	ev, err := a.Decode(b)
+	if err != nil {
+		return a.Deny("veto could not read the hook event (" + err.Error() + "), so the call is blocked."), nil
+	}
+	if ev.Kind == agent.Ignore {
+		return agent.Reply{}, nil
+	}
+	// failed answers a broken setup: a tool call is blocked; for the other
+	// events the failure is reported without blocking (the tool already ran).
+	failed := func(msg string) agent.Reply {
+		if ev.Kind == agent.Decide {
+			return a.Deny(msg)
+		}
+		return agent.Reply{Exit: 1, Stderr: msg + "\n"}
+	}
+	lo := policy.Locate(ev.Cwd, ev.ProjectDir)
+	lo.Compiler = o.Compiler
+	var stand *noCEL
+	if lo.Compiler == nil {
+		stand = &noCEL{}
+		lo.Compiler = stand
+	}
+	p, err := policy.Load(lo)
+	if stand != nil && stand.needed {
+		return failed("veto-hook cannot compile the policy's CEL rules and could not hand the call to veto, so it is blocked."), ErrNeedsCEL
+	}
+	if err != nil {
+		var ps policy.Problems
+		if errors.As(err, &ps) && len(ps) > 0 {
+			return failed(fmt.Sprintf("veto's policy does not load (%s), so the call is blocked until it is fixed; run: veto validate", ps[0])), nil
+		}
+		return failed("veto's policy does not load, so the call is blocked; run: veto validate"), nil
+	}
+	path := o.State
+	if path == "" {
+		if path, err = sqlite.DefaultPath(); err != nil {
+			return failed("veto cannot open its state, so the call is blocked (state_unavailable)."), nil
+		}
+	}
+	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		return failed("veto cannot open its state, so the call is blocked (state_unavailable)."), nil
+	}
+	defer s.Close()
+	g, err := p.Gate(policy.BuildOptions{Store: s})
+	if err != nil {
+		return failed("veto could not build its rules, so the call is blocked."), nil
+	}
+	switch ev.Kind {
+	case agent.Start:
+		if err := g.Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {
+			return agent.Reply{Exit: 1, Stderr: "veto could not record the session's start.\n"}, nil
+		}
+		return agent.Reply{}, nil
+	case agent.Decide:
+		v := g.Decide(ctx, &ev.Call)
+		if !v.Allowed {
+			return a.Deny(claudecode.Reason(v)), nil
+		}
+		return a.Allow(o.Approve || p.Approve), nil
+	case agent.Observe:
+		if err := g.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
+			return agent.Reply{Exit: 1, Stderr: "veto could not record what the call did.\n"}, nil
+		}
+	}
+	return agent.Reply{}, nil
+}

@@ -110,12 +110,15 @@ func initOrUninstall(e *env, verb string, args []string) int {
 		fmt.Fprintf(e.stderr, "veto %s: cannot find this veto binary: %v\n", verb, err)
 		return ExitDeny
 	}
-	command := shellQuote(self) + " hook " + client
+	command := hookCommand(self, client)
 	var changed bool
 	if verb == "init" {
-		changed = ch.add(settings, command)
+		// veto's entries with another command (another path, or veto hook
+		// where veto-hook is now installed) are replaced.
+		changed = ch.remove(settings, client, command)
+		changed = ch.add(settings, command) || changed
 	} else {
-		changed = ch.remove(settings, " hook "+client)
+		changed = ch.remove(settings, client, "")
 	}
 	out, err := json.MarshalIndent(settings, "", "  ")
 	if err != nil {
@@ -179,14 +182,28 @@ func readSettings(path string) (map[string]any, error) {
 	return m, nil
 }
 
-// isVeto reports whether a hook entry is one veto init added.
-func (ch clientHooks) isVeto(h any, suffix string) bool {
+// isVeto reports whether a hook entry is one veto init added for client
+// ("" : for any client): veto hook CLIENT or veto-hook CLIENT.
+func (ch clientHooks) isVeto(h any, client string) bool {
 	m, ok := h.(map[string]any)
 	if !ok {
 		return false
 	}
 	c, _ := m[ch.key].(string)
-	return strings.HasSuffix(c, suffix)
+	if client == "" {
+		return true
+	}
+	return strings.HasSuffix(c, " hook "+client) || strings.HasSuffix(c, "veto-hook "+client) || strings.HasSuffix(c, "veto-hook' "+client)
+}
+
+// hookCommand is the command init registers: the lean veto-hook when it is
+// installed next to this veto, else this veto's hook subcommand.
+func hookCommand(self, client string) string {
+	lean := filepath.Join(filepath.Dir(self), "veto-hook")
+	if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		return shellQuote(lean) + " " + client
+	}
+	return shellQuote(self) + " hook " + client
 }
 
 func (ch clientHooks) entry(command string) map[string]any {
@@ -242,9 +259,9 @@ func (ch clientHooks) add(settings map[string]any, command string) bool {
 	return changed
 }
 
-// remove takes out the entries whose command ends with suffix, and the
-// groups and events left empty.
-func (ch clientHooks) remove(settings map[string]any, suffix string) bool {
+// remove takes out veto's entries for client, but those whose command is
+// keep, and the groups and events left empty.
+func (ch clientHooks) remove(settings map[string]any, client, keep string) bool {
 	hooks, _ := settings["hooks"].(map[string]any)
 	if hooks == nil {
 		return false
@@ -258,7 +275,7 @@ func (ch clientHooks) remove(settings map[string]any, suffix string) bool {
 		var kept []any
 		for _, item := range list {
 			if !ch.grouped {
-				if ch.isVeto(item, suffix) {
+				if ch.isVeto(item, client) && (keep == "" || item.(map[string]any)[ch.key] != keep) {
 					changed = true
 					continue
 				}
@@ -273,7 +290,7 @@ func (ch clientHooks) remove(settings map[string]any, suffix string) bool {
 			inner, _ := gm["hooks"].([]any)
 			var rest []any
 			for _, h := range inner {
-				if ch.isVeto(h, suffix) {
+				if ch.isVeto(h, client) && (keep == "" || h.(map[string]any)[ch.key] != keep) {
 					changed = true
 					continue
 				}

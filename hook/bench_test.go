@@ -1,0 +1,36 @@
+package hook_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vetohq/veto/hook"
+)
+
+// BenchmarkHookReply is everything veto-hook does for one PreToolUse
+// event but start the process: load the policy, open the SQLite state,
+// decide, record, close.
+func BenchmarkHookReply(b *testing.B) {
+	dir := b.TempDir()
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
+	b.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	b.Setenv("VETO_MANAGED_POLICY", filepath.Join(dir, "none.yaml"))
+	a := hook.AdapterFor("claude-code")
+	o := hook.Options{State: filepath.Join(dir, "state", "veto.db")}
+	i := 0
+	for b.Loop() {
+		ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` +
+			ws + `/main.go"},"tool_use_id":"t` + strconv.Itoa(i) + `"}`
+		r, _, err := hook.Reply(context.Background(), a, strings.NewReader(ev), o)
+		if err != nil || r.Exit != 0 {
+			b.Fatalf("%+v %v", r, err)
+		}
+		i++
+	}
+}

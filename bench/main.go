@@ -65,9 +65,24 @@ func run(rounds int, ccsn string) error {
 	}
 	events := eventsFor(ws)
 	state := filepath.Join(tmp, "state", "veto.db")
+	sock := filepath.Join(tmp, "run", "hook.sock")
+	server := exec.Command(filepath.Join(bin, "veto"), "serve-hooks", "--socket", sock)
+	server.Env = append(os.Environ(), "VETO_STATE="+state)
+	server.Dir = ws
+	if err := server.Start(); err != nil {
+		return fmt.Errorf("start veto serve-hooks: %w", err)
+	}
+	defer func() { server.Process.Signal(os.Interrupt); server.Wait() }()
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	cs := []*contender{
 		{name: "floor (decode JSON, exit)", argv: []string{filepath.Join(bin, "floor")}},
-		{name: "veto-hook claude-code", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state}},
+		{name: "veto-hook claude-code", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state, "VETO_NO_SERVER=1"}},
+		{name: "veto-hook + serve-hooks", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state, "VETO_SOCKET=" + sock}},
 		{name: "veto hook claude-code (full)", argv: []string{filepath.Join(bin, "veto"), "hook", "claude-code"}, env: []string{"VETO_STATE=" + state}},
 	}
 	if abs, err := filepath.Abs(ccsn); err == nil {
@@ -112,9 +127,12 @@ func run(rounds int, ccsn string) error {
 	}
 	floor, veto := med[cs[0].name], med[cs[1].name]
 	fmt.Printf("\nveto-hook / floor          %.2f×\n", float64(veto)/float64(floor))
-	fmt.Printf("veto hook (full) / floor   %.2f×\n", float64(med[cs[2].name])/float64(floor))
-	if len(cs) > 3 {
-		fmt.Printf("cc-safety-net / veto-hook  %.1f×\n", float64(med[cs[3].name])/float64(veto))
+	served := med[cs[2].name]
+	fmt.Printf("veto-hook + server / floor %.2f×\n", float64(served)/float64(floor))
+	fmt.Printf("veto hook (full) / floor   %.2f×\n", float64(med[cs[3].name])/float64(floor))
+	if len(cs) > 4 {
+		fmt.Printf("cc-safety-net / veto-hook  %.1f×\n", float64(med[cs[4].name])/float64(veto))
+		fmt.Printf("cc-safety-net / served     %.1f×\n", float64(med[cs[4].name])/float64(served))
 	}
 	return nil
 }

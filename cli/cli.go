@@ -40,6 +40,7 @@ func commands() []command {
 		{"hook", "answer an agent client's hook event (claude-code)", runHook},
 		{"init", "register veto with an agent client (claude-code)", runInit},
 		{"uninstall", "remove what init added", runUninstall},
+		{"serve-hooks", "answer veto-hook from a long-lived process that keeps the state open", runServeHooks},
 		{"explain", "explain the decision on one call, rule by rule", runExplain},
 		{"policy", "show the effective policy, the default, or the schema", runPolicy},
 		{"validate", "compile the policy files and report every problem", runValidate},

@@ -7,6 +7,7 @@
 package hook
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -53,7 +54,13 @@ type Options struct {
 	// Compiler compiles CEL rules; nil means this program has no CEL, and
 	// an event whose policy has CEL rules is answered ErrNeedsCEL.
 	Compiler policy.Compiler
+
+	// open opens the state; nil opens the SQLite file for this event and
+	// closes it after. The hook server keeps its stores open.
+	open func(ctx context.Context, path string) (veto.Store, func(), error)
 }
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 // ErrNeedsCEL is Reply's error when the policy has CEL rules and the
 // program has no CEL: the caller hands the event to veto.
@@ -143,11 +150,21 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 			return failed("veto cannot open its state, so the call is blocked (state_unavailable)."), nil
 		}
 	}
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	open := o.open
+	if open == nil {
+		open = func(ctx context.Context, path string) (veto.Store, func(), error) {
+			s, err := sqlite.Open(ctx, path, sqlite.Options{})
+			if err != nil {
+				return nil, nil, err
+			}
+			return s, func() { s.Close() }, nil
+		}
+	}
+	s, done, err := open(ctx, path)
 	if err != nil {
 		return failed("veto cannot open its state, so the call is blocked (state_unavailable)."), nil
 	}
-	defer s.Close()
+	defer done()
 	g, err := p.Gate(policy.BuildOptions{Store: s})
 	if err != nil {
 		return failed("veto could not build its rules, so the call is blocked."), nil

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/vetohq/veto/agent"
 )
 
 // Main is veto-hook: the lean hook program. It answers like veto hook
@@ -41,7 +43,26 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 64
 	}
 	a := AdapterFor(args[0])
-	r, b, err := Reply(context.Background(), a, stdin, Options{State: *state, Timeout: *timeout, Approve: *approve})
+	o := Options{State: *state, Timeout: *timeout, Approve: *approve}
+	in, err := io.ReadAll(io.LimitReader(stdin, agent.MaxEvent+1))
+	if err != nil || len(in) > agent.MaxEvent {
+		r := a.Deny("veto could not read the hook event, so the call is blocked.")
+		io.WriteString(stdout, r.Stdout)
+		io.WriteString(stderr, r.Stderr)
+		return r.Exit
+	}
+	// A hook server, when one runs under the same environment, answers
+	// with its state already open; otherwise this process answers.
+	if sock := SocketPath(); os.Getenv("VETO_NO_SERVER") == "" {
+		if _, err := os.Stat(sock); err == nil {
+			if r, ok := ask(sock, args[0], in, o, *timeout); ok {
+				io.WriteString(stdout, r.Stdout)
+				io.WriteString(stderr, r.Stderr)
+				return r.Exit
+			}
+		}
+	}
+	r, b, err := Reply(context.Background(), a, bytes.NewReader(in), o)
 	if errors.Is(err, ErrNeedsCEL) {
 		if code, ok := handOn(append([]string{"hook"}, args...), b, stdout, stderr); ok {
 			return code

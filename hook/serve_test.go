@@ -1,0 +1,109 @@
+package hook_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto/hook"
+	"github.com/vetohq/veto/sqlite"
+)
+
+func TestServerAnswersAndFallsBack(t *testing.T) {
+	dir, err := os.MkdirTemp("", "vh") // short: a socket path has a length limit
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
+	state := filepath.Join(dir, "state", "veto.db")
+	sock := filepath.Join(dir, "run", "hook.sock")
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("VETO_MANAGED_POLICY", filepath.Join(dir, "none.yaml"))
+	t.Setenv("VETO_SOCKET", sock)
+	t.Setenv("VETO_STATE", state)
+	t.Setenv("VETO_NO_SERVER", "")
+
+	l, err := hook.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Dir(sock)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("socket directory %v %v, want 0700", fi.Mode(), err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- hook.Serve(ctx, l, hook.Options{Timeout: 2 * time.Second}, 0) }()
+	if _, err := hook.Listen(sock); err == nil || !strings.Contains(err.Error(), "already listens") {
+		t.Fatalf("a second server on the same socket: %v", err)
+	}
+
+	call := func(id, tool, input string) (int, string) {
+		ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_input":` + input + `,"tool_use_id":"` + id + `"}`
+		var out, errb bytes.Buffer
+		code := hook.Main([]string{"claude-code"}, strings.NewReader(ev), &out, &errb)
+		return code, out.String() + errb.String()
+	}
+	n0 := hook.Served()
+	if code, out := call("t1", "Read", `{"file_path":"`+ws+`/main.go"}`); code != 0 || out != "" {
+		t.Fatalf("read via the server: %d %q", code, out)
+	}
+	code, out := call("t2", "Bash", `{"command":"git reset --hard"}`)
+	if code != 2 || !strings.Contains(out, "rule shell.analyzer, reason git_destructive") {
+		t.Fatalf("deny via the server: %d %q", code, out)
+	}
+	if hook.Served()-n0 != 2 {
+		t.Fatalf("the server answered %d of 2", hook.Served()-n0)
+	}
+
+	// Another environment: this process answers, the same way.
+	t.Setenv("TMPDIR", filepath.Join(dir, "othertmp"))
+	if code, out := call("t3", "Bash", `{"command":"git reset --hard"}`); code != 2 || !strings.Contains(out, "git_destructive") {
+		t.Fatalf("in-process answer: %d %q", code, out)
+	}
+	if hook.Served()-n0 != 2 {
+		t.Fatal("the server answered a request made under another environment")
+	}
+	os.Unsetenv("TMPDIR")
+
+	// Garbage on the socket is dropped; the server goes on.
+	if c, err := net.Dial("unix", sock); err == nil {
+		c.Write([]byte("not json\n"))
+		c.Close()
+	}
+	if code, _ := call("t4", "Read", `{"file_path":"`+ws+`/main.go"}`); code != 0 || hook.Served()-n0 != 3 {
+		t.Fatalf("after garbage: %d, served %d", code, hook.Served()-n0)
+	}
+
+	// The server stops: its socket goes, this process answers.
+	cancel()
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if code, out := call("t5", "Bash", `{"command":"git reset --hard"}`); code != 2 || !strings.Contains(out, "git_destructive") {
+		t.Fatalf("without a server: %d %q", code, out)
+	}
+
+	// Both wrote one run, in order: the chain holds.
+	s, err := sqlite.Open(context.Background(), state, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	evs, err := s.Events(context.Background(), "s", 0)
+	if err != nil || len(evs) < 5 {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+	for i, e := range evs {
+		if e.Seq != uint64(i+1) {
+			t.Fatalf("event %d has seq %d", i, e.Seq)
+		}
+	}
+}

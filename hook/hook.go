@@ -58,6 +58,8 @@ type Options struct {
 	// open opens the state; nil opens the SQLite file for this event and
 	// closes it after. The hook server keeps its stores open.
 	open func(ctx context.Context, path string) (veto.Store, func(), error)
+	// gates, when set, keeps built gates by policy files and state.
+	gates *gateCache
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
@@ -133,42 +135,51 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		stand = &noCEL{}
 		lo.Compiler = stand
 	}
-	p, err := policy.Load(lo)
-	if stand != nil && stand.needed {
-		return failed("veto-hook cannot compile the policy's CEL rules and could not hand the call to veto, so it is blocked."), ErrNeedsCEL
-	}
-	if err != nil {
-		var ps policy.Problems
-		if errors.As(err, &ps) && len(ps) > 0 {
-			return failed(fmt.Sprintf("veto's policy does not load (%s), so the call is blocked until it is fixed; run: veto validate", ps[0])), nil
-		}
-		return failed("veto's policy does not load, so the call is blocked; run: veto validate"), nil
-	}
 	path := o.State
 	if path == "" {
 		if path, err = sqlite.DefaultPath(); err != nil {
 			return failed("veto cannot open its state, so the call is blocked (state_unavailable)."), nil
 		}
 	}
-	open := o.open
-	if open == nil {
-		open = func(ctx context.Context, path string) (veto.Store, func(), error) {
-			s, err := sqlite.Open(ctx, path, sqlite.Options{})
-			if err != nil {
-				return nil, nil, err
-			}
-			return s, func() { s.Close() }, nil
-		}
+	var key string
+	if o.gates != nil {
+		key = o.gates.key(lo, path)
 	}
-	s, done, err := open(ctx, path)
-	if err != nil {
-		return failed("veto cannot open its state, so the call is blocked (state_unavailable)."), nil
+	p, g, done := o.gates.get(key)
+	if g == nil {
+		p, err = policy.Load(lo)
+		if stand != nil && stand.needed {
+			return failed("veto-hook cannot compile the policy's CEL rules and could not hand the call to veto, so it is blocked."), ErrNeedsCEL
+		}
+		if err != nil {
+			var ps policy.Problems
+			if errors.As(err, &ps) && len(ps) > 0 {
+				return failed(fmt.Sprintf("veto's policy does not load (%s), so the call is blocked until it is fixed; run: veto validate", ps[0])), nil
+			}
+			return failed("veto's policy does not load, so the call is blocked; run: veto validate"), nil
+		}
+		open := o.open
+		if open == nil {
+			open = func(ctx context.Context, path string) (veto.Store, func(), error) {
+				s, err := sqlite.Open(ctx, path, sqlite.Options{})
+				if err != nil {
+					return nil, nil, err
+				}
+				return s, func() { s.Close() }, nil
+			}
+		}
+		s, closeStore, err := open(ctx, path)
+		if err != nil {
+			return failed("veto cannot open its state, so the call is blocked (state_unavailable)."), nil
+		}
+		done = closeStore
+		if g, err = p.Gate(policy.BuildOptions{Store: s}); err != nil {
+			done()
+			return failed("veto could not build its rules, so the call is blocked."), nil
+		}
+		o.gates.put(key, p, g)
 	}
 	defer done()
-	g, err := p.Gate(policy.BuildOptions{Store: s})
-	if err != nil {
-		return failed("veto could not build its rules, so the call is blocked."), nil
-	}
 	switch ev.Kind {
 	case agent.Start:
 		if err := g.Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {

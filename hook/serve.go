@@ -11,13 +11,16 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/claudecode"
+	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/sqlite"
 	"github.com/vetohq/veto/sqlstore"
 )
@@ -82,6 +85,7 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stores := &storeCache{m: map[string]*sqlstore.Store{}}
+	gates := &gateCache{m: map[string]cachedGate{}}
 	defer stores.close()
 	own := envNow()
 	var mu sync.Mutex
@@ -118,11 +122,11 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 		mu.Lock()
 		last = time.Now()
 		mu.Unlock()
-		go serveOne(ctx, c, o, own, stores)
+		go serveOne(ctx, c, o, own, stores, gates)
 	}
 }
 
-func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string, stores *storeCache) {
+func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string, stores *storeCache, gates *gateCache) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	var rq request
@@ -142,7 +146,7 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 		if rq.TimeoutMS > 0 {
 			ro.Timeout = time.Duration(rq.TimeoutMS) * time.Millisecond
 		}
-		ro.open = stores.open
+		ro.open, ro.gates = stores.open, gates
 		r, _, _ := Reply(ctx, a, bytesReader(rq.Event), ro)
 		rs.Exit, rs.Stdout, rs.Stderr = r.Exit, r.Stdout, r.Stderr
 		served.Add(1)
@@ -253,4 +257,60 @@ func Listen(path string) (net.Listener, error) {
 		return nil, err
 	}
 	return net.Listen("unix", path)
+}
+
+// gateCache keeps the gate built for a set of policy files (by path, size,
+// modification time and inode) and a state file, so a server builds it
+// once, not per event. A changed file is a new key.
+type gateCache struct {
+	mu sync.Mutex
+	m  map[string]cachedGate
+}
+
+type cachedGate struct {
+	p *policy.Policy
+	g *veto.Gate
+}
+
+func (gc *gateCache) key(lo policy.LoadOptions, state string) string {
+	var b strings.Builder
+	for _, f := range []string{lo.UserPath, lo.ProjectPath, lo.FlagPath, lo.ManagedPath, state} {
+		b.WriteString(f)
+		if fi, err := os.Stat(f); err == nil {
+			fmt.Fprintf(&b, "|%d|%d", fi.Size(), fi.ModTime().UnixNano())
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				fmt.Fprintf(&b, "|%d|%d", st.Dev, st.Ino)
+			}
+		}
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// get returns the cached policy and gate; g is nil on a miss. done is a
+// no-op: a cached gate's store stays open.
+func (gc *gateCache) get(key string) (p *policy.Policy, g *veto.Gate, done func()) {
+	done = func() {}
+	if gc == nil {
+		return nil, nil, done
+	}
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	c, ok := gc.m[key]
+	if !ok {
+		return nil, nil, done
+	}
+	return c.p, c.g, done
+}
+
+func (gc *gateCache) put(key string, p *policy.Policy, g *veto.Gate) {
+	if gc == nil {
+		return
+	}
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	if len(gc.m) >= 64 {
+		clear(gc.m) // bounded: many projects at once rebuild
+	}
+	gc.m[key] = cachedGate{p, g}
 }

@@ -63,6 +63,18 @@ func TestServerAnswersAndFallsBack(t *testing.T) {
 		t.Fatalf("the server answered %d of 2", hook.Served()-n0)
 	}
 
+	// A policy file that changes is read again: the cached gate is not used.
+	os.MkdirAll(filepath.Join(ws, ".veto"), 0o755)
+	os.WriteFile(filepath.Join(ws, ".veto", "veto.yaml"), []byte("sequence:\n  max_calls: {Read: 1}\n"), 0o644)
+	if code, out := call("t2b", "Read", `{"file_path":"`+ws+`/main.go"}`); code != 2 || !strings.Contains(out, "rule sequence.max_calls") {
+		t.Fatalf("after a policy change: %d %q", code, out)
+	}
+	os.Remove(filepath.Join(ws, ".veto", "veto.yaml"))
+	if hook.Served()-n0 != 3 {
+		t.Fatalf("the server answered %d of 3", hook.Served()-n0)
+	}
+	n0++
+
 	// Another environment: this process answers, the same way.
 	t.Setenv("TMPDIR", filepath.Join(dir, "othertmp"))
 	if code, out := call("t3", "Bash", `{"command":"git reset --hard"}`); code != 2 || !strings.Contains(out, "git_destructive") {

@@ -218,8 +218,8 @@ func (sc *storeCache) close() {
 // ask sends one event to the server at sock; ok is false when the answer
 // must be made in process (no server, an error, a mismatch).
 func ask(sock, client string, event []byte, o Options, deadline time.Duration) (agent.Reply, bool) {
-	if !json.Valid(event) {
-		return agent.Reply{}, false
+	if !json.Valid(event) || private(filepath.Dir(sock)) != nil {
+		return agent.Reply{}, false // another user's socket is never asked
 	}
 	d := net.Dialer{Timeout: 200 * time.Millisecond}
 	c, err := d.Dial("unix", sock)
@@ -240,13 +240,27 @@ func ask(sock, client string, event []byte, o Options, deadline time.Duration) (
 	return agent.Reply{Exit: rs.Exit, Stdout: rs.Stdout, Stderr: rs.Stderr}, true
 }
 
+// private checks that dir belongs to this user and no one else may enter
+// or write it: the only place a socket whose answers are trusted may be.
+func private(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("the socket's directory %s must be a directory of this user's that no one else can enter (mode 0700)", dir)
+	}
+	return nil
+}
+
 // Listen opens the server's socket at path, in a directory only this user
 // can enter; a stale socket left by a dead server is replaced.
 func Listen(path string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.Chmod(filepath.Dir(path), 0o700); err != nil {
+	if err := private(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
 	if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {

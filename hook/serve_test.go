@@ -119,3 +119,64 @@ func TestServerAnswersAndFallsBack(t *testing.T) {
 		}
 	}
 }
+
+func TestSocketDirectoryMustBePrivate(t *testing.T) {
+	dir, err := os.MkdirTemp("", "vh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	open := filepath.Join(dir, "open")
+	os.Mkdir(open, 0o755)
+	os.Chmod(open, 0o777)
+	if _, err := hook.Listen(filepath.Join(open, "hook.sock")); err == nil || !strings.Contains(err.Error(), "no one else can enter") {
+		t.Fatalf("listen in a shared directory: %v", err)
+	}
+	if fi, _ := os.Stat(open); fi.Mode().Perm() != 0o777 {
+		t.Fatalf("Listen changed the shared directory's mode to %v", fi.Mode().Perm())
+	}
+}
+
+// A socket in a directory others can enter may be anyone's: veto-hook
+// never asks it, so a fake server answering allow is not heard.
+func TestHookNeverAsksASharedSocket(t *testing.T) {
+	dir, err := os.MkdirTemp("", "vh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	shared := filepath.Join(dir, "shared")
+	os.Mkdir(shared, 0o755)
+	sock := filepath.Join(shared, "hook.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	asked := make(chan bool, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		asked <- true
+		c.Write([]byte(`{"exit":0,"stdout":"","stderr":""}` + "\n"))
+		c.Close()
+	}()
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("VETO_MANAGED_POLICY", filepath.Join(dir, "none.yaml"))
+	t.Setenv("VETO_SOCKET", sock)
+	t.Setenv("VETO_STATE", filepath.Join(dir, "state", "veto.db"))
+	ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git reset --hard"},"tool_use_id":"x"}`
+	var out, errb bytes.Buffer
+	if code := hook.Main([]string{"claude-code"}, strings.NewReader(ev), &out, &errb); code != 2 {
+		t.Fatalf("exit %d, want 2 (denied in process)", code)
+	}
+	select {
+	case <-asked:
+		t.Fatal("veto-hook asked a socket in a shared directory")
+	default:
+	}
+}

@@ -30,10 +30,14 @@ import (
 var Clients = []string{"claude-code", "gemini-cli", "copilot-cli", "cursor", "codex"}
 
 // AdapterFor returns the adapter of a client, nil for an unknown name.
-func AdapterFor(name string) agent.Adapter {
+func AdapterFor(name string) agent.Adapter { return adapter(name, os.Getenv("CLAUDE_PROJECT_DIR")) }
+
+// adapter returns a client's adapter; projectDir is Claude Code's
+// CLAUDE_PROJECT_DIR.
+func adapter(name, projectDir string) agent.Adapter {
 	switch name {
 	case "claude-code":
-		return claudecode.Adapter{ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR")}
+		return claudecode.Adapter{ProjectDir: projectDir}
 	case "gemini-cli":
 		return geminicli.Adapter{}
 	case "copilot-cli":

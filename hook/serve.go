@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
-	"github.com/vetohq/veto/claudecode"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/sqlite"
 	"github.com/vetohq/veto/sqlstore"
@@ -161,16 +159,6 @@ func sameEnv(own, got map[string]string) bool {
 		}
 	}
 	return true
-}
-
-func adapter(client, projectDir string) agent.Adapter {
-	if !slices.Contains(Clients, client) {
-		return nil
-	}
-	if client == "claude-code" {
-		return claudecode.Adapter{ProjectDir: projectDir}
-	}
-	return AdapterFor(client)
 }
 
 // storeCache keeps each state file open for the server's life; a file

@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/rules/files"
@@ -61,23 +62,13 @@ func Rules(cfg Config) ([]veto.Rule, error) {
 			}
 			lims = append(lims, limit{g, n})
 		}
-		slices.SortFunc(lims, func(a, b limit) int { return compare(a.glob, b.glob) })
+		slices.SortFunc(lims, func(a, b limit) int { return strings.Compare(a.glob, b.glob) })
 		out = append(out, &maxCalls{lims: lims})
 	}
 	if cfg.MaxFailedWrites > 0 {
 		out = append(out, &maxFailedWrites{cfg: cfg})
 	}
 	return out, nil
-}
-
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Taint returns the observations that made the run private: reads (or

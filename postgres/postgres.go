@@ -44,13 +44,8 @@ func Open(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 		return nil, fmt.Errorf("%w: %v", sqlstore.ErrUnavailable, err)
 	}
 	db.SetMaxOpenConns(8)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("%w: %v", sqlstore.ErrUnavailable, err)
-	}
 	s, err := sqlstore.New(ctx, db, dialect)
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	return s, nil

@@ -63,13 +63,8 @@ func Open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", sqlstore.ErrUnavailable, err)
 	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("%w: %v", sqlstore.ErrUnavailable, err)
-	}
 	s, err := sqlstore.New(ctx, db, dialect)
 	if err != nil {
-		db.Close()
 		return nil, err
 	}
 	if err := os.Chmod(path, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -54,10 +54,16 @@ func unavailable(err error) error {
 	return fmt.Errorf("%w: %v", ErrUnavailable, err)
 }
 
-// New wraps db, applying the dialect's migrations that have not run.
+// New wraps db: it checks that the database answers and applies the
+// dialect's migrations that have not run. On failure it closes db.
 func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
 	s := &Store{db: db, d: d}
 	if err := s.migrate(ctx); err != nil {
+		db.Close()
 		return nil, unavailable(err)
 	}
 	return s, nil

@@ -1,8 +1,10 @@
 // Command bench measures what a hook costs an agent per tool call, whole
 // process, side by side in one interleaved run: (a) the floor program,
-// (b) veto-hook claude-code as veto init registers it, with durable state,
-// (b') the full veto hook claude-code, and (c) cc-safety-net from npm when it is installed, on the same mix of
-// Claude Code PreToolUse events (Bash, Read, Edit).
+// (b) veto-hook claude-code as veto init registers it, with durable state
+// and the server it starts on demand, (b') veto-hook with no server (every
+// event handed to veto hook), (b”) veto hook claude-code itself, and (c)
+// cc-safety-net from npm when it is installed, on the same mix of Claude
+// Code PreToolUse events (Bash, Read, Edit).
 //
 //	go run ./bench [-rounds 60] [-ccsn path/to/cc-safety-net.js]
 //
@@ -65,24 +67,13 @@ func run(rounds int, ccsn string) error {
 	}
 	events := eventsFor(ws)
 	state := filepath.Join(tmp, "state", "veto.db")
+	// veto-hook starts the server itself on the first call, as it does for
+	// a user; removing tmp at the end removes its socket and ends it.
 	sock := filepath.Join(tmp, "run", "hook.sock")
-	server := exec.Command(filepath.Join(bin, "veto"), "serve-hooks", "--socket", sock)
-	server.Env = append(os.Environ(), "VETO_STATE="+state)
-	server.Dir = ws
-	if err := server.Start(); err != nil {
-		return fmt.Errorf("start veto serve-hooks: %w", err)
-	}
-	defer func() { server.Process.Signal(os.Interrupt); server.Wait() }()
-	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(sock); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	cs := []*contender{
 		{name: "floor (decode JSON, exit)", argv: []string{filepath.Join(bin, "floor")}},
-		{name: "veto-hook claude-code", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state, "VETO_NO_SERVER=1"}},
-		{name: "veto-hook + serve-hooks", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state, "VETO_SOCKET=" + sock}},
+		{name: "veto-hook claude-code", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state, "VETO_SOCKET=" + sock}},
+		{name: "veto-hook, no server", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state, "VETO_NO_SERVER=1"}},
 		{name: "veto hook claude-code (full)", argv: []string{filepath.Join(bin, "veto"), "hook", "claude-code"}, env: []string{"VETO_STATE=" + state}},
 	}
 	if abs, err := filepath.Abs(ccsn); err == nil {
@@ -95,10 +86,20 @@ func run(rounds int, ccsn string) error {
 	} else {
 		fmt.Fprintf(os.Stderr, "bench: %s not found; cc-safety-net skipped (npm install --prefix bench/node cc-safety-net@2.4.5)\n", ccsn)
 	}
-	// Open the session the way Claude Code does, then warm every contender once.
+	// Open the session the way Claude Code does (this starts the server),
+	// wait for the server, then warm every contender once.
 	start := `{"session_id":"bench","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`
 	if _, err := once(cs[1], start, ws); err != nil {
 		return fmt.Errorf("veto SessionStart: %w", err)
+	}
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(sock); err != nil {
+		return fmt.Errorf("veto-hook started no server: %w", err)
 	}
 	for _, c := range cs {
 		for _, e := range events {
@@ -126,13 +127,11 @@ func run(rounds int, ccsn string) error {
 		fmt.Printf("%-30s %10s %10s %10d\n", c.name, round(m), round(p90), len(c.runs))
 	}
 	floor, veto := med[cs[0].name], med[cs[1].name]
-	fmt.Printf("\nveto-hook / floor          %.2f×\n", float64(veto)/float64(floor))
-	served := med[cs[2].name]
-	fmt.Printf("veto-hook + server / floor %.2f×\n", float64(served)/float64(floor))
-	fmt.Printf("veto hook (full) / floor   %.2f×\n", float64(med[cs[3].name])/float64(floor))
+	fmt.Printf("\nveto-hook / floor                %.2f×\n", float64(veto)/float64(floor))
+	fmt.Printf("veto-hook, no server / floor     %.2f×\n", float64(med[cs[2].name])/float64(floor))
+	fmt.Printf("veto hook (full) / floor         %.2f×\n", float64(med[cs[3].name])/float64(floor))
 	if len(cs) > 4 {
-		fmt.Printf("cc-safety-net / veto-hook  %.1f×\n", float64(med[cs[4].name])/float64(veto))
-		fmt.Printf("cc-safety-net / served     %.1f×\n", float64(med[cs[4].name])/float64(served))
+		fmt.Printf("cc-safety-net / veto-hook        %.1f×\n", float64(med[cs[4].name])/float64(veto))
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/vetohq/veto/cli"
-	"github.com/vetohq/veto/hook"
+	"github.com/vetohq/veto/hook/wire"
 )
 
 func TestMain(m *testing.M) {
@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 			os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 		"veto-hook": func() {
-			os.Exit(hook.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+			os.Exit(wire.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 	})
 }
@@ -35,6 +35,9 @@ func TestScripts(t *testing.T) {
 			// Only the policy files a script makes apply.
 			env.Setenv("XDG_CONFIG_HOME", env.WorkDir+"/.config")
 			env.Setenv("VETO_MANAGED_POLICY", env.WorkDir+"/no-managed-policy.yaml")
+			// veto-hook answers through veto hook, and starts no server,
+			// unless a script says otherwise.
+			env.Setenv("VETO_NO_SERVER", "1")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -15,10 +15,12 @@ const serveDescription = `Answer veto-hook's events from a long-lived process th
   veto serve-hooks [--socket PATH] [--idle 30m]
 
 veto-hook asks the server at $VETO_SOCKET (else $XDG_RUNTIME_DIR/veto/hook.sock, else
-$TMPDIR/veto-UID/hook.sock) and answers in its own process when no server runs there, when it
+$TMPDIR/veto-UID/hook.sock) and hands the event to veto hook when no server runs there, when it
 does not answer in time, or when it was started under other settings (HOME, XDG_CONFIG_HOME,
-XDG_STATE_HOME, TMPDIR, USER, VETO_MANAGED_POLICY, VETO_STATE). Every answer fails closed, from
-either. The socket's directory is made private to this user.`
+XDG_STATE_HOME, TMPDIR, USER, VETO_MANAGED_POLICY, VETO_STATE). When no server runs, veto-hook
+starts one (--idle 30m); VETO_NO_SERVER=1 stops it asking or starting one. Every answer fails
+closed. The socket's directory is made private to this user; one server per socket (it holds
+SOCKET.lock), and a server whose socket is removed exits.`
 
 func runServeHooks(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "serve-hooks", "[--socket PATH] [--idle 30m]", serveDescription)

@@ -1,9 +1,8 @@
 // Package hook answers one hook event of an agent client: decode it, load
 // the policy, open the state, decide or record, and reply in the client's
-// protocol, failing closed on every error. Both binaries use it: veto
-// (veto hook CLIENT, with CEL) and the lean veto-hook, which links neither
-// CEL nor PostgreSQL and hands an event whose policy has CEL rules to
-// veto.
+// protocol, failing closed on every error. veto hook CLIENT answers with
+// it in its own process, and veto serve-hooks answers veto-hook's requests
+// with it (package wire is veto-hook, which links none of this).
 package hook
 
 import (
@@ -22,12 +21,13 @@ import (
 	"github.com/vetohq/veto/copilotcli"
 	"github.com/vetohq/veto/cursor"
 	"github.com/vetohq/veto/geminicli"
+	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/sqlite"
 )
 
 // Clients are the agent clients veto speaks to, by the name commands take.
-var Clients = []string{"claude-code", "gemini-cli", "copilot-cli", "cursor", "codex"}
+var Clients = wire.Clients
 
 // AdapterFor returns the adapter of a client, nil for an unknown name.
 func AdapterFor(name string) agent.Adapter { return adapter(name, os.Getenv("CLAUDE_PROJECT_DIR")) }

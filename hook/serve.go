@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,65 +16,23 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/agent"
+	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/sqlite"
 	"github.com/vetohq/veto/sqlstore"
 )
 
 // The hook server: a long-lived veto that keeps the state open and answers
-// veto-hook over a Unix socket, so a tool call costs a process start and a
-// round trip. veto-hook falls back to answering in its own process when the
-// server is absent, slow, or was started under another environment; the
-// fallback fails closed like every answer.
-
-// envKeys are the variables an answer depends on: where policy files and
-// state are, what ~ and $TMPDIR mean, the project Claude Code names. The
-// server answers only requests whose values equal its own (but the
-// per-session CLAUDE_PROJECT_DIR, which it takes from the request).
-var envKeys = []string{"HOME", "USER", "TMPDIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "VETO_MANAGED_POLICY", "VETO_STATE"}
+// veto-hook (package wire) over a Unix socket, so a tool call costs the
+// start of a small program and a round trip. veto-hook hands the event to
+// veto hook when the server is absent, slow, or was started under another
+// environment, and starts one when none runs; every path fails closed.
 
 // served counts the requests the server answered (tests read it).
 var served atomic.Int64
 
-type request struct {
-	V          int               `json:"v"`
-	Client     string            `json:"client"`
-	State      string            `json:"state"`
-	Approve    bool              `json:"approve"`
-	TimeoutMS  int64             `json:"timeout_ms"`
-	ProjectDir string            `json:"project_dir"`
-	Env        map[string]string `json:"env"`
-	Event      json.RawMessage   `json:"event"`
-}
-
-type response struct {
-	Mismatch bool   `json:"mismatch,omitempty"` // the server's environment differs: answer in process
-	Exit     int    `json:"exit"`
-	Stdout   string `json:"stdout"`
-	Stderr   string `json:"stderr"`
-}
-
-// SocketPath is where the hook server listens: $VETO_SOCKET, else
-// $XDG_RUNTIME_DIR/veto/hook.sock, else veto-UID/hook.sock in the
-// temporary directory.
-func SocketPath() string {
-	if p := os.Getenv("VETO_SOCKET"); p != "" {
-		return p
-	}
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "veto", "hook.sock")
-	}
-	return filepath.Join(os.TempDir(), "veto-"+strconv.Itoa(os.Getuid()), "hook.sock")
-}
-
-func envNow() map[string]string {
-	m := make(map[string]string, len(envKeys))
-	for _, k := range envKeys {
-		m[k] = os.Getenv(k)
-	}
-	return m
-}
+// SocketPath is where the hook server listens (wire.SocketPath).
+func SocketPath() string { return wire.SocketPath() }
 
 // Serve answers hook requests on l until ctx ends, with o's compiler and
 // timeout; idle, when positive, ends it after that long without a request.
@@ -85,7 +42,7 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 	stores := &storeCache{m: map[string]*sqlstore.Store{}}
 	gates := &gateCache{m: map[string]cachedGate{}}
 	defer stores.close()
-	own := envNow()
+	own := wire.EnvNow()
 	var mu sync.Mutex
 	last := time.Now()
 	if idle > 0 {
@@ -109,6 +66,7 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 		}()
 	}
 	go func() { <-ctx.Done(); l.Close() }()
+	go watchSocket(ctx, l, cancel)
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -127,16 +85,16 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string, stores *storeCache, gates *gateCache) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
-	var rq request
+	var rq wire.Request
 	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&rq); err != nil || rq.V != 1 {
 		return // the client answers in process
 	}
 	a := adapter(rq.Client, rq.ProjectDir)
-	var rs response
+	var rs wire.Response
 	switch {
 	case a == nil:
 		rs.Mismatch = true
-	case !sameEnv(own, rq.Env):
+	case !wire.SameEnv(own, rq.Env):
 		rs.Mismatch = true
 	default:
 		ro := o
@@ -150,15 +108,6 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 		served.Add(1)
 	}
 	json.NewEncoder(c).Encode(rs)
-}
-
-func sameEnv(own, got map[string]string) bool {
-	for _, k := range envKeys {
-		if own[k] != got[k] {
-			return false
-		}
-	}
-	return true
 }
 
 // storeCache keeps each state file open for the server's life; a file
@@ -203,62 +152,75 @@ func (sc *storeCache) close() {
 	}
 }
 
-// ask sends one event to the server at sock; ok is false when the answer
-// must be made in process (no server, an error, a mismatch).
-func ask(sock, client string, event []byte, o Options, deadline time.Duration) (agent.Reply, bool) {
-	if !json.Valid(event) || private(filepath.Dir(sock)) != nil {
-		return agent.Reply{}, false // another user's socket is never asked
-	}
-	d := net.Dialer{Timeout: 200 * time.Millisecond}
-	c, err := d.Dial("unix", sock)
-	if err != nil {
-		return agent.Reply{}, false
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(deadline))
-	rq := request{V: 1, Client: client, State: o.State, Approve: o.Approve, TimeoutMS: o.Timeout.Milliseconds(),
-		ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Env: envNow(), Event: event}
-	if err := json.NewEncoder(c).Encode(rq); err != nil {
-		return agent.Reply{}, false
-	}
-	var rs response
-	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&rs); err != nil || rs.Mismatch {
-		return agent.Reply{}, false
-	}
-	return agent.Reply{Exit: rs.Exit, Stdout: rs.Stdout, Stderr: rs.Stderr}, true
-}
-
-// private checks that dir belongs to this user and no one else may enter
-// or write it: the only place a socket whose answers are trusted may be.
-func private(dir string) error {
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("the socket's directory %s must be a directory of this user's that no one else can enter (mode 0700)", dir)
-	}
-	return nil
-}
-
 // Listen opens the server's socket at path, in a directory only this user
-// can enter; a stale socket left by a dead server is replaced.
+// can enter. One server per socket: it holds a lock (path.lock) for its
+// life, and a second one is refused. A stale socket left by a dead server
+// is replaced.
 func Listen(path string) (net.Listener, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	if err := private(filepath.Dir(path)); err != nil {
+	if err := wire.Private(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	if c, err := net.DialTimeout("unix", path, 200*time.Millisecond); err == nil {
-		c.Close()
-		return nil, fmt.Errorf("a hook server already listens on %s", path)
+	lock, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("a hook server already listens on %s", path)
+		}
+		return nil, err
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		lock.Close()
 		return nil, err
 	}
-	return net.Listen("unix", path)
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return &lockedListener{Listener: l, lock: lock}, nil
+}
+
+// lockedListener releases the server's lock after closing (and so
+// removing) its socket.
+type lockedListener struct {
+	net.Listener
+	lock *os.File
+	once sync.Once
+}
+
+func (l *lockedListener) Close() error {
+	err := l.Listener.Close()
+	l.once.Do(func() { l.lock.Close() })
+	return err
+}
+
+// watchSocket ends the server (cancel) when its socket file is removed or
+// replaced: nothing could reach it any more.
+func watchSocket(ctx context.Context, l net.Listener, cancel func()) {
+	path := l.Addr().String()
+	fi, err := os.Stat(path)
+	if err != nil {
+		return
+	}
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) {
+				cancel()
+				return
+			}
+		}
+	}
 }
 
 // gateCache keeps the gate built for a set of policy files (by path, size,

@@ -3,6 +3,7 @@ package hook_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,8 +12,19 @@ import (
 	"time"
 
 	"github.com/vetohq/veto/hook"
+	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/sqlite"
 )
+
+// inProcess is veto-hook's fallback without a veto binary: veto hook's
+// answer, made in this process.
+func inProcess(args []string, event []byte, stdout, stderr io.Writer) (int, bool) {
+	r, _, _ := hook.Reply(context.Background(), hook.AdapterFor(args[1]), bytes.NewReader(event),
+		hook.Options{State: os.Getenv("VETO_STATE"), Timeout: 2 * time.Second})
+	io.WriteString(stdout, r.Stdout)
+	io.WriteString(stderr, r.Stderr)
+	return r.Exit, true
+}
 
 func TestServerAnswersAndFallsBack(t *testing.T) {
 	dir, err := os.MkdirTemp("", "vh") // short: a socket path has a length limit
@@ -48,7 +60,7 @@ func TestServerAnswersAndFallsBack(t *testing.T) {
 	call := func(id, tool, input string) (int, string) {
 		ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_input":` + input + `,"tool_use_id":"` + id + `"}`
 		var out, errb bytes.Buffer
-		code := hook.Main([]string{"claude-code"}, strings.NewReader(ev), &out, &errb)
+		code := wire.Run([]string{"claude-code"}, strings.NewReader(ev), &out, &errb, inProcess, nil)
 		return code, out.String() + errb.String()
 	}
 	n0 := hook.Served()
@@ -173,7 +185,7 @@ func TestHookNeverAsksASharedSocket(t *testing.T) {
 	t.Setenv("VETO_STATE", filepath.Join(dir, "state", "veto.db"))
 	ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git reset --hard"},"tool_use_id":"x"}`
 	var out, errb bytes.Buffer
-	if code := hook.Main([]string{"claude-code"}, strings.NewReader(ev), &out, &errb); code != 2 {
+	if code := wire.Run([]string{"claude-code"}, strings.NewReader(ev), &out, &errb, inProcess, nil); code != 2 {
 		t.Fatalf("exit %d, want 2 (denied in process)", code)
 	}
 	select {

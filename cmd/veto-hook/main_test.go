@@ -1,0 +1,102 @@
+package main_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The real binaries, as veto init installs them: the first call finds no
+// server, is answered by veto hook, and starts one; the next is answered
+// by the server (shown by taking veto away); removing the socket's
+// directory ends the server.
+func TestStartsServerOnDemand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds veto")
+	}
+	dir, err := os.MkdirTemp("", "vh") // short: a socket path has a length limit
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "bin")
+	build := exec.Command("go", "build", "-o", bin+"/", "github.com/vetohq/veto/cmd/veto", "github.com/vetohq/veto/cmd/veto-hook")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
+	sock := filepath.Join(dir, "run", "hook.sock")
+	env := append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "VETO_MANAGED_POLICY="+filepath.Join(dir, "none.yaml"),
+		"VETO_SOCKET="+sock, "VETO_STATE="+filepath.Join(dir, "state", "veto.db"), "VETO_NO_SERVER=", "VETO_FULL=")
+	t.Cleanup(func() { os.RemoveAll(filepath.Dir(sock)) }) // ends a server left running by a failure
+	call := func(id, tool, input string, extra ...string) (int, string) {
+		ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_input":` + input + `,"tool_use_id":"` + id + `"}`
+		cmd := exec.Command(filepath.Join(bin, "veto-hook"), "claude-code")
+		cmd.Env = append(env, extra...)
+		cmd.Stdin = strings.NewReader(ev)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, out.String()
+	}
+	if code, out := call("t1", "Bash", `{"command":"git reset --hard"}`); code != 2 || !strings.Contains(out, "reason git_destructive") {
+		t.Fatalf("first call: %d %q", code, out)
+	}
+	up := false
+	for i := 0; i < 100 && !up; i++ {
+		_, err := os.Stat(sock)
+		up = err == nil
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !up {
+		t.Fatal("no server listens 5 s after the first call")
+	}
+	// veto is gone: only the server can answer now.
+	noVeto := "VETO_FULL=" + filepath.Join(dir, "no-such-veto")
+	if code, out := call("t2", "Read", `{"file_path":"`+ws+`/main.go"}`, noVeto); code != 0 || out != "" {
+		t.Fatalf("second call, from the server: %d %q", code, out)
+	}
+	if code, out := call("t3", "Bash", `{"command":"git reset --hard"}`, noVeto); code != 2 || !strings.Contains(out, "reason git_destructive") {
+		t.Fatalf("deny from the server: %d %q", code, out)
+	}
+	// Another environment: the server will not answer, veto cannot run:
+	// veto-hook blocks the call itself.
+	if code, out := call("t4", "Read", `{"file_path":"`+ws+`/main.go"}`, noVeto, "TMPDIR="+dir); code != 2 || !strings.Contains(out, "could not reach the hook server nor run veto") {
+		t.Fatalf("no server for this environment, no veto: %d %q", code, out)
+	}
+
+	os.RemoveAll(filepath.Dir(sock))
+	for i := 0; i < 100; i++ {
+		if !serverRuns(sock) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("the server still runs 5 s after its socket was removed")
+}
+
+// serverRuns reports whether a process was started with sock in its
+// arguments.
+func serverRuns(sock string) bool {
+	ps, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range ps {
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(sock)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,215 @@
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ServerIdle is how long a server that veto-hook started waits for a
+// request before it exits.
+const ServerIdle = 30 * time.Minute
+
+// Fallback answers an event when the server does not: it runs veto with
+// args (hook CLIENT and the flags) on the event bytes. ok is false when
+// veto could not be run at all.
+type Fallback func(args []string, event []byte, stdout, stderr io.Writer) (exit int, ok bool)
+
+// Main is veto-hook: ask the server, else hand the event to veto hook.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return Run(args, stdin, stdout, stderr, RunVeto, StartServer)
+}
+
+// Run is Main with the fallback and the server starter given; start may
+// be nil (never start a server).
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fallback, start func(sock string) error) int {
+	fs := flag.NewFlagSet("veto-hook", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	state := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file")
+	timeout := fs.Duration("timeout", 2*time.Second, "refuse the call when no answer is ready in this time")
+	approve := fs.Bool("approve", false, "answer allow for the user (skips the client's own permission prompt)")
+	if len(args) == 0 || !slices.Contains(Clients, args[0]) {
+		fmt.Fprintln(stderr, "veto-hook: want a client: "+strings.Join(Clients, ", "))
+		return 64
+	}
+	client := args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 64
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "veto-hook: unexpected argument %q\n", fs.Arg(0))
+		return 64
+	}
+	if *timeout <= 0 {
+		fmt.Fprintln(stderr, "veto-hook: --timeout must be positive")
+		return 64
+	}
+	// An event that cannot be read whole, or is too long, is still handed
+	// on: veto answers it with the client's denial.
+	in, _ := io.ReadAll(io.LimitReader(stdin, MaxEvent+1))
+	if os.Getenv("VETO_NO_SERVER") == "" && len(in) <= MaxEvent {
+		sock := SocketPath()
+		rq := Request{V: 1, Client: client, State: *state, Approve: *approve, TimeoutMS: timeout.Milliseconds(),
+			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Env: EnvNow(), Event: in}
+		rs, err := Ask(sock, rq, *timeout)
+		if err == nil {
+			io.WriteString(stdout, rs.Stdout)
+			io.WriteString(stderr, rs.Stderr)
+			return rs.Exit
+		}
+		if errors.Is(err, ErrNoServer) && start != nil {
+			start(sock) // for the next call; this one is answered below
+		}
+	}
+	code, ok := fallback(append([]string{"hook"}, args...), in, stdout, stderr)
+	if ok {
+		return code
+	}
+	code, o, e := Deny(client, "veto-hook could not reach the hook server nor run veto, so the call is blocked.")
+	io.WriteString(stdout, o)
+	io.WriteString(stderr, e)
+	return code
+}
+
+// ErrNoServer is Ask's error when nothing listens on the socket (no file,
+// or a file left by a server that died).
+var ErrNoServer = errors.New("wire: no hook server")
+
+// Ask sends one request to the server at sock and waits at most deadline
+// for the answer. Any error means the answer must be made elsewhere; a
+// socket in a directory that is not this user's alone is never asked.
+func Ask(sock string, rq Request, deadline time.Duration) (Response, error) {
+	if !json.Valid(rq.Event) {
+		return Response{}, errors.New("wire: the event is not JSON")
+	}
+	if err := Private(filepath.Dir(sock)); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return Response{}, ErrNoServer
+		}
+		return Response{}, err
+	}
+	c, err := dial(sock, deadline)
+	if err != nil {
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+			return Response{}, ErrNoServer
+		}
+		return Response{}, err
+	}
+	defer c.Close()
+	if err := json.NewEncoder(c).Encode(rq); err != nil {
+		return Response{}, err
+	}
+	var rs Response
+	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&rs); err != nil {
+		if errors.Is(err, syscall.EAGAIN) {
+			return Response{}, fmt.Errorf("wire: no answer within %s", deadline)
+		}
+		return Response{}, err
+	}
+	if rs.Mismatch {
+		return Response{}, errors.New("wire: the server runs under other settings")
+	}
+	return rs, nil
+}
+
+// VetoPath finds veto: $VETO_FULL, else the veto next to this program,
+// else veto on PATH.
+func VetoPath() (string, error) {
+	if full := os.Getenv("VETO_FULL"); full != "" {
+		if !isExec(full) {
+			return "", fmt.Errorf("VETO_FULL=%s is not an executable file", full)
+		}
+		return full, nil
+	}
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), "veto"); isExec(p) {
+			return p, nil
+		}
+	}
+	return exec.LookPath("veto")
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// RunVeto is the Fallback that runs veto in a child process.
+func RunVeto(args []string, event []byte, stdout, stderr io.Writer) (int, bool) {
+	full, err := VetoPath()
+	if err != nil {
+		return 0, false
+	}
+	cmd := exec.Command(full, args...)
+	cmd.Stdin = bytes.NewReader(event)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.As(err, &ee) && ee.ExitCode() >= 0:
+		return ee.ExitCode(), true
+	}
+	return 0, false // killed by a signal, or could not start
+}
+
+// StartServer starts veto serve-hooks on sock in its own session, without
+// waiting for it; it exits after ServerIdle without a request, or when its
+// socket is removed. A second server on the same socket exits at once.
+func StartServer(sock string) error {
+	full, err := VetoPath()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(full, "serve-hooks", "--socket", sock, "--idle", ServerIdle.String())
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
+
+// dial connects to the Unix socket at path with plain system calls: a
+// blocking descriptor whose reads and writes time out after deadline
+// (SO_RCVTIMEO, SO_SNDTIMEO). The net package would start its poller and
+// threads, which costs more than the whole exchange.
+func dial(path string, deadline time.Duration) (*os.File, error) {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	tv := syscall.NsecToTimeval(deadline.Nanoseconds())
+	for _, opt := range []int{syscall.SO_RCVTIMEO, syscall.SO_SNDTIMEO} {
+		if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, opt, &tv); err != nil {
+			syscall.Close(fd)
+			return nil, err
+		}
+	}
+	for {
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: path})
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		syscall.Close(fd)
+		return nil, &os.PathError{Op: "connect", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}

@@ -1,0 +1,131 @@
+// Package wire is veto-hook, the program an agent client starts on every
+// tool call, and the protocol it speaks to the hook server (veto
+// serve-hooks). It links the standard library only, so that starting it
+// costs little more than starting any Go program: the server does the
+// work with its policy, rules and state already loaded.
+//
+// On any miss (no server, no answer in time, an answer it cannot read, a
+// server started under other settings) veto-hook hands the event, as read,
+// to veto hook CLIENT, which answers in its own process; when no server
+// was running it also starts one for the next call. Every path fails
+// closed: if veto cannot be run either, the call is blocked in the form
+// the client obeys.
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// Clients are the agent clients veto speaks to, by the name commands take.
+var Clients = []string{"claude-code", "gemini-cli", "copilot-cli", "cursor", "codex"}
+
+// MaxEvent is the most bytes a hook event may have (agent.MaxEvent).
+const MaxEvent = 16 << 20
+
+// EnvKeys are the variables an answer depends on: where policy files and
+// state are, what ~ and $TMPDIR mean. The server answers only requests
+// whose values equal its own; Claude Code's per-session
+// CLAUDE_PROJECT_DIR travels in the request instead.
+var EnvKeys = []string{"HOME", "USER", "TMPDIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "VETO_MANAGED_POLICY", "VETO_STATE"}
+
+// Request is one event sent to the server.
+type Request struct {
+	V          int               `json:"v"`
+	Client     string            `json:"client"`
+	State      string            `json:"state"`
+	Approve    bool              `json:"approve"`
+	TimeoutMS  int64             `json:"timeout_ms"`
+	ProjectDir string            `json:"project_dir"`
+	Env        map[string]string `json:"env"`
+	Event      json.RawMessage   `json:"event"`
+}
+
+// Response is the server's answer: what veto hook CLIENT would print and
+// exit with.
+type Response struct {
+	Mismatch bool   `json:"mismatch,omitempty"` // the server's environment differs: answer elsewhere
+	Exit     int    `json:"exit"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+}
+
+// SocketPath is where the hook server listens: $VETO_SOCKET, else
+// $XDG_RUNTIME_DIR/veto/hook.sock, else veto-UID/hook.sock in the
+// temporary directory.
+func SocketPath() string {
+	if p := os.Getenv("VETO_SOCKET"); p != "" {
+		return p
+	}
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "veto", "hook.sock")
+	}
+	return filepath.Join(os.TempDir(), "veto-"+strconv.Itoa(os.Getuid()), "hook.sock")
+}
+
+// EnvNow is this process's values of EnvKeys.
+func EnvNow() map[string]string {
+	m := make(map[string]string, len(EnvKeys))
+	for _, k := range EnvKeys {
+		m[k] = os.Getenv(k)
+	}
+	return m
+}
+
+// SameEnv reports whether two environments agree on every key of EnvKeys.
+func SameEnv(a, b map[string]string) bool {
+	for _, k := range EnvKeys {
+		if a[k] != b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// Private checks that dir belongs to this user and no one else may enter
+// or write it: the only place a socket whose answers are trusted may be.
+func Private(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("the socket's directory %s must be a directory of this user's that no one else can enter (mode 0700)", dir)
+	}
+	return nil
+}
+
+// maxReason is agent.MaxReason: the longest reason a client is shown.
+const maxReason = 4000
+
+func clip(s string) string {
+	if len(s) > maxReason {
+		return s[:maxReason] + "…"
+	}
+	return s
+}
+
+// Deny is the reply that blocks a call in a client's protocol, byte for
+// byte what that client's adapter answers (a test holds them together);
+// veto-hook needs it only when veto itself cannot be run.
+func Deny(client, reason string) (exit int, stdout, stderr string) {
+	reason = clip(reason)
+	js := func(v any) string { b, _ := json.Marshal(v); return string(b) + "\n" }
+	switch client {
+	case "gemini-cli":
+		return 2, js(map[string]string{"decision": "deny", "reason": reason}), reason + "\n"
+	case "copilot-cli":
+		return 0, js(map[string]string{"permissionDecision": "deny", "permissionDecisionReason": reason}), ""
+	case "cursor":
+		return 0, js(map[string]any{"continue": true, "permission": "deny", "user_message": reason, "agent_message": reason}), ""
+	case "codex":
+		return 2, js(map[string]any{"hookSpecificOutput": map[string]any{
+			"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}), reason + "\n"
+	}
+	return 2, "", reason + "\n" // claude-code, and any other: exit 2 blocks
+}

@@ -1,0 +1,180 @@
+package wire_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto/hook/wire"
+)
+
+// recorder is a Fallback that notes what it was handed and answers exit 7.
+type recorder struct {
+	args  []string
+	event []byte
+	calls int
+}
+
+func (r *recorder) run(args []string, event []byte, stdout, stderr io.Writer) (int, bool) {
+	r.args, r.event, r.calls = args, event, r.calls+1
+	io.WriteString(stdout, "fallback\n")
+	return 7, true
+}
+
+func privateDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "vw") // short: a socket path has a length limit
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o700)
+	return dir
+}
+
+// serveOnce answers each connection on sock with answer(request).
+func serveOnce(t *testing.T, sock string, answer func(wire.Request) string) {
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			var rq wire.Request
+			json.NewDecoder(c).Decode(&rq)
+			io.WriteString(c, answer(rq))
+			c.Close()
+		}
+	}()
+}
+
+const event = `{"hook_event_name":"PreToolUse","tool_name":"Read"}`
+
+func TestRunAsksTheServerElseHandsOn(t *testing.T) {
+	dir := privateDir(t)
+	sock := filepath.Join(dir, "hook.sock")
+	t.Setenv("VETO_SOCKET", sock)
+	t.Setenv("VETO_NO_SERVER", "")
+	t.Setenv("VETO_STATE", "/state.db")
+	run := func(answer func(wire.Request) string, args ...string) (code int, out string, fb *recorder, started []string) {
+		fb = &recorder{}
+		var o bytes.Buffer
+		code = wire.Run(append([]string{"gemini-cli"}, args...), strings.NewReader(event), &o, &o, fb.run,
+			func(s string) error { started = append(started, s); return nil })
+		return code, o.String(), fb, started
+	}
+
+	// No server: handed on whole, with the flags, and one is started.
+	code, out, fb, started := run(nil, "--approve")
+	if code != 7 || out != "fallback\n" || string(fb.event) != event || strings.Join(fb.args, " ") != "hook gemini-cli --approve" {
+		t.Fatalf("no server: %d %q %q %q", code, out, fb.event, fb.args)
+	}
+	if len(started) != 1 || started[0] != sock {
+		t.Fatalf("started %q, want the server on %s", started, sock)
+	}
+
+	// A server: its answer, byte for byte; the request carries the event,
+	// the flags and this environment.
+	var got wire.Request
+	serveOnce(t, sock, func(rq wire.Request) string {
+		got = rq
+		return `{"exit":2,"stdout":"{\"decision\":\"deny\"}\n","stderr":"no\n"}` + "\n"
+	})
+	code, out, fb, started = run(nil, "--approve", "--timeout", "3s")
+	if code != 2 || out != "{\"decision\":\"deny\"}\nno\n" || fb.calls != 0 || len(started) != 0 {
+		t.Fatalf("served: %d %q fallback %d started %v", code, out, fb.calls, started)
+	}
+	if got.V != 1 || got.Client != "gemini-cli" || !got.Approve || got.TimeoutMS != 3000 || got.State != "/state.db" ||
+		string(got.Event) != event || !wire.SameEnv(got.Env, wire.EnvNow()) {
+		t.Fatalf("request %+v", got)
+	}
+}
+
+func TestRunHandsOnWhatTheServerCannotAnswer(t *testing.T) {
+	for name, answer := range map[string]string{
+		"mismatch": `{"mismatch":true}` + "\n",
+		"garbage":  "not json\n",
+		"nothing":  "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := privateDir(t)
+			sock := filepath.Join(dir, "hook.sock")
+			t.Setenv("VETO_SOCKET", sock)
+			t.Setenv("VETO_NO_SERVER", "")
+			serveOnce(t, sock, func(wire.Request) string { return answer })
+			fb := &recorder{}
+			started := 0
+			var o bytes.Buffer
+			code := wire.Run([]string{"claude-code"}, strings.NewReader(event), &o, &o, fb.run, func(string) error { started++; return nil })
+			if code != 7 || fb.calls != 1 || started != 0 {
+				t.Fatalf("exit %d, fallback %d, started %d: want the fallback and no new server", code, fb.calls, started)
+			}
+		})
+	}
+}
+
+// E27
+func TestRunWithoutAnyAnswerBlocks(t *testing.T) {
+	t.Setenv("VETO_NO_SERVER", "1")
+	for _, c := range wire.Clients {
+		var o, e bytes.Buffer
+		code := wire.Run([]string{c}, strings.NewReader(event), &o, &e,
+			func([]string, []byte, io.Writer, io.Writer) (int, bool) { return 0, false }, nil)
+		want, wout, werr := wire.Deny(c, "veto-hook could not reach the hook server nor run veto, so the call is blocked.")
+		if code != want || o.String() != wout || e.String() != werr {
+			t.Errorf("%s: %d %q %q", c, code, o.String(), e.String())
+		}
+	}
+}
+
+// An event over the limit is not sent to the server but handed on, cut at
+// one byte over, so veto can block it.
+func TestRunHandsOnAnEventTooLong(t *testing.T) {
+	dir := privateDir(t)
+	sock := filepath.Join(dir, "hook.sock")
+	t.Setenv("VETO_SOCKET", sock)
+	t.Setenv("VETO_NO_SERVER", "")
+	asked := false
+	serveOnce(t, sock, func(wire.Request) string { asked = true; return `{"exit":0}` + "\n" })
+	fb := &recorder{}
+	big := strings.Repeat(" ", wire.MaxEvent+100)
+	wire.Run([]string{"claude-code"}, strings.NewReader(big), io.Discard, io.Discard, fb.run, nil)
+	if asked || len(fb.event) != wire.MaxEvent+1 {
+		t.Fatalf("asked %v, handed %d bytes", asked, len(fb.event))
+	}
+}
+
+// A server that does not answer within the timeout is given up on.
+func TestAskGivesUpAfterTheDeadline(t *testing.T) {
+	dir := privateDir(t)
+	sock := filepath.Join(dir, "hook.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			time.Sleep(2 * time.Second)
+			c.Close()
+		}
+	}()
+	_, err = wire.Ask(sock, wire.Request{V: 1, Event: []byte(event)}, 50*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "no answer within 50ms") {
+		t.Fatalf("Ask = %v, want a timeout", err)
+	}
+	if _, err := wire.Ask(filepath.Join(dir, "none.sock"), wire.Request{V: 1, Event: []byte(event)}, time.Second); err != wire.ErrNoServer {
+		t.Fatalf("Ask of no socket = %v, want ErrNoServer", err)
+	}
+}

@@ -114,7 +114,7 @@ func (h History) Observations() []Observation {
 // snapshot of h reads, so it must be called on the newest version only.
 func (h History) appended(o Observation) History {
 	if h.n%chunkSize == 0 {
-		h.chunks = append(h.chunks[:h.n/chunkSize:h.n/chunkSize], new(chunk))
+		h.chunks = append(h.chunks, new(chunk)) // past every snapshot's length
 	}
 	h.chunks[h.n/chunkSize][h.n%chunkSize] = o
 	h.n++

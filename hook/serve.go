@@ -42,7 +42,7 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 	stores := &storeCache{m: map[string]*sqlstore.Store{}}
 	gates := &gateCache{m: map[string]cachedGate{}}
 	defer stores.close()
-	own := wire.EnvNow()
+	own, build := wire.EnvNow(), wire.Build()
 	var mu sync.Mutex
 	last := time.Now()
 	if idle > 0 {
@@ -78,11 +78,11 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 		mu.Lock()
 		last = time.Now()
 		mu.Unlock()
-		go serveOne(ctx, c, o, own, stores, gates)
+		go serveOne(ctx, c, o, own, build, cancel, stores, gates)
 	}
 }
 
-func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string, stores *storeCache, gates *gateCache) {
+func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string, build string, stop func(), stores *storeCache, gates *gateCache) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	var rq wire.Request
@@ -92,6 +92,12 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 	a := adapter(rq.Client, rq.ProjectDir)
 	var rs wire.Response
 	switch {
+	case rq.Build != build:
+		// Another build of veto-hook: this server is older or newer than
+		// the installed programs. It steps aside; the next call starts one
+		// of the client's build.
+		rs.Mismatch = true
+		defer stop()
 	case a == nil:
 		rs.Mismatch = true
 	case !wire.SameEnv(own, rq.Env):
@@ -201,13 +207,16 @@ func (l *lockedListener) Close() error {
 }
 
 // watchSocket ends the server (cancel) when its socket file is removed or
-// replaced: nothing could reach it any more.
+// replaced, since nothing could reach it any more, or when its own program
+// file is replaced, since an upgrade must not leave it deciding.
 func watchSocket(ctx context.Context, l net.Listener, cancel func()) {
 	path := l.Addr().String()
 	fi, err := os.Stat(path)
 	if err != nil {
 		return
 	}
+	self, _ := os.Executable()
+	exe, exeErr := os.Stat(self)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -218,6 +227,12 @@ func watchSocket(ctx context.Context, l net.Listener, cancel func()) {
 			if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) {
 				cancel()
 				return
+			}
+			if exeErr == nil {
+				if now, err := os.Stat(self); err != nil || !os.SameFile(exe, now) || now.ModTime() != exe.ModTime() {
+					cancel()
+					return
+				}
 			}
 		}
 	}

@@ -194,3 +194,36 @@ func TestHookNeverAsksASharedSocket(t *testing.T) {
 	default:
 	}
 }
+
+// A veto-hook of another build is not answered, and the server exits so
+// that the next call starts one of the installed build.
+func TestServerOfAnotherBuildStepsAside(t *testing.T) {
+	dir, err := os.MkdirTemp("", "vh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "run", "hook.sock")
+	l, err := hook.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- hook.Serve(context.Background(), l, hook.Options{Timeout: 2 * time.Second}, 0) }()
+	ev := []byte(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/x"},"tool_use_id":"t"}`)
+	rq := wire.Request{V: 1, Build: wire.Build() + "-other", Client: "claude-code", Env: wire.EnvNow(), Event: ev}
+	if _, err := wire.Ask(sock, rq, 2*time.Second); err == nil || !strings.Contains(err.Error(), "other settings") {
+		t.Fatalf("another build was answered: %v", err)
+	}
+	select {
+	case err := <-stopped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server still runs after a request of another build")
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Fatalf("the socket is left behind: %v", err)
+	}
+}

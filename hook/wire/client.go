@@ -63,7 +63,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 	in, _ := io.ReadAll(io.LimitReader(stdin, MaxEvent+1))
 	if os.Getenv("VETO_NO_SERVER") == "" && len(in) <= MaxEvent {
 		sock := SocketPath()
-		rq := Request{V: 1, Client: client, State: *state, Approve: *approve, TimeoutMS: timeout.Milliseconds(),
+		rq := Request{V: 1, Build: Build(), Client: client, State: *state, Approve: *approve, TimeoutMS: timeout.Milliseconds(),
 			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Env: EnvNow(), Event: in}
 		rs, err := Ask(sock, rq, *timeout)
 		if err == nil {
@@ -121,7 +121,7 @@ func Ask(sock string, rq Request, deadline time.Duration) (Response, error) {
 		return Response{}, err
 	}
 	if rs.Mismatch {
-		return Response{}, errors.New("wire: the server runs under other settings")
+		return Response{}, errors.New("wire: the server runs under other settings or another build")
 	}
 	return rs, nil
 }

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"syscall"
 )
@@ -36,6 +37,7 @@ var EnvKeys = []string{"HOME", "USER", "TMPDIR", "XDG_CONFIG_HOME", "XDG_STATE_H
 // Request is one event sent to the server.
 type Request struct {
 	V          int               `json:"v"`
+	Build      string            `json:"build"` // the client's Build(): a server of another build does not answer
 	Client     string            `json:"client"`
 	State      string            `json:"state"`
 	Approve    bool              `json:"approve"`
@@ -52,6 +54,37 @@ type Response struct {
 	Exit     int    `json:"exit"`
 	Stdout   string `json:"stdout"`
 	Stderr   string `json:"stderr"`
+}
+
+// Build names the build of this program: the module version, else the
+// VCS revision and time (with "+dirty" for a modified tree), else "devel".
+// veto-hook and the server must be the same build for the server to
+// answer, so an upgrade never leaves an old server deciding.
+func Build() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, at, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	return rev + "@" + at + dirty
 }
 
 // SocketPath is where the hook server listens: $VETO_SOCKET, else

@@ -32,6 +32,9 @@ type world struct {
 	store                        *memstore.Store
 	run                          veto.Run
 	n                            atomic.Int64
+	// renew replaces the store and the gate with new ones, as a new
+	// process would have.
+	renew func()
 }
 
 func newWorld(t testing.TB, mutate func(*files.Config)) *world {
@@ -65,18 +68,21 @@ func newWorld(t testing.TB, mutate func(*files.Config)) *world {
 		t.Fatal(err)
 	}
 	descs := tools.Defaults()
-	w.store = memstore.New()
-	w.gate, err = veto.NewGate(veto.Config{
-		Tools:     descs,
-		Rules:     set.Rules(),
-		Resolvers: []veto.Resolver{set.Resolver()},
-		Learners:  []veto.Learner{set.Learner()},
-		Probe:     probe.Live{},
-		Store:     w.store,
-	})
-	if err != nil {
-		t.Fatal(err)
+	w.renew = func() {
+		w.store = memstore.New()
+		w.gate, err = veto.NewGate(veto.Config{
+			Tools:     descs,
+			Rules:     set.Rules(),
+			Resolvers: []veto.Resolver{set.Resolver()},
+			Learners:  []veto.Learner{set.Learner()},
+			Probe:     probe.Live{},
+			Store:     w.store,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
+	w.renew()
 	w.run = veto.Run{Ref: "files-run", Fresh: true}
 	return w
 }

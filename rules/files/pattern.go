@@ -20,6 +20,7 @@ type pattern struct {
 	base     string   // for "**/<one segment>": the segment, matched against the last one only
 	baseKind byte     // how base matches: '=' literal, 's' "*lit" suffix, 'p' "lit*" prefix, 'g' glob
 	prefix   string   // for an absolute pattern: its leading literal segments, joined
+	under    string   // prefix + "/"
 	needles  []string // "/seg" for every literal segment: a path lacking one cannot match
 }
 
@@ -54,6 +55,7 @@ func (pt *pattern) prepare() {
 		}
 		pt.prefix += "/" + s
 	}
+	pt.under = pt.prefix + "/"
 }
 
 // hitAbs matches pt against the absolute path p, whose last segment is
@@ -74,7 +76,7 @@ func (pt *pattern) hitAbs(p, last string, segs func() []string) bool {
 		ok, _ := path.Match(pt.base, last)
 		return ok
 	}
-	if pt.prefix != "" && !(p == pt.prefix || strings.HasPrefix(p, pt.prefix+"/")) {
+	if pt.prefix != "" && !(p == pt.prefix || strings.HasPrefix(p, pt.under)) {
 		return false
 	}
 	for _, n := range pt.needles {

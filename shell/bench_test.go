@@ -1,6 +1,7 @@
 package shell_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -20,28 +21,15 @@ func BenchmarkAnalyzeTypical(b *testing.B) {
 	}
 }
 
-// block is a build-and-deploy script: functions, loops, pipes,
-// substitutions, redirections, a here-document.
-const block = "#!/bin/bash\n" +
-	"set -euo pipefail\n" +
-	"log() { echo \"[$(date +%H:%M:%S)] $*\" >&2; }\n" +
-	"ROOT=\"$(git rev-parse --show-toplevel)\"\n" +
-	"cd \"$ROOT\"\n" +
-	"for pkg in $(go list ./... | grep -v /vendor/); do\n" +
-	"  log \"testing $pkg\"\n" +
-	"  go test -count=1 \"$pkg\" 2>&1 | tee -a test.log || { log \"failed: $pkg\"; exit 1; }\n" +
-	"done\n" +
-	"if [ -f package.json ]; then\n" +
-	"  npm ci --silent && npm run build > build.log 2>&1\n" +
-	"fi\n" +
-	"cat > dist/VERSION <<VERSION\n" +
-	"$(git describe --tags --always) built on $(hostname)\n" +
-	"VERSION\n" +
-	"find dist -name '*.map' -exec rm {} \\;\n" +
-	"tar czf /tmp/dist.tgz dist && sha256sum /tmp/dist.tgz | awk '{print $1}' > dist.sha256\n"
-
-// script4K is block repeated to 4096 bytes.
+// script4K is testdata/deploy.sh, a build-and-deploy script (functions,
+// loops, pipes, substitutions, redirections, a here-document), repeated
+// to 4096 bytes. rules/command decides the same script through the gate.
 var script4K = func() string {
+	raw, err := os.ReadFile("testdata/deploy.sh")
+	if err != nil {
+		panic(err)
+	}
+	block := string(raw)
 	var b strings.Builder
 	for b.Len() < 4096-len(block) {
 		b.WriteString(block)

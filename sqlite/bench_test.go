@@ -65,7 +65,7 @@ func fill(b testing.TB, s *sqlstore.Store, run string, n int) {
 // not read every observation): the cost must not grow with the run.
 func BenchmarkDecideWithHistory(b *testing.B) {
 	for _, n := range []int{10, 100_000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("observations=%d", n), func(b *testing.B) {
 			s := open(b, filepath.Join(b.TempDir(), "veto.db"))
 			fill(b, s, "r", n)
 			g, err := veto.NewGate(veto.Config{Store: s, Rules: []veto.Rule{needsHistory{}}})

@@ -154,3 +154,25 @@ func BenchmarkBashDecision(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBashDecision4KScript decides a 4 KB build-and-deploy script
+// (shell/testdata/deploy.sh repeated) through the gate: parse, every
+// command's rules, the paths it names, the record.
+func BenchmarkBashDecision4KScript(b *testing.B) {
+	g, ws := gate(b)
+	raw, err := os.ReadFile("../../shell/testdata/deploy.sh")
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := strings.Repeat(string(raw), 4096/len(raw))
+	src += strings.Repeat("true\n", (4096-len(src))/5+1)
+	src = src[:4095] + "\n"
+	b.ReportAllocs()
+	for b.Loop() {
+		// The script writes to /tmp, outside the roots: denied, after
+		// every command was analyzed.
+		if v := bash(g, ws, src); v.Rule != "file.write_roots" {
+			b.Fatalf("%s %s", v.Rule, v.Reason)
+		}
+	}
+}

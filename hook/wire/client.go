@@ -190,7 +190,7 @@ func StartServer(sock string) error {
 // (SO_RCVTIMEO, SO_SNDTIMEO). The net package would start its poller and
 // threads, which costs more than the whole exchange.
 func dial(path string, deadline time.Duration) (*os.File, error) {
-	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fd, err := socket()
 	if err != nil {
 		return nil, err
 	}

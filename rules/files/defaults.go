@@ -34,7 +34,7 @@ var DefaultPersistence = []string{
 // DefaultCredentials are the files that hold secrets. Reading or writing
 // one is denied; a credential directory covers everything in it.
 var DefaultCredentials = []string{
-	"~/.ssh/**", "!*.pub",
+	"~/.ssh/**", "!~/.ssh/*.pub",
 	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
 	"*.pem", "*.key", "*.p12", "*.pfx",
 	".env", ".env.*", "!.env.example", "!.env.sample", "!.env.template", "!.env.dist",

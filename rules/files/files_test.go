@@ -266,7 +266,9 @@ func TestCredentialsReadAndWrite(t *testing.T) {
 		"$WS/certs/server.pem", "$WS/tls.key", "$WS/store.p12", "$WS/cert.pfx", "$WS/deploy/id_ed25519", "$OUT/id_rsa",
 		"~/.aws/credentials", "~/.aws", "~/.azure/accessTokens.json", "~/.config/gcloud/credentials.db", "~/.kube/config",
 		"~/.docker/config.json", "~/.netrc", "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.config/gh/hosts.yml",
-		"~/.gnupg/private-keys-v1.d/x.key", "~/.password-store/site.gpg", "/etc/shadow", "/proc/self/environ", "/proc/1/environ"} {
+		"~/.gnupg/private-keys-v1.d/x.key", "~/.password-store/site.gpg", "/etc/shadow", "/proc/self/environ", "/proc/1/environ",
+		// only public keys in ~/.ssh are exempt, not any name ending in .pub
+		"$WS/.env.pub", "~/.aws/credentials.pub", "~/.gnupg/private-keys-v1.d/k.key.pub", "~/.password-store/site.pub"} {
 		cases = append(cases, fileCase{"read " + p, "Read", map[string]any{"file_path": p}, credW})
 	}
 	for _, p := range []string{"~/.ssh/id_rsa.pub", "$WS/.env.example", "$WS/.env.sample", "$WS/.env.template", "$WS/.env.dist",

@@ -64,7 +64,7 @@ func BenchmarkServedRequest(b *testing.B) {
 	for b.Loop() {
 		ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` +
 			ws + `/main.go"},"tool_use_id":"t` + strconv.Itoa(i) + `"}`
-		rs, err := wire.Ask(sock, wire.Request{V: 1, Client: "claude-code", State: state, Env: wire.EnvNow(), Event: []byte(ev)}, 2*time.Second)
+		rs, err := wire.Ask(sock, wire.Request{V: 1, Build: wire.Build(), Client: "claude-code", State: state, Env: wire.EnvNow(), Event: []byte(ev)}, 2*time.Second)
 		if err != nil || rs.Exit != 0 {
 			b.Fatalf("%+v %v", rs, err)
 		}

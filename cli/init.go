@@ -196,8 +196,9 @@ func (ch clientHooks) isVeto(h any, client string) bool {
 	return strings.HasSuffix(c, " hook "+client) || strings.HasSuffix(c, "veto-hook "+client) || strings.HasSuffix(c, "veto-hook' "+client)
 }
 
-// hookCommand is the command init registers: the lean veto-hook when it is
-// installed next to this veto, else this veto's hook subcommand.
+// hookCommand is the command init registers: veto-hook, the hook server's
+// small client, when it is installed next to this veto, else this veto's
+// hook subcommand.
 func hookCommand(self, client string) string {
 	lean := filepath.Join(filepath.Dir(self), "veto-hook")
 	if fi, err := os.Stat(lean); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {

@@ -3,6 +3,7 @@ package hook_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"os"
@@ -225,5 +226,79 @@ func TestServerOfAnotherBuildStepsAside(t *testing.T) {
 	}
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
 		t.Fatalf("the socket is left behind: %v", err)
+	}
+}
+
+// What the server answers is byte for byte what veto hook answers in its
+// own process, for every client: two states, the same events.
+func TestServedRepliesAreVetoHooks(t *testing.T) {
+	dir, err := os.MkdirTemp("", "vh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("VETO_MANAGED_POLICY", filepath.Join(dir, "none.yaml"))
+	sock := filepath.Join(dir, "run", "hook.sock")
+	l, err := hook.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go hook.Serve(ctx, l, hook.Options{Timeout: 2 * time.Second}, 0)
+
+	events := map[string][]string{
+		"claude-code": {
+			`{"session_id":"s","cwd":"WS","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"WS/main.go"},"tool_use_id":"a"}`,
+			`{"session_id":"s","cwd":"WS","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git reset --hard"},"tool_use_id":"b"}`,
+			`{"session_id":"s","cwd":"WS","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"~/.ssh/id_rsa"},"tool_use_id":"c"}`,
+			`not json`,
+		},
+		"gemini-cli": {
+			`{"session_id":"g","cwd":"WS","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"rm -rf /"}}`,
+			`{"session_id":"g","cwd":"WS","hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{"absolute_path":"WS/main.go"}}`,
+		},
+		"copilot-cli": {
+			`{"sessionId":"c","cwd":"WS","toolName":"bash","toolArgs":"{\"command\":\"git push --force\"}"}`,
+		},
+		"cursor": {
+			`{"conversation_id":"k","hook_event_name":"beforeShellExecution","command":"git reset --hard","cwd":"WS","workspace_roots":["WS"]}`,
+		},
+		"codex": {
+			`{"session_id":"x","cwd":"WS","hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":["bash","-lc","git reset --hard"]}}`,
+		},
+	}
+	n, denied, allowed := 0, 0, 0
+	for client, evs := range events {
+		for _, ev := range evs {
+			ev = strings.ReplaceAll(ev, "WS", ws)
+			served := filepath.Join(dir, "served.db")
+			rs, err := wire.Ask(sock, wire.Request{V: 1, Build: wire.Build(), Client: client, State: served, Env: wire.EnvNow(), Event: []byte(ev)}, 5*time.Second)
+			if err != nil && json.Valid([]byte(ev)) {
+				t.Fatalf("%s: %v", client, err)
+			}
+			if err != nil {
+				continue // not JSON: never sent; veto hook answers it
+			}
+			r, _, _ := hook.Reply(context.Background(), hook.AdapterFor(client), strings.NewReader(ev),
+				hook.Options{State: filepath.Join(dir, "own.db"), Timeout: 2 * time.Second})
+			if rs.Exit != r.Exit || rs.Stdout != r.Stdout || rs.Stderr != r.Stderr {
+				t.Errorf("%s %s:\nserved %d %q %q\nveto   %d %q %q", client, ev, rs.Exit, rs.Stdout, rs.Stderr, r.Exit, r.Stdout, r.Stderr)
+			}
+			n++
+			switch all := rs.Stdout + rs.Stderr; {
+			case strings.Contains(all, "reason git_") || strings.Contains(all, "reason credential_path"):
+				denied++
+			case !strings.Contains(all, "deny") && !strings.Contains(all, "block"):
+				allowed++
+			}
+		}
+	}
+	if n < 8 || denied < 4 || allowed < 2 {
+		t.Fatalf("compared %d replies, %d denied by a rule, %d allowed", n, denied, allowed)
 	}
 }

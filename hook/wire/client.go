@@ -61,7 +61,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 	// An event that cannot be read whole, or is too long, is still handed
 	// on: veto answers it with the client's denial.
 	in, _ := io.ReadAll(io.LimitReader(stdin, MaxEvent+1))
-	if os.Getenv("VETO_NO_SERVER") == "" && len(in) <= MaxEvent {
+	if os.Getenv("VETO_NO_SERVER") == "" && len(in) <= MaxEvent && absolute(*state) {
 		sock := SocketPath()
 		rq := Request{V: 1, Build: Build(), Client: client, State: *state, Approve: *approve, TimeoutMS: timeout.Milliseconds(),
 			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Env: EnvNow(), Event: in}
@@ -83,6 +83,22 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 	io.WriteString(stdout, o)
 	io.WriteString(stderr, e)
 	return code
+}
+
+// absolute reports whether state and every setting an answer depends on
+// are absolute paths (or unset). The server runs in another directory, so
+// a relative one would name another file there: such a call is answered
+// by veto hook, in this directory.
+func absolute(state string) bool {
+	if state != "" && !filepath.IsAbs(state) {
+		return false
+	}
+	for _, k := range EnvKeys {
+		if v := os.Getenv(k); v != "" && k != "USER" && !filepath.IsAbs(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // ErrNoServer is Ask's error when nothing listens on the socket (no file,

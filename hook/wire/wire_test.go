@@ -178,3 +178,44 @@ func TestAskGivesUpAfterTheDeadline(t *testing.T) {
 		t.Fatalf("Ask of no socket = %v, want ErrNoServer", err)
 	}
 }
+
+// The server runs elsewhere: a relative state file or setting would name
+// another file there, so such a call goes to veto hook, and no server is
+// started for it.
+func TestRunKeepsRelativePathsHere(t *testing.T) {
+	dir := privateDir(t)
+	sock := filepath.Join(dir, "hook.sock")
+	t.Setenv("VETO_SOCKET", sock)
+	t.Setenv("VETO_NO_SERVER", "")
+	asked := false
+	serveOnce(t, sock, func(wire.Request) string { asked = true; return `{"exit":0}` + "\n" })
+	for _, c := range []struct {
+		args []string
+		env  string
+	}{
+		{[]string{"claude-code", "--state", "veto.db"}, ""},
+		{[]string{"claude-code"}, "VETO_STATE=state/veto.db"},
+		{[]string{"claude-code"}, "VETO_MANAGED_POLICY=policy.yaml"},
+		{[]string{"claude-code"}, "XDG_CONFIG_HOME=.config"},
+	} {
+		if c.env != "" {
+			k, v, _ := strings.Cut(c.env, "=")
+			t.Setenv(k, v)
+		}
+		fb := &recorder{}
+		started := 0
+		wire.Run(c.args, strings.NewReader(event), io.Discard, io.Discard, fb.run, func(string) error { started++; return nil })
+		if asked || fb.calls != 1 || started != 0 {
+			t.Fatalf("%v %s: asked %v, fallback %d, started %d", c.args, c.env, asked, fb.calls, started)
+		}
+		if c.env != "" {
+			k, _, _ := strings.Cut(c.env, "=")
+			t.Setenv(k, "")
+		}
+	}
+	// Absolute, the same call is the server's.
+	wire.Run([]string{"claude-code", "--state", filepath.Join(dir, "veto.db")}, strings.NewReader(event), io.Discard, io.Discard, (&recorder{}).run, nil)
+	if !asked {
+		t.Fatal("an absolute state was not sent to the server")
+	}
+}

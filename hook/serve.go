@@ -229,7 +229,7 @@ func watchSocket(ctx context.Context, l net.Listener, cancel func()) {
 				return
 			}
 			if exeErr == nil {
-				if now, err := os.Stat(self); err != nil || !os.SameFile(exe, now) || now.ModTime() != exe.ModTime() {
+				if now, err := os.Stat(self); err != nil || !os.SameFile(exe, now) || !now.ModTime().Equal(exe.ModTime()) {
 					cancel()
 					return
 				}

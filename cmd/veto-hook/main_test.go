@@ -78,14 +78,44 @@ func TestStartsServerOnDemand(t *testing.T) {
 		t.Fatalf("no server for this environment, no veto: %d %q", code, out)
 	}
 
+	// An upgrade replaces veto: the old server exits, and the next call
+	// starts the new one.
+	veto := filepath.Join(bin, "veto")
+	raw, err := os.ReadFile(veto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(veto+".new", raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(veto+".new", veto); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, sock, "its program was replaced")
+	if code, _ := call("t5", "Read", `{"file_path":"`+ws+`/main.go"}`); code != 0 {
+		t.Fatalf("after the upgrade: exit %d", code)
+	}
+	for i := 0; i < 100 && !serverRuns(sock); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !serverRuns(sock) {
+		t.Fatal("no server started after the upgrade")
+	}
+
 	os.RemoveAll(filepath.Dir(sock))
+	waitGone(t, sock, "its socket was removed")
+}
+
+// waitGone waits up to 5 s for the server on sock to exit.
+func waitGone(t *testing.T, sock, why string) {
+	t.Helper()
 	for i := 0; i < 100; i++ {
 		if !serverRuns(sock) {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("the server still runs 5 s after its socket was removed")
+	t.Fatalf("the server still runs 5 s after %s", why)
 }
 
 // serverRuns reports whether a process was started with sock in its

@@ -14,13 +14,15 @@ const serveDescription = `Answer veto-hook's events from a long-lived process th
 
   veto serve-hooks [--socket PATH] [--idle 30m]
 
-veto-hook asks the server at $VETO_SOCKET (else $XDG_RUNTIME_DIR/veto/hook.sock, else
-$TMPDIR/veto-UID/hook.sock) and hands the event to veto hook when no server runs there, when it
-does not answer in time, or when it was started under other settings (HOME, XDG_CONFIG_HOME,
-XDG_STATE_HOME, TMPDIR, USER, VETO_MANAGED_POLICY, VETO_STATE). When no server runs, veto-hook
-starts one (--idle 30m); VETO_NO_SERVER=1 stops it asking or starting one. Every answer fails
-closed. The socket's directory is made private to this user; one server per socket (it holds
-SOCKET.lock), and a server whose socket is removed exits.`
+veto-hook asks the server at $VETO_SOCKET, else at hook-KEY.sock in $XDG_RUNTIME_DIR/veto (else
+in $TMPDIR/veto-UID), where KEY hashes veto's build and the settings an answer depends on (HOME,
+USER, TMPDIR, XDG_CONFIG_HOME, XDG_STATE_HOME, VETO_MANAGED_POLICY, VETO_STATE): each has a
+server of its own. When none runs there, veto-hook hands the event to veto hook and starts one
+(--idle 30m). It also hands it on when the server does not answer in time, or was started
+under other settings or by another build. VETO_NO_SERVER=1 stops it asking or starting a
+server. Every answer fails closed. The socket's directory is made private to this user; one
+server per socket (it holds SOCKET.lock). A server exits when its socket is removed or its
+program file replaced.`
 
 func runServeHooks(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "serve-hooks", "[--socket PATH] [--idle 30m]", serveDescription)

@@ -15,6 +15,7 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -88,16 +89,25 @@ func Build() string {
 }
 
 // SocketPath is where the hook server listens: $VETO_SOCKET, else
-// $XDG_RUNTIME_DIR/veto/hook.sock, else veto-UID/hook.sock in the
-// temporary directory.
+// hook-KEY.sock in $XDG_RUNTIME_DIR/veto, else in veto-UID in the
+// temporary directory. KEY is a hash of this build and the settings an
+// answer depends on (EnvKeys), so programs started under other settings,
+// or an upgraded veto, each have a server of their own.
 func SocketPath() string {
 	if p := os.Getenv("VETO_SOCKET"); p != "" {
 		return p
 	}
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "veto", "hook.sock")
+	h := fnv.New64a()
+	h.Write([]byte(Build()))
+	for _, k := range EnvKeys {
+		h.Write([]byte{0})
+		h.Write([]byte(os.Getenv(k)))
 	}
-	return filepath.Join(os.TempDir(), "veto-"+strconv.Itoa(os.Getuid()), "hook.sock")
+	name := fmt.Sprintf("hook-%016x.sock", h.Sum64())
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "veto", name)
+	}
+	return filepath.Join(os.TempDir(), "veto-"+strconv.Itoa(os.Getuid()), name)
 }
 
 // EnvNow is this process's values of EnvKeys.

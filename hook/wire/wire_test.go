@@ -219,3 +219,29 @@ func TestRunKeepsRelativePathsHere(t *testing.T) {
 		t.Fatal("an absolute state was not sent to the server")
 	}
 }
+
+// Each build and each set of settings has its own socket, so a server is
+// never shared by calls it would refuse.
+func TestSocketPathFollowsTheSettings(t *testing.T) {
+	t.Setenv("VETO_SOCKET", "")
+	t.Setenv("XDG_RUNTIME_DIR", "/run/user/1000")
+	base := wire.SocketPath()
+	if filepath.Dir(base) != "/run/user/1000/veto" || !strings.HasPrefix(filepath.Base(base), "hook-") {
+		t.Fatalf("socket %s", base)
+	}
+	if wire.SocketPath() != base {
+		t.Fatal("the socket path is not stable")
+	}
+	for _, k := range wire.EnvKeys {
+		t.Run(k, func(t *testing.T) {
+			t.Setenv(k, "/other/"+k)
+			if wire.SocketPath() == base {
+				t.Fatalf("%s changed, the socket did not", k)
+			}
+		})
+	}
+	t.Setenv("VETO_SOCKET", "/tmp/x/hook.sock")
+	if wire.SocketPath() != "/tmp/x/hook.sock" {
+		t.Fatal("VETO_SOCKET is not used as given")
+	}
+}

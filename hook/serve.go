@@ -42,6 +42,12 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 	stores := &storeCache{m: map[string]*sqlstore.Store{}}
 	gates := &gateCache{m: map[string]cachedGate{}}
 	defer stores.close()
+	// Requests under way when the server stops are answered first: they
+	// run on a context that stopping does not cancel (each has its own
+	// deadline), and the stores close after the last.
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
+	base := context.WithoutCancel(ctx)
 	own, build := wire.EnvNow(), wire.Build()
 	var mu sync.Mutex
 	last := time.Now()
@@ -78,7 +84,11 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 		mu.Lock()
 		last = time.Now()
 		mu.Unlock()
-		go serveOne(ctx, c, o, own, build, cancel, stores, gates)
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			serveOne(base, c, o, own, build, cancel, stores, gates)
+		}()
 	}
 }
 

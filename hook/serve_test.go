@@ -302,3 +302,50 @@ func TestServedRepliesAreVetoHooks(t *testing.T) {
 		t.Fatalf("compared %d replies, %d denied by a rule, %d allowed", n, denied, allowed)
 	}
 }
+
+// A request under way when the server is told to stop is still answered,
+// as it would have been, before the server returns.
+func TestServerFinishesRequestsUnderWay(t *testing.T) {
+	dir, err := os.MkdirTemp("", "vh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("VETO_MANAGED_POLICY", filepath.Join(dir, "none.yaml"))
+	sock := filepath.Join(dir, "run", "hook.sock")
+	l, err := hook.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- hook.Serve(ctx, l, hook.Options{Timeout: 2 * time.Second}, 0) }()
+
+	ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` + ws + `/main.go"},"tool_use_id":"t"}`
+	b, _ := json.Marshal(wire.Request{V: 1, Build: wire.Build(), Client: "claude-code", State: filepath.Join(dir, "veto.db"), Env: wire.EnvNow(), Event: []byte(ev)})
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(b[:len(b)/2])
+	time.Sleep(50 * time.Millisecond) // the server has accepted and is reading
+	cancel()
+	select {
+	case <-stopped:
+		t.Fatal("the server returned with a request under way")
+	case <-time.After(100 * time.Millisecond):
+	}
+	c.Write(append(b[len(b)/2:], '\n'))
+	var rs wire.Response
+	if err := json.NewDecoder(c).Decode(&rs); err != nil || rs.Exit != 0 || rs.Stdout != "" || rs.Stderr != "" {
+		t.Fatalf("answer %+v %v, want the allow veto hook gives", rs, err)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -153,6 +153,7 @@ type RunState struct {
 	Next      uint64
 	History   History
 	Knowledge Knowledge // nil means the run knows nothing
+	Tally     Tally     // nil: rules add up History themselves (HistoryTally)
 }
 
 // Exists reports whether the run has any events.
@@ -170,6 +171,7 @@ type Projection struct {
 	index         map[string]int      // call id → position in hist
 	files         map[string]FileFact // path → what the last successful call taught
 	egress        []string            // allow-list entries added by events, in order
+	tally         tally               // the history added up (see Tally)
 }
 
 // NewProjection returns the projection of a run with no events.
@@ -271,14 +273,19 @@ func ObservedOutcome(e Event) (o Outcome, ok bool) {
 
 func (p *Projection) observe(e Event, o Outcome) {
 	if i, ok := p.index[e.CallID]; ok {
-		prev := p.hist.At(i)
-		prev.Outcome = o
+		old := p.hist.At(i)
+		now := old
+		now.Outcome = o
 		if e.Target.Known() {
-			prev.Target = e.Target
+			now.Target = e.Target
 		}
-		p.hist = p.hist.replaced(i, prev)
+		p.hist = p.hist.replaced(i, now)
+		p.tally.change(p.hist, i, old, true, now)
 		return
 	}
-	p.index[e.CallID] = p.hist.Len()
-	p.hist = p.hist.appended(Observation{Seq: e.Seq, CallID: e.CallID, Tool: e.Tool, Outcome: o, Target: e.Target})
+	i := p.hist.Len()
+	now := Observation{Seq: e.Seq, CallID: e.CallID, Tool: e.Tool, Outcome: o, Target: e.Target}
+	p.index[e.CallID] = i
+	p.hist = p.hist.appended(now)
+	p.tally.change(p.hist, i, Observation{}, false, now)
 }

@@ -410,9 +410,12 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	// 4. Target. Resolvers see the Input the rules will see.
 	s.hist = p.History
 	rin := &s.in
-	*rin = Input{Call: c, Descriptor: desc, History: &s.hist, Knowledge: p.Knowledge, Probe: &s.probe}
+	*rin = Input{Call: c, Descriptor: desc, History: &s.hist, Knowledge: p.Knowledge, Tally: p.Tally, Probe: &s.probe}
 	if rin.Knowledge == nil {
 		rin.Knowledge = NoKnowledge
+	}
+	if rin.Tally == nil {
+		rin.Tally = HistoryTally(&s.hist)
 	}
 	target, reason := g.resolve(ctx, rin)
 	switch reason {

@@ -47,6 +47,9 @@ type Input struct {
 	Target     Target
 	History    *History  // this run's observations before this call, in execution order
 	Knowledge  Knowledge // what this run learned from successful results
+	// Tally adds up History without reading every observation; rules that
+	// count calls use it, so their cost does not grow with the run.
+	Tally Tally
 	// Probe looks at the world; every answer is recorded with the decision.
 	Probe Probe
 

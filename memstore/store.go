@@ -22,6 +22,7 @@ type Store struct {
 }
 
 type run struct {
+	s          *Store
 	log        [][]byte
 	proj       *veto.Projection
 	last       string // chain hash of the last event
@@ -40,7 +41,7 @@ func New() *Store { return &Store{runs: map[string]*run{}} }
 func (s *Store) get(name string) *run {
 	r := s.runs[name]
 	if r == nil {
-		r = &run{proj: veto.NewProjection(name)}
+		r = &run{s: s, proj: veto.NewProjection(name)}
 		s.runs[name] = r
 	}
 	return r
@@ -56,6 +57,7 @@ func (s *Store) Load(_ context.Context, name string) (veto.RunState, error) {
 	if r := s.runs[name]; r != nil {
 		st := r.proj.State()
 		st.Knowledge = knowledge{s, r}
+		st.Tally = (*tallied)(r)
 		return st, nil
 	}
 	return veto.RunState{Run: name, Next: 1}, nil
@@ -95,6 +97,38 @@ func (k knowledge) File(_ context.Context, path string) (veto.FileFact, bool, er
 	}
 	f, ok := k.r.proj.KnownFile(path)
 	return f, ok, nil
+}
+
+// tallied answers veto.Tally from the run's projection under the store's
+// lock.
+type tallied run
+
+func (t *tallied) read(fn func(p *veto.Projection)) error {
+	t.s.mu.Lock()
+	defer t.s.mu.Unlock()
+	if t.s.err != nil {
+		return t.s.err
+	}
+	fn(t.proj)
+	return nil
+}
+
+// Calls implements veto.Tally.
+func (t *tallied) Calls(context.Context) (m map[string]int, err error) {
+	err = t.read(func(p *veto.Projection) { m = p.TallyCalls() })
+	return m, err
+}
+
+// Failed implements veto.Tally.
+func (t *tallied) Failed(_ context.Context, target veto.Target) (m map[string]int, err error) {
+	err = t.read(func(p *veto.Projection) { m = p.TallyFailed(target) })
+	return m, err
+}
+
+// Files implements veto.Tally.
+func (t *tallied) Files(context.Context) (out []veto.Observation, err error) {
+	err = t.read(func(p *veto.Projection) { out = p.TallyFiles() })
+	return out, err
 }
 
 // Append implements veto.Store.

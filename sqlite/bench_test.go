@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/rules/sequence"
 	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/tools"
 )
 
 // BenchmarkAppendDecision is one decision recorded in SQLite
@@ -40,7 +42,10 @@ func BenchmarkLoadProjection(b *testing.B) {
 }
 
 // fill gives run n observations, in batches of 1,000 events.
-func fill(b testing.TB, s *sqlstore.Store, run string, n int) {
+func fill(b testing.TB, s *sqlstore.Store, run string, n int) { fillWith(b, s, run, n, nil) }
+
+// fillWith is fill with target(i) as the i-th observation's target.
+func fillWith(b testing.TB, s *sqlstore.Store, run string, n int, target func(i int) veto.Target) {
 	b.Helper()
 	ok := true
 	if err := s.Append(ctx, run, 1, []veto.Event{{V: veto.EventVersion, Run: run, Seq: 1, Kind: veto.EventRunStarted, Complete: &ok, Time: time.Now()}}); err != nil {
@@ -50,8 +55,12 @@ func fill(b testing.TB, s *sqlstore.Store, run string, n int) {
 	for done := 0; done < n; {
 		batch := make([]veto.Event, 0, 1000)
 		for ; len(batch) < 1000 && done < n; done++ {
-			batch = append(batch, veto.Event{V: veto.EventVersion, Run: run, Seq: next + uint64(len(batch)), Kind: veto.EventAllowed,
-				CallID: fmt.Sprint("f", done), Tool: "Read", Time: time.Now()})
+			e := veto.Event{V: veto.EventVersion, Run: run, Seq: next + uint64(len(batch)), Kind: veto.EventAllowed,
+				CallID: fmt.Sprint("f", done), Tool: "Read", Time: time.Now()}
+			if target != nil {
+				e.Target = target(done)
+			}
+			batch = append(batch, e)
 		}
 		if err := s.Append(ctx, run, next, batch); err != nil {
 			b.Fatal(err)
@@ -78,6 +87,45 @@ func BenchmarkDecideWithHistory(b *testing.B) {
 				i++
 				if v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint("d", i), Tool: "Read", Run: veto.Run{Ref: "r"}}); !v.Allowed {
 					b.Fatal(v.Reason)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecideWithHistoryRules is the same with the history rules on
+// (sequence.max_calls for every tool, sequence.no_egress_after_private_read)
+// deciding a WebFetch, in a run whose reads touched 100 files: they read
+// the run's tally, not its observations (the taint check reads one entry
+// per file and tool touched).
+func BenchmarkDecideWithHistoryRules(b *testing.B) {
+	distinct := 100
+	for _, n := range []int{10, 100_000} {
+		b.Run(fmt.Sprintf("observations=%d", n), func(b *testing.B) {
+			s := open(b, filepath.Join(b.TempDir(), "veto.db"))
+			fillWith(b, s, "r", n, func(i int) veto.Target {
+				return veto.Target{Kind: "file", ID: fmt.Sprintf("/w/src/f%d.go", i%distinct)}
+			})
+			descs := map[string]*veto.Descriptor{}
+			for _, d := range tools.Defaults() {
+				descs[d.Name] = &d
+			}
+			rules, err := sequence.Rules(sequence.Config{Private: []string{"secrets/**"}, MaxCalls: map[string]int{"*": 1 << 30},
+				Tool: func(name string) *veto.Descriptor { return descs[name] }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			g, err := veto.NewGate(veto.Config{Store: s, Rules: rules, Tools: tools.Defaults()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			i := 0
+			b.ResetTimer()
+			for b.Loop() {
+				i++
+				c := &veto.Call{ID: fmt.Sprint("d", i), Tool: "WebFetch", Args: map[string]any{"url": "https://example.com/", "prompt": "x"}, Run: veto.Run{Ref: "r"}}
+				if v := g.Decide(ctx, c); !v.Allowed {
+					b.Fatal(v.Rule, v.Reason)
 				}
 			}
 		})

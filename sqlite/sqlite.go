@@ -29,7 +29,7 @@ type Options struct {
 
 var dialect = sqlstore.Dialect{
 	Name:       "sqlite",
-	Migrations: []string{sqlstore.Schema("BLOB", "INTEGER", "INTEGER"), sqlstore.EgressSchema("INTEGER")},
+	Migrations: []string{sqlstore.Schema("BLOB", "INTEGER", "INTEGER"), sqlstore.EgressSchema("INTEGER"), sqlstore.TallySchema("INTEGER")},
 	Conflict: func(err error) bool {
 		return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
 	},

@@ -178,7 +178,63 @@ func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
 		return s.observations(context.WithoutCancel(ctx), run, h.nObs)
 	})
 	st.Knowledge = knowledge{s, run}
+	st.Tally = tallied{s, run}
 	return st, nil
+}
+
+// tallied answers veto.Tally from the tally tables.
+type tallied knowledge
+
+// Calls implements veto.Tally.
+func (k tallied) Calls(ctx context.Context) (map[string]int, error) {
+	return k.counts(ctx, `SELECT tool, n FROM veto_tally_calls WHERE run = ? AND n > 0`, k.run)
+}
+
+// Failed implements veto.Tally.
+func (k tallied) Failed(ctx context.Context, target veto.Target) (map[string]int, error) {
+	return k.counts(ctx, `SELECT tool, n FROM veto_tally_failed WHERE run = ? AND target_kind = ? AND target_id = ? AND n > 0`,
+		k.run, target.Kind, target.ID)
+}
+
+func (k tallied) counts(ctx context.Context, query string, args ...any) (map[string]int, error) {
+	rows, err := k.s.db.QueryContext(ctx, k.s.q(query), args...)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	m := map[string]int{}
+	for rows.Next() {
+		var tool string
+		var n int64
+		if err := rows.Scan(&tool, &n); err != nil {
+			return nil, unavailable(err)
+		}
+		m[tool] = int(n)
+	}
+	return m, unavailable(rows.Err())
+}
+
+// Files implements veto.Tally.
+func (k tallied) Files(ctx context.Context) ([]veto.Observation, error) {
+	rows, err := k.s.db.QueryContext(ctx, k.s.q(`SELECT o.seq, o.call_id, o.tool, o.outcome, o.target_kind, o.target_id
+		FROM veto_tally_files f JOIN veto_observations o ON o.run = f.run AND o.idx = f.first_idx
+		WHERE f.run = ? AND f.n > 0 ORDER BY o.idx`), k.run)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []veto.Observation
+	for rows.Next() {
+		var o veto.Observation
+		var seq int64
+		var outcome string
+		if err := rows.Scan(&seq, &o.CallID, &o.Tool, &outcome, &o.Target.Kind, &o.Target.ID); err != nil {
+			return nil, unavailable(err)
+		}
+		o.Seq, o.Outcome = uint64(seq), veto.Outcome(outcome)
+		out = append(out, o)
+	}
+	return out, unavailable(rows.Err())
 }
 
 func (s *Store) observations(ctx context.Context, run string, n int64) ([]veto.Observation, error) {
@@ -349,21 +405,8 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, run string, h *header, e 
 	if !ok {
 		return nil
 	}
-	res, err := tx.ExecContext(ctx, s.q(`UPDATE veto_observations SET outcome = ? WHERE run = ? AND call_id = ?`), string(o), run, e.CallID)
-	if err != nil {
+	if err := s.observe(ctx, tx, run, h, e, o); err != nil {
 		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_observations (run, idx, seq, call_id, tool, outcome, target_kind, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
-			run, h.nObs, int64(e.Seq), e.CallID, e.Tool, string(o), e.Target.Kind, e.Target.ID); err != nil {
-			return err
-		}
-		h.nObs++
-	} else if e.Target.Known() {
-		if _, err := tx.ExecContext(ctx, s.q(`UPDATE veto_observations SET target_kind = ?, target_id = ? WHERE run = ? AND call_id = ?`),
-			e.Target.Kind, e.Target.ID, run, e.CallID); err != nil {
-			return err
-		}
 	}
 	for _, f := range e.Files {
 		fact, err := json.Marshal(f)
@@ -372,6 +415,87 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, run string, h *header, e 
 		}
 		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_knowledge (run, path, fact) VALUES (?, ?, ?)
 			ON CONFLICT (run, path) DO UPDATE SET fact = excluded.fact`), run, f.Path, string(fact)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// observe records the observation an event makes or changes, and moves
+// the run's tally (see veto.Tally) from the call's old state to its new.
+func (s *Store) observe(ctx context.Context, tx *sql.Tx, run string, h *header, e veto.Event, o veto.Outcome) error {
+	var old veto.Observation
+	var idx, seq int64
+	var outcome string
+	err := tx.QueryRowContext(ctx, s.q(`SELECT idx, seq, tool, outcome, target_kind, target_id FROM veto_observations WHERE run = ? AND call_id = ?`),
+		run, e.CallID).Scan(&idx, &seq, &old.Tool, &outcome, &old.Target.Kind, &old.Target.ID)
+	existed := err == nil
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		idx = h.nObs
+		now := veto.Observation{Seq: e.Seq, CallID: e.CallID, Tool: e.Tool, Outcome: o, Target: e.Target}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_observations (run, idx, seq, call_id, tool, outcome, target_kind, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+			run, idx, int64(e.Seq), e.CallID, e.Tool, string(o), e.Target.Kind, e.Target.ID); err != nil {
+			return err
+		}
+		h.nObs++
+		return s.tally(ctx, tx, run, idx, veto.Observation{}, false, now)
+	case err != nil:
+		return err
+	}
+	old.Seq, old.CallID, old.Outcome = uint64(seq), e.CallID, veto.Outcome(outcome)
+	now := old
+	now.Outcome = o
+	if e.Target.Known() {
+		now.Target = e.Target
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`UPDATE veto_observations SET outcome = ?, target_kind = ?, target_id = ? WHERE run = ? AND idx = ?`),
+		string(now.Outcome), now.Target.Kind, now.Target.ID, run, idx); err != nil {
+		return err
+	}
+	return s.tally(ctx, tx, run, idx, old, existed, now)
+}
+
+// tally moves the run's tally tables from observation old (existed: it
+// was there) to now, at idx; the observations table already holds now.
+// Each change is what veto.Projection does in memory.
+func (s *Store) tally(ctx context.Context, tx *sql.Tx, run string, idx int64, old veto.Observation, existed bool, now veto.Observation) error {
+	d := veto.TallyChange(old, existed, now)
+	for _, c := range d.Calls {
+		if c.N == 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_tally_calls (run, tool, n) VALUES (?, ?, ?)
+			ON CONFLICT (run, tool) DO UPDATE SET n = veto_tally_calls.n + excluded.n`), run, c.Tool, c.N); err != nil {
+			return err
+		}
+	}
+	for _, f := range d.Failed {
+		if f.N == 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_tally_failed (run, target_kind, target_id, tool, n) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (run, target_kind, target_id, tool) DO UPDATE SET n = veto_tally_failed.n + excluded.n`),
+			run, f.Target.Kind, f.Target.ID, f.Tool, f.N); err != nil {
+			return err
+		}
+	}
+	if k, ok := d.FileGone(); ok {
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE veto_tally_files SET n = n - 1 WHERE run = ? AND target_id = ? AND tool = ?`), run, k.ID, k.Tool); err != nil {
+			return err
+		}
+		// The first call on it stopped counting: the next one is first.
+		if _, err := tx.ExecContext(ctx, s.q(`UPDATE veto_tally_files SET first_idx = COALESCE((SELECT MIN(idx) FROM veto_observations
+			WHERE run = ? AND target_kind = 'file' AND target_id = ? AND tool = ? AND outcome <> 'denied'), -1)
+			WHERE run = ? AND target_id = ? AND tool = ? AND first_idx = ?`), run, k.ID, k.Tool, run, k.ID, k.Tool, idx); err != nil {
+			return err
+		}
+	}
+	if k, ok := d.FileCame(); ok {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_tally_files (run, target_id, tool, n, first_idx) VALUES (?, ?, ?, 1, ?)
+			ON CONFLICT (run, target_id, tool) DO UPDATE SET n = veto_tally_files.n + 1,
+				first_idx = CASE WHEN veto_tally_files.n <= 0 OR excluded.first_idx < veto_tally_files.first_idx
+					THEN excluded.first_idx ELSE veto_tally_files.first_idx END`), run, k.ID, k.Tool, idx); err != nil {
 			return err
 		}
 	}
@@ -612,6 +736,43 @@ func EgressSchema(bigint string) string {
 	host TEXT NOT NULL,
 	PRIMARY KEY (run, seq)
 )`
+}
+
+// TallySchema is the third migration: the run's tally (see veto.Tally),
+// added up from the observations already recorded.
+func TallySchema(bigint string) string {
+	return strings.NewReplacer("BIGINT", bigint).Replace(`
+CREATE TABLE veto_tally_calls (
+	run TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	n BIGINT NOT NULL,
+	PRIMARY KEY (run, tool)
+);
+CREATE TABLE veto_tally_failed (
+	run TEXT NOT NULL,
+	target_kind TEXT NOT NULL,
+	target_id TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	n BIGINT NOT NULL,
+	PRIMARY KEY (run, target_kind, target_id, tool)
+);
+CREATE TABLE veto_tally_files (
+	run TEXT NOT NULL,
+	target_id TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	n BIGINT NOT NULL,
+	first_idx BIGINT NOT NULL,
+	PRIMARY KEY (run, target_id, tool)
+);
+CREATE INDEX veto_observations_file ON veto_observations (run, target_kind, target_id, tool, idx);
+INSERT INTO veto_tally_calls (run, tool, n)
+	SELECT run, tool, COUNT(*) FROM veto_observations WHERE outcome <> 'denied' GROUP BY run, tool;
+INSERT INTO veto_tally_failed (run, target_kind, target_id, tool, n)
+	SELECT run, target_kind, target_id, tool, COUNT(*) FROM veto_observations
+	WHERE outcome = 'failed' AND target_kind <> '' GROUP BY run, target_kind, target_id, tool;
+INSERT INTO veto_tally_files (run, target_id, tool, n, first_idx)
+	SELECT run, target_id, tool, COUNT(*), MIN(idx) FROM veto_observations
+	WHERE outcome <> 'denied' AND target_kind = 'file' GROUP BY run, target_id, tool;`)
 }
 
 // Schema is the tables, in a dialect's column types.

@@ -8,8 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +57,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("PruneKeepsChain", func(t *testing.T) { prune(t, h) })
 	t.Run("ConcurrentWriters", func(t *testing.T) { concurrent(t, h) })
 	t.Run("EgressAllowListIsAProjection", func(t *testing.T) { egressList(t, h) })
+	t.Run("TallyAddsUpTheHistory", func(t *testing.T) { tallyUp(t, h) })
 	if h.ChildEnv != nil {
 		t.Run("ProcessesAppendWithoutGapOrDuplicate", func(t *testing.T) { processes(t, h) })
 		t.Run("KilledWriterLeavesNoPartialBatch", func(t *testing.T) { killed(t, h) })
@@ -134,6 +138,79 @@ func ev(run string, seq uint64, kind veto.EventKind, call string) veto.Event {
 		e.Complete = &ok
 	}
 	return e
+}
+
+// tallyUp: the store's tally equals the history added up (the reference,
+// veto.HistoryTally) after every batch of a run whose calls change
+// outcome and target in every way events allow, and after a reopen.
+func tallyUp(t *testing.T, h Harness) {
+	s := h.Open(t)
+	rng := rand.New(rand.NewPCG(7, 9))
+	tools := []string{"Read", "Write", "Bash", "WebFetch"}
+	targets := []veto.Target{{}, {Kind: "file", ID: "/w/a"}, {Kind: "file", ID: "/w/b"}, {Kind: "file", ID: "/w/c"}, {Kind: "url", ID: "x.example"}}
+	outcomes := []veto.Outcome{veto.Succeeded, veto.Failed, veto.Failed, veto.Cancelled, veto.Denied, veto.Pending}
+	if err := s.Append(ctx, "t", 1, []veto.Event{ev("t", 1, veto.EventRunStarted, "")}); err != nil {
+		t.Fatal(err)
+	}
+	next, calls := uint64(2), 0
+	check := func(s Store) {
+		t.Helper()
+		st, err := s.Load(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Tally == nil {
+			t.Fatal("the store keeps no tally")
+		}
+		want := veto.HistoryTally(&st.History)
+		gc, err1 := st.Tally.Calls(ctx)
+		wc, _ := want.Calls(ctx)
+		if err1 != nil || !maps.Equal(gc, wc) {
+			t.Fatalf("Calls = %v, %v; the history adds up to %v", gc, err1, wc)
+		}
+		for _, tg := range targets {
+			gf, err := st.Tally.Failed(ctx, tg)
+			wf, _ := want.Failed(ctx, tg)
+			if err != nil || !maps.Equal(gf, wf) && len(gf)+len(wf) > 0 {
+				t.Fatalf("Failed(%v) = %v, %v; the history adds up to %v", tg, gf, err, wf)
+			}
+		}
+		gt, err := st.Tally.Files(ctx)
+		wt, _ := want.Files(ctx)
+		if err != nil || !slices.Equal(gt, wt) {
+			t.Fatalf("Files = %v, %v;\nthe history adds up to %v", gt, err, wt)
+		}
+	}
+	for batch := 0; batch < 12; batch++ {
+		var evs []veto.Event
+		for i := 0; i < 20; i++ {
+			var e veto.Event
+			if calls == 0 || rng.IntN(2) == 0 {
+				calls++
+				kind := veto.EventAllowed
+				if rng.IntN(4) == 0 {
+					kind = veto.EventDenied
+				}
+				e = ev("t", next, kind, fmt.Sprint("c", calls))
+				e.Tool, e.Target = tools[rng.IntN(len(tools))], targets[rng.IntN(len(targets))]
+			} else {
+				e = ev("t", next, veto.EventObserved, fmt.Sprint("c", 1+rng.IntN(calls)))
+				e.Tool, e.Outcome = "", outcomes[rng.IntN(len(outcomes))]
+				if rng.IntN(3) == 0 {
+					e.Target = targets[rng.IntN(len(targets))]
+				}
+			}
+			evs = append(evs, e)
+			next++
+		}
+		if err := s.Append(ctx, "t", next-uint64(len(evs)), evs); err != nil {
+			t.Fatal(err)
+		}
+		check(s)
+	}
+	if h.Reopen != nil {
+		check(h.Reopen(t, s))
+	}
 }
 
 // egressList: egress_allowed events build the run's allow-list, in order,

@@ -71,9 +71,10 @@ func Rules(cfg Config) ([]veto.Rule, error) {
 	return out, nil
 }
 
-// Taint returns the observations that made the run private: reads (or
-// calls that may have read: failed, pending, cancelled) of a file matching
-// cfg.Private. It is what veto explain shows as the run's taint.
+// Taint returns the observations that made the run private: the first
+// read (or call that may have read: failed, pending, cancelled) of each
+// file matching cfg.Private, by each tool. It is what veto explain shows
+// as the run's taint.
 func Taint(cfg Config, h *veto.History) ([]veto.Observation, error) {
 	m, err := files.CompileMatcher(cfg.Private, cfg.Home)
 	if err != nil {
@@ -82,18 +83,18 @@ func Taint(cfg Config, h *veto.History) ([]veto.Observation, error) {
 	if cfg.Tool == nil {
 		cfg.Tool = func(string) *veto.Descriptor { return nil }
 	}
-	return taint(cfg, m, h, 0), nil
+	return taint(context.Background(), cfg, m, veto.HistoryTally(h), 0)
 }
 
-func taint(cfg Config, m *files.Matcher, h *veto.History, max int) []veto.Observation {
-	var out []veto.Observation
-	if h == nil {
-		return nil
+// taint reads the run's tally of file touches, never the whole history: the
+// first touch of each file by each tool the gate let through.
+func taint(ctx context.Context, cfg Config, m *files.Matcher, t veto.Tally, max int) ([]veto.Observation, error) {
+	touched, err := t.Files(ctx)
+	if err != nil {
+		return nil, err
 	}
-	for _, o := range h.All() {
-		if o.Outcome == veto.Denied || o.Target.Kind != "file" {
-			continue // a denied call never ran
-		}
+	var out []veto.Observation
+	for _, o := range touched {
 		if d := cfg.Tool(o.Tool); d != nil && !d.Has(veto.CapReads) && !d.Has(veto.CapSearchesTree) {
 			continue // the tool does not read what it targets
 		}
@@ -104,7 +105,18 @@ func taint(cfg Config, m *files.Matcher, h *veto.History, max int) []veto.Observ
 			}
 		}
 	}
-	return out
+	return out, nil
+}
+
+// tallyOf is the input's tally, else its history added up.
+func tallyOf(in *veto.Input) veto.Tally {
+	if in.Tally != nil {
+		return in.Tally
+	}
+	if in.History == nil {
+		return veto.HistoryTally(&veto.History{})
+	}
+	return veto.HistoryTally(in.History)
 }
 
 type privateEgress struct {
@@ -128,11 +140,14 @@ func (r *privateEgress) egressCall(in *veto.Input) bool {
 	return r.cfg.ShellHosts != nil && len(r.cfg.ShellHosts(in)) > 0
 }
 
-func (r *privateEgress) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+func (r *privateEgress) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	if !r.egressCall(in) {
 		return veto.Allow(), nil
 	}
-	t := taint(r.cfg, r.m, in.History, 1)
+	t, err := taint(ctx, r.cfg, r.m, tallyOf(in), 1)
+	if err != nil {
+		return veto.Decision{}, err
+	}
 	if len(t) == 0 {
 		return veto.Allow(), nil
 	}
@@ -142,8 +157,11 @@ func (r *privateEgress) Check(_ context.Context, in *veto.Input) (veto.Decision,
 }
 
 // Known implements veto.Knower: the run's taint, for veto explain.
-func (r *privateEgress) Known(_ context.Context, in *veto.Input) []string {
-	t := taint(r.cfg, r.m, in.History, 0)
+func (r *privateEgress) Known(ctx context.Context, in *veto.Input) []string {
+	t, err := taint(ctx, r.cfg, r.m, tallyOf(in), 0)
+	if err != nil {
+		return []string{"the run's taint could not be read"}
+	}
 	if len(t) == 0 {
 		return []string{"the run has read no private material"}
 	}
@@ -165,18 +183,23 @@ func (r *maxCalls) Info() veto.RuleInfo {
 	return veto.RuleInfo{ID: "sequence.max_calls", Needs: veto.Needs{CompleteHistory: true}, Risk: veto.RiskMapping{Default: veto.RiskMedium}}
 }
 
-func (r *maxCalls) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+func (r *maxCalls) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	var counts map[string]int
 	for _, l := range r.lims {
 		if ok, _ := path.Match(l.glob, in.Call.Tool); !ok {
 			continue
 		}
-		n := 0
-		for _, o := range in.History.All() {
-			if o.Outcome == veto.Denied {
-				continue
+		if counts == nil {
+			c, err := tallyOf(in).Calls(ctx)
+			if err != nil {
+				return veto.Decision{}, err
 			}
-			if ok, _ := path.Match(l.glob, o.Tool); ok {
-				n++
+			counts = c
+		}
+		n := 0
+		for tool, c := range counts {
+			if ok, _ := path.Match(l.glob, tool); ok {
+				n += c
 			}
 		}
 		if n >= l.n {
@@ -192,19 +215,20 @@ func (r *maxFailedWrites) Info() veto.RuleInfo {
 	return veto.RuleInfo{ID: "sequence.max_failed_writes", Needs: veto.Needs{CompleteHistory: true}, Risk: veto.RiskMapping{Default: veto.RiskMedium}}
 }
 
-func (r *maxFailedWrites) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
+func (r *maxFailedWrites) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	if !in.Target.Known() || !(in.Descriptor.Has(veto.CapWrites)) {
 		return veto.Allow(), nil
 	}
+	failed, err := tallyOf(in).Failed(ctx, in.Target)
+	if err != nil {
+		return veto.Decision{}, err
+	}
 	n := 0
-	for _, o := range in.History.All() {
-		if o.Outcome != veto.Failed || o.Target != in.Target {
+	for tool, c := range failed {
+		if d := r.cfg.Tool(tool); d != nil && !d.Has(veto.CapWrites) {
 			continue
 		}
-		if d := r.cfg.Tool(o.Tool); d != nil && !d.Has(veto.CapWrites) {
-			continue
-		}
-		n++
+		n += c
 	}
 	if n >= r.cfg.MaxFailedWrites {
 		return veto.Deny("max_failed_writes", "Writes to this target have failed "+strconv.Itoa(n)+" times in this run, its limit."), nil

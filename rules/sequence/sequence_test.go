@@ -148,3 +148,75 @@ func TestBadConfigIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// The history rules decide from the run's tally alone: given a history
+// whose observations cannot be read (as a store's 100,000 observations
+// are never loaded) they decide as over the history itself, so their
+// cost does not grow with the run.
+//
+// E28
+func TestHistoryRulesReadOnlyTheTally(t *testing.T) {
+	tool := func(n string) *veto.Descriptor {
+		switch n {
+		case "Read":
+			return &veto.Descriptor{Name: n, Caps: veto.CapReads}
+		case "Write":
+			return &veto.Descriptor{Name: n, Caps: veto.CapWrites}
+		case "WebFetch":
+			return &veto.Descriptor{Name: n, Caps: veto.CapNetwork}
+		}
+		return nil
+	}
+	file := func(p string) veto.Target { return veto.Target{Kind: "file", ID: p} }
+	real := veto.NewHistory([]veto.Observation{
+		{Seq: 2, CallID: "a", Tool: "Read", Outcome: veto.Succeeded, Target: file("/w/src/a.go")},
+		{Seq: 3, CallID: "b", Tool: "Write", Outcome: veto.Failed, Target: file("/w/src/a.go")},
+		{Seq: 4, CallID: "c", Tool: "Write", Outcome: veto.Failed, Target: file("/w/src/a.go")},
+		{Seq: 5, CallID: "d", Tool: "Read", Outcome: veto.Pending, Target: file("/w/secrets/k")},
+		{Seq: 6, CallID: "e", Tool: "WebFetch", Outcome: veto.Denied},
+	}, true)
+	unreadable := veto.LazyHistory(real.Len(), true, func() ([]veto.Observation, error) {
+		t.Error("a history rule read the observations")
+		return nil, veto.ErrHistoryUnavailable
+	})
+	rules, err := sequence.Rules(sequence.Config{Private: []string{"secrets/**"}, MaxCalls: map[string]int{"Write": 2, "Web*": 1},
+		MaxFailedWrites: 2, Tool: tool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tool   string
+		target veto.Target
+		want   string // the reason of the first rule that denies, "" for allow
+	}{
+		{"WebFetch", veto.Target{}, "private_read_before_egress"},
+		{"Write", file("/w/src/b.go"), "max_calls"},
+		{"Read", file("/w/src/a.go"), ""},
+	} {
+		for _, h := range []*veto.History{&real, &unreadable} {
+			in := &veto.Input{Call: &veto.Call{Tool: c.tool}, Descriptor: tool(c.tool), Target: c.target, History: h}
+			if h == &unreadable {
+				in.Tally = veto.HistoryTally(&real)
+			}
+			got := ""
+			for _, r := range rules {
+				d, err := r.Check(ctx, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.Denied() {
+					got = d.Reason()
+					break
+				}
+			}
+			if got != c.want {
+				t.Errorf("%s (tally only: %v): %q, want %q", c.tool, h == &unreadable, got, c.want)
+			}
+		}
+	}
+	// Failed writes: the third write to a.go is over the limit of two.
+	in := &veto.Input{Call: &veto.Call{Tool: "Write"}, Descriptor: tool("Write"), Target: file("/w/src/a.go"), History: &unreadable, Tally: veto.HistoryTally(&real)}
+	if d, err := rules[2].Check(ctx, in); err != nil || !d.Denied() || d.Reason() != "max_failed_writes" {
+		t.Fatalf("max_failed_writes: %+v %v", d, err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vetohq/veto"
@@ -36,6 +37,9 @@ type Dialect struct {
 type Store struct {
 	db *sql.DB
 	d  Dialect
+
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt // the hot path's statements, prepared once
 }
 
 var (
@@ -73,7 +77,72 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 func (s *Store) DB() *sql.DB { return s.db }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.mu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.mu.Unlock()
+	return s.db.Close()
+}
+
+// stmt returns query prepared, once per store: parsing SQL costs more than
+// running these statements (most of a decision's time in SQLite).
+func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, s.q(query))
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts == nil {
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts[query] = st
+	return st, nil
+}
+
+// exec runs query, prepared, within tx (nil: on the database).
+func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if tx != nil {
+		st = tx.StmtContext(ctx, st)
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// query is exec for rows.
+func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if tx != nil {
+		st = tx.StmtContext(ctx, st)
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// queryRow is exec for one row.
+func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	st, err := s.stmt(ctx, query)
+	switch {
+	case err != nil && tx != nil:
+		return tx.QueryRowContext(ctx, s.q(query), args...) // it fails again, or answers
+	case err != nil:
+		return s.db.QueryRowContext(ctx, s.q(query), args...)
+	case tx != nil:
+		st = tx.StmtContext(ctx, st)
+	}
+	return st.QueryRowContext(ctx, args...)
+}
 
 // q rewrites "?" markers into the dialect's.
 func (s *Store) q(query string) string {
@@ -144,12 +213,10 @@ type header struct {
 	nObs                            int64
 }
 
-func (s *Store) header(ctx context.Context, qr interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, run string) (header, error) {
+func (s *Store) header(ctx context.Context, tx *sql.Tx, run string) (header, error) {
 	h := header{next: 1}
 	var next, nObs int64
-	err := qr.QueryRowContext(ctx, s.q(`SELECT next, started, start_complete, damaged, last_hash, n_obs FROM veto_runs WHERE run = ?`), run).
+	err := s.queryRow(ctx, tx, `SELECT next, started, start_complete, damaged, last_hash, n_obs FROM veto_runs WHERE run = ?`, run).
 		Scan(&next, &h.started, &h.startComplete, &h.damaged, &h.last, &nObs)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, nil
@@ -165,7 +232,7 @@ func (s *Store) header(ctx context.Context, qr interface {
 // it, and knowledge is looked up per path: a decision costs the same for a
 // run of ten observations and of a hundred thousand.
 func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
-	h, err := s.header(ctx, s.db, run)
+	h, err := s.header(ctx, nil, run)
 	if err != nil {
 		return veto.RunState{}, unavailable(err)
 	}
@@ -197,7 +264,7 @@ func (k tallied) Failed(ctx context.Context, target veto.Target) (map[string]int
 }
 
 func (k tallied) counts(ctx context.Context, query string, args ...any) (map[string]int, error) {
-	rows, err := k.s.db.QueryContext(ctx, k.s.q(query), args...)
+	rows, err := k.s.query(ctx, nil, query, args...)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -216,9 +283,9 @@ func (k tallied) counts(ctx context.Context, query string, args ...any) (map[str
 
 // Files implements veto.Tally.
 func (k tallied) Files(ctx context.Context) ([]veto.Observation, error) {
-	rows, err := k.s.db.QueryContext(ctx, k.s.q(`SELECT o.seq, o.call_id, o.tool, o.outcome, o.target_kind, o.target_id
+	rows, err := k.s.query(ctx, nil, `SELECT o.seq, o.call_id, o.tool, o.outcome, o.target_kind, o.target_id
 		FROM veto_tally_files f JOIN veto_observations o ON o.run = f.run AND o.idx = f.first_idx
-		WHERE f.run = ? AND f.n > 0 ORDER BY o.idx`), k.run)
+		WHERE f.run = ? AND f.n > 0 ORDER BY o.idx`, k.run)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -238,8 +305,8 @@ func (k tallied) Files(ctx context.Context) ([]veto.Observation, error) {
 }
 
 func (s *Store) observations(ctx context.Context, run string, n int64) ([]veto.Observation, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT seq, call_id, tool, outcome, target_kind, target_id FROM veto_observations
-		WHERE run = ? AND idx < ? ORDER BY idx`), run, n)
+	rows, err := s.query(ctx, nil, `SELECT seq, call_id, tool, outcome, target_kind, target_id FROM veto_observations
+		WHERE run = ? AND idx < ? ORDER BY idx`, run, n)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -265,7 +332,7 @@ type knowledge struct {
 
 func (k knowledge) File(ctx context.Context, path string) (veto.FileFact, bool, error) {
 	var raw string
-	err := k.s.db.QueryRowContext(ctx, k.s.q(`SELECT fact FROM veto_knowledge WHERE run = ? AND path = ?`), k.run, path).Scan(&raw)
+	err := k.s.queryRow(ctx, nil, `SELECT fact FROM veto_knowledge WHERE run = ? AND path = ?`, k.run, path).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return veto.FileFact{}, false, nil
 	}
@@ -281,7 +348,7 @@ func (k knowledge) File(ctx context.Context, path string) (veto.FileFact, bool, 
 
 // Egress implements veto.EgressKnowledge.
 func (k knowledge) Egress(ctx context.Context) ([]string, error) {
-	rows, err := k.s.db.QueryContext(ctx, k.s.q(`SELECT host FROM veto_egress WHERE run = ? ORDER BY seq`), k.run)
+	rows, err := k.s.query(ctx, nil, `SELECT host FROM veto_egress WHERE run = ? ORDER BY seq`, k.run)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -298,7 +365,7 @@ func (k knowledge) Egress(ctx context.Context) ([]string, error) {
 }
 
 func (k knowledge) Files(ctx context.Context) ([]string, error) {
-	rows, err := k.s.db.QueryContext(ctx, k.s.q(`SELECT path FROM veto_knowledge WHERE run = ? ORDER BY path`), k.run)
+	rows, err := k.s.query(ctx, nil, `SELECT path FROM veto_knowledge WHERE run = ? ORDER BY path`, k.run)
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -358,7 +425,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64,
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_events (run, seq, at_ns, kind, tool, body) VALUES (?, ?, ?, ?, ?, ?)`),
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_events (run, seq, at_ns, kind, tool, body) VALUES (?, ?, ?, ?, ?, ?)`,
 			run, int64(e.Seq), e.Time.UnixNano(), string(e.Kind), e.Tool, b); err != nil {
 			return err
 		}
@@ -368,10 +435,10 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64,
 		}
 	}
 	if h.exists {
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE veto_runs SET next = ?, started = ?, start_complete = ?, damaged = ?, last_hash = ?, n_obs = ?, updated_ns = ? WHERE run = ?`),
+		_, err = s.exec(ctx, tx, `UPDATE veto_runs SET next = ?, started = ?, start_complete = ?, damaged = ?, last_hash = ?, n_obs = ?, updated_ns = ? WHERE run = ?`,
 			int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, time.Now().UnixNano(), run)
 	} else {
-		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns) VALUES (?, ?, ?, ?, ?, ?, ?, 1, '', ?)`),
+		_, err = s.exec(ctx, tx, `INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns) VALUES (?, ?, ?, ?, ?, ?, ?, 1, '', ?)`,
 			run, int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, time.Now().UnixNano())
 	}
 	return err
@@ -398,7 +465,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, run string, h *header, e 
 		h.damaged = true
 	}
 	if e.Kind == veto.EventEgressAllowed {
-		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_egress (run, seq, host) VALUES (?, ?, ?)`), run, int64(e.Seq), e.Host)
+		_, err := s.exec(ctx, tx, `INSERT INTO veto_egress (run, seq, host) VALUES (?, ?, ?)`, run, int64(e.Seq), e.Host)
 		return err
 	}
 	o, ok := veto.ObservedOutcome(e)
@@ -413,8 +480,8 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, run string, h *header, e 
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_knowledge (run, path, fact) VALUES (?, ?, ?)
-			ON CONFLICT (run, path) DO UPDATE SET fact = excluded.fact`), run, f.Path, string(fact)); err != nil {
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_knowledge (run, path, fact) VALUES (?, ?, ?)
+			ON CONFLICT (run, path) DO UPDATE SET fact = excluded.fact`, run, f.Path, string(fact)); err != nil {
 			return err
 		}
 	}
@@ -427,14 +494,14 @@ func (s *Store) observe(ctx context.Context, tx *sql.Tx, run string, h *header, 
 	var old veto.Observation
 	var idx, seq int64
 	var outcome string
-	err := tx.QueryRowContext(ctx, s.q(`SELECT idx, seq, tool, outcome, target_kind, target_id FROM veto_observations WHERE run = ? AND call_id = ?`),
+	err := s.queryRow(ctx, tx, `SELECT idx, seq, tool, outcome, target_kind, target_id FROM veto_observations WHERE run = ? AND call_id = ?`,
 		run, e.CallID).Scan(&idx, &seq, &old.Tool, &outcome, &old.Target.Kind, &old.Target.ID)
 	existed := err == nil
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		idx = h.nObs
 		now := veto.Observation{Seq: e.Seq, CallID: e.CallID, Tool: e.Tool, Outcome: o, Target: e.Target}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_observations (run, idx, seq, call_id, tool, outcome, target_kind, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_observations (run, idx, seq, call_id, tool, outcome, target_kind, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 			run, idx, int64(e.Seq), e.CallID, e.Tool, string(o), e.Target.Kind, e.Target.ID); err != nil {
 			return err
 		}
@@ -449,7 +516,7 @@ func (s *Store) observe(ctx context.Context, tx *sql.Tx, run string, h *header, 
 	if e.Target.Known() {
 		now.Target = e.Target
 	}
-	if _, err := tx.ExecContext(ctx, s.q(`UPDATE veto_observations SET outcome = ?, target_kind = ?, target_id = ? WHERE run = ? AND idx = ?`),
+	if _, err := s.exec(ctx, tx, `UPDATE veto_observations SET outcome = ?, target_kind = ?, target_id = ? WHERE run = ? AND idx = ?`,
 		string(now.Outcome), now.Target.Kind, now.Target.ID, run, idx); err != nil {
 		return err
 	}
@@ -465,8 +532,8 @@ func (s *Store) tally(ctx context.Context, tx *sql.Tx, run string, idx int64, ol
 		if c.N == 0 {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_tally_calls (run, tool, n) VALUES (?, ?, ?)
-			ON CONFLICT (run, tool) DO UPDATE SET n = veto_tally_calls.n + excluded.n`), run, c.Tool, c.N); err != nil {
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_tally_calls (run, tool, n) VALUES (?, ?, ?)
+			ON CONFLICT (run, tool) DO UPDATE SET n = veto_tally_calls.n + excluded.n`, run, c.Tool, c.N); err != nil {
 			return err
 		}
 	}
@@ -474,28 +541,28 @@ func (s *Store) tally(ctx context.Context, tx *sql.Tx, run string, idx int64, ol
 		if f.N == 0 {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_tally_failed (run, target_kind, target_id, tool, n) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (run, target_kind, target_id, tool) DO UPDATE SET n = veto_tally_failed.n + excluded.n`),
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_tally_failed (run, target_kind, target_id, tool, n) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (run, target_kind, target_id, tool) DO UPDATE SET n = veto_tally_failed.n + excluded.n`,
 			run, f.Target.Kind, f.Target.ID, f.Tool, f.N); err != nil {
 			return err
 		}
 	}
 	if k, ok := d.FileGone(); ok {
-		if _, err := tx.ExecContext(ctx, s.q(`UPDATE veto_tally_files SET n = n - 1 WHERE run = ? AND target_id = ? AND tool = ?`), run, k.ID, k.Tool); err != nil {
+		if _, err := s.exec(ctx, tx, `UPDATE veto_tally_files SET n = n - 1 WHERE run = ? AND target_id = ? AND tool = ?`, run, k.ID, k.Tool); err != nil {
 			return err
 		}
 		// The first call on it stopped counting: the next one is first.
-		if _, err := tx.ExecContext(ctx, s.q(`UPDATE veto_tally_files SET first_idx = COALESCE((SELECT MIN(idx) FROM veto_observations
+		if _, err := s.exec(ctx, tx, `UPDATE veto_tally_files SET first_idx = COALESCE((SELECT MIN(idx) FROM veto_observations
 			WHERE run = ? AND target_kind = 'file' AND target_id = ? AND tool = ? AND outcome <> 'denied'), -1)
-			WHERE run = ? AND target_id = ? AND tool = ? AND first_idx = ?`), run, k.ID, k.Tool, run, k.ID, k.Tool, idx); err != nil {
+			WHERE run = ? AND target_id = ? AND tool = ? AND first_idx = ?`, run, k.ID, k.Tool, run, k.ID, k.Tool, idx); err != nil {
 			return err
 		}
 	}
 	if k, ok := d.FileCame(); ok {
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_tally_files (run, target_id, tool, n, first_idx) VALUES (?, ?, ?, 1, ?)
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_tally_files (run, target_id, tool, n, first_idx) VALUES (?, ?, ?, 1, ?)
 			ON CONFLICT (run, target_id, tool) DO UPDATE SET n = veto_tally_files.n + 1,
 				first_idx = CASE WHEN veto_tally_files.n <= 0 OR excluded.first_idx < veto_tally_files.first_idx
-					THEN excluded.first_idx ELSE veto_tally_files.first_idx END`), run, k.ID, k.Tool, idx); err != nil {
+					THEN excluded.first_idx ELSE veto_tally_files.first_idx END`, run, k.ID, k.Tool, idx); err != nil {
 			return err
 		}
 	}
@@ -690,7 +757,7 @@ func (s *Store) pruneRun(ctx context.Context, run string, before int64) (int, er
 // InsertRaw stores bytes as a run's event without checking them, as a
 // damaged or older database would hold them. For tests of damage.
 func (s *Store) InsertRaw(ctx context.Context, run string, seq uint64, b []byte) error {
-	h, err := s.header(ctx, s.db, run)
+	h, err := s.header(ctx, nil, run)
 	if err != nil {
 		return err
 	}

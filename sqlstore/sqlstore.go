@@ -551,7 +551,9 @@ func (s *Store) tally(ctx context.Context, tx *sql.Tx, run string, idx int64, ol
 		if _, err := s.exec(ctx, tx, `UPDATE veto_tally_files SET n = n - 1 WHERE run = ? AND target_id = ? AND tool = ?`, run, k.ID, k.Tool); err != nil {
 			return err
 		}
-		// The first call on it stopped counting: the next one is first.
+		// The first call on it stopped counting (it was denied after all,
+		// or named another target): the next one is first. Rare, so the
+		// run's observations are read rather than indexed on every write.
 		if _, err := s.exec(ctx, tx, `UPDATE veto_tally_files SET first_idx = COALESCE((SELECT MIN(idx) FROM veto_observations
 			WHERE run = ? AND target_kind = 'file' AND target_id = ? AND tool = ? AND outcome <> 'denied'), -1)
 			WHERE run = ? AND target_id = ? AND tool = ? AND first_idx = ?`, run, k.ID, k.Tool, run, k.ID, k.Tool, idx); err != nil {
@@ -831,7 +833,6 @@ CREATE TABLE veto_tally_files (
 	first_idx BIGINT NOT NULL,
 	PRIMARY KEY (run, target_id, tool)
 );
-CREATE INDEX veto_observations_file ON veto_observations (run, target_kind, target_id, tool, idx);
 INSERT INTO veto_tally_calls (run, tool, n)
 	SELECT run, tool, COUNT(*) FROM veto_observations WHERE outcome <> 'denied' GROUP BY run, tool;
 INSERT INTO veto_tally_failed (run, target_kind, target_id, tool, n)

@@ -95,11 +95,12 @@ func BenchmarkDecideWithHistory(b *testing.B) {
 
 // BenchmarkDecideWithHistoryRules is the same with the history rules on
 // (sequence.max_calls for every tool, sequence.no_egress_after_private_read)
-// deciding a WebFetch, in a run whose reads touched 100 files: they read
-// the run's tally, not its observations (the taint check reads one entry
-// per file and tool touched).
+// deciding a WebFetch, in a run whose reads touched the same 10 files:
+// they read the run's tally, not its observations. (The taint check reads
+// one tally entry per file and tool touched: that count, not the run's
+// length, is what its cost follows.)
 func BenchmarkDecideWithHistoryRules(b *testing.B) {
-	distinct := 100
+	distinct := 10
 	for _, n := range []int{10, 100_000} {
 		b.Run(fmt.Sprintf("observations=%d", n), func(b *testing.B) {
 			s := open(b, filepath.Join(b.TempDir(), "veto.db"))

@@ -25,7 +25,8 @@ type Tally interface {
 	Files(ctx context.Context) ([]Observation, error)
 }
 
-// counts reports what one observation adds to a tally.
+// What one observation counts for in a tally: a call the gate let through
+// (by tool), a failed call on a target, a file touched by a tool.
 func letThrough(o Observation) bool { return o.Outcome != Denied }
 func failedOn(o Observation) bool   { return o.Outcome == Failed && o.Target.Known() }
 func fileTouch(o Observation) bool  { return o.Outcome != Denied && o.Target.Kind == "file" }

@@ -38,8 +38,10 @@ type Store struct {
 	db *sql.DB
 	d  Dialect
 
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt // the hot path's statements, prepared once
+	mu     sync.Mutex
+	stmts  map[string]*sql.Stmt // the hot path's statements, prepared once
+	wanted map[string]bool      // met inside a transaction, to prepare after
+	rounds int                  // appends so far: a one-shot process prepares nothing
 }
 
 var (
@@ -87,61 +89,121 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-// stmt returns query prepared, once per store: parsing SQL costs more than
-// running these statements (most of a decision's time in SQLite).
-func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+// The hot path's statements are prepared once per store: parsing SQL costs
+// more than running these statements (most of a decision's time in
+// SQLite). A statement is prepared on the database, never inside a
+// transaction and never under s.mu: that needs a connection of the pool,
+// which transactions waiting on either could be holding. Inside a
+// transaction an unprepared query runs as it is, and is prepared after.
+
+// stmt returns query's prepared statement, nil when there is none yet.
+func (s *Store) stmt(query string) *sql.Stmt {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st, ok := s.stmts[query]; ok {
-		return st, nil
+	return s.stmts[query]
+}
+
+// want notes query, met inside a transaction, for prepareWanted.
+func (s *Store) want(query string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wanted == nil {
+		s.wanted = map[string]bool{}
 	}
+	s.wanted[query] = true
+}
+
+// prepare prepares query on the database, outside any transaction.
+func (s *Store) prepare(ctx context.Context, query string) *sql.Stmt {
 	st, err := s.db.PrepareContext(ctx, s.q(query))
 	if err != nil {
-		return nil, err
+		return nil // it runs unprepared
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.stmts == nil {
 		s.stmts = map[string]*sql.Stmt{}
 	}
+	if old, ok := s.stmts[query]; ok {
+		st.Close()
+		return old
+	}
 	s.stmts[query] = st
-	return st, nil
+	delete(s.wanted, query)
+	return st
 }
 
-// exec runs query, prepared, within tx (nil: on the database).
+// prepareWanted prepares the queries met inside transactions, from the
+// second append on (a process that appends once, as veto hook does, would
+// only pay for it); call it with no transaction open.
+func (s *Store) prepareWanted(ctx context.Context) {
+	s.mu.Lock()
+	if s.rounds++; s.rounds < 2 || len(s.wanted) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	var qs []string
+	for q := range s.wanted {
+		qs = append(qs, q)
+	}
+	s.mu.Unlock()
+	for _, q := range qs {
+		s.prepare(ctx, q)
+	}
+}
+
+// exec runs query within tx (nil: on the database), prepared when it can.
 func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
-	st, err := s.stmt(ctx, query)
-	if err != nil {
-		return nil, err
+	st := s.stmt(query)
+	switch {
+	case st != nil && tx != nil:
+		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	case st != nil:
+		return st.ExecContext(ctx, args...)
+	case tx != nil:
+		s.want(query)
+		return tx.ExecContext(ctx, s.q(query), args...)
 	}
-	if tx != nil {
-		st = tx.StmtContext(ctx, st)
+	if st = s.prepare(ctx, query); st != nil {
+		return st.ExecContext(ctx, args...)
 	}
-	return st.ExecContext(ctx, args...)
+	return s.db.ExecContext(ctx, s.q(query), args...)
 }
 
 // query is exec for rows.
 func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
-	st, err := s.stmt(ctx, query)
-	if err != nil {
-		return nil, err
+	st := s.stmt(query)
+	switch {
+	case st != nil && tx != nil:
+		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	case st != nil:
+		return st.QueryContext(ctx, args...)
+	case tx != nil:
+		s.want(query)
+		return tx.QueryContext(ctx, s.q(query), args...)
 	}
-	if tx != nil {
-		st = tx.StmtContext(ctx, st)
+	if st = s.prepare(ctx, query); st != nil {
+		return st.QueryContext(ctx, args...)
 	}
-	return st.QueryContext(ctx, args...)
+	return s.db.QueryContext(ctx, s.q(query), args...)
 }
 
 // queryRow is exec for one row.
 func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
-	st, err := s.stmt(ctx, query)
+	st := s.stmt(query)
 	switch {
-	case err != nil && tx != nil:
-		return tx.QueryRowContext(ctx, s.q(query), args...) // it fails again, or answers
-	case err != nil:
-		return s.db.QueryRowContext(ctx, s.q(query), args...)
+	case st != nil && tx != nil:
+		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	case st != nil:
+		return st.QueryRowContext(ctx, args...)
 	case tx != nil:
-		st = tx.StmtContext(ctx, st)
+		s.want(query)
+		return tx.QueryRowContext(ctx, s.q(query), args...)
 	}
-	return st.QueryRowContext(ctx, args...)
+	if st = s.prepare(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return s.db.QueryRowContext(ctx, s.q(query), args...)
 }
 
 // q rewrites "?" markers into the dialect's.
@@ -385,6 +447,7 @@ func (k knowledge) Files(ctx context.Context) ([]string, error) {
 // sequence number, chains and stores the events, and updates the
 // projections; a crash leaves all of it or none.
 func (s *Store) Append(ctx context.Context, run string, next uint64, events []veto.Event) error {
+	defer s.prepareWanted(ctx) // after the transaction ends
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return unavailable(err)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/vetohq/veto/cli"
@@ -47,6 +48,20 @@ func TestScripts(t *testing.T) {
 				}
 				out := os.Expand(ts.ReadFile(args[0]), ts.Getenv)
 				ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(out), 0o644))
+			},
+			// "waitfor PATH" waits up to 10 s for PATH to exist (a server's
+			// socket, say).
+			"waitfor": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: waitfor PATH")
+				}
+				for i := 0; i < 200; i++ {
+					if _, err := os.Stat(ts.MkAbs(args[0])); err == nil {
+						return
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				ts.Fatalf("%s did not appear in 10 s", args[0])
 			},
 		},
 	})

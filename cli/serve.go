@@ -13,6 +13,8 @@ import (
 const serveDescription = `Answer veto-hook's events from a long-lived process that keeps the state open.
 
   veto serve-hooks [--socket PATH] [--idle 30m]
+  veto serve-hooks --status    is a server answering on the socket? (exit 1 when not)
+  veto serve-hooks --stop      end it (the next veto-hook call starts a new one)
 
 veto-hook asks the server at $VETO_SOCKET, else at hook-KEY.sock in $XDG_RUNTIME_DIR/veto (else
 in $TMPDIR/veto-UID), where KEY hashes veto's build and the settings an answer depends on (HOME,
@@ -28,6 +30,8 @@ func runServeHooks(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "serve-hooks", "[--socket PATH] [--idle 30m]", serveDescription)
 	sock := fs.String("socket", hook.SocketPath(), "the Unix socket to listen on")
 	idle := fs.Duration("idle", 0, "exit after this long without a request (0: never)")
+	status := fs.Bool("status", false, "report whether a server answers on the socket, and exit")
+	stop := fs.Bool("stop", false, "stop the server on the socket, and exit")
 	if code, done := parse(e, fs, args); done {
 		return code
 	}
@@ -35,13 +39,37 @@ func runServeHooks(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "veto serve-hooks: unexpected argument %q\n", fs.Arg(0))
 		return ExitUsage
 	}
+	switch {
+	case *status && *stop:
+		fmt.Fprintln(e.stderr, "veto serve-hooks: --status and --stop go alone")
+		return ExitUsage
+	case *status:
+		if !hook.Listening(*sock) {
+			fmt.Fprintf(e.stdout, "no hook server answers on %s\n", *sock)
+			return ExitDeny
+		}
+		fmt.Fprintf(e.stdout, "a hook server answers on %s\n", *sock)
+		return ExitAllow
+	case *stop:
+		running, err := hook.Stop(*sock, 5*time.Second)
+		switch {
+		case err != nil:
+			fmt.Fprintln(e.stderr, "veto serve-hooks:", err)
+			return ExitDeny
+		case !running:
+			fmt.Fprintf(e.stdout, "no hook server ran on %s\n", *sock)
+		default:
+			fmt.Fprintf(e.stdout, "stopped the hook server on %s\n", *sock)
+		}
+		return ExitAllow
+	}
 	l, err := hook.Listen(*sock)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve-hooks:", err)
 		return ExitDeny
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	ctx, quit := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer quit()
 	fmt.Fprintf(e.stderr, "veto serve-hooks: listening on %s\n", *sock)
 	if err := hook.Serve(ctx, l, hook.Options{Compiler: &lazyCEL{}, Timeout: 2 * time.Second}, *idle); err != nil {
 		fmt.Fprintln(e.stderr, "veto serve-hooks:", err)

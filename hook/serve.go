@@ -248,6 +248,52 @@ func watchSocket(ctx context.Context, l net.Listener, cancel func()) {
 	}
 }
 
+// Listening reports whether a hook server answers on the socket at path.
+func Listening(path string) bool {
+	if wire.Private(filepath.Dir(path)) != nil {
+		return false
+	}
+	c, err := net.DialTimeout("unix", path, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// Stop ends the hook server on the socket at path: it removes the socket,
+// which the server notices within a second, and waits up to wait for the
+// server to let go of its lock. It reports whether a server was running.
+func Stop(path string, wait time.Duration) (bool, error) {
+	if err := wire.Private(filepath.Dir(path)); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	running := Listening(path)
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return running, err
+	}
+	lock, err := os.OpenFile(path+".lock", os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return running, nil
+	}
+	if err != nil {
+		return running, err
+	}
+	defer lock.Close()
+	for end := time.Now().Add(wait); ; time.Sleep(50 * time.Millisecond) {
+		if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+			return running, nil
+		}
+		if time.Now().After(end) {
+			return running, fmt.Errorf("the hook server on %s still runs %s after its socket was removed", path, wait)
+		}
+	}
+}
+
 // gateCache keeps the gate built for a set of policy files (by path, size,
 // modification time and inode) and a state file, so a server builds it
 // once, not per event. A changed file is a new key.

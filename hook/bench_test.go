@@ -41,25 +41,8 @@ func BenchmarkHookReply(b *testing.B) {
 // answers: connect, send the event, the server decides and records in
 // SQLite, the answer comes back.
 func BenchmarkServedRequest(b *testing.B) {
-	dir, err := os.MkdirTemp("", "vb") // short: a socket path has a length limit
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { os.RemoveAll(dir) })
-	ws := filepath.Join(dir, "ws")
-	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
-	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
-	b.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
-	b.Setenv("VETO_MANAGED_POLICY", filepath.Join(dir, "none.yaml"))
-	sock := filepath.Join(dir, "run", "hook.sock")
-	l, err := hook.Listen(sock)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go hook.Serve(ctx, l, hook.Options{Timeout: 2 * time.Second}, 0)
-	state := filepath.Join(dir, "state", "veto.db")
+	srv := startServer(b)
+	ws, sock, state := srv.ws, srv.sock, os.Getenv("VETO_STATE")
 	i := 0
 	for b.Loop() {
 		ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` +

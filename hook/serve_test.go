@@ -28,32 +28,11 @@ func inProcess(args []string, event []byte, stdout, stderr io.Writer) (int, bool
 }
 
 func TestServerAnswersAndFallsBack(t *testing.T) {
-	dir, err := os.MkdirTemp("", "vh") // short: a socket path has a length limit
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	ws := filepath.Join(dir, "ws")
-	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
-	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
-	state := filepath.Join(dir, "state", "veto.db")
-	sock := filepath.Join(dir, "run", "hook.sock")
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
-	t.Setenv("VETO_MANAGED_POLICY", filepath.Join(dir, "none.yaml"))
-	t.Setenv("VETO_SOCKET", sock)
-	t.Setenv("VETO_STATE", state)
-	t.Setenv("VETO_NO_SERVER", "")
-
-	l, err := hook.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := startServer(t)
+	ws, sock, state := srv.ws, srv.sock, os.Getenv("VETO_STATE")
 	if fi, err := os.Stat(filepath.Dir(sock)); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("socket directory %v %v, want 0700", fi.Mode(), err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- hook.Serve(ctx, l, hook.Options{Timeout: 2 * time.Second}, 0) }()
 	if _, err := hook.Listen(sock); err == nil || !strings.Contains(err.Error(), "already listens") {
 		t.Fatalf("a second server on the same socket: %v", err)
 	}
@@ -89,7 +68,7 @@ func TestServerAnswersAndFallsBack(t *testing.T) {
 	n0++
 
 	// Another environment: this process answers, the same way.
-	t.Setenv("TMPDIR", filepath.Join(dir, "othertmp"))
+	t.Setenv("TMPDIR", filepath.Join(srv.dir, "othertmp"))
 	if code, out := call("t3", "Bash", `{"command":"git reset --hard"}`); code != 2 || !strings.Contains(out, "git_destructive") {
 		t.Fatalf("in-process answer: %d %q", code, out)
 	}
@@ -108,10 +87,7 @@ func TestServerAnswersAndFallsBack(t *testing.T) {
 	}
 
 	// The server stops: its socket goes, this process answers.
-	cancel()
-	if err := <-stopped; err != nil {
-		t.Fatal(err)
-	}
+	srv.stop(t)
 	if code, out := call("t5", "Bash", `{"command":"git reset --hard"}`); code != 2 || !strings.Contains(out, "git_destructive") {
 		t.Fatalf("without a server: %d %q", code, out)
 	}
@@ -199,28 +175,15 @@ func TestHookNeverAsksASharedSocket(t *testing.T) {
 // A veto-hook of another build is not answered, and the server exits so
 // that the next call starts one of the installed build.
 func TestServerOfAnotherBuildStepsAside(t *testing.T) {
-	dir, err := os.MkdirTemp("", "vh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "run", "hook.sock")
-	l, err := hook.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := make(chan error, 1)
-	go func() { stopped <- hook.Serve(context.Background(), l, hook.Options{Timeout: 2 * time.Second}, 0) }()
+	srv := startServer(t)
+	sock := srv.sock
 	ev := []byte(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/x"},"tool_use_id":"t"}`)
 	rq := wire.Request{V: 1, Build: wire.Build() + "-other", Client: "claude-code", Env: wire.EnvNow(), Event: ev}
 	if _, err := wire.Ask(sock, rq, 2*time.Second); err == nil || !strings.Contains(err.Error(), "other settings") {
 		t.Fatalf("another build was answered: %v", err)
 	}
 	select {
-	case err := <-stopped:
-		if err != nil {
-			t.Fatal(err)
-		}
+	case <-srv.finished:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server still runs after a request of another build")
 	}
@@ -232,24 +195,8 @@ func TestServerOfAnotherBuildStepsAside(t *testing.T) {
 // What the server answers is byte for byte what veto hook answers in its
 // own process, for every client: two states, the same events.
 func TestServedRepliesAreVetoHooks(t *testing.T) {
-	dir, err := os.MkdirTemp("", "vh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	ws := filepath.Join(dir, "ws")
-	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
-	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
-	t.Setenv("VETO_MANAGED_POLICY", filepath.Join(dir, "none.yaml"))
-	sock := filepath.Join(dir, "run", "hook.sock")
-	l, err := hook.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go hook.Serve(ctx, l, hook.Options{Timeout: 2 * time.Second}, 0)
+	srv := startServer(t)
+	dir, ws, sock := srv.dir, srv.ws, srv.sock
 
 	events := map[string][]string{
 		"claude-code": {
@@ -306,24 +253,8 @@ func TestServedRepliesAreVetoHooks(t *testing.T) {
 // A request under way when the server is told to stop is still answered,
 // as it would have been, before the server returns.
 func TestServerFinishesRequestsUnderWay(t *testing.T) {
-	dir, err := os.MkdirTemp("", "vh")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	ws := filepath.Join(dir, "ws")
-	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
-	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
-	t.Setenv("VETO_MANAGED_POLICY", filepath.Join(dir, "none.yaml"))
-	sock := filepath.Join(dir, "run", "hook.sock")
-	l, err := hook.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- hook.Serve(ctx, l, hook.Options{Timeout: 2 * time.Second}, 0) }()
+	srv := startServer(t)
+	dir, ws, sock := srv.dir, srv.ws, srv.sock
 
 	ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` + ws + `/main.go"},"tool_use_id":"t"}`
 	b, _ := json.Marshal(wire.Request{V: 1, Build: wire.Build(), Client: "claude-code", State: filepath.Join(dir, "veto.db"), Env: wire.EnvNow(), Event: []byte(ev)})
@@ -334,9 +265,9 @@ func TestServerFinishesRequestsUnderWay(t *testing.T) {
 	defer c.Close()
 	c.Write(b[:len(b)/2])
 	time.Sleep(50 * time.Millisecond) // the server has accepted and is reading
-	cancel()
+	srv.cancel()
 	select {
-	case <-stopped:
+	case <-srv.finished:
 		t.Fatal("the server returned with a request under way")
 	case <-time.After(100 * time.Millisecond):
 	}
@@ -345,7 +276,5 @@ func TestServerFinishesRequestsUnderWay(t *testing.T) {
 	if err := json.NewDecoder(c).Decode(&rs); err != nil || rs.Exit != 0 || rs.Stdout != "" || rs.Stderr != "" {
 		t.Fatalf("answer %+v %v, want the allow veto hook gives", rs, err)
 	}
-	if err := <-stopped; err != nil {
-		t.Fatal(err)
-	}
+	srv.stop(t)
 }

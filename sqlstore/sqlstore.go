@@ -152,56 +152,51 @@ func (s *Store) prepareWanted(ctx context.Context) {
 	}
 }
 
-// exec runs query within tx (nil: on the database), prepared when it can.
-func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+// use returns the statement to run query with: prepared, and bound to tx
+// when there is one; nil when it must run unprepared.
+func (s *Store) use(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
 	st := s.stmt(query)
 	switch {
 	case st != nil && tx != nil:
-		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		return tx.StmtContext(ctx, st)
 	case st != nil:
-		return st.ExecContext(ctx, args...)
+		return st
 	case tx != nil:
 		s.want(query)
-		return tx.ExecContext(ctx, s.q(query), args...)
+		return nil
 	}
-	if st = s.prepare(ctx, query); st != nil {
+	return s.prepare(ctx, query)
+}
+
+// exec runs query within tx (nil: on the database), prepared when it can.
+func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	if st := s.use(ctx, tx, query); st != nil {
 		return st.ExecContext(ctx, args...)
+	}
+	if tx != nil {
+		return tx.ExecContext(ctx, s.q(query), args...)
 	}
 	return s.db.ExecContext(ctx, s.q(query), args...)
 }
 
 // query is exec for rows.
 func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
-	st := s.stmt(query)
-	switch {
-	case st != nil && tx != nil:
-		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-	case st != nil:
+	if st := s.use(ctx, tx, query); st != nil {
 		return st.QueryContext(ctx, args...)
-	case tx != nil:
-		s.want(query)
-		return tx.QueryContext(ctx, s.q(query), args...)
 	}
-	if st = s.prepare(ctx, query); st != nil {
-		return st.QueryContext(ctx, args...)
+	if tx != nil {
+		return tx.QueryContext(ctx, s.q(query), args...)
 	}
 	return s.db.QueryContext(ctx, s.q(query), args...)
 }
 
 // queryRow is exec for one row.
 func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
-	st := s.stmt(query)
-	switch {
-	case st != nil && tx != nil:
-		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
-	case st != nil:
+	if st := s.use(ctx, tx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
-	case tx != nil:
-		s.want(query)
-		return tx.QueryRowContext(ctx, s.q(query), args...)
 	}
-	if st = s.prepare(ctx, query); st != nil {
-		return st.QueryRowContext(ctx, args...)
+	if tx != nil {
+		return tx.QueryRowContext(ctx, s.q(query), args...)
 	}
 	return s.db.QueryRowContext(ctx, s.q(query), args...)
 }
@@ -345,30 +340,20 @@ func (k tallied) counts(ctx context.Context, query string, args ...any) (map[str
 
 // Files implements veto.Tally.
 func (k tallied) Files(ctx context.Context) ([]veto.Observation, error) {
-	rows, err := k.s.query(ctx, nil, `SELECT o.seq, o.call_id, o.tool, o.outcome, o.target_kind, o.target_id
+	return k.s.observationRows(ctx, 0, `SELECT o.seq, o.call_id, o.tool, o.outcome, o.target_kind, o.target_id
 		FROM veto_tally_files f JOIN veto_observations o ON o.run = f.run AND o.idx = f.first_idx
 		WHERE f.run = ? AND f.n > 0 ORDER BY o.idx`, k.run)
-	if err != nil {
-		return nil, unavailable(err)
-	}
-	defer rows.Close()
-	var out []veto.Observation
-	for rows.Next() {
-		var o veto.Observation
-		var seq int64
-		var outcome string
-		if err := rows.Scan(&seq, &o.CallID, &o.Tool, &outcome, &o.Target.Kind, &o.Target.ID); err != nil {
-			return nil, unavailable(err)
-		}
-		o.Seq, o.Outcome = uint64(seq), veto.Outcome(outcome)
-		out = append(out, o)
-	}
-	return out, unavailable(rows.Err())
 }
 
 func (s *Store) observations(ctx context.Context, run string, n int64) ([]veto.Observation, error) {
-	rows, err := s.query(ctx, nil, `SELECT seq, call_id, tool, outcome, target_kind, target_id FROM veto_observations
+	return s.observationRows(ctx, n, `SELECT seq, call_id, tool, outcome, target_kind, target_id FROM veto_observations
 		WHERE run = ? AND idx < ? ORDER BY idx`, run, n)
+}
+
+// observationRows runs a query for observations (seq, call_id, tool,
+// outcome, target_kind, target_id); n is how many to make room for.
+func (s *Store) observationRows(ctx context.Context, n int64, query string, args ...any) ([]veto.Observation, error) {
+	rows, err := s.query(ctx, nil, query, args...)
 	if err != nil {
 		return nil, unavailable(err)
 	}

@@ -106,16 +106,20 @@ func TestPrivateReadEndsEgress(t *testing.T) {
 	}
 }
 
-func TestTaintNamesTheObservations(t *testing.T) {
-	tool := func(n string) *veto.Descriptor {
-		switch n {
-		case "Read":
-			return &veto.Descriptor{Name: n, Caps: veto.CapReads}
-		case "Write":
-			return &veto.Descriptor{Name: n, Caps: veto.CapWrites}
-		}
-		return nil
+// tool describes the tools the tests' histories hold.
+func tool(n string) *veto.Descriptor {
+	switch n {
+	case "Read":
+		return &veto.Descriptor{Name: n, Caps: veto.CapReads}
+	case "Write":
+		return &veto.Descriptor{Name: n, Caps: veto.CapWrites}
+	case "WebFetch":
+		return &veto.Descriptor{Name: n, Caps: veto.CapNetwork}
 	}
+	return nil
+}
+
+func TestTaintNamesTheObservations(t *testing.T) {
 	h := veto.NewHistory([]veto.Observation{
 		{Seq: 2, CallID: "a", Tool: "Read", Outcome: veto.Succeeded, Target: veto.Target{Kind: "file", ID: "/w/secrets/k"}},
 		{Seq: 3, CallID: "b", Tool: "Read", Outcome: veto.Denied, Target: veto.Target{Kind: "file", ID: "/w/secrets/k"}},
@@ -156,17 +160,6 @@ func TestBadConfigIsRefused(t *testing.T) {
 //
 // E28
 func TestHistoryRulesReadOnlyTheTally(t *testing.T) {
-	tool := func(n string) *veto.Descriptor {
-		switch n {
-		case "Read":
-			return &veto.Descriptor{Name: n, Caps: veto.CapReads}
-		case "Write":
-			return &veto.Descriptor{Name: n, Caps: veto.CapWrites}
-		case "WebFetch":
-			return &veto.Descriptor{Name: n, Caps: veto.CapNetwork}
-		}
-		return nil
-	}
 	file := func(p string) veto.Target { return veto.Target{Kind: "file", ID: p} }
 	real := veto.NewHistory([]veto.Observation{
 		{Seq: 2, CallID: "a", Tool: "Read", Outcome: veto.Succeeded, Target: file("/w/src/a.go")},

@@ -99,11 +99,19 @@ func Reply(ctx context.Context, a agent.Adapter, stdin io.Reader, o Options) (ag
 		r, err := handle(ctx, a, b, o)
 		done <- answer{r, err}
 	}()
+	late := func() agent.Reply {
+		return a.Deny(fmt.Sprintf("veto did not decide within %s, so the call is blocked.", o.Timeout))
+	}
 	select {
 	case x := <-done:
+		if ctx.Err() != nil {
+			// Out of time as well: the deadline is the cause of whatever
+			// failed, and an answer after it is not given.
+			return late(), b, nil
+		}
 		return x.r, b, x.err
 	case <-ctx.Done():
-		return a.Deny(fmt.Sprintf("veto did not decide within %s, so the call is blocked.", o.Timeout)), b, nil
+		return late(), b, nil
 	}
 }
 

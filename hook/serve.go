@@ -87,12 +87,12 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 		inflight.Add(1)
 		go func() {
 			defer inflight.Done()
-			serveOne(base, c, o, own, build, cancel, stores, gates)
+			serveOne(base, c, o, own, build, stores, gates)
 		}()
 	}
 }
 
-func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string, build string, stop func(), stores *storeCache, gates *gateCache) {
+func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string, build string, stores *storeCache, gates *gateCache) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	var rq wire.Request
@@ -103,11 +103,12 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 	var rs wire.Response
 	switch {
 	case rq.Build != build:
-		// Another build of veto-hook: this server is older or newer than
-		// the installed programs. It steps aside; the next call starts one
-		// of the client's build.
+		// Another build of veto-hook (its own socket is keyed by its build,
+		// so this happens with an explicit VETO_SOCKET, or with veto and
+		// veto-hook from different builds): it is answered by veto hook.
+		// This server stays for its own clients; stepping aside would only
+		// have another of the same build started at the next call.
 		rs.Mismatch = true
-		defer stop()
 	case a == nil:
 		rs.Mismatch = true
 	case !wire.SameEnv(own, rq.Env):

@@ -172,23 +172,24 @@ func TestHookNeverAsksASharedSocket(t *testing.T) {
 	}
 }
 
-// A veto-hook of another build is not answered, and the server exits so
-// that the next call starts one of the installed build.
-func TestServerOfAnotherBuildStepsAside(t *testing.T) {
+// A veto-hook of another build is not answered (veto hook answers it), and
+// the server stays for the clients of its own build.
+func TestServerRefusesAnotherBuild(t *testing.T) {
 	srv := startServer(t)
-	sock := srv.sock
-	ev := []byte(`{"session_id":"s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/x"},"tool_use_id":"t"}`)
+	ev := []byte(`{"session_id":"s","cwd":"` + srv.ws + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` +
+		srv.ws + `/main.go"},"tool_use_id":"t"}`)
 	rq := wire.Request{V: 1, Build: wire.Build() + "-other", Client: "claude-code", Env: wire.EnvNow(), Event: ev}
-	if _, err := wire.Ask(sock, rq, 2*time.Second); err == nil || !strings.Contains(err.Error(), "other settings") {
+	if _, err := wire.Ask(srv.sock, rq, 2*time.Second); err == nil || !strings.Contains(err.Error(), "another build") {
 		t.Fatalf("another build was answered: %v", err)
+	}
+	rq.Build = wire.Build()
+	if rs, err := wire.Ask(srv.sock, rq, 2*time.Second); err != nil || rs.Exit != 0 {
+		t.Fatalf("its own build after: %+v %v", rs, err)
 	}
 	select {
 	case <-srv.finished:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the server still runs after a request of another build")
-	}
-	if _, err := os.Stat(sock); !os.IsNotExist(err) {
-		t.Fatalf("the socket is left behind: %v", err)
+		t.Fatal("the server stopped")
+	default:
 	}
 }
 

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/vetohq/veto/hook"
+	"github.com/vetohq/veto/hook/wire"
 )
 
 const serveDescription = `Answer veto-hook's events from a long-lived process that keeps the state open.
 
   veto serve-hooks [--socket PATH] [--idle 30m]
-  veto serve-hooks --status    is a server answering on the socket? (exit 1 when not)
+  veto serve-hooks --status    is a server of this build answering on the socket? (exit 1 when not)
   veto serve-hooks --stop      end it (the next veto-hook call starts a new one)
 
 veto-hook asks the server at $VETO_SOCKET, else at hook-KEY.sock in $XDG_RUNTIME_DIR/veto (else
@@ -44,11 +45,17 @@ func runServeHooks(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto serve-hooks: --status and --stop go alone")
 		return ExitUsage
 	case *status:
-		if !hook.Listening(*sock) {
+		build, ok := hook.ServerBuild(*sock)
+		switch {
+		case !ok:
 			fmt.Fprintf(e.stdout, "no hook server answers on %s\n", *sock)
 			return ExitDeny
+		case build != wire.Build():
+			fmt.Fprintf(e.stdout, "a hook server of another build (%s) answers on %s: it refuses this build's veto-hook (%s), which veto hook then answers\n",
+				build, *sock, wire.Build())
+			return ExitDeny
 		}
-		fmt.Fprintf(e.stdout, "a hook server answers on %s\n", *sock)
+		fmt.Fprintf(e.stdout, "a hook server answers on %s (build %s)\n", *sock, build)
 		return ExitAllow
 	case *stop:
 		running, err := hook.Stop(*sock, 5*time.Second)

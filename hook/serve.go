@@ -100,8 +100,10 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 		return // the client answers in process
 	}
 	a := adapter(rq.Client, rq.ProjectDir)
-	var rs wire.Response
+	rs := wire.Response{Build: build}
 	switch {
+	case rq.Status:
+		// only the build
 	case rq.Build != build:
 		// Another build of veto-hook (its own socket is keyed by its build,
 		// so this happens with an explicit VETO_SOCKET, or with veto and
@@ -249,17 +251,26 @@ func watchSocket(ctx context.Context, l net.Listener, cancel func()) {
 	}
 }
 
-// Listening reports whether a hook server answers on the socket at path.
-func Listening(path string) bool {
+// ServerBuild returns the build of the hook server answering on the socket
+// at path; ok is false when none answers.
+func ServerBuild(path string) (build string, ok bool) {
 	if wire.Private(filepath.Dir(path)) != nil {
-		return false
+		return "", false
 	}
 	c, err := net.DialTimeout("unix", path, 200*time.Millisecond)
 	if err != nil {
-		return false
+		return "", false
 	}
-	c.Close()
-	return true
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if err := json.NewEncoder(c).Encode(wire.Request{V: 1, Status: true}); err != nil {
+		return "", false
+	}
+	var rs wire.Response
+	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&rs); err != nil {
+		return "", false
+	}
+	return rs.Build, true
 }
 
 // Stop ends the hook server on the socket at path: it removes the socket,
@@ -272,7 +283,7 @@ func Stop(path string, wait time.Duration) (bool, error) {
 		}
 		return false, err
 	}
-	running := Listening(path)
+	_, running := ServerBuild(path)
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return running, err
 	}

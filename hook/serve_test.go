@@ -191,6 +191,13 @@ func TestServerRefusesAnotherBuild(t *testing.T) {
 		t.Fatal("the server stopped")
 	default:
 	}
+	// Its build is what veto serve-hooks --status compares with its own.
+	if b, ok := hook.ServerBuild(srv.sock); !ok || b != wire.Build() {
+		t.Fatalf("ServerBuild = %q %v, want %q", b, ok, wire.Build())
+	}
+	if _, ok := hook.ServerBuild(filepath.Join(srv.dir, "run", "none.sock")); ok {
+		t.Fatal("a build from a socket nothing listens on")
+	}
 }
 
 // What the server answers is byte for byte what veto hook answers in its

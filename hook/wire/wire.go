@@ -46,12 +46,14 @@ type Request struct {
 	ProjectDir string            `json:"project_dir"`
 	Env        map[string]string `json:"env"`
 	Event      json.RawMessage   `json:"event"`
+	Status     bool              `json:"status,omitempty"` // no event: only the server's build is asked for
 }
 
 // Response is the server's answer: what veto hook CLIENT would print and
 // exit with.
 type Response struct {
 	Mismatch bool   `json:"mismatch,omitempty"` // the server's environment differs: answer elsewhere
+	Build    string `json:"build,omitempty"`    // the server's build
 	Exit     int    `json:"exit"`
 	Stdout   string `json:"stdout"`
 	Stderr   string `json:"stderr"`

@@ -55,6 +55,6 @@ func runHook(ctx context.Context, e *env, args []string) int {
 // hookReply answers one hook event with veto's full program: CEL rules
 // compile here. Whatever goes wrong, a tool call is blocked.
 func hookReply(ctx context.Context, a agent.Adapter, stdin io.Reader, state string, timeout time.Duration, approve bool) agent.Reply {
-	r, _, _ := hook.Reply(ctx, a, stdin, hook.Options{State: state, Timeout: timeout, Approve: approve, Compiler: &lazyCEL{}})
+	r, _ := hook.Reply(ctx, a, stdin, hook.Options{State: state, Timeout: timeout, Approve: approve, Compiler: &lazyCEL{}})
 	return r
 }

@@ -29,7 +29,7 @@ func BenchmarkHookReply(b *testing.B) {
 	for b.Loop() {
 		ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` +
 			ws + `/main.go"},"tool_use_id":"t` + strconv.Itoa(i) + `"}`
-		r, _, err := hook.Reply(context.Background(), a, strings.NewReader(ev), o)
+		r, err := hook.Reply(context.Background(), a, strings.NewReader(ev), o)
 		if err != nil || r.Exit != 0 {
 			b.Fatalf("%+v %v", r, err)
 		}

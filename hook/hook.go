@@ -68,17 +68,16 @@ type Options struct {
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
-// ErrNeedsCEL is Reply's error when the policy has CEL rules and the
-// program has no CEL: the caller hands the event to veto.
+// ErrNeedsCEL is Reply's error when the policy has CEL rules and Options
+// has no Compiler; the call is blocked.
 var ErrNeedsCEL = errors.New("hook: the policy has CEL rules")
 
 // Reply answers the event read from stdin. Whatever goes wrong, a tool
-// call is blocked. The bytes read are returned so that a caller that gets
-// ErrNeedsCEL can hand them on.
-func Reply(ctx context.Context, a agent.Adapter, stdin io.Reader, o Options) (agent.Reply, []byte, error) {
+// call is blocked.
+func Reply(ctx context.Context, a agent.Adapter, stdin io.Reader, o Options) (agent.Reply, error) {
 	b, err := io.ReadAll(io.LimitReader(stdin, agent.MaxEvent+1))
 	if err != nil || len(b) > agent.MaxEvent {
-		return a.Deny("veto could not read the hook event, so the call is blocked."), nil, nil
+		return a.Deny("veto could not read the hook event, so the call is blocked."), nil
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Second
@@ -107,11 +106,11 @@ func Reply(ctx context.Context, a agent.Adapter, stdin io.Reader, o Options) (ag
 		if ctx.Err() != nil {
 			// Out of time as well: the deadline is the cause of whatever
 			// failed, and an answer after it is not given.
-			return late(), b, nil
+			return late(), nil
 		}
-		return x.r, b, x.err
+		return x.r, x.err
 	case <-ctx.Done():
-		return late(), b, nil
+		return late(), nil
 	}
 }
 
@@ -161,7 +160,7 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 	if g == nil {
 		p, err = policy.Load(lo)
 		if stand != nil && stand.needed {
-			return failed("veto-hook cannot compile the policy's CEL rules and could not hand the call to veto, so it is blocked."), ErrNeedsCEL
+			return failed("veto cannot compile the policy's CEL rules here, so the call is blocked."), ErrNeedsCEL
 		}
 		if err != nil {
 			var ps policy.Problems

@@ -122,7 +122,7 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 			ro.Timeout = time.Duration(rq.TimeoutMS) * time.Millisecond
 		}
 		ro.open, ro.gates = stores.open, gates
-		r, _, _ := Reply(ctx, a, bytesReader(rq.Event), ro)
+		r, _ := Reply(ctx, a, bytesReader(rq.Event), ro)
 		rs.Exit, rs.Stdout, rs.Stderr = r.Exit, r.Stdout, r.Stderr
 		served.Add(1)
 	}

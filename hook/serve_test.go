@@ -20,7 +20,7 @@ import (
 // inProcess is veto-hook's fallback without a veto binary: veto hook's
 // answer, made in this process.
 func inProcess(args []string, event []byte, stdout, stderr io.Writer) (int, bool) {
-	r, _, _ := hook.Reply(context.Background(), hook.AdapterFor(args[1]), bytes.NewReader(event),
+	r, _ := hook.Reply(context.Background(), hook.AdapterFor(args[1]), bytes.NewReader(event),
 		hook.Options{State: os.Getenv("VETO_STATE"), Timeout: 2 * time.Second})
 	io.WriteString(stdout, r.Stdout)
 	io.WriteString(stderr, r.Stderr)
@@ -239,7 +239,7 @@ func TestServedRepliesAreVetoHooks(t *testing.T) {
 			if err != nil {
 				continue // not JSON: never sent; veto hook answers it
 			}
-			r, _, _ := hook.Reply(context.Background(), hook.AdapterFor(client), strings.NewReader(ev),
+			r, _ := hook.Reply(context.Background(), hook.AdapterFor(client), strings.NewReader(ev),
 				hook.Options{State: filepath.Join(dir, "own.db"), Timeout: 2 * time.Second})
 			if rs.Exit != r.Exit || rs.Stdout != r.Stdout || rs.Stderr != r.Stderr {
 				t.Errorf("%s %s:\nserved %d %q %q\nveto   %d %q %q", client, ev, rs.Exit, rs.Stdout, rs.Stderr, r.Exit, r.Stdout, r.Stderr)

@@ -81,11 +81,12 @@ func (s *Store) DB() *sql.DB { return s.db }
 // Close closes the database.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	for _, st := range s.stmts {
-		st.Close()
-	}
+	stmts := s.stmts
 	s.stmts = nil
 	s.mu.Unlock()
+	for _, st := range stmts {
+		st.Close()
+	}
 	return s.db.Close()
 }
 
@@ -120,16 +121,23 @@ func (s *Store) prepare(ctx context.Context, query string) *sql.Stmt {
 		return nil // it runs unprepared
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.stmts == nil {
 		s.stmts = map[string]*sql.Stmt{}
 	}
-	if old, ok := s.stmts[query]; ok {
-		st.Close()
+	old, dup := s.stmts[query]
+	if !dup {
+		s.stmts[query] = st
+		delete(s.wanted, query)
+	}
+	s.mu.Unlock()
+	if dup {
+		// Prepared twice at once. Closing waits for every connection it was
+		// prepared on, and one may be in a transaction waiting on s.mu or on
+		// a run another transaction holds: never under the lock, nor in
+		// this caller's way.
+		go st.Close()
 		return old
 	}
-	s.stmts[query] = st
-	delete(s.wanted, query)
 	return st
 }
 

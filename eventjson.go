@@ -102,6 +102,15 @@ func appendFact(b []byte, f *FileFact) []byte {
 		b = append(b, '"')
 	}
 	b = appendField(b, "sha256", f.Hash, false)
+	if f.Stamp != (FileStamp{}) {
+		b = append(b, `,"stamp":{"dev":`...)
+		b = strconv.AppendUint(b, f.Stamp.Dev, 10)
+		b = append(b, `,"ino":`...)
+		b = strconv.AppendUint(b, f.Stamp.Ino, 10)
+		b = append(b, `,"ctime_ns":`...)
+		b = strconv.AppendInt(b, f.Stamp.Change, 10)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 

@@ -120,7 +120,8 @@ func FuzzEventCodec(f *testing.F) {
 			CallID: callID, Tool: tool, Actor: veto.Actor{Kind: kind, Agent: agent}, Stage: veto.StageRule,
 			Rule: ruleID, Reason: "r", Risk: veto.Risk(risk % 5), Target: veto.Target{Kind: kind, ID: id},
 			PolicyRev: id, Patched: complete, Complete: &complete, Awaiting: veto.AwaitApproval,
-			Fact:  &veto.FileFact{Path: id, Exists: complete, Dir: !complete, Size: sec, ModTime: time.Unix(sec%(1<<33), 0).UTC(), Hash: run},
+			Fact: &veto.FileFact{Path: id, Exists: complete, Dir: !complete, Size: sec, ModTime: time.Unix(sec%(1<<33), 0).UTC(), Hash: run,
+				Stamp: veto.FileStamp{Dev: uint64(sec), Ino: uint64(risk), Change: -sec}},
 			Files: []veto.FileFact{{Path: tool, Exists: true, Size: -sec}, {Path: callID}}, Prev: ruleID}
 		b, err := veto.EncodeEvent(e)
 		if err != nil {

@@ -16,6 +16,25 @@ type FileFact struct {
 	Size    int64     `json:"size,omitempty"`
 	ModTime time.Time `json:"mtime,omitzero"`
 	Hash    string    `json:"sha256,omitempty"` // hex SHA-256 of a regular file's content, when it was hashed
+	// Stamp is the file's identity and change time when Hash was taken, set
+	// only when that change was already settled (see FileStamp).
+	Stamp FileStamp `json:"stamp,omitzero"`
+}
+
+// FileStamp is what the kernel says of a regular file's identity and last
+// change: its device, inode and change time (ctime, which only a change
+// of the file, its metadata or the system clock moves; no call sets it).
+//
+// A probe records one beside a hash only when the change lay far enough in
+// the past, on a local filesystem, that any later change must move the
+// stamp; a change within the filesystem's timestamp granularity of the
+// hash could otherwise leave it as it was. A later look that finds the
+// same stamp, size and modification time may take the hash as still true
+// without reading the file (Reprober).
+type FileStamp struct {
+	Dev    uint64 `json:"dev"`
+	Ino    uint64 `json:"ino"`
+	Change int64  `json:"ctime_ns"` // nanoseconds since the Unix epoch
 }
 
 // Same reports whether f and g describe the same state of the file: same
@@ -43,6 +62,23 @@ func (f FileFact) Same(g FileFact) bool {
 // world.
 type Probe interface {
 	File(ctx context.Context, path string) (FileFact, error)
+}
+
+// Reprober is a Probe that can look again at a file the run already
+// knows, and reuse known's hash when the file's stamp shows it has not
+// changed since, instead of reading it. Its answer is what File would
+// say, but for the cost.
+type Reprober interface {
+	FileAgain(ctx context.Context, path string, known FileFact) (FileFact, error)
+}
+
+// ProbeAgain asks p about path, given what the run knew of it: through
+// FileAgain when p is a Reprober, else through File.
+func ProbeAgain(ctx context.Context, p Probe, path string, known FileFact) (FileFact, error) {
+	if r, ok := p.(Reprober); ok {
+		return r.FileAgain(ctx, path, known)
+	}
+	return p.File(ctx, path)
 }
 
 // ErrNoProbe is what a gate without a probe answers: rules that need the
@@ -87,6 +123,15 @@ type recordingProbe struct {
 }
 
 func (r *recordingProbe) File(ctx context.Context, path string) (FileFact, error) {
+	return r.look(ctx, path, func() (FileFact, error) { return r.inner.File(ctx, path) })
+}
+
+// FileAgain implements Reprober, recording the answer as File does.
+func (r *recordingProbe) FileAgain(ctx context.Context, path string, known FileFact) (FileFact, error) {
+	return r.look(ctx, path, func() (FileFact, error) { return ProbeAgain(ctx, r.inner, path, known) })
+}
+
+func (r *recordingProbe) look(ctx context.Context, path string, ask func() (FileFact, error)) (FileFact, error) {
 	for _, f := range r.facts {
 		if f.Path == path {
 			return f, nil
@@ -95,7 +140,7 @@ func (r *recordingProbe) File(ctx context.Context, path string) (FileFact, error
 	if len(r.facts) >= r.max {
 		return FileFact{}, errors.New("veto: too many probes for one call")
 	}
-	f, err := r.inner.File(ctx, path)
+	f, err := ask()
 	if err != nil {
 		return FileFact{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/vetohq/veto"
 )
@@ -22,13 +23,37 @@ import (
 const MaxHash = 64 << 20
 
 // Live is the probe of the running system.
-type Live struct{}
+type Live struct {
+	// Now is the clock by which a file's last change counts as settled
+	// (Settle); nil means time.Now.
+	Now func() time.Time
+}
 
-var _ veto.Probe = Live{}
+var (
+	_ veto.Probe    = Live{}
+	_ veto.Reprober = Live{}
+)
+
+// Settle is how long before a hash a file's last change must lie for the
+// hash to carry a stamp: longer than the coarsest timestamp granularity of
+// the filesystems stamps are kept on (a second on ext4's small inodes),
+// twice over.
+const Settle = 2 * time.Second
 
 // File looks at path without following a final symlink: callers pass
 // canonical paths, whose symlinks are already followed.
-func (Live) File(ctx context.Context, path string) (veto.FileFact, error) {
+func (l Live) File(ctx context.Context, path string) (veto.FileFact, error) {
+	return l.look(ctx, path, nil)
+}
+
+// FileAgain is File for a path the run knows: when the file is a regular
+// file whose stamp, size and modification time are known's, known's hash
+// still holds and the file is not read.
+func (l Live) FileAgain(ctx context.Context, path string, known veto.FileFact) (veto.FileFact, error) {
+	return l.look(ctx, path, &known)
+}
+
+func (l Live) look(ctx context.Context, path string, known *veto.FileFact) (veto.FileFact, error) {
 	if err := ctx.Err(); err != nil {
 		return veto.FileFact{}, err
 	}
@@ -48,12 +73,33 @@ func (Live) File(ctx context.Context, path string) (veto.FileFact, error) {
 	if f.Size > MaxHash {
 		return f, nil
 	}
-	h, err := hashFile(path, f.Size)
+	st := statStamp(fi)
+	if known != nil && st != (veto.FileStamp{}) && known.Stamp == st && known.Path == path && known.Exists &&
+		!known.Dir && known.Hash != "" && known.Size == f.Size && known.ModTime.Equal(f.ModTime) {
+		f.Hash, f.Stamp = known.Hash, st
+		return f, nil
+	}
+	settled := st != (veto.FileStamp{}) && l.settled(st)
+	h, opened, err := hashFile(path, f.Size, settled)
 	if err != nil {
 		return veto.FileFact{}, err
 	}
 	f.Hash = h
+	if settled && opened == st {
+		f.Stamp = st // the file hashed is the one lstat saw, unchanged, on a local filesystem
+	}
 	return f, nil
+}
+
+// settled reports whether st's change lies more than Settle in the past.
+// A change time in the future (the clock was set back) is not settled.
+func (l Live) settled(st veto.FileStamp) bool {
+	now := time.Now
+	if l.Now != nil {
+		now = l.Now
+	}
+	age := now().UnixNano() - st.Change
+	return age > int64(Settle)
 }
 
 var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
@@ -65,10 +111,13 @@ var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 //
 // A short read that brings the total to size, the length lstat gave, is
 // taken as the end of a regular file without asking again.
-func hashFile(path string, size int64) (string, error) {
+//
+// With stamp set it also returns the stamp of the file it read, when that
+// file is on a filesystem whose stamps veto trusts (a zero stamp else).
+func hashFile(path string, size int64, stamp bool) (string, veto.FileStamp, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return "", fmt.Errorf("probe: %w", err)
+		return "", veto.FileStamp{}, fmt.Errorf("probe: %w", err)
 	}
 	defer syscall.Close(fd)
 	h := sha256.New()
@@ -84,7 +133,7 @@ func hashFile(path string, size int64) (string, error) {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("probe: read failed")
+			return "", veto.FileStamp{}, fmt.Errorf("probe: read failed")
 		}
 		if n <= 0 {
 			break
@@ -95,8 +144,12 @@ func hashFile(path string, size int64) (string, error) {
 			break
 		}
 	}
+	var st veto.FileStamp
+	if stamp {
+		st = fdStamp(fd) // after the read: a change while reading moves it
+	}
 	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0])), nil
+	return hex.EncodeToString(h.Sum(sum[:0])), st, nil
 }
 
 // ErrNotRecorded is Recorded's answer about a path it has no record of.

@@ -4,8 +4,10 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/probe"
 )
 
 // The figures include resolving every path on the real filesystem
@@ -44,6 +46,46 @@ func BenchmarkWriteDecisionKnownFile(b *testing.B) {
 		must(b, w.gate.ObserveCall(ctx, c, veto.Succeeded))
 	}
 	args := map[string]any{"file_path": w.ws + "/src/main.go", "content": "package main\n"}
+	benchDecide(b, w, "Write", args, read)
+}
+
+// BenchmarkWriteDecisionKnownOldFile is a Write of a file the run read,
+// whose last change was settled when it was read (as most files of a
+// project are): the stale gate finds its stamp unmoved and reads nothing.
+// The set-up waits probe.Settle for the files it writes to settle.
+func BenchmarkWriteDecisionKnownOldFile(b *testing.B) {
+	w := newWorld(b, nil)
+	must(b, os.WriteFile(w.ws+"/src/big.go", make([]byte, 4<<20), 0o644))
+	time.Sleep(probe.Settle + 100*time.Millisecond)
+	for _, f := range []struct{ name, path string }{{"14B", "/src/main.go"}, {"4MB", "/src/big.go"}} {
+		b.Run(f.name, func(b *testing.B) {
+			read := func() {
+				c := w.call("Read", map[string]any{"file_path": w.ws + f.path})
+				if v := w.gate.Decide(ctx, c); !v.Allowed {
+					b.Fatal(v.Reason)
+				}
+				must(b, w.gate.ObserveCall(ctx, c, veto.Succeeded))
+			}
+			args := map[string]any{"file_path": w.ws + f.path, "content": "package main\n"}
+			benchDecide(b, w, "Write", args, read)
+		})
+	}
+}
+
+// BenchmarkWriteDecisionKnownFile4MB is BenchmarkWriteDecisionKnownFile
+// for a 4 MB file that changed just before the run read it: every Write
+// reads and hashes it again.
+func BenchmarkWriteDecisionKnownFile4MB(b *testing.B) {
+	w := newWorld(b, nil)
+	must(b, os.WriteFile(w.ws+"/src/big.go", make([]byte, 4<<20), 0o644))
+	read := func() {
+		c := w.call("Read", map[string]any{"file_path": w.ws + "/src/big.go"})
+		if v := w.gate.Decide(ctx, c); !v.Allowed {
+			b.Fatal(v.Reason)
+		}
+		must(b, w.gate.ObserveCall(ctx, c, veto.Succeeded))
+	}
+	args := map[string]any{"file_path": w.ws + "/src/big.go", "content": "package main\n"}
 	benchDecide(b, w, "Write", args, read)
 }
 

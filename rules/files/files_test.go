@@ -32,6 +32,7 @@ type world struct {
 	store                        *memstore.Store
 	run                          veto.Run
 	n                            atomic.Int64
+	probe                        veto.Probe // probe.Live{} unless a test sets another before renew
 	// renew replaces the store and the gate with new ones, as a new
 	// process would have.
 	renew func()
@@ -75,13 +76,14 @@ func newWorld(t testing.TB, mutate func(*files.Config)) *world {
 			Rules:     set.Rules(),
 			Resolvers: []veto.Resolver{set.Resolver()},
 			Learners:  []veto.Learner{set.Learner()},
-			Probe:     probe.Live{},
+			Probe:     w.probe,
 			Store:     w.store,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
+	w.probe = probe.Live{}
 	w.renew()
 	w.run = veto.Run{Ref: "files-run", Fresh: true}
 	return w
@@ -492,4 +494,46 @@ func TestBadPatternsAreErrors(t *testing.T) {
 			t.Errorf("config %+v compiled", cfg)
 		}
 	}
+}
+
+// TestStaleUnderASettledStamp runs the stale gate with a probe that keeps
+// stamps (its clock a minute ahead, so the files the world just wrote
+// count as long settled): an unchanged file is taken from its stamp, and
+// every change still moves it.
+func TestStaleUnderASettledStamp(t *testing.T) {
+	w := newWorld(t, nil)
+	w.probe = probe.Live{Now: func() time.Time { return time.Now().Add(time.Minute) }}
+	w.renew()
+	file := w.ws + "/src/main.go"
+	edit := map[string]any{"file_path": file, "old_string": "main", "new_string": "app"}
+
+	check(t, w.read(t, file, veto.Succeeded), allow)
+	known, ok, err := mustState(t, w).Knowledge.File(ctx, file)
+	if err != nil || !ok {
+		t.Fatalf("known %v %v", ok, err)
+	}
+	if known.Stamp == (veto.FileStamp{}) {
+		t.Skip("the temporary directory's filesystem keeps no stamps")
+	}
+	check(t, w.decide("Edit", edit), allow)
+	evs, _ := w.store.Events(ctx, w.run.Ref, 0)
+	if f := evs[len(evs)-2].Fact; f == nil || f.Stamp != known.Stamp || f.Hash != known.Hash {
+		t.Fatalf("the edit's probe %+v, known %+v", f, known)
+	}
+
+	// The same size and modification time, other content: the change time
+	// moves, so the file is read again and the change is seen.
+	fi, _ := os.Stat(file)
+	must(t, os.WriteFile(file, []byte("package nain\n"), 0o644))
+	must(t, os.Chtimes(file, fi.ModTime(), fi.ModTime()))
+	check(t, w.decide("Edit", edit), staleW)
+}
+
+func mustState(t *testing.T, w *world) veto.RunState {
+	t.Helper()
+	st, err := w.store.Load(ctx, w.run.Ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

@@ -38,7 +38,9 @@ func (r *stale) Check(ctx context.Context, in *veto.Input) (veto.Decision, error
 		if !ok {
 			continue
 		}
-		now, err := in.Probe.File(ctx, w.path.Real)
+		// Again, not afresh: a file whose stamp has not moved since the run
+		// learned it is not read and hashed a second time.
+		now, err := veto.ProbeAgain(ctx, in.Probe, w.path.Real, known)
 		if err != nil {
 			return veto.Decision{}, err
 		}

@@ -1,0 +1,55 @@
+//go:build linux
+
+package probe
+
+import (
+	"io/fs"
+	"syscall"
+
+	"github.com/vetohq/veto"
+)
+
+func stampOf(st *syscall.Stat_t) veto.FileStamp {
+	return veto.FileStamp{Dev: st.Dev, Ino: st.Ino, Change: st.Ctim.Nano()}
+}
+
+// statStamp returns the stamp lstat gave.
+func statStamp(fi fs.FileInfo) veto.FileStamp {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return veto.FileStamp{}
+	}
+	return stampOf(st)
+}
+
+// fdStamp returns the stamp of the open file fd, or a zero stamp when its
+// filesystem is not one whose change times veto trusts.
+func fdStamp(fd int) veto.FileStamp {
+	var sfs syscall.Statfs_t
+	if syscall.Fstatfs(fd, &sfs) != nil || !trustedFS(uint32(sfs.Type)) {
+		return veto.FileStamp{}
+	}
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) != nil {
+		return veto.FileStamp{}
+	}
+	return stampOf(&st)
+}
+
+// trustedFS reports whether a filesystem of this type is local, so that
+// the stat it answers is the file's own and not a cached copy (NFS and
+// other network filesystems may answer attributes up to a minute old,
+// while reading revalidates).
+func trustedFS(magic uint32) bool {
+	switch magic {
+	case 0xEF53, // ext2, ext3, ext4
+		0x58465342, // xfs
+		0x9123683E, // btrfs
+		0x01021994, // tmpfs
+		0xF2F52010, // f2fs
+		0x2FC12FC1, // zfs
+		0xCA451A4E: // bcachefs
+		return true
+	}
+	return false
+}

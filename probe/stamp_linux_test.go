@@ -1,0 +1,115 @@
+//go:build linux
+
+package probe
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+)
+
+// TestFileAgainTrustsOnlyAnUnmovedSettledStamp pins when a probe may take
+// a known hash without reading the file: a stamp recorded only for a
+// settled change on a local filesystem, and found again unmoved, with the
+// same size and modification time.
+//
+// E29
+func TestFileAgainTrustsOnlyAnUnmovedSettledStamp(t *testing.T) {
+	dir := t.TempDir()
+	var sfs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &sfs); err != nil || !trustedFS(uint32(sfs.Type)) {
+		t.Skipf("the temporary directory's filesystem (%#x) keeps no stamps", sfs.Type)
+	}
+	ctx := context.Background()
+	file := filepath.Join(dir, "a.go")
+	if err := os.WriteFile(file, []byte("package a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := Live{Now: func() time.Time { return time.Now().Add(time.Minute) }}
+
+	// Just written: the change is not settled, so no stamp.
+	if f, err := (Live{}).File(ctx, file); err != nil || f.Stamp != (veto.FileStamp{}) || f.Hash == "" {
+		t.Fatalf("fresh file: %+v %v", f, err)
+	}
+	known, err := later.File(ctx, file)
+	if err != nil || known.Stamp == (veto.FileStamp{}) || known.Stamp.Ino == 0 {
+		t.Fatalf("settled file: %+v %v", known, err)
+	}
+	real := known.Hash
+
+	// A known hash the file does not have shows whether it was read.
+	fake := known
+	fake.Hash = "feed"
+	again := func(k veto.FileFact) veto.FileFact {
+		t.Helper()
+		f, err := later.FileAgain(ctx, file, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	if f := again(fake); f.Hash != "feed" || f.Stamp != known.Stamp {
+		t.Fatalf("unmoved stamp: read again (%+v)", f)
+	}
+	for name, k := range map[string]func(veto.FileFact) veto.FileFact{
+		"no stamp":   func(k veto.FileFact) veto.FileFact { k.Stamp = veto.FileStamp{}; return k },
+		"other path": func(k veto.FileFact) veto.FileFact { k.Path += "x"; return k },
+		"other size": func(k veto.FileFact) veto.FileFact { k.Size++; return k },
+		"other time": func(k veto.FileFact) veto.FileFact { k.ModTime = k.ModTime.Add(time.Second); return k },
+		"no hash":    func(k veto.FileFact) veto.FileFact { k.Hash = ""; return k },
+		"other ino":  func(k veto.FileFact) veto.FileFact { k.Stamp.Ino++; return k },
+	} {
+		if f := again(k(fake)); f.Hash != real {
+			t.Errorf("%s: hash %q, want the file's", name, f.Hash)
+		}
+	}
+	// Unsettled by the real clock, an unmoved stamp is still trusted: it
+	// was settled when it was recorded.
+	if f, _ := (Live{}).FileAgain(ctx, file, fake); f.Hash != "feed" {
+		t.Fatalf("recorded settled stamp not trusted later: %+v", f)
+	}
+
+	// Other content of the same size, the modification time put back: the
+	// change time moves, and the file is read.
+	fi, _ := os.Stat(file)
+	if err := os.WriteFile(file, []byte("package b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(file, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if f := again(fake); f.Hash == "feed" || f.Hash == real || f.Same(known) {
+		t.Fatalf("changed file taken from its stamp: %+v", f)
+	}
+
+	// The same content swapped in as another file: another inode.
+	swap := filepath.Join(dir, "b.go")
+	if err := os.WriteFile(swap, []byte("package a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(swap, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(swap, file); err != nil {
+		t.Fatal(err)
+	}
+	if f := again(fake); f.Hash != real || !f.Same(known) {
+		t.Fatalf("swapped file: %+v", f)
+	}
+}
+
+func TestNetworkFilesystemsKeepNoStamps(t *testing.T) {
+	for _, magic := range []uint32{0x6969 /* nfs */, 0xFF534D42 /* cifs */, 0x65735546 /* fuse */, 0x794C7630 /* overlay */} {
+		if trustedFS(magic) {
+			t.Errorf("%#x trusted", magic)
+		}
+	}
+	if !trustedFS(0xEF53) || !trustedFS(0x01021994) {
+		t.Error("ext4 or tmpfs not trusted")
+	}
+}

@@ -85,7 +85,9 @@ type Event struct {
 // of the event's stored form.
 func ChainHash(stored []byte) string {
 	sum := sha256.Sum256(stored)
-	return hex.EncodeToString(sum[:])
+	var h [2 * sha256.Size]byte
+	hex.Encode(h[:], sum[:])
+	return string(h[:])
 }
 
 // DecodeEvent parses a stored event. It refuses anything it cannot vouch

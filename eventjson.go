@@ -19,7 +19,7 @@ func EncodeEvent(e Event) ([]byte, error) {
 	b = strconv.AppendUint(b, e.Seq, 10)
 	b = appendField(b, "kind", string(e.Kind), true)
 	b = append(b, `,"time":"`...)
-	b = e.Time.AppendFormat(b, time.RFC3339Nano)
+	b = appendTime(b, e.Time)
 	b = append(b, '"')
 	b = appendField(b, "call_id", e.CallID, false)
 	b = appendField(b, "tool", e.Tool, false)
@@ -98,7 +98,7 @@ func appendFact(b []byte, f *FileFact) []byte {
 	}
 	if !f.ModTime.IsZero() {
 		b = append(b, `,"mtime":"`...)
-		b = f.ModTime.AppendFormat(b, time.RFC3339Nano)
+		b = appendTime(b, f.ModTime)
 		b = append(b, '"')
 	}
 	b = appendField(b, "sha256", f.Hash, false)
@@ -112,6 +112,34 @@ func appendFact(b []byte, f *FileFact) []byte {
 		b = append(b, '}')
 	}
 	return append(b, '}')
+}
+
+// appendTime appends t as time.RFC3339Nano does. A UTC time, which is
+// every time an event holds, takes a short path that formats only that.
+func appendTime(b []byte, t time.Time) []byte {
+	year, month, day := t.Date()
+	if t.Location() != time.UTC || year < 0 || year > 9999 {
+		return t.AppendFormat(b, time.RFC3339Nano)
+	}
+	hour, minute, sec := t.Clock()
+	b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+month/10), byte('0'+month%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10))
+	if ns := t.Nanosecond(); ns != 0 {
+		var frac [9]byte
+		for i := 8; i >= 0; i-- {
+			frac[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := 9
+		for frac[n-1] == '0' {
+			n--
+		}
+		b = append(b, '.')
+		b = append(b, frac[:n]...)
+	}
+	return append(b, 'Z')
 }
 
 // appendField appends ,"name":"value"; an empty value is left out unless

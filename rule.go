@@ -53,7 +53,8 @@ type Input struct {
 	// Probe looks at the world; every answer is recorded with the decision.
 	Probe Probe
 
-	memo []memoEntry
+	memo    []memoEntry
+	memoBuf [2]memoEntry // room for the usual one or two, without an allocation
 }
 
 type memoEntry struct {
@@ -72,6 +73,9 @@ func (in *Input) Memo(key any, fn func() any) any {
 		}
 	}
 	v := fn()
+	if in.memo == nil {
+		in.memo = in.memoBuf[:0]
+	}
 	in.memo = append(in.memo, memoEntry{key, v})
 	return v
 }

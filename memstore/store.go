@@ -56,7 +56,7 @@ func (s *Store) Load(_ context.Context, name string) (veto.RunState, error) {
 	}
 	if r := s.runs[name]; r != nil {
 		st := r.proj.State()
-		st.Knowledge = knowledge{s, r}
+		st.Knowledge = (*knowledge)(r)
 		st.Tally = (*tallied)(r)
 		return st, nil
 	}
@@ -64,39 +64,33 @@ func (s *Store) Load(_ context.Context, name string) (veto.RunState, error) {
 }
 
 // knowledge answers from the run's projection under the store's lock.
-type knowledge struct {
-	s *Store
-	r *run
+type knowledge run
+
+func (k *knowledge) read(fn func(p *veto.Projection)) error {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	if k.s.err != nil {
+		return k.s.err
+	}
+	fn(k.proj)
+	return nil
 }
 
 // Egress implements veto.EgressKnowledge.
-func (k knowledge) Egress(_ context.Context) ([]string, error) {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	if k.s.err != nil {
-		return nil, k.s.err
-	}
-	return k.r.proj.Egress(), nil
+func (k *knowledge) Egress(_ context.Context) (hosts []string, err error) {
+	err = k.read(func(p *veto.Projection) { hosts = p.Egress() })
+	return hosts, err
 }
 
 // Files implements veto.KnowledgeLister.
-func (k knowledge) Files(_ context.Context) ([]string, error) {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	if k.s.err != nil {
-		return nil, k.s.err
-	}
-	return k.r.proj.KnownFiles(), nil
+func (k *knowledge) Files(_ context.Context) (files []string, err error) {
+	err = k.read(func(p *veto.Projection) { files = p.KnownFiles() })
+	return files, err
 }
 
-func (k knowledge) File(_ context.Context, path string) (veto.FileFact, bool, error) {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	if k.s.err != nil {
-		return veto.FileFact{}, false, k.s.err
-	}
-	f, ok := k.r.proj.KnownFile(path)
-	return f, ok, nil
+func (k *knowledge) File(_ context.Context, path string) (f veto.FileFact, ok bool, err error) {
+	err = k.read(func(p *veto.Projection) { f, ok = p.KnownFile(path) })
+	return f, ok, err
 }
 
 // tallied answers veto.Tally from the run's projection under the store's
@@ -142,17 +136,17 @@ func (s *Store) Append(_ context.Context, name string, next uint64, events []vet
 	if r.proj.Next() != next {
 		return veto.ErrConflict
 	}
-	raws := make([][]byte, len(events))
+	n := len(r.log)
 	last := r.last
-	for i, e := range events {
+	for _, e := range events {
 		e.Prev = last
 		b, err := veto.EncodeEvent(e)
 		if err != nil {
+			r.log = r.log[:n] // nothing of a batch that cannot be stored
 			return err
 		}
-		raws[i], last = b, veto.ChainHash(b)
+		r.log, last = append(r.log, b), veto.ChainHash(b)
 	}
-	r.log = append(r.log, raws...)
 	r.last = last
 	for _, e := range events {
 		r.proj.Apply(e)

@@ -3,6 +3,7 @@
 package toolpath
 
 import (
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -25,9 +26,20 @@ const (
 // (walkClean), some component is missing (walkMissing), or a symlink is
 // on the way or the kernel cannot say (walkSlow).
 func (OS) Walk(path string) walkResult {
-	p, err := syscall.BytePtrFromString(path)
-	if err != nil {
+	if strings.IndexByte(path, 0) >= 0 {
 		return walkSlow
+	}
+	// The kernel's copy of the path, NUL-ended, on the stack when it fits.
+	var buf [256]byte
+	var p *byte
+	if len(path) < len(buf) {
+		copy(buf[:], path)
+		p = &buf[0]
+	} else {
+		var err error
+		if p, err = syscall.BytePtrFromString(path); err != nil {
+			return walkSlow
+		}
 	}
 	how := openHow{flags: oPath | syscall.O_CLOEXEC, resolve: resolveNoSymlinks}
 	fd, _, errno := syscall.Syscall6(sysOpenat2, uintptr(0xffffff9c) /* AT_FDCWD */, uintptr(unsafe.Pointer(p)),

@@ -86,6 +86,18 @@ func (p Path) Forms() []string {
 	return forms
 }
 
+// Any reports whether f holds for one of the distinct forms of p, asking in
+// the order of Forms and stopping at the first that does.
+func (p Path) Any(f func(form string) bool) bool {
+	if f(p.Real) {
+		return true
+	}
+	if p.Cleaned != p.Real && f(p.Cleaned) {
+		return true
+	}
+	return p.Lexical != p.Real && p.Lexical != p.Cleaned && f(p.Lexical)
+}
+
 // maxLinks is how many symlinks one resolution follows before it calls
 // the path a loop, as the kernel's ELOOP does.
 const maxLinks = 40
@@ -110,18 +122,52 @@ func Resolve(raw string, env Env) (Path, error) {
 	if fsys == nil {
 		fsys = OS{}
 	}
-	real, err := resolveReal(abs, fsys)
+	clean := isClean(abs)
+	real, err := resolveReal(abs, clean, fsys)
 	if err != nil {
 		return Path{}, err
 	}
+	if clean {
+		return Path{Lexical: abs, Real: real, Cleaned: real}, nil
+	}
 	lexical := path.Clean(abs)
-	cleaned := real
-	if lexical != abs {
-		if cleaned, err = resolveReal(lexical, fsys); err != nil {
-			return Path{}, err
-		}
+	cleaned, err := resolveReal(lexical, true, fsys)
+	if err != nil {
+		return Path{}, err
 	}
 	return Path{Lexical: lexical, Real: real, Cleaned: cleaned}, nil
+}
+
+// isClean reports whether path.Clean would return the absolute path p as
+// it is: no empty, "." or ".." segment and no trailing slash. Most paths
+// a tool names are, and the check costs a scan where Clean costs a copy.
+func isClean(p string) bool {
+	if p == "/" {
+		return true
+	}
+	if p == "" || p[0] != '/' || p[len(p)-1] == '/' {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if p[i] != '/' {
+			continue
+		}
+		// A segment starts at i+1; it is not empty (no "//", no trailing
+		// slash), so look for "." and "..".
+		j := i + 1
+		if j < len(p) && p[j] == '/' {
+			return false
+		}
+		if j < len(p) && p[j] == '.' {
+			if j+1 == len(p) || p[j+1] == '/' {
+				return false
+			}
+			if p[j+1] == '.' && (j+2 == len(p) || p[j+2] == '/') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // absolute expands "~", "~user", "$HOME" and file URLs and joins a relative
@@ -197,11 +243,11 @@ type walker interface {
 }
 
 // resolveReal is realPath, with a fast path for the common case: a clean
-// path with no symlinks, whose existing prefix is the whole path or all
-// but its last component. One or two kernel calls prove it; anything else
-// takes the component walk.
-func resolveReal(abs string, fsys FS) (string, error) {
-	if w, ok := fsys.(walker); ok && abs == path.Clean(abs) {
+// path (clean is isClean(abs)) with no symlinks, whose existing prefix is
+// the whole path or all but its last component. One or two kernel calls
+// prove it; anything else takes the component walk.
+func resolveReal(abs string, clean bool, fsys FS) (string, error) {
+	if w, ok := fsys.(walker); ok && clean {
 		switch w.Walk(abs) {
 		case walkClean:
 			return abs, nil

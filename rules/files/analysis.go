@@ -42,27 +42,27 @@ type analysis struct {
 	written   []pathArg // paths the call writes (or may: sniffed)
 	read      []pathArg // paths the call reads
 	desc      *veto.Descriptor
+	failed    error // an extractor's error: the analysis is this alone
 }
 
 var errNoCwd = errors.New("the call has no working directory")
 
 func (s *Set) analyze(ctx context.Context, in *veto.Input) (*analysis, error) {
-	type result struct {
-		a   *analysis
-		err error
-	}
-	r := in.Memo(s, func() any {
+	a := in.Memo(s, func() any {
 		a := s.compute(in.Call, in.Descriptor)
 		for _, x := range s.extractors {
 			uses, err := x.Paths(ctx, in)
 			if err != nil {
-				return result{nil, err}
+				return &analysis{failed: err}
 			}
 			s.addUses(a, in.Call, uses)
 		}
-		return result{a, nil}
-	}).(result)
-	return r.a, r.err
+		return a
+	}).(*analysis)
+	if a.failed != nil {
+		return nil, a.failed
+	}
+	return a, nil
 }
 
 // addUses adds the paths an extractor found. A path relative to an
@@ -115,7 +115,8 @@ func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
 		}
 		return a
 	}
-	params := make([]string, 0, len(d.Params))
+	var buf [8]string // the most parameters of a described tool, as a rule
+	params := buf[:0]
 	for name := range d.Params {
 		params = append(params, name)
 	}
@@ -249,10 +250,8 @@ func (s *Set) within(p toolpath.Path, roots []string) bool {
 
 // matchAny reports whether any form of p matches ps.
 func matchAny(ps *patterns, p toolpath.Path, anchor string) bool {
-	for _, form := range p.Forms() {
-		if _, ok := ps.match(form, anchor); ok {
-			return true
-		}
-	}
-	return false
+	return p.Any(func(form string) bool {
+		_, ok := ps.match(form, anchor)
+		return ok
+	})
 }

@@ -39,10 +39,8 @@ func (r *credential) Check(ctx context.Context, in *veto.Input) (veto.Decision, 
 				continue
 			}
 			for _, anchor := range r.s.credAnchors {
-				for _, form := range p.path.Forms() {
-					if form != anchor && r.s.within(pathOf(anchor), []string{form}) {
-						return veto.Deny("credential_search", p.what()+" names a directory whose tree holds credentials; search below it instead."), nil
-					}
+				if p.path.Any(func(form string) bool { return form != anchor && r.s.within(pathOf(anchor), []string{form}) }) {
+					return veto.Deny("credential_search", p.what()+" names a directory whose tree holds credentials; search below it instead."), nil
 				}
 			}
 		}

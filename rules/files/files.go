@@ -14,6 +14,7 @@ package files
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -61,6 +62,7 @@ type Config struct {
 // Set is the file rules, compiled from a Config.
 type Set struct {
 	home        string
+	gitConfig   string // the user's git configuration, ~/.gitconfig; empty without a home
 	tempRoots   []string
 	extraRoots  []string
 	protected   patterns
@@ -120,6 +122,9 @@ func New(cfg Config) (*Set, error) {
 		extractors: cfg.Extractors}
 	if s.home == "" {
 		s.home, _ = os.UserHomeDir()
+	}
+	if s.home != "" {
+		s.gitConfig = path.Join(s.home, ".gitconfig")
 	}
 	if s.fs == nil {
 		s.fs = toolpath.OS{}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"os"
-	"path"
 	"strings"
 	"sync"
 	"time"
@@ -69,12 +68,21 @@ func deny(w pathArg) veto.Decision {
 func (r *persistence) hooksPaths(a *analysis) []string {
 	var out []string
 	if a.wsErr == nil {
-		out = append(out, r.configHooks(path.Join(a.workspace, ".git/config"), a.workspace)...)
+		out = append(out, r.configHooks(under(a.workspace, ".git/config"), a.workspace)...)
 	}
-	if r.s.home != "" {
-		out = append(out, r.configHooks(path.Join(r.s.home, ".gitconfig"), a.workspace)...)
+	if r.s.gitConfig != "" {
+		out = append(out, r.configHooks(r.s.gitConfig, a.workspace)...)
 	}
 	return out
+}
+
+// under joins a relative name to dir, a Real path, which needs no
+// cleaning.
+func under(dir, name string) string {
+	if strings.HasSuffix(dir, "/") {
+		return dir + name
+	}
+	return dir + "/" + name
 }
 
 func (r *persistence) configHooks(file, workspace string) []string {

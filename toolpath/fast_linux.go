@@ -23,11 +23,11 @@ const (
 
 // Walk reports how path resolves, asking the kernel once (openat2 with
 // RESOLVE_NO_SYMLINKS): every component exists and none is a symlink
-// (walkClean), some component is missing (walkMissing), or a symlink is
-// on the way or the kernel cannot say (walkSlow).
-func (OS) Walk(path string) walkResult {
+// (Clean), some component is missing (Missing), or a symlink is on the
+// way or the kernel cannot say (Unsure).
+func (OS) Walk(path string) Resolution {
 	if strings.IndexByte(path, 0) >= 0 {
-		return walkSlow
+		return Unsure
 	}
 	// The kernel's copy of the path, NUL-ended, on the stack when it fits.
 	var buf [256]byte
@@ -38,7 +38,7 @@ func (OS) Walk(path string) walkResult {
 	} else {
 		var err error
 		if p, err = syscall.BytePtrFromString(path); err != nil {
-			return walkSlow
+			return Unsure
 		}
 	}
 	how := openHow{flags: oPath | syscall.O_CLOEXEC, resolve: resolveNoSymlinks}
@@ -47,9 +47,9 @@ func (OS) Walk(path string) walkResult {
 	switch errno {
 	case 0:
 		syscall.Close(int(fd))
-		return walkClean
+		return Clean
 	case syscall.ENOENT:
-		return walkMissing
+		return Missing
 	}
-	return walkSlow // ELOOP (a symlink), ENOSYS, EPERM from a filter, ENOTDIR, …
+	return Unsure // ELOOP (a symlink), ENOSYS, EPERM from a filter, ENOTDIR, …
 }

@@ -25,6 +25,8 @@ type FS interface {
 // OS is the live filesystem.
 type OS struct{}
 
+var _ Walker = OS{}
+
 // Lstat calls os.Lstat.
 func (OS) Lstat(name string) (fs.FileInfo, error) { return os.Lstat(name) }
 
@@ -228,18 +230,25 @@ func home(h, rest string) (string, error) {
 	return h + rest, nil
 }
 
-type walkResult uint8
+// Resolution is what a Walker says of a clean absolute path.
+type Resolution uint8
 
 const (
-	walkSlow walkResult = iota
-	walkClean
-	walkMissing
+	// Unsure: a symlink is on the way, or the walker cannot say; the
+	// resolver walks the path component by component.
+	Unsure Resolution = iota
+	// Clean: every component exists and none is a symlink.
+	Clean
+	// Missing: some component does not exist, and none before it is a
+	// symlink.
+	Missing
 )
 
-// walker is an FS that can tell in one call whether a clean absolute path
-// has no symlinks on the way.
-type walker interface {
-	Walk(path string) walkResult
+// Walker is an FS that can tell in one call how a clean absolute path
+// resolves, as the kernel does with openat2 and RESOLVE_NO_SYMLINKS. The
+// resolver asks it first and walks the components only when it is Unsure.
+type Walker interface {
+	Walk(path string) Resolution
 }
 
 // resolveReal is realPath, with a fast path for the common case: a clean
@@ -247,15 +256,15 @@ type walker interface {
 // the whole path or all but its last component. One or two kernel calls
 // prove it; anything else takes the component walk.
 func resolveReal(abs string, clean bool, fsys FS) (string, error) {
-	if w, ok := fsys.(walker); ok && clean {
+	if w, ok := fsys.(Walker); ok && clean {
 		switch w.Walk(abs) {
-		case walkClean:
+		case Clean:
 			return abs, nil
-		case walkMissing:
+		case Missing:
 			// The parent exists without symlinks, so the missing component
 			// is the last, and it is not a dangling symlink (that would be
 			// a symlink on the way, not a missing file).
-			if abs != "/" && w.Walk(path.Dir(abs)) == walkClean {
+			if abs != "/" && w.Walk(path.Dir(abs)) == Clean {
 				return abs, nil
 			}
 		}

@@ -1,13 +1,19 @@
 package files_test
 
 import (
+	"context"
+	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/probe"
+	"github.com/vetohq/veto/rules/files"
+	"github.com/vetohq/veto/toolpath"
 )
 
 // The figures include resolving every path on the real filesystem
@@ -109,4 +115,105 @@ func benchDecide(b *testing.B, w *world, tool string, args map[string]any, start
 		i++
 	}
 	_ = os.Remove(w.ws + "/src/new.go")
+}
+
+// The same decisions on an in-memory filesystem and probe: what veto's own
+// code costs, without the kernel's path walks. The difference from the
+// benchmarks above is the kernel's share.
+
+func BenchmarkReadDecisionInMemory(b *testing.B) {
+	w := newMemWorld(b)
+	benchDecide(b, w, "Read", map[string]any{"file_path": w.ws + "/src/main.go"}, nil)
+}
+
+func BenchmarkWriteDecisionNewFileInMemory(b *testing.B) {
+	w := newMemWorld(b)
+	benchDecide(b, w, "Write", map[string]any{"file_path": w.ws + "/src/new.go", "content": "package main\n"}, nil)
+}
+
+// newMemWorld is newWorld's tree, resolved and probed from memory.
+func newMemWorld(b *testing.B) *world {
+	m := memFS{}
+	w := newWorld(b, func(c *files.Config) { c.FS = m })
+	must(b, filepath.WalkDir(w.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		m[p] = fi
+		for dir := filepath.Dir(p); dir != "/" && m[dir] == nil; dir = filepath.Dir(dir) {
+			m[dir], _ = os.Lstat(dir)
+		}
+		return err
+	}))
+	w.probe = memProbe(m)
+	w.renew()
+	return w
+}
+
+// memFS answers from a snapshot of Lstat results; it holds no symlink the
+// benchmarks touch, so Walk answers in one step as the kernel does.
+type memFS map[string]fs.FileInfo
+
+func (m memFS) Lstat(name string) (fs.FileInfo, error) {
+	if fi := m[name]; fi != nil {
+		return fi, nil
+	}
+	return nil, &fs.PathError{Op: "lstat", Path: name, Err: fs.ErrNotExist}
+}
+
+func (m memFS) Readlink(name string) (string, error) {
+	return "", &fs.PathError{Op: "readlink", Path: name, Err: fs.ErrInvalid}
+}
+
+func (m memFS) Walk(p string) toolpath.Resolution {
+	for q := p; q != "/"; q = path.Dir(q) {
+		if fi := m[q]; fi == nil {
+			return toolpath.Missing
+		} else if fi.Mode()&fs.ModeSymlink != 0 {
+			return toolpath.Unsure
+		}
+	}
+	return toolpath.Clean
+}
+
+type memProbe memFS
+
+func (m memProbe) File(_ context.Context, p string) (veto.FileFact, error) {
+	fi := m[p]
+	if fi == nil {
+		return veto.FileFact{Path: p}, nil
+	}
+	return veto.FileFact{Path: p, Exists: true, Dir: fi.IsDir(), Size: fi.Size(), ModTime: fi.ModTime()}, nil
+}
+
+// BenchmarkKernelFloor runs only the kernel calls the decisions above make
+// on the live filesystem, in the same order and with nothing else: the
+// least a decision can cost here while it looks at the world.
+//
+//	Read: openat2 of the path (RESOLVE_NO_SYMLINKS), close.
+//	WriteNewFile: openat2 of the path (ENOENT), openat2 of its parent,
+//	close, and the probe's lstat of the path.
+func BenchmarkKernelFloor(b *testing.B) {
+	w := newWorld(b, nil)
+	osfs := toolpath.OS{}
+	b.Run("Read", func(b *testing.B) {
+		p := w.ws + "/src/main.go"
+		for b.Loop() {
+			if osfs.Walk(p) != toolpath.Clean {
+				b.Fatal("not clean")
+			}
+		}
+	})
+	b.Run("WriteNewFile", func(b *testing.B) {
+		p := w.ws + "/src/new.go"
+		for b.Loop() {
+			if osfs.Walk(p) != toolpath.Missing || osfs.Walk(path.Dir(p)) != toolpath.Clean {
+				b.Fatal("not missing")
+			}
+			if _, err := os.Lstat(p); !os.IsNotExist(err) {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -184,7 +184,11 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 			return failed("veto cannot open its state, so the call is blocked (state_unavailable)."), nil
 		}
 		done = closeStore
-		if g, err = p.Gate(policy.BuildOptions{Store: s}); err != nil {
+		var pr veto.Probe // a one-shot process: the policy's live probe, which remembers nothing
+		if o.gates != nil {
+			pr = o.gates.probe
+		}
+		if g, err = p.Gate(policy.BuildOptions{Store: s, Probe: pr}); err != nil {
 			done()
 			return failed("veto could not build its rules, so the call is blocked."), nil
 		}

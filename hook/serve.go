@@ -18,6 +18,7 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/probe"
 	"github.com/vetohq/veto/sqlite"
 	"github.com/vetohq/veto/sqlstore"
 )
@@ -40,7 +41,7 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stores := &storeCache{m: map[string]*sqlstore.Store{}}
-	gates := &gateCache{m: map[string]cachedGate{}}
+	gates := &gateCache{m: map[string]cachedGate{}, probe: probe.NewLive(4096)}
 	defer stores.close()
 	// Requests under way when the server stops are answered first: they
 	// run on a context that stopping does not cancel (each has its own
@@ -312,6 +313,9 @@ func Stop(path string, wait time.Duration) (bool, error) {
 type gateCache struct {
 	mu sync.Mutex
 	m  map[string]cachedGate
+	// probe is every gate's: the hashes it remembers outlive a gate rebuilt
+	// for a changed policy.
+	probe probe.Live
 }
 
 type cachedGate struct {

@@ -27,6 +27,39 @@ type Live struct {
 	// Now is the clock by which a file's last change counts as settled
 	// (Settle); nil means time.Now.
 	Now func() time.Time
+
+	hashes *hashCache // nil: remember nothing between looks
+}
+
+// NewLive returns a live probe that remembers, for up to n files, the
+// hash it took under a settled stamp, and answers from it while the file
+// shows that stamp unmoved (as FileAgain does with a fact it is given): a
+// long-lived process, the hook server, then reads a file again only when
+// it changed, whichever run asks.
+func NewLive(n int) Live { return Live{hashes: &hashCache{max: n, m: map[string]veto.FileFact{}}} }
+
+// hashCache is what a Live probe remembers: the last stamped fact of each
+// path.
+type hashCache struct {
+	mu  sync.Mutex
+	max int
+	m   map[string]veto.FileFact
+}
+
+func (c *hashCache) get(path string) (veto.FileFact, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, ok := c.m[path]
+	return f, ok
+}
+
+func (c *hashCache) put(f veto.FileFact) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= c.max {
+		clear(c.m) // a bound, not an eviction policy: what is forgotten is hashed again
+	}
+	c.m[f.Path] = f
 }
 
 var (
@@ -74,10 +107,21 @@ func (l Live) look(ctx context.Context, path string, known *veto.FileFact) (veto
 		return f, nil
 	}
 	st := statStamp(fi)
-	if known != nil && st != (veto.FileStamp{}) && known.Stamp == st && known.Path == path && known.Exists &&
-		!known.Dir && known.Hash != "" && known.Size == f.Size && known.ModTime.Equal(f.ModTime) {
+	// A known hash stands while the file shows the stamp it was taken
+	// under, with the same size and modification time.
+	holds := func(k veto.FileFact) bool {
+		return st != (veto.FileStamp{}) && k.Stamp == st && k.Path == path && k.Exists && !k.Dir && k.Hash != "" &&
+			k.Size == f.Size && k.ModTime.Equal(f.ModTime)
+	}
+	if known != nil && holds(*known) {
 		f.Hash, f.Stamp = known.Hash, st
 		return f, nil
+	}
+	if l.hashes != nil && st != (veto.FileStamp{}) {
+		if k, ok := l.hashes.get(path); ok && holds(k) {
+			f.Hash, f.Stamp = k.Hash, st
+			return f, nil
+		}
 	}
 	settled := st != (veto.FileStamp{}) && l.settled(st)
 	h, opened, err := hashFile(path, f.Size, settled)
@@ -87,6 +131,9 @@ func (l Live) look(ctx context.Context, path string, known *veto.FileFact) (veto
 	f.Hash = h
 	if settled && opened == st {
 		f.Stamp = st // the file hashed is the one lstat saw, unchanged, on a local filesystem
+		if l.hashes != nil {
+			l.hashes.put(f)
+		}
 	}
 	return f, nil
 }

@@ -113,3 +113,61 @@ func TestNetworkFilesystemsKeepNoStamps(t *testing.T) {
 		t.Error("ext4 or tmpfs not trusted")
 	}
 }
+
+// TestNewLiveRemembersOnlySettledHashes pins the hook server's probe: it
+// answers from a hash it took under a settled stamp while the stamp stays
+// unmoved, reads a changed file again, and holds at most its bound.
+func TestNewLiveRemembersOnlySettledHashes(t *testing.T) {
+	dir := t.TempDir()
+	var sfs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &sfs); err != nil || !trustedFS(uint32(sfs.Type)) {
+		t.Skipf("the temporary directory's filesystem (%#x) keeps no stamps", sfs.Type)
+	}
+	ctx := context.Background()
+	write := func(name, body string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	file := write("a.go", "package a\n")
+
+	fresh := NewLive(2)
+	if _, err := fresh.File(ctx, file); err != nil || len(fresh.hashes.m) != 0 {
+		t.Fatalf("an unsettled file was remembered: %v %v", fresh.hashes.m, err)
+	}
+
+	l := NewLive(2)
+	l.Now = func() time.Time { return time.Now().Add(time.Minute) }
+	first, err := l.File(ctx, file)
+	if err != nil || first.Stamp == (veto.FileStamp{}) {
+		t.Fatalf("settled file: %+v %v", first, err)
+	}
+	poisoned := first
+	poisoned.Hash = "feed"
+	l.hashes.m[file] = poisoned
+	if f, _ := l.File(ctx, file); f.Hash != "feed" {
+		t.Fatalf("unmoved stamp: the file was read again (%+v)", f)
+	}
+
+	fi, _ := os.Stat(file)
+	write("a.go", "package b\n")
+	if err := os.Chtimes(file, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	changed, _ := l.File(ctx, file)
+	if changed.Hash == "feed" || changed.Hash == first.Hash {
+		t.Fatalf("a changed file was answered from memory: %+v", changed)
+	}
+
+	for _, n := range []string{"b.go", "c.go", "d.go"} {
+		if _, err := l.File(ctx, write(n, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(l.hashes.m) > 2 {
+		t.Fatalf("%d remembered, bound 2", len(l.hashes.m))
+	}
+}

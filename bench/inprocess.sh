@@ -8,5 +8,5 @@ set -eu
 count=${1:-6}
 cd "$(dirname "$0")/.."
 go test -run '^$' -count "$count" \
-	-bench 'ReadDecision|WriteDecision|BashDecision|Analyze(Typical|4KScript)|Decide10Rules|Decide20CELRules|DecideWithHistory|AppendDecision|WebFetchDecision|Resolve$|ServedRequest' \
+	-bench 'ReadDecision|WriteDecision|KernelFloor|BashDecision|Analyze(Typical|4KScript)|Decide10Rules|Decide20CELRules|DecideWithHistory|AppendDecision|WebFetchDecision|Resolve$|ServedRequest' \
 	. ./toolpath ./rules/files ./rules/command ./rules/network ./shell ./policy/celrule ./sqlite ./hook

@@ -83,7 +83,8 @@ func appendAndLoad(t *testing.T, h Harness) {
 			t.Fatalf("decide %s: %+v", id, v)
 		}
 	}
-	fact := veto.FileFact{Path: "/w/a.go", Exists: true, Size: 3, Hash: "abc", ModTime: time.Unix(1700000000, 0).UTC()}
+	fact := veto.FileFact{Path: "/w/a.go", Exists: true, Size: 3, Hash: "abc", ModTime: time.Unix(1700000000, 0).UTC(),
+		Stamp: veto.FileStamp{Dev: 1<<63 + 5, Ino: 1<<64 - 1, Change: 1700000000123456789}}
 	for id, o := range map[string]veto.Outcome{"ok": veto.Succeeded, "bad": veto.Failed, "stop": veto.Cancelled} {
 		if err := g.Observe(ctx, "r1", veto.Observation{CallID: id, Tool: "Read", Outcome: o}); err != nil {
 			t.Fatal(err)
@@ -116,14 +117,14 @@ func appendAndLoad(t *testing.T, h Harness) {
 		}
 	}
 	got, ok, err := p.Knowledge.File(ctx, "/w/a.go")
-	if err != nil || !ok || !got.Same(fact) || !got.ModTime.Equal(fact.ModTime) {
+	if err != nil || !ok || !got.Same(fact) || !got.ModTime.Equal(fact.ModTime) || got.Stamp != fact.Stamp {
 		t.Fatalf("knowledge %+v %v %v", got, ok, err)
 	}
 	if _, ok, _ := p.Knowledge.File(ctx, "/w/other"); ok {
 		t.Fatal("knowledge of a file never read")
 	}
 	evs, err := s.Events(ctx, "r1", 0)
-	if err != nil || len(evs) != 9 || evs[0].Kind != veto.EventRunStarted || evs[8].Files[0].Path != "/w/a.go" {
+	if err != nil || len(evs) != 9 || evs[0].Kind != veto.EventRunStarted || evs[8].Files[0].Path != "/w/a.go" || evs[8].Files[0].Stamp != fact.Stamp {
 		t.Fatalf("events %d %v", len(evs), err)
 	}
 	if runs, err := s.Runs(ctx); err != nil || len(runs) != 1 || runs[0] != "r1" {

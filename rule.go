@@ -40,7 +40,8 @@ type Knower interface {
 	Known(ctx context.Context, in *Input) []string
 }
 
-// Input is what a rule sees of one call. Rules must not modify it.
+// Input is what a rule sees of one call. Rules must not modify it, and no
+// one copies it: its memo points into the Input itself.
 type Input struct {
 	Call       *Call
 	Descriptor *Descriptor // nil when the tool has none

@@ -107,11 +107,14 @@ func (l Live) look(ctx context.Context, path string, known *veto.FileFact) (veto
 		return f, nil
 	}
 	st := statStamp(fi)
+	now := l.now()
 	// A known hash stands while the file shows the stamp it was taken
-	// under, with the same size and modification time.
+	// under, with the same size and modification time, and the clock has
+	// not been set back past the change (after which a new change could
+	// be given the same time).
 	holds := func(k veto.FileFact) bool {
 		return st != (veto.FileStamp{}) && k.Stamp == st && k.Path == path && k.Exists && !k.Dir && k.Hash != "" &&
-			k.Size == f.Size && k.ModTime.Equal(f.ModTime)
+			k.Size == f.Size && k.ModTime.Equal(f.ModTime) && st.Change <= now.UnixNano()
 	}
 	if known != nil && holds(*known) {
 		f.Hash, f.Stamp = known.Hash, st
@@ -123,7 +126,7 @@ func (l Live) look(ctx context.Context, path string, known *veto.FileFact) (veto
 			return f, nil
 		}
 	}
-	settled := st != (veto.FileStamp{}) && l.settled(st)
+	settled := st != (veto.FileStamp{}) && now.UnixNano()-st.Change > int64(Settle)
 	h, opened, err := hashFile(path, f.Size, settled)
 	if err != nil {
 		return veto.FileFact{}, err
@@ -138,15 +141,11 @@ func (l Live) look(ctx context.Context, path string, known *veto.FileFact) (veto
 	return f, nil
 }
 
-// settled reports whether st's change lies more than Settle in the past.
-// A change time in the future (the clock was set back) is not settled.
-func (l Live) settled(st veto.FileStamp) bool {
-	now := time.Now
+func (l Live) now() time.Time {
 	if l.Now != nil {
-		now = l.Now
+		return l.Now()
 	}
-	age := now().UnixNano() - st.Change
-	return age > int64(Settle)
+	return time.Now()
 }
 
 var buffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}

@@ -10,7 +10,7 @@ import (
 )
 
 func stampOf(st *syscall.Stat_t) veto.FileStamp {
-	return veto.FileStamp{Dev: st.Dev, Ino: st.Ino, Change: st.Ctim.Nano()}
+	return veto.FileStamp{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Change: st.Ctim.Nano()} // Dev is 32 bits on mips
 }
 
 // statStamp returns the stamp lstat gave.
@@ -23,12 +23,27 @@ func statStamp(fi fs.FileInfo) veto.FileStamp {
 }
 
 // fdStamp returns the stamp of the open file fd, or a zero stamp when its
-// filesystem is not one whose change times veto trusts.
+// filesystem is not one whose change times veto trusts, or when someone
+// holds the file open for writing.
+//
+// An open writer can change the content without moving the change time
+// again: a write through a shared writable mapping to a page already
+// dirty (on tmpfs, which never writes back, for as long as the mapping
+// lives), or one long write(2) still landing. A read lease cannot be taken
+// on a file open for writing anywhere, a writable mapping included, so
+// taking one (and giving it back at once) proves there was no such writer
+// when the hash was done; a writer that comes later moves the change time
+// with its first write. A file veto may not lease (another user's, without
+// CAP_LEASE) gets no stamp.
 func fdStamp(fd int) veto.FileStamp {
 	var sfs syscall.Statfs_t
 	if syscall.Fstatfs(fd, &sfs) != nil || !trustedFS(uint32(sfs.Type)) {
 		return veto.FileStamp{}
 	}
+	if _, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETLEASE, syscall.F_RDLCK); errno != 0 {
+		return veto.FileStamp{}
+	}
+	syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_SETLEASE, syscall.F_UNLCK)
 	var st syscall.Stat_t
 	if syscall.Fstat(fd, &st) != nil {
 		return veto.FileStamp{}

@@ -101,6 +101,8 @@ func TestFileAgainTrustsOnlyAnUnmovedSettledStamp(t *testing.T) {
 	if f := again(fake); f.Hash != real || !f.Same(known) {
 		t.Fatalf("swapped file: %+v", f)
 	}
+
+	t.Run("open for writing", noStampWhileOpenForWriting)
 }
 
 func TestNetworkFilesystemsKeepNoStamps(t *testing.T) {
@@ -169,5 +171,54 @@ func TestNewLiveRemembersOnlySettledHashes(t *testing.T) {
 	}
 	if len(l.hashes.m) > 2 {
 		t.Fatalf("%d remembered, bound 2", len(l.hashes.m))
+	}
+}
+
+// noStampWhileOpenForWriting: a writer that already holds the file (an
+// open descriptor, or a shared writable mapping whose descriptor is
+// closed) could change it without moving its change time, so no stamp is
+// recorded until it lets go.
+func noStampWhileOpenForWriting(t *testing.T) {
+	dir := t.TempDir()
+	var sfs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &sfs); err != nil || !trustedFS(uint32(sfs.Type)) {
+		t.Skipf("the temporary directory's filesystem (%#x) keeps no stamps", sfs.Type)
+	}
+	ctx := context.Background()
+	file := filepath.Join(dir, "a.go")
+	if err := os.WriteFile(file, []byte("package a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := Live{Now: func() time.Time { return time.Now().Add(time.Minute) }}
+	stamped := func() bool {
+		t.Helper()
+		f, err := later.File(ctx, file)
+		if err != nil || f.Hash == "" {
+			t.Fatalf("%+v %v", f, err)
+		}
+		return f.Stamp != (veto.FileStamp{})
+	}
+
+	w, err := os.OpenFile(file, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stamped() {
+		t.Fatal("stamped while open for writing")
+	}
+	m, err := syscall.Mmap(int(w.Fd()), 0, 10, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	m[0] = 'P' // a write through the mapping; later ones to this page move nothing
+	if stamped() {
+		t.Fatal("stamped while a writable mapping lives")
+	}
+	if err := syscall.Munmap(m); err != nil {
+		t.Fatal(err)
+	}
+	if !stamped() {
+		t.Fatal("no stamp once every writer let go")
 	}
 }

@@ -18,13 +18,13 @@ const initDescription = `Register veto with an agent client, or remove it.
   veto uninstall CLIENT [--project | --user] [--dir DIR] [--dry-run]
 
 CLIENT is claude-code (.claude/settings.json), gemini-cli (.gemini/settings.json),
-copilot-cli (.github/hooks/veto.json, project only) or cursor (.cursor/hooks.json).
-init adds veto's hook command, with the absolute path of this veto binary, for the
-client's session-start, before-tool and after-tool events. It keeps every other setting
-and hook, and running it twice changes nothing. --project (the default) writes in DIR
-(default: the current directory); --user in the home directory. uninstall removes only
-what init added. (Codex: register "veto hook codex" for PreToolUse and PostToolUse in its
-hooks configuration by hand.)`
+copilot-cli (.github/hooks/veto.json, project only), cursor (.cursor/hooks.json) or
+codex (.codex/hooks.json). init adds veto's hook command, with the absolute path of
+this veto binary, for the client's session-start, before-tool and after-tool events.
+It keeps every other setting and hook, and running it twice changes nothing. --project
+(the default) writes in DIR (default: the current directory); --user in the home
+directory. uninstall removes only what init added. Codex runs a new or changed hook
+only once you trust it in its /hooks screen.`
 
 // clientHooks is how one client's settings hold hooks.
 type clientHooks struct {
@@ -34,6 +34,7 @@ type clientHooks struct {
 	key           string         // the entry's command field
 	extra         map[string]any // more fields of an entry
 	top           map[string]any // fields the file needs at the top level
+	note          string         // what the user must still do, said after init writes
 }
 
 var initClients = map[string]clientHooks{
@@ -49,6 +50,14 @@ var initClients = map[string]clientHooks{
 	"cursor": {project: ".cursor/hooks.json", user: ".cursor/hooks.json", key: "command",
 		events: []struct{ name, matcher string }{{"beforeShellExecution", ""}, {"beforeReadFile", ""}, {"beforeMCPExecution", ""}, {"afterFileEdit", ""}},
 		top:    map[string]any{"version": json.Number("1")}},
+	// Codex's hooks.json is shaped as Claude Code's hooks; "*" matches
+	// every tool, no matcher every session source, the timeout is in
+	// seconds. Codex has no failure event: a failed call reports as
+	// PostToolUse.
+	"codex": {project: ".codex/hooks.json", user: ".codex/hooks.json", grouped: true, key: "command",
+		events: []struct{ name, matcher string }{{"SessionStart", ""}, {"PreToolUse", "*"}, {"PostToolUse", "*"}},
+		extra:  map[string]any{"type": "command", "timeout": json.Number("5")},
+		note:   "Codex runs a new or changed hook only once it is trusted: open /hooks in Codex and trust veto's (a project's hooks also need the project trusted)."},
 }
 
 func runInit(ctx context.Context, e *env, args []string) int { return initOrUninstall(e, "init", args) }
@@ -73,11 +82,7 @@ func initOrUninstall(e *env, verb string, args []string) int {
 				return code
 			}
 		}
-		if len(args) > 0 && args[0] == "codex" {
-			fmt.Fprintf(e.stderr, "veto %s codex: not automated; register \"veto hook codex\" for PreToolUse and PostToolUse in Codex's hooks by hand\n", verb)
-			return ExitUsage
-		}
-		fmt.Fprintf(e.stderr, "veto %s: want a client: claude-code, gemini-cli, copilot-cli or cursor\n", verb)
+		fmt.Fprintf(e.stderr, "veto %s: want a client: claude-code, gemini-cli, copilot-cli, cursor or codex\n", verb)
 		return ExitUsage
 	}
 	client := args[0]
@@ -154,6 +159,9 @@ func initOrUninstall(e *env, verb string, args []string) int {
 			names = append(names, ev.name)
 		}
 		fmt.Fprintf(e.stdout, "%s: veto now answers %s (%s)\n", path, strings.Join(names, ", "), command)
+		if ch.note != "" {
+			fmt.Fprintln(e.stdout, ch.note)
+		}
 	} else {
 		fmt.Fprintf(e.stdout, "%s: veto's hooks removed\n", path)
 	}

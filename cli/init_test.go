@@ -133,6 +133,7 @@ func TestInitEveryClient(t *testing.T) {
 		"gemini-cli":  ".gemini/settings.json",
 		"copilot-cli": ".github/hooks/veto.json",
 		"cursor":      ".cursor/hooks.json",
+		"codex":       ".codex/hooks.json",
 	} {
 		t.Run(client, func(t *testing.T) {
 			dir := t.TempDir()
@@ -152,9 +153,51 @@ func TestInitEveryClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInitCodex writes Codex's hooks.json as Codex reads it: groups of
+// command hooks, "*" for every tool, no matcher for every session source,
+// the timeout in seconds; and it says the hook must be trusted in Codex.
+func TestInitCodex(t *testing.T) {
+	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	if code := cli.Main(context.Background(), []string{"init", "codex"}, strings.NewReader(""), &out, &errOut); code == 0 ||
-		!strings.Contains(errOut.String(), "by hand") {
-		t.Fatalf("codex: %d %s", code, errOut.String())
+	if code := cli.Main(context.Background(), []string{"init", "codex", "--dir", dir}, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("init codex: %d %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "trust") || !strings.Contains(out.String(), "/hooks") {
+		t.Fatalf("init codex says nothing of trusting the hook: %s", out.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".codex/hooks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Hooks map[string][]struct {
+			Matcher *string `json:"matcher"`
+			Hooks   []struct {
+				Type    string `json:"type"`
+				Command string `json:"command"`
+				Timeout int    `json:"timeout"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
+		t.Fatal(err)
+	}
+	if len(file.Hooks) != 3 {
+		t.Fatalf("events %v", file.Hooks)
+	}
+	for ev, matcher := range map[string]string{"SessionStart": "", "PreToolUse": "*", "PostToolUse": "*"} {
+		groups := file.Hooks[ev]
+		if len(groups) != 1 || len(groups[0].Hooks) != 1 {
+			t.Fatalf("%s: %+v", ev, groups)
+		}
+		g, h := groups[0], groups[0].Hooks[0]
+		if (matcher == "") != (g.Matcher == nil) || g.Matcher != nil && *g.Matcher != matcher {
+			t.Errorf("%s: matcher %v, want %q", ev, g.Matcher, matcher)
+		}
+		if h.Type != "command" || h.Timeout != 5 || !strings.HasSuffix(h.Command, " hook codex") {
+			t.Errorf("%s: %+v", ev, h)
+		}
 	}
 }

@@ -28,7 +28,15 @@ type Live struct {
 	// (Settle); nil means time.Now.
 	Now func() time.Time
 
-	hashes *hashCache // nil: remember nothing between looks
+	hashes *hashCache             // nil: remember nothing between looks
+	trusts func(path string) bool // whether the filesystem at path keeps stamps; nil: ask the kernel
+}
+
+func (l Live) trustsFS(path string) bool {
+	if l.trusts != nil {
+		return l.trusts(path)
+	}
+	return pathTrusted(path)
 }
 
 // NewLive returns a live probe that remembers, for up to n files, the
@@ -112,9 +120,21 @@ func (l Live) look(ctx context.Context, path string, known *veto.FileFact) (veto
 	// under, with the same size and modification time, and the clock has
 	// not been set back past the change (after which a new change could
 	// be given the same time).
+	// The filesystem is asked again too, last and once: a device number
+	// can be freed and taken by another filesystem since.
+	trusted := 0 // unknown; 1 trusted; -1 not
 	holds := func(k veto.FileFact) bool {
-		return st != (veto.FileStamp{}) && k.Stamp == st && k.Path == path && k.Exists && !k.Dir && k.Hash != "" &&
-			k.Size == f.Size && k.ModTime.Equal(f.ModTime) && st.Change <= now.UnixNano()
+		if st == (veto.FileStamp{}) || k.Stamp != st || k.Path != path || !k.Exists || k.Dir || k.Hash == "" ||
+			k.Size != f.Size || !k.ModTime.Equal(f.ModTime) || st.Change > now.UnixNano() {
+			return false
+		}
+		if trusted == 0 {
+			trusted = -1
+			if l.trustsFS(path) {
+				trusted = 1
+			}
+		}
+		return trusted == 1
 	}
 	if known != nil && holds(*known) {
 		f.Hash, f.Stamp = known.Hash, st

@@ -51,6 +51,13 @@ func fdStamp(fd int) veto.FileStamp {
 	return stampOf(&st)
 }
 
+// pathTrusted reports whether the file at path sits on a filesystem whose
+// stamps veto trusts.
+func pathTrusted(path string) bool {
+	var sfs syscall.Statfs_t
+	return syscall.Statfs(path, &sfs) == nil && trustedFS(uint32(sfs.Type))
+}
+
 // trustedFS reports whether a filesystem of this type is local, so that
 // the stat it answers is the file's own and not a cached copy (NFS and
 // other network filesystems may answer attributes up to a minute old,

@@ -102,6 +102,23 @@ func TestFileAgainTrustsOnlyAnUnmovedSettledStamp(t *testing.T) {
 		t.Fatalf("swapped file: %+v", f)
 	}
 
+	// A stamp is not believed once the filesystem no longer keeps stamps
+	// (a device number freed and taken by another).
+	now, err := later.File(ctx, file)
+	if err != nil || now.Stamp == (veto.FileStamp{}) {
+		t.Fatalf("%+v %v", now, err)
+	}
+	poisoned := now
+	poisoned.Hash = "feed"
+	if f := again(poisoned); f.Hash != "feed" {
+		t.Fatalf("the swapped-in file's own stamp not believed: %+v", f)
+	}
+	elsewhere := later
+	elsewhere.trusts = func(string) bool { return false }
+	if f, err := elsewhere.FileAgain(ctx, file, poisoned); err != nil || f.Hash != now.Hash {
+		t.Fatalf("stamp believed on an untrusted filesystem: %+v %v", f, err)
+	}
+
 	t.Run("open for writing", noStampWhileOpenForWriting)
 }
 

@@ -13,3 +13,5 @@ import (
 func statStamp(fs.FileInfo) veto.FileStamp { return veto.FileStamp{} }
 
 func fdStamp(int) veto.FileStamp { return veto.FileStamp{} }
+
+func pathTrusted(string) bool { return false }

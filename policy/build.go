@@ -83,7 +83,8 @@ func (p *Policy) Gate(o BuildOptions) (*veto.Gate, error) {
 		home, _ = os.UserHomeDir()
 	}
 	seq, err := sequence.Rules(sequence.Config{Private: p.Private, Home: home, MaxCalls: p.MaxCalls,
-		MaxFailedWrites: p.MaxFailedWrites, Tool: func(n string) *veto.Descriptor { return byName[n] }, ShellHosts: cmds.Hosts})
+		MaxFailedWrites: p.MaxFailedWrites, Tool: func(n string) *veto.Descriptor { return byName[n] }, ShellHosts: cmds.Hosts,
+		Reads: fileSet.Reads})
 	if err != nil {
 		return nil, err
 	}

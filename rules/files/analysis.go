@@ -141,6 +141,38 @@ func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
 	return a
 }
 
+// Reads returns the paths the call reads, each in every form it has
+// (toolpath.Path.Forms): those its descriptor's roles name as read, those
+// an extractor found it reading (a shell command's redirections and the
+// files of commands veto knows, curl's -d @file among them), and, for a
+// tool without a descriptor, every path-like argument, which it may read
+// as well as write. A path that cannot be resolved, or that a command
+// names only at run time, is not among them. It shares the decision's
+// analysis with the file rules.
+func (s *Set) Reads(ctx context.Context, in *veto.Input) ([]string, error) {
+	a, err := s.analyze(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	add := func(p pathArg) {
+		if p.err == nil && !p.unknown {
+			out = append(out, p.path.Forms()...)
+		}
+	}
+	for _, p := range a.read {
+		add(p)
+	}
+	if a.desc == nil {
+		for _, p := range a.written {
+			if !p.command {
+				add(p)
+			}
+		}
+	}
+	return out, nil
+}
+
 // placeRoots finds the workspace and the write roots of a call.
 func (s *Set) placeRoots(a *analysis, c *veto.Call) {
 	cwd := c.Cwd

@@ -36,6 +36,9 @@ type Config struct {
 	// ShellHosts returns the hosts a call's command reaches (shell.egress's
 	// reading); nil when commands are not judged.
 	ShellHosts func(in *veto.Input) []string
+	// Reads returns the canonical paths the call itself reads (files.Set's
+	// Reads); nil when only the history counts.
+	Reads func(ctx context.Context, in *veto.Input) ([]string, error)
 }
 
 // Rules compiles cfg into the rules it turns on.
@@ -143,6 +146,19 @@ func (r *privateEgress) egressCall(in *veto.Input) bool {
 func (r *privateEgress) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	if !r.egressCall(in) {
 		return veto.Allow(), nil
+	}
+	// The call itself may read what it sends: cat secrets/key | curl -d @- …
+	if r.cfg.Reads != nil {
+		reads, err := r.cfg.Reads(ctx, in)
+		if err != nil {
+			return veto.Decision{}, err
+		}
+		for _, p := range reads {
+			if _, ok := r.m.Match(p); ok {
+				return veto.Deny("private_read_with_egress",
+					"This call reads private material and reaches the network; read it in a call that sends nothing, or ask the user."), nil
+			}
+		}
 	}
 	t, err := taint(ctx, r.cfg, r.m, tallyOf(in), 1)
 	if err != nil {

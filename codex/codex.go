@@ -20,7 +20,9 @@ var _ agent.Adapter = Adapter{}
 
 // Decode implements agent.Adapter. A shell command given as an argument
 // vector becomes one command line; apply_patch's file headers become the
-// paths it writes.
+// paths it writes, wherever Codex puts the patch (input, patch, or
+// command, as it does now). A shell command that runs apply_patch, which
+// Codex applies itself, is that apply_patch call.
 func (Adapter) Decode(b []byte) (agent.Event, error) {
 	ev, err := claudecode.Adapter{}.Decode(b)
 	if err != nil || ev.Kind == agent.Start {
@@ -29,26 +31,81 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 	ev.Call.Actor.ID = "codex"
 	args := ev.Call.Args
 	switch ev.Call.Tool {
-	case "shell", "exec_command", "local_shell":
+	case "shell", "exec_command", "local_shell", "Bash":
 		if argv, ok := args["command"].([]any); ok {
 			args["command"] = commandLine(argv)
 		}
-	case "apply_patch":
-		patch, _ := args["input"].(string)
-		if patch == "" {
-			patch, _ = args["patch"].(string)
+		line, _ := args["command"].(string)
+		if ran, first := runsApplyPatch(line); ran {
+			paths := patchPaths(line)
+			if !first {
+				// After a cd, or inside a compound command, the directory the
+				// headers are relative to is not known: an empty path, which
+				// resolves to nothing, refuses the call.
+				paths = append(paths, "")
+			}
+			ev.Call.Tool = "apply_patch"
+			ev.Call.Args = map[string]any{"input": line, "paths": paths}
 		}
-		var paths []any
-		for _, line := range strings.Split(patch, "\n") {
-			for _, h := range []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "} {
-				if p, ok := strings.CutPrefix(line, h); ok {
-					paths = append(paths, strings.TrimSpace(p))
+	case "apply_patch":
+		var patch string
+		for _, k := range []string{"input", "patch", "command"} {
+			switch v := args[k].(type) {
+			case string:
+				patch += v + "\n"
+			case []any:
+				for _, e := range v {
+					s, _ := e.(string)
+					patch += s + "\n"
 				}
 			}
 		}
-		args["paths"] = paths
+		args["paths"] = patchPaths(patch)
 	}
 	return ev, nil
+}
+
+// patchPaths returns the files a patch's headers name. Codex trims each
+// line before it reads a header, and so does this.
+func patchPaths(patch string) []any {
+	paths := []any{}
+	for _, line := range strings.Split(patch, "\n") {
+		line = strings.TrimSpace(line)
+		for _, h := range []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "} {
+			if p, ok := strings.CutPrefix(line, h); ok {
+				paths = append(paths, strings.TrimSpace(p))
+			}
+		}
+	}
+	return paths
+}
+
+// runsApplyPatch reports whether the command line runs apply_patch (or
+// applypatch) on a patch, anywhere, and whether as its very first word. A
+// line with no patch in it (grep apply_patch …) runs none.
+func runsApplyPatch(line string) (ran, first bool) {
+	if !strings.Contains(line, "*** Begin Patch") {
+		return false, false
+	}
+	for _, name := range []string{"apply_patch", "applypatch"} {
+		for i := 0; i < len(line); {
+			j := strings.Index(line[i:], name)
+			if j < 0 {
+				break
+			}
+			at, end := i+j, i+j+len(name)
+			before := at == 0 || strings.ContainsRune(" \t\n;&|(`$'\"", rune(line[at-1]))
+			after := end == len(line) || strings.ContainsRune(" \t\n<;&|)'\"", rune(line[end]))
+			if before && after {
+				if strings.TrimSpace(line[:at]) == "" {
+					return true, true
+				}
+				ran = true
+			}
+			i = end
+		}
+	}
+	return ran, false
 }
 
 // commandLine joins an argument vector: "bash -lc SCRIPT" is the script;

@@ -152,9 +152,7 @@ func wrapXargs(w *walker, c *cmd) stage {
 			repl = "{}"
 		}
 	}
-	if f, ok := o.get("a", "arg-file"); ok {
-		w.access(lit(f), false, false)
-	}
+	w.optFiles(&o, false, nil, "a", "arg-file")
 	if len(o.operands) == 0 {
 		return stage{}
 	}
@@ -853,8 +851,8 @@ func writesAll(spec optSpec) func(*walker, *cmd) stage {
 		for _, f := range o.operands {
 			w.access(f, true, false)
 		}
-		if r, ok := o.get("r", "reference"); ok && (c.name == "touch" || c.name == "truncate") {
-			w.access(lit(r), false, false)
+		if c.name == "touch" || c.name == "truncate" {
+			w.optFiles(&o, false, nil, "r", "reference")
 		}
 		return stage{}
 	}
@@ -879,9 +877,7 @@ func readsAfterPattern(spec optSpec, patternOpt, fileOpt string) func(*walker, *
 		ops := o.operands
 		given := (patternOpt != "" && o.has(patternOpt, "regexp")) || (fileOpt != "" && o.has(fileOpt, "file", "from-file"))
 		if fileOpt != "" {
-			if f, ok := o.get(fileOpt, "file", "from-file"); ok {
-				w.access(lit(f), false, false)
-			}
+			w.optFiles(&o, false, nil, fileOpt, "file", "from-file")
 		}
 		if !given && len(ops) > 0 {
 			ops = ops[1:]
@@ -908,9 +904,7 @@ func runCompress(w *walker, c *cmd) stage {
 func runSed(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "efl", long: map[string]bool{"expression": true, "file": true, "line-length": true}}, false)
 	ops := o.operands
-	if f, ok := o.get("f", "file"); ok {
-		w.access(lit(f), false, false)
-	}
+	w.optFiles(&o, false, nil, "f", "file")
 	if !o.has("e", "expression", "f", "file") && len(ops) > 0 {
 		ops = ops[1:]
 	}
@@ -931,9 +925,7 @@ func runSed(w *walker, c *cmd) stage {
 
 func runSort(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "kotST", long: map[string]bool{"key": true, "output": true, "field-separator": true, "buffer-size": true, "temporary-directory": true, "files0-from": true}}, false)
-	if out, ok := o.get("o", "output"); ok {
-		w.access(lit(out), true, false)
-	}
+	w.optFiles(&o, true, nil, "o", "output")
 	for _, f := range o.operands {
 		w.access(f, false, false)
 	}
@@ -957,29 +949,23 @@ func runTar(w *walker, c *cmd) stage {
 		args = append([]word{lit("-" + args[0].lit)}, args[1:]...) // "czf" is "-czf"
 	}
 	o := parseOpts(args, optSpec{val: "fCT", long: map[string]bool{"file": true, "directory": true, "files-from": true, "exclude": true}}, false)
-	archive, hasArchive := o.get("f", "file")
-	dir, hasDir := o.get("C", "directory")
+	archive := func(write bool) { w.optFiles(&o, write, notStdio, "f", "file") }
 	switch {
 	case o.has("c", "create", "r", "append", "u", "update"):
-		if hasArchive {
-			w.access(lit(archive), true, false)
-		}
+		archive(true)
+		w.optFiles(&o, false, nil, "T", "files-from")
 		for _, f := range o.operands {
 			w.access(f, false, false)
 		}
 	case o.has("x", "extract", "get"):
-		if hasArchive {
-			w.access(lit(archive), false, false)
+		archive(false)
+		if o.has("C", "directory") {
+			w.optFiles(&o, true, nil, "C", "directory")
+		} else {
+			w.access(lit("."), true, false)
 		}
-		target := "."
-		if hasDir {
-			target = dir
-		}
-		w.access(lit(target), true, false)
 	default:
-		if hasArchive {
-			w.access(lit(archive), false, false)
-		}
+		archive(false)
 	}
 	return stage{}
 }
@@ -1004,11 +990,11 @@ func runUnzip(w *walker, c *cmd) stage {
 	if o.has("l", "t", "p", "Z", "v") {
 		return stage{}
 	}
-	d, ok := o.get("d")
-	if !ok {
-		d = "."
+	if o.has("d") {
+		w.optFiles(&o, true, nil, "d")
+	} else {
+		w.access(lit("."), true, false)
 	}
-	w.access(lit(d), true, false)
 	return stage{}
 }
 
@@ -1023,6 +1009,43 @@ func (w *walker) host(c *cmd, s string) {
 	}
 	w.r.Hosts = append(w.r.Hosts, Host{Host: h, Command: c.name, Segment: c.seg})
 }
+
+// optFiles judges every value given to the options names as a file the
+// command reads or writes (write): each value a word may have, and, for a
+// write, a value veto cannot know statically as an unknown file (which no
+// root holds). An unknown read names nothing to judge. file, when set,
+// says which values name a file, and which file.
+func (w *walker) optFiles(o *opts, write bool, file func(v string) (string, bool), names ...string) {
+	for _, x := range o.all(names...) {
+		if x.unknown {
+			if write {
+				w.access(x, true, false)
+			}
+			continue
+		}
+		for _, v := range x.vals {
+			if file != nil {
+				var ok bool
+				if v, ok = file(v); !ok {
+					continue
+				}
+			}
+			w.access(lit(v), write, false)
+		}
+	}
+}
+
+// optHosts takes every value given to the options names as a host the
+// command reaches.
+func (w *walker) optHosts(c *cmd, o *opts, names ...string) {
+	for _, x := range o.all(names...) {
+		w.hostWord(c, x)
+	}
+}
+
+// notStdio is a file option's value that names a file: not "-" (the
+// standard streams) and not empty.
+func notStdio(v string) (string, bool) { return v, v != "-" && v != "" }
 
 func (w *walker) hostWord(c *cmd, x word) {
 	if x.unknown {
@@ -1105,38 +1128,29 @@ var curlValued = map[string]bool{"output": true, "data": true, "data-binary": tr
 
 func runCurl(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "odTFHAeuXbcDKxECrmyYzw", long: curlValued}, false)
-	for _, k := range []string{"o", "output", "D", "dump-header", "c", "cookie-jar", "trace", "trace-ascii", "stderr"} {
-		if v, ok := o.set[k]; ok && v != "-" && v != "" {
-			w.access(lit(v), true, false)
+	// Every value of a repeated option counts: curl sends every -d and
+	// writes every -o.
+	w.optFiles(&o, true, notStdio, "o", "output", "D", "dump-header", "c", "cookie-jar", "trace", "trace-ascii", "stderr")
+	at := func(v string) (string, bool) { // @file, but not @- (standard input)
+		return strings.TrimPrefix(v, "@"), strings.HasPrefix(v, "@") && v != "@-"
+	}
+	w.optFiles(&o, false, at, "d", "data", "data-binary", "data-ascii", "json", "H", "header")
+	w.optFiles(&o, false, func(v string) (string, bool) { // @file or name@file, not name=content
+		i := strings.IndexByte(v, '@')
+		return v[i+1:], i >= 0 && !strings.Contains(v[:i], "=") && v[i+1:] != "-"
+	}, "data-urlencode")
+	w.optFiles(&o, false, func(v string) (string, bool) {
+		if _, f, found := strings.Cut(v, "=@"); found {
+			return strings.SplitN(f, ";", 2)[0], true
 		}
-	}
-	for _, k := range []string{"d", "data", "data-binary", "data-urlencode", "data-ascii", "json"} {
-		if v, ok := o.set[k]; ok && strings.HasPrefix(v, "@") && v != "@-" {
-			w.access(lit(v[1:]), false, false)
-		}
-	}
-	for _, k := range []string{"F", "form"} {
-		if v, ok := o.set[k]; ok {
-			if _, f, found := strings.Cut(v, "=@"); found {
-				w.access(lit(strings.SplitN(f, ";", 2)[0]), false, false)
-			} else if _, f, found := strings.Cut(v, "=<"); found {
-				w.access(lit(f), false, false)
-			}
-		}
-	}
-	for _, k := range []string{"T", "upload-file", "K", "config", "netrc-file"} {
-		if v, ok := o.set[k]; ok && v != "-" && v != "." {
-			w.access(lit(v), false, false)
-		}
-	}
-	for _, k := range []string{"x", "proxy", "preproxy", "socks5", "socks5-hostname"} {
-		if v, ok := o.set[k]; ok {
-			w.host(c, v)
-		}
-	}
-	if v, ok := o.get("url"); ok {
-		w.host(c, v)
-	}
+		_, f, found := strings.Cut(v, "=<")
+		return f, found
+	}, "F", "form")
+	w.optFiles(&o, false, func(v string) (string, bool) { return v, v != "-" && v != "." && v != "" },
+		"T", "upload-file", "K", "config", "netrc-file")
+	w.optFiles(&o, false, func(v string) (string, bool) { return v, v != "" && v != "-" && !strings.Contains(v, "=") },
+		"b", "cookie") // a cookie file; name=value is a cookie
+	w.optHosts(c, &o, "x", "proxy", "preproxy", "socks5", "socks5-hostname", "url")
 	for _, u := range o.operands {
 		w.hostWord(c, u)
 	}
@@ -1148,21 +1162,12 @@ func runWget(w *walker, c *cmd) stage {
 		"append-output": true, "directory-prefix": true, "input-file": true, "post-file": true, "body-file": true, "post-data": true,
 		"user-agent": true, "header": true, "execute": true, "tries": true, "timeout": true, "level": true, "user": true,
 		"password": true, "http-user": true, "http-password": true, "load-cookies": true, "save-cookies": true, "referer": true}}, false)
-	for _, k := range []string{"O", "output-document", "o", "output-file", "a", "append-output", "save-cookies"} {
-		if v, ok := o.set[k]; ok && v != "-" && v != "" {
-			w.access(lit(v), true, false)
-		}
-	}
-	if v, ok := o.get("P", "directory-prefix"); ok {
-		w.access(lit(v), true, false)
-	}
-	for _, k := range []string{"i", "input-file", "post-file", "body-file", "load-cookies"} {
-		if v, ok := o.set[k]; ok && v != "-" {
-			w.access(lit(v), false, false)
-			if k == "i" || k == "input-file" {
-				w.r.Hosts = append(w.r.Hosts, Host{Unknown: true, Command: c.name, Segment: c.seg})
-			}
-		}
+	w.optFiles(&o, true, notStdio, "O", "output-document", "o", "output-file", "a", "append-output", "save-cookies")
+	w.optFiles(&o, true, nil, "P", "directory-prefix")
+	w.optFiles(&o, false, notStdio, "post-file", "body-file", "load-cookies")
+	if o.has("i", "input-file") {
+		w.optFiles(&o, false, notStdio, "i", "input-file")
+		w.r.Hosts = append(w.r.Hosts, Host{Unknown: true, Command: c.name, Segment: c.seg})
 	}
 	for _, u := range o.operands {
 		w.hostWord(c, u)
@@ -1175,13 +1180,9 @@ func runNetcat(w *walker, c *cmd) stage {
 	if o.has("l", "listen") {
 		return stage{}
 	}
-	if v, ok := o.get("x", "proxy"); ok {
-		w.host(c, v)
-	}
-	for _, k := range []string{"e", "c", "exec", "sh-exec"} {
-		if v, ok := o.set[k]; ok {
-			w.scriptOf(c, lit(v))
-		}
+	w.optHosts(c, &o, "x", "proxy")
+	for _, x := range o.all("e", "c", "exec", "sh-exec") {
+		w.scriptOf(c, x)
 	}
 	if len(o.operands) > 0 {
 		w.hostWord(c, o.operands[0])
@@ -1231,9 +1232,7 @@ func runSSH(w *walker, c *cmd) stage {
 		return stage{}
 	}
 	w.hostWord(c, o.operands[0])
-	if v, ok := o.get("J"); ok {
-		w.host(c, v)
-	}
+	w.optHosts(c, &o, "J")
 	if len(o.operands) > 1 {
 		remote := joinWords(o.operands[1:])
 		sub := w.fork()
@@ -1282,11 +1281,7 @@ func remoteSpec(s string) bool {
 func registryHosts(spec optSpec, keys ...string) func(*walker, *cmd) stage {
 	return func(w *walker, c *cmd) stage {
 		o := parseOpts(c.args, spec, false)
-		for _, k := range keys {
-			if v, ok := o.set[k]; ok {
-				w.host(c, v)
-			}
-		}
+		w.optHosts(c, &o, keys...)
 		for _, op := range o.operands {
 			if !op.unknown && strings.Contains(op.lit, "://") {
 				w.host(c, strings.TrimPrefix(op.lit, "git+"))

@@ -12,7 +12,8 @@ type optSpec struct {
 // opts is a parsed command line: the options seen (by name, without
 // dashes; a short option's value under its letter), and the operands.
 type opts struct {
-	set      map[string]string
+	set      map[string]string // the last value of each option
+	vals     map[string][]word // every value each option was given, in order, as the words they were
 	operands []word
 	dashdash bool // operands came after "--"
 	unknown  bool // a word that could not be evaluated was met among the options
@@ -25,6 +26,16 @@ func (o *opts) has(names ...string) bool {
 		}
 	}
 	return false
+}
+
+// all returns every value given to the options names, in order. A value
+// veto could not know statically is an unknown word, never "".
+func (o *opts) all(names ...string) []word {
+	var out []word
+	for _, n := range names {
+		out = append(out, o.vals[n]...)
+	}
+	return out
 }
 
 func (o *opts) get(names ...string) (string, bool) {
@@ -40,7 +51,7 @@ func (o *opts) get(names ...string) (string, bool) {
 // ends the options (wrappers: what follows is the command); otherwise
 // options and operands may mix, as GNU tools allow.
 func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
-	o := opts{set: map[string]string{}}
+	o := opts{set: map[string]string{}, vals: map[string][]word{}}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a.unknown {
@@ -59,9 +70,13 @@ func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
 			return o
 		case strings.HasPrefix(s, "--"):
 			name, val, hasVal := strings.Cut(s[2:], "=")
-			if !hasVal && spec.long[name] && i+1 < len(args) {
+			switch {
+			case hasVal:
+				o.vals[name] = append(o.vals[name], lit(val))
+			case spec.long[name] && i+1 < len(args):
 				i++
 				val = args[i].lit
+				o.vals[name] = append(o.vals[name], args[i])
 			}
 			o.set[name] = val
 		case len(s) > 1 && s[0] == '-':
@@ -73,11 +88,13 @@ func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
 				f := s[j : j+1]
 				if strings.Contains(spec.val, f) {
 					v := s[j+1:]
+					vw := lit(v)
 					if v == "" && i+1 < len(args) {
 						i++
-						v = args[i].lit
+						v, vw = args[i].lit, args[i]
 					}
 					o.set[f] = v
+					o.vals[f] = append(o.vals[f], vw)
 					break
 				}
 				o.set[f] = ""

@@ -145,8 +145,8 @@ func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
 // (toolpath.Path.Forms): those its descriptor's roles name as read, those
 // an extractor found it reading (a shell command's redirections and the
 // files of commands veto knows, curl's -d @file among them), and, for a
-// tool without a descriptor, every path-like argument, which it may read
-// as well as write. A path that cannot be resolved, or that a command
+// tool without a descriptor or one that declares it reads, every path it
+// names, which it may read as well as write. A path that cannot be resolved, or that a command
 // names only at run time, is not among them. It shares the decision's
 // analysis with the file rules.
 func (s *Set) Reads(ctx context.Context, in *veto.Input) ([]string, error) {
@@ -163,7 +163,9 @@ func (s *Set) Reads(ctx context.Context, in *veto.Input) ([]string, error) {
 	for _, p := range a.read {
 		add(p)
 	}
-	if a.desc == nil {
+	// A tool without a descriptor may read what it names; so may a tool
+	// that declares it reads, whichever role names the path.
+	if a.desc == nil || a.desc.Has(veto.CapReads) || a.desc.Has(veto.CapSearchesTree) {
 		for _, p := range a.written {
 			if !p.command {
 				add(p)

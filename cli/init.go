@@ -35,6 +35,7 @@ type clientHooks struct {
 	extra         map[string]any // more fields of an entry
 	top           map[string]any // fields the file needs at the top level
 	note          string         // what the user must still do, said after init writes
+	userDirEnv    string         // a variable that, when set, is the user settings' directory instead of home's (CODEX_HOME)
 }
 
 var initClients = map[string]clientHooks{
@@ -56,8 +57,8 @@ var initClients = map[string]clientHooks{
 	// PostToolUse.
 	"codex": {project: ".codex/hooks.json", user: ".codex/hooks.json", grouped: true, key: "command",
 		events: []struct{ name, matcher string }{{"SessionStart", ""}, {"PreToolUse", "*"}, {"PostToolUse", "*"}},
-		extra:  map[string]any{"type": "command", "timeout": json.Number("5")},
-		note:   "Codex runs a new or changed hook only once it is trusted: open /hooks in Codex and trust veto's (a project's hooks also need the project trusted)."},
+		extra:  map[string]any{"type": "command", "timeout": json.Number("5")}, userDirEnv: "CODEX_HOME",
+		note: "Codex runs a new or changed hook only once it is trusted: open /hooks in Codex and trust veto's (a project's hooks also need the project trusted)."},
 }
 
 func runInit(ctx context.Context, e *env, args []string) int { return initOrUninstall(e, "init", args) }
@@ -101,6 +102,9 @@ func initOrUninstall(e *env, verb string, args []string) int {
 			return ExitDeny
 		}
 		path = filepath.Join(home, ch.user)
+		if dir := os.Getenv(ch.userDirEnv); ch.userDirEnv != "" && dir != "" {
+			path = filepath.Join(dir, filepath.Base(ch.user))
+		}
 	}
 	settings, err := readSettings(path)
 	if err != nil {

@@ -187,6 +187,20 @@ func TestInitCodex(t *testing.T) {
 	if len(file.Hooks) != 3 {
 		t.Fatalf("events %v", file.Hooks)
 	}
+	// --user writes where Codex reads the user's hooks: $CODEX_HOME, else
+	// ~/.codex.
+	home, codexHome := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("CODEX_HOME", codexHome)
+	run(t, "init", "codex", "--user")
+	if _, err := os.Stat(filepath.Join(codexHome, "hooks.json")); err != nil {
+		t.Fatalf("not in CODEX_HOME: %v", err)
+	}
+	t.Setenv("CODEX_HOME", "")
+	run(t, "init", "codex", "--user")
+	if _, err := os.Stat(filepath.Join(home, ".codex", "hooks.json")); err != nil {
+		t.Fatalf("not in ~/.codex: %v", err)
+	}
 	for ev, matcher := range map[string]string{"SessionStart": "", "PreToolUse": "*", "PostToolUse": "*"} {
 		groups := file.Hooks[ev]
 		if len(groups) != 1 || len(groups[0].Hooks) != 1 {

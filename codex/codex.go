@@ -7,6 +7,7 @@ package codex
 
 import (
 	"encoding/json"
+	"path"
 	"strings"
 
 	"github.com/vetohq/veto/agent"
@@ -34,6 +35,15 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 	case "shell", "exec_command", "local_shell", "Bash":
 		if argv, ok := args["command"].([]any); ok {
 			args["command"] = commandLine(argv)
+		}
+		// The command runs in its workdir when it names one: its relative
+		// paths, and a patch's headers, are relative to that.
+		if wd, ok := args["workdir"].(string); ok && wd != "" {
+			if path.IsAbs(wd) {
+				ev.Call.Cwd = wd
+			} else if ev.Call.Cwd != "" {
+				ev.Call.Cwd = path.Join(ev.Call.Cwd, wd)
+			}
 		}
 		line, _ := args["command"].(string)
 		if ran, first := runsApplyPatch(line); ran {

@@ -20,17 +20,8 @@ import (
 //
 // E29
 func TestFileAgainTrustsOnlyAnUnmovedSettledStamp(t *testing.T) {
-	dir := t.TempDir()
-	var sfs syscall.Statfs_t
-	if err := syscall.Statfs(dir, &sfs); err != nil || !trustedFS(uint32(sfs.Type)) {
-		t.Skipf("the temporary directory's filesystem (%#x) keeps no stamps", sfs.Type)
-	}
-	ctx := context.Background()
-	file := filepath.Join(dir, "a.go")
-	if err := os.WriteFile(file, []byte("package a\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	later := Live{Now: func() time.Time { return time.Now().Add(time.Minute) }}
+	file, later := settledFile(t)
+	dir, ctx := filepath.Dir(file), context.Background()
 
 	// Just written: the change is not settled, so no stamp.
 	if f, err := (Live{}).File(ctx, file); err != nil || f.Stamp != (veto.FileStamp{}) || f.Hash == "" {
@@ -137,11 +128,7 @@ func TestNetworkFilesystemsKeepNoStamps(t *testing.T) {
 // answers from a hash it took under a settled stamp while the stamp stays
 // unmoved, reads a changed file again, and holds at most its bound.
 func TestNewLiveRemembersOnlySettledHashes(t *testing.T) {
-	dir := t.TempDir()
-	var sfs syscall.Statfs_t
-	if err := syscall.Statfs(dir, &sfs); err != nil || !trustedFS(uint32(sfs.Type)) {
-		t.Skipf("the temporary directory's filesystem (%#x) keeps no stamps", sfs.Type)
-	}
+	dir := stampDir(t)
 	ctx := context.Background()
 	write := func(name, body string) string {
 		t.Helper()
@@ -196,17 +183,8 @@ func TestNewLiveRemembersOnlySettledHashes(t *testing.T) {
 // closed) could change it without moving its change time, so no stamp is
 // recorded until it lets go.
 func noStampWhileOpenForWriting(t *testing.T) {
-	dir := t.TempDir()
-	var sfs syscall.Statfs_t
-	if err := syscall.Statfs(dir, &sfs); err != nil || !trustedFS(uint32(sfs.Type)) {
-		t.Skipf("the temporary directory's filesystem (%#x) keeps no stamps", sfs.Type)
-	}
+	file, later := settledFile(t)
 	ctx := context.Background()
-	file := filepath.Join(dir, "a.go")
-	if err := os.WriteFile(file, []byte("package a\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	later := Live{Now: func() time.Time { return time.Now().Add(time.Minute) }}
 	stamped := func() bool {
 		t.Helper()
 		f, err := later.File(ctx, file)
@@ -238,4 +216,27 @@ func noStampWhileOpenForWriting(t *testing.T) {
 	if !stamped() {
 		t.Fatal("no stamp once every writer let go")
 	}
+}
+
+// settledFile writes a.go in a stampDir and returns it with a probe whose
+// clock runs a minute ahead, so that the file counts as long settled.
+func settledFile(t *testing.T) (string, Live) {
+	t.Helper()
+	file := filepath.Join(stampDir(t), "a.go")
+	if err := os.WriteFile(file, []byte("package a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file, Live{Now: func() time.Time { return time.Now().Add(time.Minute) }}
+}
+
+// stampDir returns a temporary directory on a filesystem that keeps
+// stamps, or skips the test.
+func stampDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	var sfs syscall.Statfs_t
+	if err := syscall.Statfs(dir, &sfs); err != nil || !trustedFS(uint32(sfs.Type)) {
+		t.Skipf("the temporary directory's filesystem (%#x) keeps no stamps", sfs.Type)
+	}
+	return dir
 }

@@ -44,15 +44,7 @@ func BenchmarkWriteDecisionNewFile(b *testing.B) {
 // stale gate probes and hashes it (14 bytes here).
 func BenchmarkWriteDecisionKnownFile(b *testing.B) {
 	w := newWorld(b, nil)
-	read := func() {
-		c := w.call("Read", map[string]any{"file_path": w.ws + "/src/main.go"})
-		if v := w.gate.Decide(ctx, c); !v.Allowed {
-			b.Fatal(v.Reason)
-		}
-		must(b, w.gate.ObserveCall(ctx, c, veto.Succeeded))
-	}
-	args := map[string]any{"file_path": w.ws + "/src/main.go", "content": "package main\n"}
-	benchDecide(b, w, "Write", args, read)
+	benchWriteKnown(b, w, w.ws+"/src/main.go")
 }
 
 // BenchmarkWriteDecisionKnownOldFile is a Write of a file the run read,
@@ -65,15 +57,7 @@ func BenchmarkWriteDecisionKnownOldFile(b *testing.B) {
 	time.Sleep(probe.Settle + 100*time.Millisecond)
 	for _, f := range []struct{ name, path string }{{"14B", "/src/main.go"}, {"4MB", "/src/big.go"}} {
 		b.Run(f.name, func(b *testing.B) {
-			read := func() {
-				c := w.call("Read", map[string]any{"file_path": w.ws + f.path})
-				if v := w.gate.Decide(ctx, c); !v.Allowed {
-					b.Fatal(v.Reason)
-				}
-				must(b, w.gate.ObserveCall(ctx, c, veto.Succeeded))
-			}
-			args := map[string]any{"file_path": w.ws + f.path, "content": "package main\n"}
-			benchDecide(b, w, "Write", args, read)
+			benchWriteKnown(b, w, w.ws+f.path)
 		})
 	}
 }
@@ -84,15 +68,21 @@ func BenchmarkWriteDecisionKnownOldFile(b *testing.B) {
 func BenchmarkWriteDecisionKnownFile4MB(b *testing.B) {
 	w := newWorld(b, nil)
 	must(b, os.WriteFile(w.ws+"/src/big.go", make([]byte, 4<<20), 0o644))
+	benchWriteKnown(b, w, w.ws+"/src/big.go")
+}
+
+// benchWriteKnown decides Writes of file, which the run read (and the
+// runtime reported) at the start of every run.
+func benchWriteKnown(b *testing.B, w *world, file string) {
+	b.Helper()
 	read := func() {
-		c := w.call("Read", map[string]any{"file_path": w.ws + "/src/big.go"})
+		c := w.call("Read", map[string]any{"file_path": file})
 		if v := w.gate.Decide(ctx, c); !v.Allowed {
 			b.Fatal(v.Reason)
 		}
 		must(b, w.gate.ObserveCall(ctx, c, veto.Succeeded))
 	}
-	args := map[string]any{"file_path": w.ws + "/src/big.go", "content": "package main\n"}
-	benchDecide(b, w, "Write", args, read)
+	benchDecide(b, w, "Write", map[string]any{"file_path": file, "content": "package main\n"}, read)
 }
 
 // benchDecide decides tool calls with args; start, when given, runs at the

@@ -119,9 +119,8 @@ func (l Live) look(ctx context.Context, path string, known *veto.FileFact) (veto
 	// A known hash stands while the file shows the stamp it was taken
 	// under, with the same size and modification time, and the clock has
 	// not been set back past the change (after which a new change could
-	// be given the same time).
-	// The filesystem is asked again too, last and once: a device number
-	// can be freed and taken by another filesystem since.
+	// be given the same time). The filesystem is asked last, and once: a
+	// device number can be freed and taken by another filesystem since.
 	trusted := 0 // unknown; 1 trusted; -1 not
 	holds := func(k veto.FileFact) bool {
 		if st == (veto.FileStamp{}) || k.Stamp != st || k.Path != path || !k.Exists || k.Dir || k.Hash == "" ||

@@ -146,9 +146,9 @@ func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
 // an extractor found it reading (a shell command's redirections and the
 // files of commands veto knows, curl's -d @file among them), and, for a
 // tool without a descriptor or one that declares it reads, every path it
-// names, which it may read as well as write. A path that cannot be resolved, or that a command
-// names only at run time, is not among them. It shares the decision's
-// analysis with the file rules.
+// names, which it may read as well as write. A path that cannot be
+// resolved, or that a command names only at run time, is not among them.
+// It shares the decision's analysis with the file rules.
 func (s *Set) Reads(ctx context.Context, in *veto.Input) ([]string, error) {
 	a, err := s.analyze(ctx, in)
 	if err != nil {

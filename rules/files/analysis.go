@@ -65,25 +65,50 @@ func (s *Set) analyze(ctx context.Context, in *veto.Input) (*analysis, error) {
 	return a, nil
 }
 
+// maxGlob is how many files one pattern in a command may name before the
+// call is refused as one veto cannot judge.
+const maxGlob = 1024
+
 // addUses adds the paths an extractor found. A path relative to an
-// unknown directory is unknown.
+// unknown directory is unknown. A path with a pattern in it is the files
+// the shell would expand it to, on a filesystem that can be listed (the
+// live one; replay judges the pattern as written).
 func (s *Set) addUses(a *analysis, c *veto.Call, uses []veto.PathUse) {
 	before := len(a.written)
+	add := func(p pathArg, write bool) {
+		if write {
+			a.written = append(a.written, p)
+		} else if !p.unknown {
+			a.read = append(a.read, p)
+		}
+	}
 	for _, u := range uses {
 		p := pathArg{command: true, unknown: u.Unknown, removes: u.Removes}
 		if u.Dir == "" && !strings.HasPrefix(u.Path, "/") && !strings.HasPrefix(u.Path, "~") && !strings.HasPrefix(u.Path, "file:") {
 			p.unknown = true // relative to a directory veto lost track of
 		}
-		if !p.unknown {
-			p.path, p.err = toolpath.Resolve(u.Path, s.env(u.Dir))
-			if p.err != nil && !u.Write {
+		if p.unknown {
+			add(p, u.Write)
+			continue
+		}
+		env := s.env(u.Dir)
+		raws := []string{u.Path}
+		matches, expanded, err := toolpath.Glob(u.Path, env, maxGlob)
+		switch {
+		case errors.Is(err, toolpath.ErrTooMany):
+			p.err = err // more files than veto judges: refused, read or written
+			add(p, u.Write)
+			continue
+		case expanded:
+			raws = matches
+		}
+		for _, raw := range raws {
+			q := p
+			q.path, q.err = toolpath.Resolve(raw, env)
+			if q.err != nil && !u.Write {
 				continue // a read veto cannot place: nothing to check it against
 			}
-		}
-		if u.Write {
-			a.written = append(a.written, p)
-		} else if !p.unknown {
-			a.read = append(a.read, p)
+			add(q, u.Write)
 		}
 	}
 	if before == 0 && len(a.written) > 0 {

@@ -158,6 +158,7 @@ type PathUse struct {
 	Write   bool
 	Unknown bool // the path cannot be known statically: for a write, it is outside every root
 	Removes bool // a recursive, forced removal of the path and everything below it
+	Tree    bool // a read of the path and everything below it (a recursive copy, archive or search)
 }
 
 // PathExtractor finds the paths of a call that descriptor roles cannot

@@ -822,9 +822,15 @@ func runCopy(move bool) func(*walker, *cmd) stage {
 		if len(ops) < 2 {
 			return stage{}
 		}
+		// mv takes a directory with everything below it; so does cp -r.
+		tree := move || o.has("r", "R", "a", "recursive", "archive")
 		for _, s := range ops[:len(ops)-1] {
-			w.access(s, move, false)
 			if move {
+				w.access(s, true, false)
+			}
+			if tree {
+				w.readTree(s)
+			} else {
 				w.access(s, false, false)
 			}
 		}
@@ -882,7 +888,16 @@ func readsAfterPattern(spec optSpec, patternOpt, fileOpt string) func(*walker, *
 		if !given && len(ops) > 0 {
 			ops = ops[1:]
 		}
+		// rg, ag and ack search directories by default; grep with -r.
+		tree := c.name == "rg" || c.name == "ag" || c.name == "ack" || o.has("r", "R", "recursive", "dereference-recursive")
+		if d, ok := o.get("d", "directories"); ok && d == "recurse" {
+			tree = true
+		}
 		for _, f := range ops {
+			if tree {
+				w.readTree(f)
+				continue
+			}
 			w.access(f, false, false)
 		}
 		return stage{}
@@ -955,7 +970,7 @@ func runTar(w *walker, c *cmd) stage {
 		archive(true)
 		w.optFiles(&o, false, nil, "T", "files-from")
 		for _, f := range o.operands {
-			w.access(f, false, false)
+			w.readTree(f) // tar takes a directory with everything below it
 		}
 	case o.has("x", "extract", "get"):
 		archive(false)
@@ -977,7 +992,11 @@ func runZip(w *walker, c *cmd) stage {
 	}
 	w.access(o.operands[0], true, false)
 	for _, f := range o.operands[1:] {
-		w.access(f, false, false)
+		if o.has("r", "R", "recurse-paths") {
+			w.readTree(f)
+		} else {
+			w.access(f, false, false)
+		}
 	}
 	return stage{}
 }
@@ -1262,7 +1281,12 @@ func runRemoteCopy(w *walker, c *cmd) stage {
 			w.hostWord(c, x)
 			continue
 		}
-		w.access(x, i == len(o.operands)-1 && len(o.operands) > 1, false)
+		last := i == len(o.operands)-1 && len(o.operands) > 1
+		if !last && o.has("r", "a", "recursive", "archive") {
+			w.readTree(x)
+			continue
+		}
+		w.access(x, last, false)
 	}
 	return stage{}
 }

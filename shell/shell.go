@@ -34,6 +34,7 @@ type Access struct {
 	Write   bool
 	Unknown bool // the path cannot be known statically
 	Removes bool // a recursive, forced removal: the path and all below it
+	Tree    bool // a recursive read: the path and every file below it (tar, grep -r, cp -r, …)
 	Segment int
 }
 

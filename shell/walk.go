@@ -295,6 +295,16 @@ func (w *walker) access(x word, write, removes bool) {
 	}
 }
 
+// readTree is access for a read of x and everything below it: a
+// recursive copy, archive or search.
+func (w *walker) readTree(x word) {
+	n := len(w.r.Files)
+	w.access(x, false, false)
+	for i := n; i < len(w.r.Files); i++ {
+		w.r.Files[i].Tree = true
+	}
+}
+
 // chdir follows cd: a directory it cannot resolve makes the cwd unknown.
 func (w *walker) chdir(x word) {
 	if x.unknown || len(x.vals) != 1 || x.lit == "-" {

@@ -20,6 +20,7 @@ type pathArg struct {
 	command bool // found by an extractor in a command, not named by a role
 	unknown bool // the command's path cannot be known statically
 	removes bool // a recursive, forced removal
+	tree    bool // a command reads it with everything below it
 }
 
 // what returns how a message refers to the argument.
@@ -83,7 +84,7 @@ func (s *Set) addUses(a *analysis, c *veto.Call, uses []veto.PathUse) {
 		}
 	}
 	for _, u := range uses {
-		p := pathArg{command: true, unknown: u.Unknown, removes: u.Removes}
+		p := pathArg{command: true, unknown: u.Unknown, removes: u.Removes, tree: u.Tree}
 		if u.Dir == "" && !strings.HasPrefix(u.Path, "/") && !strings.HasPrefix(u.Path, "~") && !strings.HasPrefix(u.Path, "file:") {
 			p.unknown = true // relative to a directory veto lost track of
 		}

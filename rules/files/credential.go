@@ -33,14 +33,14 @@ func (r *credential) Check(ctx context.Context, in *veto.Input) (veto.Decision, 
 			}
 		}
 	}
-	if a.desc.Has(veto.CapSearchesTree) {
-		for _, p := range a.read {
-			if p.command {
-				continue
-			}
+	// A search tool's directory, or a command's recursive read (tar, cp -r,
+	// grep -r, …), reads the tree below it.
+	searches := a.desc.Has(veto.CapSearchesTree)
+	for _, p := range a.read {
+		if p.command && p.tree || !p.command && searches {
 			for _, anchor := range r.s.credAnchors {
 				if p.path.Any(func(form string) bool { return form != anchor && r.s.within(pathOf(anchor), []string{form}) }) {
-					return veto.Deny("credential_search", p.what()+" names a directory whose tree holds credentials; search below it instead."), nil
+					return veto.Deny("credential_search", p.what()+" names a directory whose tree holds credentials; name a directory below it instead, one that holds none."), nil
 				}
 			}
 		}

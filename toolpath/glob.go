@@ -20,8 +20,31 @@ func (OS) ReadDir(name string) ([]fs.DirEntry, error) { return os.ReadDir(name) 
 var _ DirReader = OS{}
 
 // ErrTooMany is Glob's error when a pattern names more files than it may
-// return.
+// return, or needs more directories listed than one expansion may list.
 var ErrTooMany = errors.New("the glob names too many files")
+
+// maxDirReads bounds the directories one expansion lists, whatever the
+// pattern: "*/*/*/*" under a large tree, or "*/../*" repeated.
+const maxDirReads = 256
+
+// GlobPrefix returns the part of raw before its first segment holding a
+// pattern: the directory every file the pattern names lies in ("." when
+// the first segment is a pattern).
+func GlobPrefix(raw string) string {
+	segs := strings.Split(raw, "/")
+	for i, s := range segs {
+		if HasGlob(s) {
+			if i == 0 {
+				return "."
+			}
+			if p := strings.Join(segs[:i], "/"); p != "" {
+				return p
+			}
+			return "/"
+		}
+	}
+	return raw
+}
 
 // HasGlob reports whether raw holds a character a shell expands as a
 // pathname pattern: "*", "?" or "[".
@@ -54,6 +77,7 @@ func Glob(raw string, env Env, max int) (paths []string, expanded bool, err erro
 		return nil, false, err
 	}
 	cands := []string{""}
+	reads := 0
 	for _, seg := range strings.Split(abs, "/")[1:] {
 		if !HasGlob(seg) {
 			for i := range cands {
@@ -66,6 +90,9 @@ func Glob(raw string, env Env, max int) (paths []string, expanded bool, err erro
 			d := dir
 			if d == "" {
 				d = "/"
+			}
+			if reads++; reads > maxDirReads {
+				return nil, true, ErrTooMany
 			}
 			entries, err := dr.ReadDir(d)
 			if err != nil {
@@ -89,11 +116,14 @@ func Glob(raw string, env Env, max int) (paths []string, expanded bool, err erro
 }
 
 // segMatch reports whether the shell pattern seg matches name. A pattern
-// path.Match cannot read ("[[:alpha:]]") matches every name, which can
-// only judge more files.
+// path.Match cannot read, or reads otherwise than bash ("[[:alpha:]]"),
+// matches every name, which can only judge more files.
 func segMatch(seg, name string) bool {
 	if strings.HasPrefix(name, ".") && !strings.HasPrefix(seg, ".") {
 		return false
+	}
+	if strings.Contains(seg, "[[:") || strings.Contains(seg, "[[=") || strings.Contains(seg, "[[.") {
+		return true // a POSIX class, which path.Match reads otherwise
 	}
 	pat := strings.ReplaceAll(strings.ReplaceAll(seg, "**", "*"), "[!", "[^")
 	ok, err := path.Match(pat, name)

@@ -66,6 +66,17 @@ func TestGlobExpandsAsTheShellDoes(t *testing.T) {
 	if _, _, err := toolpath.Glob("*", env, 2); !errors.Is(err, toolpath.ErrTooMany) {
 		t.Errorf("over the bound: %v", err)
 	}
+	// A POSIX class, which path.Match reads otherwise than bash, matches
+	// every name: more files judged, .env among them.
+	if got, _, _ := toolpath.Glob(".[[:alpha:]]nv", env, 16); !slices.Contains(got, filepath.Join(ws, ".env")) {
+		t.Errorf("a POSIX class: %v", got)
+	}
+	for raw, want := range map[string]string{"node_modules/*/package.json": "node_modules", "*": ".", "/tmp/*/x": "/tmp",
+		"/*": "/", "~/.aw?/config": "~", "a/b": "a/b"} {
+		if got := toolpath.GlobPrefix(raw); got != want {
+			t.Errorf("GlobPrefix(%q) = %q, want %q", raw, got, want)
+		}
+	}
 	lex := env
 	lex.FS = toolpath.Lexical{}
 	if got, expanded, err := toolpath.Glob("*.go", lex, 16); expanded || got != nil || err != nil {

@@ -67,7 +67,7 @@ func (s *Set) analyze(ctx context.Context, in *veto.Input) (*analysis, error) {
 }
 
 // maxGlob is how many files one pattern in a command may name before the
-// call is refused as one veto cannot judge.
+// directory they lie in is judged in their place.
 const maxGlob = 1024
 
 // addUses adds the paths an extractor found. A path relative to an
@@ -97,11 +97,15 @@ func (s *Set) addUses(a *analysis, c *veto.Call, uses []veto.PathUse) {
 		matches, expanded, err := toolpath.Glob(u.Path, env, maxGlob)
 		switch {
 		case errors.Is(err, toolpath.ErrTooMany):
-			p.err = err // more files than veto judges: refused, read or written
-			add(p, u.Write)
-			continue
+			// More files than veto lists: the directory they all lie in,
+			// with everything below it, stands for them.
+			raws = []string{toolpath.GlobPrefix(u.Path)}
+			p.tree = true
 		case expanded:
-			raws = matches
+			// The word as written too: a match can fail where bash passes the
+			// word on (a later segment), and quoting, which veto cannot see
+			// here, keeps it literal.
+			raws = append(matches, u.Path)
 		}
 		for _, raw := range raws {
 			q := p

@@ -46,12 +46,13 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 			}
 		}
 		line, _ := args["command"].(string)
-		if ran, first := runsApplyPatch(line); ran {
+		if alone, runs := runsApplyPatch(line); runs {
 			paths := patchPaths(line)
-			if !first {
-				// After a cd, or inside a compound command, the directory the
-				// headers are relative to is not known: an empty path, which
-				// resolves to nothing, refuses the call.
+			if !alone {
+				// Inside a compound command, after a cd, or with its patch on
+				// standard input or in a file, veto cannot tell what the patch
+				// writes, nor judge the rest: an empty path, which resolves to
+				// nothing, refuses the call.
 				paths = append(paths, "")
 			}
 			ev.Call.Tool = "apply_patch"
@@ -91,31 +92,92 @@ func patchPaths(patch string) []any {
 }
 
 // runsApplyPatch reports whether the command line runs apply_patch (or
-// applypatch) on a patch, anywhere, and whether as its very first word. A
-// line with no patch in it (grep apply_patch …) runs none.
-func runsApplyPatch(line string) (ran, first bool) {
-	if !strings.Contains(line, "*** Begin Patch") {
-		return false, false
-	}
+// applypatch), and whether that is all it does, on a patch it holds: the
+// program alone with a here-document, or with the patch as one
+// single-quoted argument. It runs when the name stands where a command
+// starts, or anywhere in a line that holds a patch; grep apply_patch src
+// runs nothing.
+func runsApplyPatch(line string) (alone, runs bool) {
+	hasPatch := strings.Contains(line, "*** Begin Patch")
 	for _, name := range []string{"apply_patch", "applypatch"} {
+		if hasPatch && patchAlone(line, name) {
+			return true, true
+		}
 		for i := 0; i < len(line); {
 			j := strings.Index(line[i:], name)
 			if j < 0 {
 				break
 			}
 			at, end := i+j, i+j+len(name)
-			before := at == 0 || strings.ContainsRune(" \t\n;&|(`$'\"", rune(line[at-1]))
-			after := end == len(line) || strings.ContainsRune(" \t\n<;&|)'\"", rune(line[end]))
-			if before && after {
-				if strings.TrimSpace(line[:at]) == "" {
-					return true, true
-				}
-				ran = true
-			}
 			i = end
+			if at > 0 && wordByte(line[at-1]) || end < len(line) && wordByte(line[end]) {
+				continue // part of another word
+			}
+			if hasPatch || commandPosition(line[:at]) {
+				runs = true
+			}
 		}
 	}
-	return ran, false
+	return false, runs
+}
+
+func wordByte(c byte) bool {
+	return c == '_' || c == '-' || c == '.' || c == '/' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// commandPosition reports whether a word after before starts a command.
+func commandPosition(before string) bool {
+	before = strings.TrimRight(before, " \t")
+	if before == "" {
+		return true
+	}
+	switch before[len(before)-1] {
+	case '\n', ';', '&', '|', '(', '`', '{':
+		return true
+	}
+	return false
+}
+
+// patchAlone reports whether line is name and nothing else but its patch:
+// "name <<[-]['"]DELIM['"]", the patch, DELIM alone on its line, and
+// nothing after; or "name '…'" with no other quote.
+func patchAlone(line, name string) bool {
+	rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t\n"), name)
+	if !ok || rest == "" || rest[0] != ' ' && rest[0] != '\t' && rest[0] != '<' {
+		return false
+	}
+	rest = strings.TrimLeft(rest, " \t")
+	if body, ok := strings.CutPrefix(rest, "'"); ok {
+		inner, tail, ok := strings.Cut(body, "'")
+		return ok && strings.Contains(inner, "*** Begin Patch") && strings.TrimSpace(tail) == ""
+	}
+	rest, ok = strings.CutPrefix(rest, "<<")
+	if !ok {
+		return false
+	}
+	tabs := strings.HasPrefix(rest, "-")
+	rest = strings.TrimLeft(strings.TrimPrefix(rest, "-"), " \t")
+	head, body, ok := strings.Cut(rest, "\n")
+	if !ok {
+		return false
+	}
+	delim := strings.TrimSpace(head)
+	if len(delim) >= 2 && (delim[0] == '\'' || delim[0] == '"') && delim[len(delim)-1] == delim[0] {
+		delim = delim[1 : len(delim)-1]
+	}
+	if delim == "" || strings.ContainsAny(delim, " \t'\"$`\\<>|;&()") {
+		return false
+	}
+	lines := strings.Split(body, "\n")
+	for k, l := range lines {
+		if tabs {
+			l = strings.TrimLeft(l, "\t")
+		}
+		if l == delim {
+			return strings.TrimSpace(strings.Join(lines[k+1:], "\n")) == ""
+		}
+	}
+	return false
 }
 
 // commandLine joins an argument vector: "bash -lc SCRIPT" is the script;

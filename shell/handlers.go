@@ -486,8 +486,21 @@ func runFind(w *walker, c *cmd) stage {
 	if len(starts) == 0 {
 		starts = []word{lit(".")}
 	}
+	// With -exec, a command runs on every file below the start points:
+	// each is read with its tree.
+	execs := false
+	for _, a := range args {
+		switch a.lit {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			execs = true
+		}
+	}
 	for _, s := range starts {
-		w.access(s, false, false)
+		if execs {
+			w.readTree(s)
+		} else {
+			w.access(s, false, false)
+		}
 	}
 	for i := 0; i < len(args); i++ {
 		a := args[i].lit
@@ -893,6 +906,9 @@ func readsAfterPattern(spec optSpec, patternOpt, fileOpt string) func(*walker, *
 		if d, ok := o.get("d", "directories"); ok && d == "recurse" {
 			tree = true
 		}
+		if tree && len(ops) == 0 {
+			w.readTree(lit(".")) // a recursive search with no path searches the working directory
+		}
 		for _, f := range ops {
 			if tree {
 				w.readTree(f)
@@ -961,7 +977,17 @@ func runUniq(w *walker, c *cmd) stage {
 func runTar(w *walker, c *cmd) stage {
 	args := c.args
 	if len(args) > 0 && !args[0].unknown && !strings.HasPrefix(args[0].lit, "-") {
-		args = append([]word{lit("-" + args[0].lit)}, args[1:]...) // "czf" is "-czf"
+		// Old style, "cfz ARCHIVE dir": each letter that takes a value takes
+		// the next word, in the order of the letters.
+		old, rest := args[0].lit, args[1:]
+		args = nil
+		for _, l := range old {
+			args = append(args, lit("-"+string(l)))
+			if strings.ContainsRune("fCT", l) && len(rest) > 0 {
+				args, rest = append(args, rest[0]), rest[1:]
+			}
+		}
+		args = append(args, rest...)
 	}
 	o := parseOpts(args, optSpec{val: "fCT", long: map[string]bool{"file": true, "directory": true, "files-from": true, "exclude": true}}, false)
 	archive := func(write bool) { w.optFiles(&o, write, notStdio, "f", "file") }
@@ -969,8 +995,29 @@ func runTar(w *walker, c *cmd) stage {
 	case o.has("c", "create", "r", "append", "u", "update"):
 		archive(true)
 		w.optFiles(&o, false, nil, "T", "files-from")
+		// tar takes a directory with everything below it; a relative one
+		// below a -C directory, when one is given.
+		dirs := o.all("C", "directory")
+		for _, d := range dirs {
+			if d.unknown {
+				w.finding("cannot_vouch", c.seg, "The archive's files lie in a directory veto cannot see (tar -C with a variable or an expansion).")
+				return stage{}
+			}
+		}
 		for _, f := range o.operands {
-			w.readTree(f) // tar takes a directory with everything below it
+			w.readTree(f)
+			if f.unknown {
+				continue
+			}
+			for _, d := range dirs {
+				for _, dv := range d.vals {
+					for _, fv := range f.vals {
+						if !strings.HasPrefix(fv, "/") && !strings.HasPrefix(fv, "~") {
+							w.readTree(lit(dv + "/" + fv))
+						}
+					}
+				}
+			}
 		}
 	case o.has("x", "extract", "get"):
 		archive(false)
@@ -1264,7 +1311,11 @@ func runSSH(w *walker, c *cmd) stage {
 // runRemoteCopy is scp, sftp and rsync: "host:path" operands reach a host;
 // local operands are read, and the last one written.
 func runRemoteCopy(w *walker, c *cmd) stage {
-	o := parseOpts(c.args, optSpec{val: "PiFolcJSeBfT", long: map[string]bool{"rsh": true, "rsync-path": true, "filter": true,
+	short := "PiFolcJSeBfT" // scp's and sftp's options that take a value
+	if c.name == "rsync" {
+		short = "eBfTM" // rsync's -P, -i, -l, -o, -c, -S and -F are flags
+	}
+	o := parseOpts(c.args, optSpec{val: short, long: map[string]bool{"rsh": true, "rsync-path": true, "filter": true,
 		"exclude": true, "include": true, "exclude-from": true, "include-from": true, "files-from": true, "port": true,
 		"password-file": true, "temp-dir": true, "log-file": true, "partial-dir": true, "backup-dir": true, "suffix": true,
 		"chmod": true, "chown": true, "timeout": true, "bwlimit": true, "compare-dest": true, "copy-dest": true, "link-dest": true}}, false)

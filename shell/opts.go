@@ -47,6 +47,20 @@ func (o *opts) get(names ...string) (string, bool) {
 	return "", false
 }
 
+// tails is the value attached to an option in a (--name=value, -dvalue):
+// every value a may have, past prefix; unknown when one does not start so.
+func tails(a word, prefix string) word {
+	out := word{lit: strings.TrimPrefix(a.lit, prefix)}
+	for _, v := range a.vals {
+		t, ok := strings.CutPrefix(v, prefix)
+		if !ok {
+			return word{unknown: true}
+		}
+		out.vals = append(out.vals, t)
+	}
+	return out
+}
+
 // parseOpts reads options from args. With stopAtOperand, the first operand
 // ends the options (wrappers: what follows is the command); otherwise
 // options and operands may mix, as GNU tools allow.
@@ -72,7 +86,7 @@ func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
 			name, val, hasVal := strings.Cut(s[2:], "=")
 			switch {
 			case hasVal:
-				o.vals[name] = append(o.vals[name], lit(val))
+				o.vals[name] = append(o.vals[name], tails(a, "--"+name+"="))
 			case spec.long[name] && i+1 < len(args):
 				i++
 				val = args[i].lit
@@ -88,7 +102,7 @@ func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
 				f := s[j : j+1]
 				if strings.Contains(spec.val, f) {
 					v := s[j+1:]
-					vw := lit(v)
+					vw := tails(a, s[:j+1])
 					if v == "" && i+1 < len(args) {
 						i++
 						v, vw = args[i].lit, args[i]

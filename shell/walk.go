@@ -1,8 +1,10 @@
 package shell
 
 import (
+	"fmt"
 	"maps"
 	"path"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -347,6 +349,7 @@ func (w *walker) word(x *syntax.Word, depth int) word {
 	if x == nil {
 		return out
 	}
+	syntax.SplitBraces(x) // {a,b} and {1..3} in unquoted parts become BraceExp, which part expands
 	for _, p := range x.Parts {
 		vals, unknown, fetch := w.part(p, depth, false)
 		out.fetch = out.fetch || fetch
@@ -368,6 +371,72 @@ func (w *walker) word(x *syntax.Word, depth int) word {
 	return out
 }
 
+// braces expands a brace expansion as bash does: each element of
+// {a,b,c}, or each step of {1..5}, {a..e}, {01..10..2}. More than
+// maxValues is unknown.
+func (w *walker) braces(b *syntax.BraceExp, depth int) (vals []string, unknown, fetch bool) {
+	if !b.Sequence {
+		for _, e := range b.Elems {
+			x := w.word(e, depth)
+			fetch = fetch || x.fetch
+			if x.unknown {
+				return nil, true, fetch
+			}
+			vals = append(vals, x.vals...)
+			if len(vals) > maxValues {
+				return nil, true, fetch
+			}
+		}
+		return vals, false, fetch
+	}
+	var ends []string
+	for _, e := range b.Elems {
+		x := w.word(e, depth)
+		if x.unknown || len(x.vals) != 1 {
+			return nil, true, false
+		}
+		ends = append(ends, x.lit)
+	}
+	if len(ends) < 2 {
+		return nil, true, false
+	}
+	step := 1
+	if len(ends) == 3 {
+		n, err := strconv.Atoi(ends[2])
+		if err != nil || n == 0 {
+			return nil, true, false
+		}
+		step = max(n, -n)
+	}
+	from, errA := strconv.Atoi(ends[0])
+	to, errB := strconv.Atoi(ends[1])
+	letters := false
+	if errA != nil || errB != nil {
+		if len(ends[0]) != 1 || len(ends[1]) != 1 {
+			return nil, true, false
+		}
+		from, to, letters = int(ends[0][0]), int(ends[1][0]), true
+	}
+	width := 0
+	if !letters && (len(ends[0]) > 1 && ends[0][0] == '0' || len(ends[1]) > 1 && ends[1][0] == '0') {
+		width = max(len(ends[0]), len(ends[1])) // {01..10}: zero-padded
+	}
+	if from > to {
+		step = -step
+	}
+	for i := from; step > 0 && i <= to || step < 0 && i >= to; i += step {
+		if len(vals) >= maxValues {
+			return nil, true, false
+		}
+		if letters {
+			vals = append(vals, string(rune(i)))
+		} else {
+			vals = append(vals, fmt.Sprintf("%0*d", width, i))
+		}
+	}
+	return vals, false, false
+}
+
 func product(a, b []string) []string {
 	out := make([]string, 0, len(a)*len(b))
 	for _, x := range a {
@@ -387,6 +456,8 @@ func (w *walker) part(p syntax.WordPart, depth int, quoted bool) (vals []string,
 		return []string{unescape(p.Value)}, false, false
 	case *syntax.SglQuoted:
 		return []string{p.Value}, false, false
+	case *syntax.BraceExp:
+		return w.braces(p, depth)
 	case *syntax.DblQuoted:
 		vals = []string{""}
 		for _, q := range p.Parts {

@@ -805,6 +805,33 @@ func runOpenssl(w *walker, c *cmd) stage {
 func runLn(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "tS", long: map[string]bool{"target-directory": true, "suffix": true}}, false)
 	ops := o.operands
+	// What a link points at is read through it afterwards, by this command
+	// or a later one: each target is judged as a read, with its tree.
+	// A relative target is relative to the link's directory: the last
+	// operand's, or the last operand itself when it is a directory, or -t's.
+	targets, bases := ops, []string{}
+	if dir, ok := o.get("t", "target-directory"); ok {
+		bases = append(bases, dir)
+	} else if len(ops) > 1 {
+		targets = ops[:len(ops)-1]
+		if l := ops[len(ops)-1]; !l.unknown {
+			bases = append(bases, path.Dir(l.lit), l.lit)
+		}
+	}
+	for _, t := range targets {
+		w.readTree(t)
+		if t.unknown {
+			continue
+		}
+		for _, v := range t.vals {
+			if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") {
+				continue
+			}
+			for _, b := range bases {
+				w.readTree(lit(b + "/" + v))
+			}
+		}
+	}
 	if dir, ok := o.get("t", "target-directory"); ok {
 		for _, t := range ops {
 			w.access(lit(path.Join(dir, path.Base(t.lit))), true, false)

@@ -33,6 +33,8 @@ func FuzzAdapters(f *testing.F) {
 		`{"timestamp":1,"cwd":"/w","toolName":"bash","toolArgs":"{\"command\":\"ls\"}"}`,
 		`{"conversation_id":"c","generation_id":"g","hook_event_name":"beforeShellExecution","command":"ls","workspace_roots":["/w"]}`,
 		`{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":["bash","-lc","ls"]},"tool_use_id":"t"}`,
+		`{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a\n*** End Patch\nEOF\n","workdir":"sub"},"tool_use_id":"t"}`,
+		`{"session_id":"s","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n  *** Update File: b\n*** End Patch"},"tool_use_id":"t"}`,
 		`{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}`, `{}`, `[]`, `null`, ``, `{"toolArgs":"{"}`,
 	} {
 		f.Add([]byte(s))

@@ -63,18 +63,21 @@ func (s *Store) Load(_ context.Context, name string) (veto.RunState, error) {
 	return veto.RunState{Run: name, Next: 1}, nil
 }
 
+// read runs fn on the run's projection under the store's lock.
+func (r *run) read(fn func(p *veto.Projection)) error {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	if r.s.err != nil {
+		return r.s.err
+	}
+	fn(r.proj)
+	return nil
+}
+
 // knowledge answers from the run's projection under the store's lock.
 type knowledge run
 
-func (k *knowledge) read(fn func(p *veto.Projection)) error {
-	k.s.mu.Lock()
-	defer k.s.mu.Unlock()
-	if k.s.err != nil {
-		return k.s.err
-	}
-	fn(k.proj)
-	return nil
-}
+func (k *knowledge) read(fn func(p *veto.Projection)) error { return (*run)(k).read(fn) }
 
 // Egress implements veto.EgressKnowledge.
 func (k *knowledge) Egress(_ context.Context) (hosts []string, err error) {
@@ -97,15 +100,7 @@ func (k *knowledge) File(_ context.Context, path string) (f veto.FileFact, ok bo
 // lock.
 type tallied run
 
-func (t *tallied) read(fn func(p *veto.Projection)) error {
-	t.s.mu.Lock()
-	defer t.s.mu.Unlock()
-	if t.s.err != nil {
-		return t.s.err
-	}
-	fn(t.proj)
-	return nil
-}
+func (t *tallied) read(fn func(p *veto.Projection)) error { return (*run)(t).read(fn) }
 
 // Calls implements veto.Tally.
 func (t *tallied) Calls(context.Context) (m map[string]int, err error) {

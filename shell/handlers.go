@@ -820,17 +820,7 @@ func runLn(w *walker, c *cmd) stage {
 	}
 	for _, t := range targets {
 		w.readTree(t)
-		if t.unknown {
-			continue
-		}
-		for _, v := range t.vals {
-			if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") {
-				continue
-			}
-			for _, b := range bases {
-				w.readTree(lit(b + "/" + v))
-			}
-		}
+		w.readTreeUnder(t, bases)
 	}
 	if dir, ok := o.get("t", "target-directory"); ok {
 		for _, t := range ops {
@@ -1031,20 +1021,13 @@ func runTar(w *walker, c *cmd) stage {
 				return stage{}
 			}
 		}
+		var bases []string
+		for _, d := range dirs {
+			bases = append(bases, d.vals...)
+		}
 		for _, f := range o.operands {
 			w.readTree(f)
-			if f.unknown {
-				continue
-			}
-			for _, d := range dirs {
-				for _, dv := range d.vals {
-					for _, fv := range f.vals {
-						if !strings.HasPrefix(fv, "/") && !strings.HasPrefix(fv, "~") {
-							w.readTree(lit(dv + "/" + fv))
-						}
-					}
-				}
-			}
+			w.readTreeUnder(f, bases)
 		}
 	case o.has("x", "extract", "get"):
 		archive(false)

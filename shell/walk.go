@@ -307,6 +307,23 @@ func (w *walker) readTree(x word) {
 	}
 }
 
+// readTreeUnder is readTree of each relative value of x below each of
+// bases: an operand relative to a directory other than the working one
+// (tar -C, a link's directory).
+func (w *walker) readTreeUnder(x word, bases []string) {
+	if x.unknown {
+		return
+	}
+	for _, v := range x.vals {
+		if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") {
+			continue
+		}
+		for _, b := range bases {
+			w.readTree(lit(b + "/" + v))
+		}
+	}
+}
+
 // chdir follows cd: a directory it cannot resolve makes the cwd unknown.
 func (w *walker) chdir(x word) {
 	if x.unknown || len(x.vals) != 1 || x.lit == "-" {

@@ -147,6 +147,11 @@ func CheckRuleInfo(info RuleInfo) error {
 	if !ValidID(info.ID) {
 		return fmt.Errorf("veto: rule id %q must match [a-z][a-z0-9_.-]* and be at most %d characters", info.ID, MaxIDLen)
 	}
+	for reason := range info.Advice.ByReason {
+		if !ValidID(reason) {
+			return fmt.Errorf("veto: rule %s gives advice for malformed reason %q", info.ID, reason)
+		}
+	}
 	for reason, risk := range info.Risk.ByReason {
 		if !ValidID(reason) {
 			return fmt.Errorf("veto: rule %s maps malformed reason %q to a risk", info.ID, reason)
@@ -403,7 +408,7 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 		return finish(g.deny(c, StageOffer, "", ReasonRuleFailed, RiskHigh, "veto could not tell whether this tool is offered in this run, so the call is refused."))
 	} else if td != "" {
 		v := g.deny(c, StageOffer, "", ReasonToolDenied, RiskMedium, toolDenialMessage(td))
-		v.ToolDenial = td
+		v.ToolDenial, v.Advice = td, Advice{Policy: "offer"}
 		return finish(v)
 	}
 
@@ -445,7 +450,7 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 		default:
 			v = g.deny(c, StageRule, r.info.ID, d.reason, r.info.Risk.Of(d.reason), sanitizeMessage(d.message, c, r.info.ID, d.reason))
 		}
-		v.Target = target
+		v.Target, v.Advice = target, r.info.Advice.Of(v.Reason)
 		return finish(v)
 	}
 

@@ -22,9 +22,33 @@ type Scoped interface {
 
 // RuleInfo is what a rule declares about itself.
 type RuleInfo struct {
-	ID    string // [a-z][a-z0-9_.-]*, at most 64 ASCII characters, unique in a gate
-	Needs Needs
-	Risk  RiskMapping
+	ID     string // [a-z][a-z0-9_.-]*, at most 64 ASCII characters, unique in a gate
+	Needs  Needs
+	Risk   RiskMapping
+	Advice AdviceMapping
+}
+
+// Advice is what a denial tells the agent besides why: what to do
+// instead, and the policy setting that would allow calls like it. It comes
+// from the rule's declaration, never from the call.
+type Advice struct {
+	Instead string // one sentence; empty means: ask the user how to proceed
+	Policy  string // the policy key, as "files.extra_roots in the user's veto.yaml"
+}
+
+// AdviceMapping maps a rule's reason codes to advice, as RiskMapping maps
+// them to risk. A reason not in ByReason has the Default advice.
+type AdviceMapping struct {
+	Default  Advice
+	ByReason map[string]Advice
+}
+
+// Of returns the advice for a denial with the given reason code.
+func (m AdviceMapping) Of(reason string) Advice {
+	if a, ok := m.ByReason[reason]; ok {
+		return a
+	}
+	return m.Default
 }
 
 // Needs are the facts a rule cannot decide without.

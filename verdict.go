@@ -50,11 +50,19 @@ type Verdict struct {
 	ToolDenial ToolDenial // set when Reason is tool_denied
 	Risk       Risk
 	Message    string
-	Target     Target
+	// Advice is what to do instead and the policy key that changes the
+	// answer, from the denying rule's declaration (or the stage's).
+	Advice Advice
+	Target Target
 	// Args holds the arguments to run with when a patcher changed them; nil
 	// means run the call as proposed. Always nil on a denial.
 	Args map[string]any
 	Seq  uint64 // sequence number of the decision event; 0 if it was not recorded
+}
+
+type adviceJSON struct {
+	Instead string `json:"instead,omitempty"`
+	Policy  string `json:"policy,omitempty"`
 }
 
 type verdictJSON struct {
@@ -68,6 +76,7 @@ type verdictJSON struct {
 	ToolDenial ToolDenial     `json:"tool_denial,omitempty"`
 	Risk       Risk           `json:"risk,omitzero"`
 	Message    string         `json:"message,omitempty"`
+	Advice     *adviceJSON    `json:"advice,omitempty"`
 	Target     *Target        `json:"target,omitempty"`
 	Args       map[string]any `json:"args,omitempty"`
 	Seq        uint64         `json:"seq,omitempty"`
@@ -77,6 +86,9 @@ type verdictJSON struct {
 func (v Verdict) MarshalJSON() ([]byte, error) {
 	j := verdictJSON{Verdict: "deny", CallID: v.CallID, Tool: v.Tool, Run: v.Run, Stage: v.Stage, Rule: v.Rule,
 		Reason: v.Reason, ToolDenial: v.ToolDenial, Risk: v.Risk, Message: v.Message, Args: v.Args, Seq: v.Seq}
+	if v.Advice != (Advice{}) {
+		j.Advice = &adviceJSON{Instead: v.Advice.Instead, Policy: v.Advice.Policy}
+	}
 	if v.Allowed {
 		j.Verdict = "allow"
 	}

@@ -140,7 +140,8 @@ func (Adapter) Allow(approve bool) agent.Reply {
 }
 
 // Reason is what the model reads about a denial: the rule, the reason
-// code, one sentence of why, and what to do instead. Never argument text.
+// code, one sentence of why, what to do instead and the policy key that
+// changes the answer, as the rule declared them. Never argument text.
 func Reason(v veto.Verdict) string {
 	var b strings.Builder
 	b.WriteString("veto blocked this ")
@@ -153,32 +154,19 @@ func Reason(v veto.Verdict) string {
 	}
 	b.WriteString(": ")
 	b.WriteString(v.Message)
+	if v.Advice.Instead != "" {
+		b.WriteString(" Instead: ")
+		b.WriteString(v.Advice.Instead)
+	}
 	b.WriteString(" Do not retry it or work around it; ")
-	if hint := policyHint(v); hint != "" {
+	hint := v.Advice.Policy
+	if hint == "" && v.Stage == veto.StageRule && v.Rule != "" {
+		hint = "the rule " + v.Rule
+	}
+	if hint != "" {
 		b.WriteString("ask the user to do it, or to change veto's policy (" + hint + ").")
 	} else {
 		b.WriteString("ask the user how to proceed.")
 	}
 	return b.String()
-}
-
-// policyHint names the policy key that would allow calls like this one.
-func policyHint(v veto.Verdict) string {
-	switch {
-	case v.Rule == "file.write_roots" && v.Reason == "outside_write_roots":
-		return "files.extra_roots in the user's veto.yaml"
-	case v.Rule == "exec.interpreter":
-		return "shell.interpreters"
-	case v.Rule == "file.manifest":
-		return "files.manifest"
-	case v.Rule == "file.write_scope":
-		return "files.write_scope"
-	case v.Stage == veto.StageOffer:
-		return "offer"
-	case strings.HasPrefix(v.Rule, "file.") || strings.HasPrefix(v.Rule, "shell."):
-		return "builtin.off: " + v.Rule + " in the user's veto.yaml, which turns the whole rule off"
-	case v.Stage == veto.StageRule && v.Rule != "":
-		return "the rule " + v.Rule
-	}
-	return ""
 }

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"flag"
 	"os"
 	"strings"
 	"testing"
@@ -28,9 +29,12 @@ func TestMain(m *testing.M) {
 //
 // Scripts may use "expand IN OUT" to write IN with $VARS replaced by the
 // script's environment ($WORK, say) into OUT, for JSON that names paths.
+var updateScripts = flag.Bool("update", false, "rewrite the scripts' cmp files from what the commands print")
+
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
+		UpdateScripts:       *updateScripts,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			// Only the policy files a script makes apply.

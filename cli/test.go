@@ -246,8 +246,7 @@ func decideCase(ctx context.Context, file, policyText string, extra *policy.Laye
 	if err != nil {
 		return fail("the policy does not load:\n" + err.Error())
 	}
-	p.TempDirs = []string{scratch}
-	g, err := p.Gate(policy.BuildOptions{Store: memstore.New(), Home: home,
+	g, err := p.Gate(policy.BuildOptions{Store: memstore.New(), Home: home, TempDirs: []string{scratch},
 		Vars: map[string]string{"HOME": home, "TMPDIR": scratch, "USER": "agent"}})
 	if err != nil {
 		return fail(err.Error())

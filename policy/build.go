@@ -12,12 +12,8 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/egress"
 	"github.com/vetohq/veto/probe"
-	"github.com/vetohq/veto/rules/command"
-	"github.com/vetohq/veto/rules/files"
-	"github.com/vetohq/veto/rules/network"
-	"github.com/vetohq/veto/rules/sequence"
+	"github.com/vetohq/veto/rule"
 	"github.com/vetohq/veto/toolpath"
 )
 
@@ -33,73 +29,48 @@ type BuildOptions struct {
 	// FS is what paths are resolved on; nil means the live filesystem.
 	// Replay gives toolpath.Lexical.
 	FS toolpath.FS
+	// TempDirs, when not nil, replace the policy's temporary directories
+	// (veto test decides in a scratch directory).
+	TempDirs []string
 }
 
-// Gate builds the gate the policy describes: the command rules, the file
-// rules and the user rules, in that order, less the built-in rules turned
-// off.
+// Gate builds the gate the policy describes: every registered family's
+// rules in the families' order (the command rules, net.egress, the file
+// rules, the sequence rules), less the built-in rules turned off, then the
+// user rules.
 func (p *Policy) Gate(o BuildOptions) (*veto.Gate, error) {
-	vars := o.Vars
-	if vars == nil && o.Home != "" {
-		vars = map[string]string{"HOME": o.Home, "TMPDIR": "/tmp"}
+	b := rule.NewBuild(p.settings)
+	b.Home, b.TempDirs, b.Vars, b.FS, b.Now = o.Home, o.TempDirs, o.Vars, o.FS, o.Now
+	if b.Vars == nil && o.Home != "" {
+		b.Vars = map[string]string{"HOME": o.Home, "TMPDIR": "/tmp"}
 	}
-	allow, err := egress.ParseList(p.EgressAllow)
-	if err != nil {
-		return nil, err
-	}
-	netCfg := network.Config{Mode: p.EgressMode, Allow: allow}
-	cmds, err := command.New(command.Config{Vars: vars, Interpreters: p.Interpreters, MaxDepth: p.MaxDepth, DefaultTimeout: p.DefaultTimeout, Egress: netCfg})
-	if err != nil {
-		return nil, err
-	}
-	var lookupHome func(string) (string, error)
 	if o.FS != nil {
 		// Off the live filesystem, the user database is off limits too.
-		lookupHome = func(string) (string, error) { return "", errors.New("policy: no user database here") }
+		b.LookupHome = func(string) (string, error) { return "", errors.New("policy: no user database here") }
 	}
-	fileSet, err := files.New(files.Config{
-		LookupHome:  lookupHome,
-		Home:        o.Home,
-		TempDirs:    p.TempDirs,
-		ExtraRoots:  p.ExtraRoots,
-		Protected:   append(slices.Clone(files.DefaultProtected), p.Protected...),
-		Persistence: append(slices.Clone(files.DefaultPersistence), p.Persistence...),
-		Credentials: append(slices.Clone(files.DefaultCredentials), p.Credentials...),
-		Manifest:    p.Manifest,
-		WriteScopes: p.WriteScopes,
-		Extractors:  []veto.PathExtractor{cmds.Paths()},
-		Now:         o.Now,
-		FS:          o.FS,
-	})
-	if err != nil {
-		return nil, err
+	if b.Home == "" {
+		b.Home, _ = os.UserHomeDir()
 	}
 	byName := make(map[string]*veto.Descriptor, len(p.Tools))
 	for i := range p.Tools {
 		byName[p.Tools[i].Name] = &p.Tools[i]
 	}
-	home := o.Home
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	seq, err := sequence.Rules(sequence.Config{Private: p.Private, Home: home, MaxCalls: p.MaxCalls,
-		MaxFailedWrites: p.MaxFailedWrites, Tool: func(n string) *veto.Descriptor { return byName[n] }, ShellHosts: cmds.Hosts,
-		Reads: fileSet.Reads})
-	if err != nil {
+	b.Tool = func(n string) *veto.Descriptor { return byName[n] }
+	if err := b.Run(); err != nil {
 		return nil, err
 	}
-	var rules []veto.Rule
-	for _, r := range slices.Concat(cmds.Rules(), []veto.Rule{network.Rule(netCfg)}, fileSet.Rules(), seq) {
+	var reg rule.Registry
+	for _, r := range b.Rules {
 		if _, off := p.Off[r.Info().ID]; !off {
-			rules = append(rules, r)
+			if err := reg.Register(r); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, u := range p.Rules {
-		rules = append(rules, u.Rule)
-	}
-	var patchers []veto.Patcher
-	if pt := cmds.Patcher(); pt != nil {
-		patchers = append(patchers, pt)
+		if err := reg.Register(u.Rule); err != nil {
+			return nil, err
+		}
 	}
 	pr := o.Probe
 	if pr == nil {
@@ -107,13 +78,13 @@ func (p *Policy) Gate(o BuildOptions) (*veto.Gate, error) {
 	}
 	offer := p.Offer
 	return veto.NewGate(veto.Config{
-		Rules:       rules,
-		Resolvers:   []veto.Resolver{fileSet.Resolver()},
+		Rules:       reg.Rules(),
+		Resolvers:   b.Resolvers,
 		Offer:       &offer,
 		Tools:       p.Tools,
-		Patchers:    patchers,
+		Patchers:    b.Patchers,
 		Probe:       pr,
-		Learners:    []veto.Learner{fileSet.Learner()},
+		Learners:    b.Learners,
 		Store:       o.Store,
 		Logger:      o.Logger,
 		PolicyTools: p.ToolNames(),

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vetohq/veto/rule"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -105,11 +106,14 @@ func Parse(kind, path string, b []byte) (*Layer, error) {
 	}
 	l.doc = root
 	var probs Problems
-	checkNode(root, reflect.TypeOf(File{}), "", path, &probs)
+	checkTop(root, path, &probs)
 	if len(probs) > 0 {
 		return nil, probs
 	}
 	if err := root.Decode(&l.File); err != nil {
+		return nil, Problems{yamlProblem(path, err)}
+	}
+	if err := decodeSections(root, &l.File); err != nil {
 		return nil, Problems{yamlProblem(path, err)}
 	}
 	if l.File.Version != 0 && l.File.Version != 1 {
@@ -139,7 +143,73 @@ func at(path string, n *yaml.Node, msg string) Problem {
 	return Problem{File: path, Line: n.Line, Col: n.Column, Msg: msg}
 }
 
-var durationType = reflect.TypeOf(Duration(0))
+var durationType = reflect.TypeFor[rule.Duration]()
+
+// topKeys are the top-level keys of a policy file, each with the Go type
+// it is written in: File's own, with the rule families' sections after
+// builtin.
+func topKeys() (keys []string, types map[string]reflect.Type) {
+	types = map[string]reflect.Type{}
+	t := reflect.TypeFor[File]()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		keys, types[tag] = append(keys, tag), f.Type
+		if tag == "builtin" {
+			for _, s := range rule.Sections() {
+				keys, types[s.Key] = append(keys, s.Key), s.Type()
+			}
+		}
+	}
+	return keys, types
+}
+
+// checkTop checks a file's top-level mapping against topKeys.
+func checkTop(n *yaml.Node, path string, probs *Problems) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		*probs = append(*probs, at(path, n, "the policy: want a mapping of keys"))
+		return
+	}
+	known, types := topKeys()
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch t, ok := types[k.Value]; {
+		case seen[k.Value]:
+			*probs = append(*probs, at(path, k, fmt.Sprintf("the policy: the key %q appears twice", k.Value)))
+		case !ok:
+			*probs = append(*probs, at(path, k, fmt.Sprintf("the policy: unknown key %q; known keys are %s", k.Value, strings.Join(known, ", "))))
+		default:
+			checkNode(v, t, k.Value, path, probs)
+		}
+		seen[k.Value] = true
+	}
+}
+
+// decodeSections decodes each family's section the file writes.
+func decodeSections(root *yaml.Node, f *File) error {
+	for _, s := range rule.Sections() {
+		n := find(root, s.Key)
+		if n == nil || n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+			continue
+		}
+		v := reflect.New(s.Type())
+		if err := n.Decode(v.Interface()); err != nil {
+			return err
+		}
+		if f.Sections == nil {
+			f.Sections = map[string]any{}
+		}
+		f.Sections[s.Key] = v.Interface()
+	}
+	return nil
+}
 
 // checkNode checks n against the Go type t: known keys, no duplicates,
 // the right kind of node and scalar. where names the place, as
@@ -277,16 +347,3 @@ func find(n *yaml.Node, path ...any) *yaml.Node {
 	}
 	return n
 }
-
-// UnmarshalYAML reads "90s".
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := time.ParseDuration(n.Value)
-	if err != nil {
-		return err
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// MarshalYAML writes "1m30s".
-func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }

@@ -15,6 +15,9 @@ import (
 	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/celrule"
+	"github.com/vetohq/veto/rules/command"
+	"github.com/vetohq/veto/rules/files"
+	"github.com/vetohq/veto/rules/sequence"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -116,20 +119,22 @@ rules:
 	if _, off := p.Off["file.stale"]; !off {
 		t.Error("the user's file could not turn a rule off")
 	}
-	if !slices.Equal(p.ExtraRoots, []string{"/opt/cache"}) {
-		t.Errorf("extra roots %v: the project may only remove roots", p.ExtraRoots)
+	fs := policy.Effective[files.Settings](p, files.FilesSection.Key)
+	sh := policy.Effective[command.Settings](p, command.ShellSection.Key)
+	if !slices.Equal(fs.ExtraRoots, []string{"/opt/cache"}) {
+		t.Errorf("extra roots %v: the project may only remove roots", fs.ExtraRoots)
 	}
-	if !slices.Equal(p.Interpreters, []string{"bash"}) {
-		t.Errorf("interpreters %v: the project may only shorten the list", p.Interpreters)
+	if !slices.Equal(sh.Interpreters, []string{"bash"}) {
+		t.Errorf("interpreters %v: the project may only shorten the list", sh.Interpreters)
 	}
-	if !slices.Contains(p.Credentials, "*.secret") || !slices.Contains(p.Offer.Unavailable, "WebSearch") {
+	if !slices.Contains(fs.Credentials, "*.secret") || !slices.Contains(p.Offer.Unavailable, "WebSearch") {
 		t.Error("the project could not add denials")
 	}
 	if !slices.Equal(p.Offer.Actors["agent:*"], []string{"Read"}) {
 		t.Errorf("actor tools %v", p.Offer.Actors["agent:*"])
 	}
-	if p.MaxDepth != 2 || len(p.Rules) != 1 {
-		t.Errorf("managed settings: depth %d, rules %d", p.MaxDepth, len(p.Rules))
+	if sh.MaxDepth != 2 || len(p.Rules) != 1 {
+		t.Errorf("managed settings: depth %d, rules %d", sh.MaxDepth, len(p.Rules))
 	}
 
 	// A project cannot turn a rule off, nor redescribe a tool.
@@ -289,14 +294,16 @@ func TestEgressLayersOnlyNarrow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.EgressMode != tc.mode {
-				t.Errorf("mode %q, want %q", p.EgressMode, tc.mode)
+			eg := policy.Effective[egress.Settings](p, egress.SectionKey)
+			sq := policy.Effective[sequence.Settings](p, sequence.SequenceSection.Key)
+			if eg.Mode != tc.mode {
+				t.Errorf("mode %q, want %q", eg.Mode, tc.mode)
 			}
-			if tc.allow != nil && (p.EgressAllow == nil || !slices.Equal(p.EgressAllow, tc.allow)) {
-				t.Errorf("allow %q, want %q", p.EgressAllow, tc.allow)
+			if tc.allow != nil && (eg.Allow == nil || !slices.Equal(eg.Allow, tc.allow)) {
+				t.Errorf("allow %q, want %q", eg.Allow, tc.allow)
 			}
-			if strings.HasPrefix(tc.name, "sequence") && (p.MaxCalls["Bash"] != 5 || p.MaxFailedWrites != 3) {
-				t.Errorf("max_calls %v, max_failed_writes %d: a project raised a limit", p.MaxCalls, p.MaxFailedWrites)
+			if strings.HasPrefix(tc.name, "sequence") && (sq.MaxCalls["Bash"] != 5 || sq.MaxFailedWrites != 3) {
+				t.Errorf("max_calls %v, max_failed_writes %d: a project raised a limit", sq.MaxCalls, sq.MaxFailedWrites)
 			}
 		})
 	}

@@ -4,12 +4,20 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+
+	"github.com/vetohq/veto/rule"
 )
 
 // Schema returns the JSON Schema of a policy file, generated from the Go
 // types and their doc tags, for editors to complete and check veto.yaml.
 func Schema() []byte {
 	s := schemaOf(reflect.TypeOf(File{}))
+	props := s["properties"].(map[string]any)
+	for _, sec := range rule.Sections() {
+		p := schemaOf(sec.Type())
+		p["description"] = sec.Doc
+		props[sec.Key] = p
+	}
 	s["$schema"] = "https://json-schema.org/draft/2020-12/schema"
 	s["$id"] = "https://veto.dev/schema/veto.yaml.json"
 	s["title"] = "veto policy file (veto.yaml)"

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/rules/network"
+	"github.com/vetohq/veto/egress"
 	"github.com/vetohq/veto/shell"
 )
 
@@ -38,7 +38,7 @@ type Config struct {
 	TimeoutParam   string
 	// Egress is the egress mode and allow-list shell.egress judges hosts
 	// by; the zero value is open mode.
-	Egress network.Config
+	Egress egress.Policy
 }
 
 // Set is the command rules, compiled from a Config.
@@ -48,7 +48,7 @@ type Set struct {
 	maxDepth     int
 	timeout      time.Duration
 	timeoutParam string
-	egress       network.Config
+	egress       egress.Policy
 }
 
 // New compiles cfg.
@@ -65,8 +65,8 @@ func New(cfg Config) (*Set, error) {
 	if cfg.Interpreters != nil {
 		s.interpreters = map[string]bool{}
 		for _, i := range cfg.Interpreters {
-			if i == "" || strings.ContainsAny(i, "/ ") {
-				return nil, fmt.Errorf("command: interpreter %q must be a program name", i)
+			if err := CheckInterpreter(i); err != nil {
+				return nil, fmt.Errorf("command: %w", err)
 			}
 			s.interpreters[strings.ToLower(i)] = true
 		}
@@ -80,12 +80,18 @@ func New(cfg Config) (*Set, error) {
 	return s, nil
 }
 
-// RuleIDs are the ids of the command rules, in order.
-var RuleIDs = []string{"shell.analyzer", "shell.egress", "shell.env_dump", "exec.interpreter"}
+// CheckInterpreter says what is wrong with an interpreter's name: it is a
+// program name, as python3, without a directory.
+func CheckInterpreter(name string) error {
+	if name == "" || strings.ContainsAny(name, "/ ") {
+		return fmt.Errorf("interpreter %q must be a program name, as python3", name)
+	}
+	return nil
+}
 
 // Rules returns the command rules in the order they run.
 func (s *Set) Rules() []veto.Rule {
-	return []veto.Rule{&analyzer{s}, &egress{s}, &envDump{s}, &interpreter{s}}
+	return []veto.Rule{&analyzer{s}, &shellEgress{s}, &envDump{s}, &interpreter{s}}
 }
 
 // Paths returns the extractor that hands a command's paths to the file
@@ -137,18 +143,12 @@ func deny(f shell.Finding) veto.Decision { return veto.Deny(f.Reason, f.Message)
 // command it cannot vouch for (unparsable, too deep, dynamic).
 type analyzer struct{ s *Set }
 
-func (r *analyzer) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: shell.RuleAnalyzer, Risk: veto.RiskMapping{Default: veto.RiskHigh, ByReason: map[string]veto.Risk{
-		"git_destructive": veto.RiskHigh, "rm_recursive_force": veto.RiskCritical, "find_delete": veto.RiskHigh,
-		"disk_destroy": veto.RiskCritical, "fetch_to_shell": veto.RiskCritical, "decode_to_shell": veto.RiskHigh,
-		"recursive_root_change": veto.RiskCritical, "crontab_remove": veto.RiskHigh, "cannot_vouch": veto.RiskMedium,
-		"parse_failed": veto.RiskMedium, "depth_exceeded": veto.RiskMedium, "command_not_text": veto.RiskMedium}}}
-}
+func (r *analyzer) Info() veto.RuleInfo { return Analyzer.RuleInfo() }
 
 func (r *analyzer) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
 	a := r.s.analyze(in)
 	if a.bad {
-		return veto.Deny("command_not_text", "The command argument is not a string, so veto cannot read it."), nil
+		return notText.Deny(), nil
 	}
 	if a.report == nil {
 		return veto.Allow(), nil
@@ -164,9 +164,7 @@ func (r *analyzer) Check(_ context.Context, in *veto.Input) (veto.Decision, erro
 // envDump denies printing the environment, which holds secrets.
 type envDump struct{ s *Set }
 
-func (r *envDump) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: shell.RuleEnvDump, Risk: veto.RiskMapping{Default: veto.RiskHigh}}
-}
+func (r *envDump) Info() veto.RuleInfo { return EnvDump.RuleInfo() }
 
 func (r *envDump) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
 	if a := r.s.analyze(in); a.report != nil {
@@ -191,9 +189,7 @@ func isInterpreter(p string) bool {
 // list.
 type interpreter struct{ s *Set }
 
-func (r *interpreter) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "exec.interpreter", Risk: veto.RiskMapping{Default: veto.RiskMedium}}
-}
+func (r *interpreter) Info() veto.RuleInfo { return Interpreter.RuleInfo() }
 
 func (r *interpreter) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {
 	if r.s.interpreters == nil {
@@ -205,7 +201,7 @@ func (r *interpreter) Check(_ context.Context, in *veto.Input) (veto.Decision, e
 	}
 	for _, p := range a.report.Programs {
 		if isInterpreter(p) && !r.s.interpreters[p] {
-			return veto.Deny("interpreter_not_allowed", "The command starts an interpreter or shell the policy does not allow."), nil
+			return notAllowed.Deny(), nil
 		}
 	}
 	return veto.Allow(), nil

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/rules/network"
+	"github.com/vetohq/veto/egress"
 )
 
 // egress judges every host a command reaches by the same parser and
@@ -12,19 +12,21 @@ import (
 // link-local and cloud metadata addresses; in allowlist mode only listed
 // ones. A host veto cannot determine statically (a variable, an
 // expansion) is refused in both: it cannot vouch for it.
-type egress struct{ s *Set }
+type shellEgress struct{ s *Set }
 
-func (r *egress) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "shell.egress", Risk: veto.RiskMapping{Default: veto.RiskHigh, ByReason: map[string]veto.Risk{
-		"egress_metadata": veto.RiskCritical, "egress_unresolvable": veto.RiskMedium}}}
-}
+func (r *shellEgress) Info() veto.RuleInfo { return Egress.RuleInfo() }
 
-func (r *egress) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+func (r *shellEgress) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	dests := r.s.Hosts(in)
 	if len(dests) == 0 {
 		return veto.Allow(), nil
 	}
-	return network.Judge(ctx, in, r.s.egress, dests)
+	v, err := r.s.egress.Check(ctx, in, dests)
+	if err != nil || v == egress.Allowed {
+		return veto.Allow(), err
+	}
+	code, msg := v.Reason()
+	return veto.Deny(code, msg), nil
 }
 
 // Hosts returns the hosts the call's command reaches, "" for one that

@@ -11,9 +11,7 @@ import (
 // one rule every path-bearing argument meets, written or read.
 type credential struct{ s *Set }
 
-func (r *credential) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "file.credential", Risk: veto.RiskMapping{Default: veto.RiskCritical}}
-}
+func (r *credential) Info() veto.RuleInfo { return Credential.RuleInfo() }
 
 func (r *credential) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	a, err := r.s.analyze(ctx, in)
@@ -26,10 +24,10 @@ func (r *credential) Check(ctx context.Context, in *veto.Input) (veto.Decision, 
 				continue
 			}
 			if p.err != nil {
-				return veto.Deny("path_unresolvable", p.what()+" names a path veto cannot resolve, so the call is refused."), nil
+				return pathUnresolvable.Deny(p.what()), nil
 			}
 			if matchAny(&r.s.credentials, p.path, "") {
-				return veto.Deny("credential_path", p.what()+" names a file that holds credentials (SSH keys, cloud or registry tokens, .env files), which agents may not read or write."), nil
+				return credentialPath.Deny(p.what()), nil
 			}
 		}
 	}
@@ -40,7 +38,7 @@ func (r *credential) Check(ctx context.Context, in *veto.Input) (veto.Decision, 
 		if p.command && p.tree || !p.command && searches {
 			for _, anchor := range r.s.credAnchors {
 				if p.path.Any(func(form string) bool { return form != anchor && r.s.within(pathOf(anchor), []string{form}) }) {
-					return veto.Deny("credential_search", p.what()+" names a directory whose tree holds credentials; name a directory below it instead, one that holds none."), nil
+					return credentialSearch.Deny(p.what()), nil
 				}
 			}
 		}

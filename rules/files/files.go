@@ -17,7 +17,6 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -204,8 +203,8 @@ func New(cfg Config) (*Set, error) {
 func resolveRoots(list []string, env toolpath.Env) ([]string, error) {
 	var out []string
 	for _, r := range list {
-		if !filepath.IsAbs(r) && r != "~" && !strings.HasPrefix(r, "~/") {
-			return nil, fmt.Errorf("files: root %q must be absolute or start with ~/", r)
+		if err := CheckRoot(r); err != nil {
+			return nil, fmt.Errorf("files: %w", err)
 		}
 		p, err := toolpath.Resolve(r, env)
 		if err != nil {
@@ -219,11 +218,6 @@ func resolveRoots(list []string, env toolpath.Env) ([]string, error) {
 func (s *Set) env(cwd string) toolpath.Env {
 	return toolpath.Env{Cwd: cwd, Home: s.home, LookupHome: s.lookupHome, FS: s.fs}
 }
-
-// RuleIDs are the ids of every file rule, in order, whether or not a
-// configuration turns it on.
-var RuleIDs = []string{"file.write_roots", "file.protected", "file.persistence", "file.credential", "file.stale",
-	"file.read_before_write", "file.manifest", "file.write_scope", "file.reference_exists"}
 
 // Rules returns the file rules in the order they run: for a write, write
 // roots → protected → persistence → credential → stale → read before

@@ -15,9 +15,7 @@ func pathOf(real string) toolpath.Path {
 // read or wrote it: the model would write over changes it has not seen.
 type stale struct{ s *Set }
 
-func (r *stale) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "file.stale", Risk: veto.RiskMapping{Default: veto.RiskMedium}}
-}
+func (r *stale) Info() veto.RuleInfo { return Stale.RuleInfo() }
 
 func (r *stale) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	a, err := r.s.analyze(ctx, in)
@@ -45,7 +43,7 @@ func (r *stale) Check(ctx context.Context, in *veto.Input) (veto.Decision, error
 			return veto.Decision{}, err
 		}
 		if !now.Same(known) {
-			return veto.Deny("changed_since_read", "The file changed on disk since this run last read it; read it again before writing."), nil
+			return changedSinceRead.Deny(), nil
 		}
 	}
 	return veto.Allow(), nil
@@ -58,9 +56,7 @@ func (r *stale) Check(ctx context.Context, in *veto.Input) (veto.Decision, error
 // name the text they replace and pass.
 type readBeforeWrite struct{ s *Set }
 
-func (r *readBeforeWrite) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "file.read_before_write", Risk: veto.RiskMapping{Default: veto.RiskMedium}}
-}
+func (r *readBeforeWrite) Info() veto.RuleInfo { return ReadBeforeWrite.RuleInfo() }
 
 func (r *readBeforeWrite) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	a, err := r.s.analyze(ctx, in)
@@ -84,7 +80,7 @@ func (r *readBeforeWrite) Check(ctx context.Context, in *veto.Input) (veto.Decis
 			return veto.Decision{}, err
 		}
 		if now.Exists && !now.Dir {
-			return veto.Deny("overwrite_unread", "The file exists and this run has not read it; read it first, or edit it."), nil
+			return overwriteUnread.Deny(), nil
 		}
 	}
 	return veto.Allow(), nil
@@ -95,9 +91,7 @@ func (r *readBeforeWrite) Check(ctx context.Context, in *veto.Input) (veto.Decis
 // moves.
 type referenceExists struct{ s *Set }
 
-func (r *referenceExists) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "file.reference_exists", Risk: veto.RiskMapping{Default: veto.RiskLow}}
-}
+func (r *referenceExists) Info() veto.RuleInfo { return ReferenceExists.RuleInfo() }
 
 func (r *referenceExists) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	a, err := r.s.analyze(ctx, in)
@@ -120,7 +114,7 @@ func (r *referenceExists) Check(ctx context.Context, in *veto.Input) (veto.Decis
 			return veto.Decision{}, err
 		}
 		if !now.Exists {
-			return veto.Deny("reference_missing", p.what()+" names a file that does not exist."), nil
+			return referenceMissing.Deny(p.what()), nil
 		}
 	}
 	return veto.Allow(), nil

@@ -11,9 +11,7 @@ import (
 // is on only when a manifest is configured.
 type manifest struct{ s *Set }
 
-func (r *manifest) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "file.manifest", Risk: veto.RiskMapping{Default: veto.RiskMedium}}
-}
+func (r *manifest) Info() veto.RuleInfo { return Manifest.RuleInfo() }
 
 func (r *manifest) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	a, err := r.s.analyze(ctx, in)
@@ -37,7 +35,7 @@ func (r *manifest) Check(ctx context.Context, in *veto.Input) (veto.Decision, er
 			}
 		}
 		if !listed {
-			return veto.Deny("not_in_manifest", w.what()+" names a file the write manifest does not list."), nil
+			return notInManifest.Deny(w.what()), nil
 		}
 	}
 	return veto.Allow(), nil
@@ -48,9 +46,7 @@ func (r *manifest) Check(ctx context.Context, in *veto.Input) (veto.Decision, er
 // configured.
 type writeScope struct{ s *Set }
 
-func (r *writeScope) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "file.write_scope", Risk: veto.RiskMapping{Default: veto.RiskMedium}}
-}
+func (r *writeScope) Info() veto.RuleInfo { return WriteScope.RuleInfo() }
 
 func (r *writeScope) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	a, err := r.s.analyze(ctx, in)
@@ -63,7 +59,7 @@ func (r *writeScope) Check(ctx context.Context, in *veto.Input) (veto.Decision, 
 		}
 		for i := range r.s.scopes {
 			if _, ok := r.s.scopes[i].match(w.path.Real, a.workspace); !ok {
-				return veto.Deny("outside_write_scope", w.what()+" names a file outside the declared write scope."), nil
+				return outsideScope.Deny(w.what()), nil
 			}
 		}
 	}

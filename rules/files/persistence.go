@@ -29,9 +29,7 @@ type hooksEntry struct {
 	checked time.Time // when the file was last looked at
 }
 
-func (r *persistence) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "file.persistence", Risk: veto.RiskMapping{Default: veto.RiskCritical}}
-}
+func (r *persistence) Info() veto.RuleInfo { return Persistence.RuleInfo() }
 
 func (r *persistence) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	a, err := r.s.analyze(ctx, in)
@@ -59,7 +57,7 @@ func (r *persistence) Check(ctx context.Context, in *veto.Input) (veto.Decision,
 }
 
 func deny(w pathArg) veto.Decision {
-	return veto.Deny("persistence_target", w.what()+" points at a file that would run something later on its own (shell start-up, ssh, cron, services, git hooks).")
+	return persistenceTarget.Deny(w.what())
 }
 
 // hooksPaths returns the directories core.hooksPath names in the

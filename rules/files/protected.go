@@ -11,9 +11,7 @@ import (
 // switch veto off.
 type protected struct{ s *Set }
 
-func (r *protected) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "file.protected", Risk: veto.RiskMapping{Default: veto.RiskHigh}}
-}
+func (r *protected) Info() veto.RuleInfo { return Protected.RuleInfo() }
 
 func (r *protected) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	a, err := r.s.analyze(ctx, in)
@@ -22,7 +20,7 @@ func (r *protected) Check(ctx context.Context, in *veto.Input) (veto.Decision, e
 	}
 	for _, w := range a.written {
 		if w.err == nil && !w.unknown && matchAny(&r.s.protected, w.path, "") {
-			return veto.Deny("protected_path", w.what()+" points into a protected location (git internals, veto's state, or the client's settings)."), nil
+			return protectedPath.Deny(w.what()), nil
 		}
 	}
 	return veto.Allow(), nil

@@ -13,9 +13,7 @@ import (
 // is denied here too.
 type writeRoots struct{ s *Set }
 
-func (r *writeRoots) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "file.write_roots", Risk: veto.RiskMapping{Default: veto.RiskHigh}}
-}
+func (r *writeRoots) Info() veto.RuleInfo { return WriteRoots.RuleInfo() }
 
 func (r *writeRoots) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	a, err := r.s.analyze(ctx, in)
@@ -24,19 +22,19 @@ func (r *writeRoots) Check(ctx context.Context, in *veto.Input) (veto.Decision, 
 	}
 	for _, w := range a.written {
 		if w.unknown {
-			return veto.Deny("path_unknown", "The command writes to a path veto cannot determine (a variable, an expansion or an unknown directory), so it is refused."), nil
+			return pathUnknown.Deny(), nil
 		}
 		if w.err != nil {
-			return veto.Deny("path_unresolvable", w.what()+" names a path veto cannot resolve, so the call is refused."), nil
+			return pathUnresolvable.Deny(w.what()), nil
 		}
 		if w.removes && r.s.coversRoot(w.path, a.roots) {
-			return veto.Deny("root_removal", "The command removes a write root itself, or a directory holding one."), nil
+			return rootRemoval.Deny(), nil
 		}
 		if !r.s.within(w.path, a.roots) {
 			if a.wsErr != nil {
-				return veto.Deny("workspace_unknown", "The call has no working directory, so veto cannot tell where it writes."), nil
+				return workspaceUnknown.Deny(), nil
 			}
-			return veto.Deny("outside_write_roots", w.what()+" points outside the write roots (the project and the temporary directories)."), nil
+			return outsideRoots.Deny(w.what()), nil
 		}
 	}
 	return veto.Allow(), nil

@@ -1,166 +1,127 @@
 // Package network holds net.egress: the rule that judges where a call's
 // URLs go (WebFetch, MCP fetch tools, URL parameters of described tools,
 // and URLs sniffed from the arguments of tools veto has no descriptor
-// for), by the egress package's one parser and allow-list. Shell commands
-// are judged by shell.egress with the same Config.
+// for), by the egress package's one parser and allow-list. It declares the
+// egress section of the policy, which shell.egress reads too.
 package network
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/egress"
+	"github.com/vetohq/veto/rule"
 )
 
-// Config is the egress policy.
-type Config struct {
-	Mode  egress.Mode // "" means egress.Open
-	Allow egress.List // the policy's allow-list; events add to it per run
+// Section is the egress section of a policy file.
+type Section struct {
+	Mode  string   `yaml:"mode" doc:"open (the default: every host but link-local and cloud metadata addresses) or allowlist (only the hosts in allow, and those a person adds to a run with veto egress allow; a host veto cannot determine statically is denied). Only the user's file may set open over another file's allowlist."`
+	Allow []string `yaml:"allow" doc:"The allow-list: host names, wildcard domains (*.example.com, below example.com), host:port, addresses and CIDR ranges. Later files can only remove entries."`
 }
 
-// Rule returns net.egress.
-func Rule(cfg Config) veto.Rule { return &rule{cfg} }
-
-type rule struct{ cfg Config }
-
-func (r *rule) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "net.egress", Risk: veto.RiskMapping{Default: veto.RiskHigh, ByReason: map[string]veto.Risk{
-		"egress_metadata": veto.RiskCritical, "egress_unresolvable": veto.RiskMedium}}}
-}
-
-// maxSniff bounds how many argument strings are looked at for URLs.
-const maxSniff = 256
-
-func (r *rule) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
-	dests, ok := Destinations(in)
-	if !ok {
-		return veto.Deny("egress_unresolvable", "A URL parameter of this call is not a string, so veto cannot tell where it goes."), nil
-	}
-	if len(dests) == 0 {
-		return veto.Allow(), nil
-	}
-	return Judge(ctx, in, r.cfg, dests)
-}
-
-// Destinations returns the URLs a call reaches: the values of its
-// descriptor's url parameters, or for a tool without a descriptor every
-// argument string that is an http(s) or ws(s) URL. ok is false when a url
-// parameter holds something other than a string.
-func Destinations(in *veto.Input) (out []string, ok bool) {
-	if d := in.Descriptor; d != nil {
-		for _, p := range d.ParamsWith(veto.RoleURL) {
-			v, present := in.Call.Args[p]
-			if !present || v == nil {
-				continue
-			}
-			s, isString := v.(string)
-			if !isString {
-				return nil, false
-			}
-			out = append(out, s)
-		}
-		if d.Has(veto.CapNetwork) {
-			// A network tool that takes its URLs inside text (Gemini CLI's
-			// web_fetch reads them from its prompt) goes to each of them.
-			for _, p := range d.ParamsWith(veto.RoleContent) {
-				if s, isString := in.Call.Args[p].(string); isString {
-					out = append(out, Embedded(s)...)
-				}
-			}
-		}
-		return out, true
-	}
-	n := 0
-	var walk func(v any)
-	walk = func(v any) {
-		if n >= maxSniff {
-			return
-		}
-		switch x := v.(type) {
-		case string:
-			n++
-			if looksLikeURL(x) {
-				out = append(out, strings.TrimSpace(x))
-			}
-		case map[string]any:
-			for _, y := range x {
-				walk(y)
-			}
-		case []any:
-			for _, y := range x {
-				walk(y)
-			}
-		}
-	}
-	walk(in.Call.Args)
-	return out, true
-}
-
-// Embedded returns the http(s) URLs written inside text, each up to the
-// first space, quote or bracket that ends it.
-func Embedded(text string) []string {
-	var out []string
-	for i := 0; i+7 <= len(text) && len(out) < maxSniff; i++ {
-		if text[i] != 'h' && text[i] != 'H' {
-			continue
-		}
-		n := 0
-		for _, p := range []string{"https://", "http://", "https:\\\\", "http:\\\\"} {
-			if len(text)-i >= len(p) && strings.EqualFold(text[i:i+len(p)], p) {
-				n = len(p)
-				break
-			}
-		}
-		if n == 0 {
-			continue
-		}
-		end := i + n
-		for end < len(text) && !strings.ContainsRune(" \t\r\n\"'<>()[]{}`", rune(text[end])) {
-			end++
-		}
-		if u := strings.TrimRight(text[i:end], ".,;:!?"); len(u) > n {
-			out = append(out, u)
-		}
-		i = end - 1
+// reasons are net.egress's reasons: one per verdict of egress that
+// refuses.
+func reasons() []*rule.Reason {
+	var out []*rule.Reason
+	for _, v := range egress.Refusals {
+		code, msg := v.Reason()
+		out = append(out, &rule.Reason{Code: code, Message: msg, Risk: v.Risk()})
 	}
 	return out
 }
 
-func looksLikeURL(s string) bool {
-	s = strings.ToLower(strings.TrimSpace(s))
-	for _, p := range []string{"http://", "https://", "ws://", "wss://", "ftp://"} {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
+// Egress is net.egress's declaration.
+var Egress = &rule.Info{ID: "net.egress", Doc: "Refuses a call whose URLs reach a metadata address, a host veto cannot determine, or (in allowlist mode) a host not on the list.",
+	Risk: veto.RiskHigh, Reasons: reasons()}
+
+// EgressSection is the egress section: its effective settings are
+// egress.Settings.
+var EgressSection = rule.NewSection(egress.SectionKey, "Where calls may reach on the network (net.egress and shell.egress).",
+	nil, mergeEgress)
+
+func init() {
+	EgressSection.YAML = func() string {
+		return `egress:              # where calls may reach; link-local and metadata addresses never
+  mode: open         # open: any other host; allowlist: only the hosts below and those
+                     # a person adds to a run with: veto egress allow HOST --run R
+  # allow: [api.example.com, "*.docs.example", "ci.example:8443", 10.0.0.0/8]
+`
 	}
-	return false
+	rule.Register(&rule.Family{Name: "network", Order: 20, Rules: []*rule.Info{Egress},
+		Sections: []*rule.Section{EgressSection}, Build: build})
 }
 
-// Judge judges destinations (hosts or URLs; "" for one veto could not
-// determine) under cfg plus the run's allow events.
-func Judge(ctx context.Context, in *veto.Input, cfg Config, dests []string) (veto.Decision, error) {
-	list := cfg.Allow
-	if cfg.Mode == egress.Allowlist {
-		if ek, ok := in.Knowledge.(veto.EgressKnowledge); ok {
-			added, err := ek.Egress(ctx)
-			if err != nil {
-				return veto.Decision{}, err
-			}
-			for _, h := range added {
-				list = list.Add(h)
-			}
+func mergeEgress(eff *egress.Settings, f *Section, l *rule.Layer) {
+	// An earlier file's allowlist mode with no list allows nothing: a
+	// later file's list may not widen it.
+	wasAllowlist := eff.Mode == egress.Allowlist
+	switch egress.Mode(f.Mode) {
+	case "":
+	case egress.Allowlist:
+		eff.Mode = egress.Allowlist
+		l.Note("mode", f.Mode, "mode")
+	case egress.Open:
+		if eff.Mode == egress.Allowlist && !l.Trusted {
+			l.Bad(fmt.Sprintf("egress.mode: only the user's policy may open egress that another file limited, not the %s policy", l.Kind), "mode")
+		} else {
+			eff.Mode = egress.Open
+			l.Note("mode", f.Mode, "mode")
 		}
+	default:
+		l.Bad(fmt.Sprintf("egress.mode: %q is not open or allowlist", f.Mode), "mode")
 	}
-	for _, d := range dests {
-		switch egress.Judge(d, d != "", cfg.Mode, list) {
-		case egress.Metadata:
-			return veto.Deny("egress_metadata", "The call reaches a link-local or cloud metadata address, which holds credentials."), nil
-		case egress.Unresolvable:
-			return veto.Deny("egress_unresolvable", "The call reaches a host veto cannot determine statically, so it cannot vouch for it."), nil
-		case egress.NotListed:
-			return veto.Deny("egress_not_listed", "The call reaches a host that is not on the egress allow-list; a person can add it with veto egress allow."), nil
-		}
+	if f.Allow == nil {
+		return
 	}
-	return veto.Allow(), nil
+	if !rule.Each(l, f.Allow, "allow", func(h string) error { _, err := egress.ParseList([]string{h}); return err }) {
+		return
+	}
+	var unset func() []string // unbounded until a list or allowlist mode is set
+	if wasAllowlist {
+		unset = func() []string { return []string{} }
+	}
+	eff.Allow = rule.Shorten(l, eff.Allow, f.Allow, unset)
+	l.Note("allow", strings.Join(f.Allow, ", "), "allow")
+}
+
+func build(b *rule.Build) error {
+	s, err := rule.Settings[egress.Settings](b, EgressSection.Key)
+	if err != nil {
+		return err
+	}
+	p, err := s.Compile()
+	if err != nil {
+		return err
+	}
+	b.Rules = append(b.Rules, Rule(p))
+	return nil
+}
+
+// Rule returns net.egress judging by p.
+func Rule(p egress.Policy) veto.Rule { return &netEgress{p} }
+
+type netEgress struct{ p egress.Policy }
+
+func (r *netEgress) Info() veto.RuleInfo { return Egress.RuleInfo() }
+
+func (r *netEgress) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	dests, ok := egress.Destinations(in)
+	if !ok {
+		return deny(egress.Unresolvable), nil
+	}
+	if len(dests) == 0 {
+		return veto.Allow(), nil
+	}
+	v, err := r.p.Check(ctx, in, dests)
+	if err != nil || v == egress.Allowed {
+		return veto.Allow(), err
+	}
+	return deny(v), nil
+}
+
+func deny(v egress.Verdict) veto.Decision {
+	code, msg := v.Reason()
+	return veto.Deny(code, msg)
 }

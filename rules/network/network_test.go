@@ -21,7 +21,7 @@ func gate(t testing.TB, mode egress.Mode, allow ...string) *veto.Gate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := veto.NewGate(veto.Config{Rules: []veto.Rule{network.Rule(network.Config{Mode: mode, Allow: l})},
+	g, err := veto.NewGate(veto.Config{Rules: []veto.Rule{network.Rule(egress.Policy{Mode: mode, Allow: l})},
 		Tools: tools.Defaults(), Store: memstore.New()})
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func gate(t testing.TB, mode egress.Mode, allow ...string) *veto.Gate {
 }
 
 func TestEmbedded(t *testing.T) {
-	got := network.Embedded("see <https://a.example/x>, HTTP://B.example. and httpx://no and 'https://c.example:8/p?q=1'")
+	got := egress.Embedded("see <https://a.example/x>, HTTP://B.example. and httpx://no and 'https://c.example:8/p?q=1'")
 	want := []string{"https://a.example/x", "HTTP://B.example", "https://c.example:8/p?q=1"}
 	if len(got) != len(want) {
 		t.Fatalf("Embedded = %q, want %q", got, want)
@@ -128,7 +128,7 @@ func FuzzEmbedded(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, u := range network.Embedded(s) {
+		for _, u := range egress.Embedded(s) {
 			if len(u) < 7 || !strings.EqualFold(u[:4], "http") || !strings.Contains(s, u) {
 				t.Fatalf("%q yielded %q", s, u)
 			}

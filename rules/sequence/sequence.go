@@ -9,12 +9,11 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/rules/files"
-	"github.com/vetohq/veto/rules/network"
+	"github.com/vetohq/veto/egress"
 )
 
 // Config configures the sequence rules. A zero field leaves its rule out.
@@ -127,17 +126,14 @@ type privateEgress struct {
 	m   *files.Matcher
 }
 
-func (r *privateEgress) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "sequence.no_egress_after_private_read", Needs: veto.Needs{CompleteHistory: true},
-		Risk: veto.RiskMapping{Default: veto.RiskHigh}}
-}
+func (r *privateEgress) Info() veto.RuleInfo { return NoEgressAfterPrivate.RuleInfo() }
 
 // egressCall reports whether the call reaches the network.
 func (r *privateEgress) egressCall(in *veto.Input) bool {
 	if in.Descriptor.Has(veto.CapNetwork) {
 		return true
 	}
-	if dests, ok := network.Destinations(in); !ok || len(dests) > 0 {
+	if dests, ok := egress.Destinations(in); !ok || len(dests) > 0 {
 		return true
 	}
 	return r.cfg.ShellHosts != nil && len(r.cfg.ShellHosts(in)) > 0
@@ -155,8 +151,7 @@ func (r *privateEgress) Check(ctx context.Context, in *veto.Input) (veto.Decisio
 		}
 		for _, p := range reads {
 			if _, ok := r.m.Match(p); ok {
-				return veto.Deny("private_read_with_egress",
-					"This call reads private material and reaches the network; read it in a call that sends nothing, or ask the user."), nil
+				return readWithEgress.Deny(), nil
 			}
 		}
 	}
@@ -167,9 +162,7 @@ func (r *privateEgress) Check(ctx context.Context, in *veto.Input) (veto.Decisio
 	if len(t) == 0 {
 		return veto.Allow(), nil
 	}
-	return veto.Deny("private_read_before_egress", fmt.Sprintf(
-		"The run read private material (call %s, event #%d, %s), so no call may reach the network for the rest of it.",
-		t[0].CallID, t[0].Seq, t[0].Outcome)), nil
+	return readBeforeEgress.Deny(t[0].CallID, t[0].Seq, t[0].Outcome), nil
 }
 
 // Known implements veto.Knower: the run's taint, for veto explain.
@@ -195,9 +188,7 @@ type limit struct {
 
 type maxCalls struct{ lims []limit }
 
-func (r *maxCalls) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "sequence.max_calls", Needs: veto.Needs{CompleteHistory: true}, Risk: veto.RiskMapping{Default: veto.RiskMedium}}
-}
+func (r *maxCalls) Info() veto.RuleInfo { return MaxCalls.RuleInfo() }
 
 func (r *maxCalls) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	var counts map[string]int
@@ -219,7 +210,7 @@ func (r *maxCalls) Check(ctx context.Context, in *veto.Input) (veto.Decision, er
 			}
 		}
 		if n >= l.n {
-			return veto.Deny("max_calls", "The run has made "+strconv.Itoa(n)+" calls matching "+strconv.Quote(l.glob)+", its limit."), nil
+			return tooManyCalls.Deny(n, l.glob), nil
 		}
 	}
 	return veto.Allow(), nil
@@ -227,9 +218,7 @@ func (r *maxCalls) Check(ctx context.Context, in *veto.Input) (veto.Decision, er
 
 type maxFailedWrites struct{ cfg Config }
 
-func (r *maxFailedWrites) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: "sequence.max_failed_writes", Needs: veto.Needs{CompleteHistory: true}, Risk: veto.RiskMapping{Default: veto.RiskMedium}}
-}
+func (r *maxFailedWrites) Info() veto.RuleInfo { return MaxFailedWrites.RuleInfo() }
 
 func (r *maxFailedWrites) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	if !in.Target.Known() || !(in.Descriptor.Has(veto.CapWrites)) {
@@ -247,7 +236,7 @@ func (r *maxFailedWrites) Check(ctx context.Context, in *veto.Input) (veto.Decis
 		n += c
 	}
 	if n >= r.cfg.MaxFailedWrites {
-		return veto.Deny("max_failed_writes", "Writes to this target have failed "+strconv.Itoa(n)+" times in this run, its limit."), nil
+		return tooManyFailed.Deny(n), nil
 	}
 	return veto.Allow(), nil
 }

@@ -2,10 +2,10 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"maps"
 	"slices"
 	"strings"
 

@@ -15,7 +15,6 @@
 // nothing for CEL.
 package policy
 
-
 // File is one policy file, as written. The rule families' sections
 // (files, shell, egress, sequence, ...) are declared by the families
 // themselves (package rule) and decoded into Sections, by key.

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/rules/files"
 	"github.com/vetohq/veto/egress"
+	"github.com/vetohq/veto/rules/files"
 )
 
 // Config configures the sequence rules. A zero field leaves its rule out.

@@ -30,7 +30,7 @@ func runPopd(w *walker, c *cmd) stage {
 }
 
 func envDump(w *walker, c *cmd) stage {
-	w.r.find(RuleEnvDump, "env_dump", c.seg, "The command prints the environment, which holds secrets.")
+	w.r.find(RuleEnvDump, EnvDump, c.seg, "The command prints the environment, which holds secrets.")
 	return stage{}
 }
 

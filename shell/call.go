@@ -124,11 +124,11 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	defer func(prev int) { w.seg = prev }(w.seg)
 	w.seg = seg
 	if depth > w.env.MaxDepth {
-		w.finding("depth_exceeded", seg, "The command nests shells, evals or wrappers deeper than veto follows, so it cannot vouch for it.")
+		w.finding(DepthExceeded, seg, "The command nests shells, evals or wrappers deeper than veto follows, so it cannot vouch for it.")
 		return stage{}
 	}
 	if argv[0].unknown || (repl != "" && strings.Contains(argv[0].lit, repl)) {
-		w.finding("cannot_vouch", seg, "The program to run is a variable or an expansion, so veto cannot vouch for the command.")
+		w.finding(CannotVouch, seg, "The program to run is a variable or an expansion, so veto cannot vouch for the command.")
 		return stage{}
 	}
 	if body, ok := w.funcs[argv[0].lit]; ok {

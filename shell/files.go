@@ -23,7 +23,7 @@ func runRm(w *walker, c *cmd) stage {
 		}
 	}
 	if rf && (unknown || w.strict) {
-		w.finding("rm_recursive_force", c.seg, "The command force-removes a tree veto cannot determine, so it is refused.")
+		w.finding(RmRecursiveForce, c.seg, "The command force-removes a tree veto cannot determine, so it is refused.")
 		return stage{}
 	}
 	for _, x := range o.operands {
@@ -74,7 +74,7 @@ func runFind(w *walker, c *cmd) stage {
 		switch {
 		case args[i].unknown:
 		case a == "-delete":
-			w.finding("find_delete", c.seg, "The command deletes every file find matches.")
+			w.finding(FindDelete, c.seg, "The command deletes every file find matches.")
 		case findValued[a]:
 			i++
 		case findWrites[a]:
@@ -115,7 +115,7 @@ func runFind(w *walker, c *cmd) stage {
 				}
 			}
 			if rmRecursiveForce(argv, w) {
-				w.finding("rm_recursive_force", c.seg, "The command force-removes every tree find matches.")
+				w.finding(RmRecursiveForce, c.seg, "The command force-removes every tree find matches.")
 				continue
 			}
 			w.command(argv, c.depth, nil, false, "")
@@ -133,7 +133,7 @@ func rmRecursiveForce(argv []word, w *walker) bool {
 	pw.strict = true
 	pw.command(argv, 0, nil, false, "")
 	for _, f := range probe.Findings {
-		if f.Reason == "rm_recursive_force" {
+		if f.Reason == RmRecursiveForce {
 			return true
 		}
 	}
@@ -355,7 +355,7 @@ func runTar(w *walker, c *cmd) stage {
 		dirs := o.all("C", "directory")
 		for _, d := range dirs {
 			if d.unknown {
-				w.finding("cannot_vouch", c.seg, "The archive's files lie in a directory veto cannot see (tar -C with a variable or an expansion).")
+				w.finding(CannotVouch, c.seg, "The archive's files lie in a directory veto cannot see (tar -C with a variable or an expansion).")
 				return stage{}
 			}
 		}

@@ -16,7 +16,7 @@ func runShell(w *walker, c *cmd) stage {
 			if cflag {
 				return w.scriptOf(c, a)
 			}
-			w.finding("cannot_vouch", c.seg, "The shell is given a script veto cannot see, so it cannot vouch for it.")
+			w.finding(CannotVouch, c.seg, "The shell is given a script veto cannot see, so it cannot vouch for it.")
 			return stage{}
 		}
 		s := a.lit
@@ -45,7 +45,7 @@ func runShell(w *walker, c *cmd) stage {
 	}
 	if cflag {
 		if c.stdinArgs {
-			w.finding("cannot_vouch", c.seg, "The shell runs a script taken from input veto cannot see, so it cannot vouch for it.")
+			w.finding(CannotVouch, c.seg, "The shell runs a script taken from input veto cannot see, so it cannot vouch for it.")
 		}
 		return stage{}
 	}
@@ -58,7 +58,7 @@ func (w *walker) shellFile(c *cmd, rest []word) stage {
 		return w.fromStdin(c)
 	}
 	if rest[0].fetch {
-		w.finding("fetch_to_shell", c.seg, "The command runs what it downloads, which veto cannot see.")
+		w.finding(FetchToShell, c.seg, "The command runs what it downloads, which veto cannot see.")
 		return stage{}
 	}
 	w.access(rest[0], false, false)
@@ -78,11 +78,11 @@ func runSource(w *walker, c *cmd) stage {
 	}
 	f := c.args[0]
 	if f.fetch {
-		w.finding("fetch_to_shell", c.seg, "The command runs what it downloads, which veto cannot see.")
+		w.finding(FetchToShell, c.seg, "The command runs what it downloads, which veto cannot see.")
 		return stage{}
 	}
 	if f.unknown {
-		w.finding("cannot_vouch", c.seg, "The command sources a file veto cannot determine, so it cannot vouch for it.")
+		w.finding(CannotVouch, c.seg, "The command sources a file veto cannot determine, so it cannot vouch for it.")
 		return stage{}
 	}
 	w.access(f, false, false)
@@ -132,7 +132,7 @@ func runDeno(w *walker, c *cmd) stage {
 // code reads interpreter code for what veto recognises.
 func (w *walker) readCode(c *cmd, x word) stage {
 	if x.unknown {
-		w.finding("cannot_vouch", c.seg, "The interpreter runs code veto cannot see, so it cannot vouch for it.")
+		w.finding(CannotVouch, c.seg, "The interpreter runs code veto cannot see, so it cannot vouch for it.")
 		return stage{}
 	}
 	for _, src := range x.vals {

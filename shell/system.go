@@ -33,7 +33,7 @@ func runDd(w *walker, c *cmd) stage {
 			w.access(lit(v), false, false)
 		case "of":
 			if blockDevice(v) {
-				w.finding("disk_destroy", c.seg, "The command writes over a disk device.")
+				w.finding(DiskDestroy, c.seg, "The command writes over a disk device.")
 				continue
 			}
 			w.access(lit(v), true, false)
@@ -43,7 +43,7 @@ func runDd(w *walker, c *cmd) stage {
 }
 
 func destroyDisk(w *walker, c *cmd) stage {
-	w.finding("disk_destroy", c.seg, "The command destroys data on a disk or a file beyond recovery.")
+	w.finding(DiskDestroy, c.seg, "The command destroys data on a disk or a file beyond recovery.")
 	return stage{}
 }
 
@@ -59,7 +59,7 @@ func runChmod(w *walker, c *cmd) stage {
 		if recursive && !x.unknown {
 			for _, v := range x.vals {
 				if p := path.Clean(v); p == "/" || v == "~" || v == "~/" || (home != "" && p == path.Clean(home)) {
-					w.finding("recursive_root_change", c.seg, "The command changes the mode or owner of everything below / or the home directory.")
+					w.finding(RecursiveRootChange, c.seg, "The command changes the mode or owner of everything below / or the home directory.")
 				}
 			}
 		}
@@ -71,7 +71,7 @@ func runChmod(w *walker, c *cmd) stage {
 func runCrontab(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "u"}, false)
 	if o.has("r") {
-		w.finding("crontab_remove", c.seg, "The command removes the user's crontab.")
+		w.finding(CrontabRemove, c.seg, "The command removes the user's crontab.")
 		return stage{}
 	}
 	if o.has("l") {

@@ -100,7 +100,7 @@ func wrapEnv(w *walker, c *cmd) stage {
 	}
 command:
 	if len(args) == 0 {
-		w.r.find(RuleEnvDump, "env_dump", c.seg, "The command prints the environment, which holds secrets.")
+		w.r.find(RuleEnvDump, EnvDump, c.seg, "The command prints the environment, which holds secrets.")
 		return stage{}
 	}
 	return w.nested(c, args)
@@ -129,7 +129,7 @@ func joinWords(ws []word) word {
 // scriptOf analyses a word as a shell script one level deeper.
 func (w *walker) scriptOf(c *cmd, script word) stage {
 	if script.unknown {
-		w.finding("cannot_vouch", c.seg, "The command runs a script veto cannot see (a variable, an expansion or input), so it cannot vouch for it.")
+		w.finding(CannotVouch, c.seg, "The command runs a script veto cannot see (a variable, an expansion or input), so it cannot vouch for it.")
 		return stage{}
 	}
 	for _, v := range script.vals {
@@ -249,10 +249,10 @@ func (w *walker) fromStdin(c *cmd) stage {
 	for _, s := range c.up {
 		switch {
 		case s.fetch:
-			w.finding("fetch_to_shell", c.seg, "The command runs what it downloads, which veto cannot see.")
+			w.finding(FetchToShell, c.seg, "The command runs what it downloads, which veto cannot see.")
 			return stage{}
 		case s.decode:
-			w.finding("decode_to_shell", c.seg, "The command runs what it decodes, which veto cannot see.")
+			w.finding(DecodeToShell, c.seg, "The command runs what it decodes, which veto cannot see.")
 			return stage{}
 		}
 	}

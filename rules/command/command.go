@@ -131,14 +131,14 @@ func (s *Set) analyze(in *veto.Input) *analysis {
 	}).(*analysis)
 }
 
-func deny(f shell.Finding) veto.Decision { return veto.Deny(f.Reason, f.Message) }
+func deny(f shell.Finding) veto.Decision { return veto.Deny(string(f.Reason), f.Message) }
 
 // analyzer is the analyzer's own verdict: a destructive operation, or a
 // command it cannot vouch for (unparsable, too deep, dynamic).
 type analyzer struct{ s *Set }
 
 func (r *analyzer) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: shell.RuleAnalyzer, Risk: veto.RiskMapping{Default: veto.RiskHigh, ByReason: map[string]veto.Risk{
+	return veto.RuleInfo{ID: string(shell.RuleAnalyzer), Risk: veto.RiskMapping{Default: veto.RiskHigh, ByReason: map[string]veto.Risk{
 		"git_destructive": veto.RiskHigh, "rm_recursive_force": veto.RiskCritical, "find_delete": veto.RiskHigh,
 		"disk_destroy": veto.RiskCritical, "fetch_to_shell": veto.RiskCritical, "decode_to_shell": veto.RiskHigh,
 		"recursive_root_change": veto.RiskCritical, "crontab_remove": veto.RiskHigh, "cannot_vouch": veto.RiskMedium,
@@ -165,7 +165,7 @@ func (r *analyzer) Check(_ context.Context, in *veto.Input) (veto.Decision, erro
 type envDump struct{ s *Set }
 
 func (r *envDump) Info() veto.RuleInfo {
-	return veto.RuleInfo{ID: shell.RuleEnvDump, Risk: veto.RiskMapping{Default: veto.RiskHigh}}
+	return veto.RuleInfo{ID: string(shell.RuleEnvDump), Risk: veto.RiskMapping{Default: veto.RiskHigh}}
 }
 
 func (r *envDump) Check(_ context.Context, in *veto.Input) (veto.Decision, error) {

@@ -3,7 +3,6 @@ package shell
 import (
 	"path"
 	"strings"
-	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -125,11 +124,11 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	defer func(prev int) { w.seg = prev }(w.seg)
 	w.seg = seg
 	if depth > w.env.MaxDepth {
-		w.finding("depth_exceeded", seg, "The command nests shells, evals or wrappers deeper than veto follows, so it cannot vouch for it.")
+		w.finding(DepthExceeded, seg, "The command nests shells, evals or wrappers deeper than veto follows, so it cannot vouch for it.")
 		return stage{}
 	}
 	if argv[0].unknown || (repl != "" && strings.Contains(argv[0].lit, repl)) {
-		w.finding("cannot_vouch", seg, "The program to run is a variable or an expansion, so veto cannot vouch for the command.")
+		w.finding(CannotVouch, seg, "The program to run is a variable or an expansion, so veto cannot vouch for the command.")
 		return stage{}
 	}
 	if body, ok := w.funcs[argv[0].lit]; ok {
@@ -159,144 +158,3 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	}
 	return st
 }
-
-// pythonName reports whether name is python, python3, python3.12, pypy3, ….
-func pythonName(name string) bool {
-	rest, ok := strings.CutPrefix(name, "python")
-	if !ok {
-		rest, ok = strings.CutPrefix(name, "pypy")
-	}
-	return ok && strings.Trim(rest, "0123456789.") == ""
-}
-
-// handler returns the analysis of a program, or nil for programs veto
-// knows nothing about (they are recorded, and their arguments are not
-// judged as paths).
-func handler(name string) func(*walker, *cmd) stage {
-	if h, ok := handlers()[name]; ok {
-		return h
-	}
-	switch {
-	case pythonName(name):
-		return interp("c")
-	case strings.HasPrefix(name, "mkfs"):
-		return destroyDisk
-	}
-	return nil
-}
-
-// handlers is built on first use, not at package init: a process that
-// never analyses a command pays nothing for it.
-var (
-	handlersOnce  sync.Once
-	handlerByName map[string]func(*walker, *cmd) stage
-)
-
-func handlers() map[string]func(*walker, *cmd) stage {
-	handlersOnce.Do(buildHandlers)
-	return handlerByName
-}
-
-func buildHandlers() {
-	handlers := map[string]func(*walker, *cmd) stage{
-		"sudo":     wrapSudo,
-		"doas":     wrapOpts(optSpec{val: "uC"}),
-		"env":      wrapEnv,
-		"command":  wrapOpts(optSpec{}),
-		"builtin":  wrapOpts(optSpec{}),
-		"exec":     wrapOpts(optSpec{val: "a"}),
-		"nohup":    wrapOpts(optSpec{}),
-		"time":     wrapOpts(optSpec{val: "fo", long: map[string]bool{"format": true, "output": true}}),
-		"nice":     wrapOpts(optSpec{val: "n", long: map[string]bool{"adjustment": true}, numeric: true}),
-		"ionice":   wrapOpts(optSpec{val: "cnp"}),
-		"stdbuf":   wrapOpts(optSpec{val: "ioe", long: map[string]bool{"input": true, "output": true, "error": true}}),
-		"setsid":   wrapOpts(optSpec{}),
-		"unbuffer": wrapOpts(optSpec{}),
-		"chrt":     wrapOperands(optSpec{}, 1),
-		"taskset":  wrapOperands(optSpec{}, 1),
-		"timeout":  wrapOperands(optSpec{val: "sk", long: map[string]bool{"signal": true, "kill-after": true}}, 1),
-		"watch":    wrapWatch,
-		"busybox":  wrapOpts(optSpec{}),
-		"xargs":    wrapXargs,
-		"parallel": wrapParallel,
-		"sem":      wrapParallel,
-
-		"bash": runShell, "sh": runShell, "zsh": runShell, "dash": runShell, "ksh": runShell, "fish": runShell,
-		"ash": runShell, "mksh": runShell, "csh": runShell, "tcsh": runShell, "yash": runShell,
-		"eval":   runEval,
-		"source": runSource, ".": runSource,
-		"node": interp("ep"), "nodejs": interp("ep"), "bun": interp("ep"), "perl": interp("eE"), "ruby": interp("e"),
-		"php": interp("r"), "lua": interp("e"),
-		"deno": runDeno,
-
-		"rm":   runRm,
-		"find": runFind,
-		"git":  runGit,
-		"dd":   runDd,
-
-		"wipefs": destroyDisk, "shred": destroyDisk, "mke2fs": destroyDisk, "mkswap": destroyDisk,
-		"fdisk": destroyDisk, "sfdisk": destroyDisk, "parted": destroyDisk, "blkdiscard": destroyDisk,
-
-		"chmod": runChmod, "chown": runChmod, "chgrp": runChmod,
-		"crontab":   runCrontab,
-		"systemctl": runSystemctl,
-		"launchctl": runLaunchctl,
-
-		"cd": runCd, "pushd": runCd, "popd": runPopd,
-		"printenv": envDump, "set": runSet, "export": runSet, "compgen": runCompgen,
-
-		"echo": runEcho, "printf": runPrintf,
-
-		"curl": runCurl, "wget": runWget,
-		"nc": runNetcat, "ncat": runNetcat, "netcat": runNetcat, "socat": runSocat,
-		"telnet": runFirstHost, "ftp": runFirstHost, "sftp": runRemoteCopy,
-		"ssh": runSSH, "scp": runRemoteCopy, "rsync": runRemoteCopy,
-		"pip": runPip, "pip3": runPip, "uv": runPip,
-		"npm": runNpm, "pnpm": runNpm, "yarn": runNpm, "npx": runNpm,
-		"go": runGo,
-
-		"base64": runDecoder("d", "decode"), "base32": runDecoder("d", "decode"), "xxd": runDecoder("r", "revert"),
-		"uudecode": alwaysDecode, "openssl": runOpenssl,
-
-		"ln":       runLn,
-		"cp":       runCopy(false),
-		"mv":       runCopy(true),
-		"install":  runInstall,
-		"tee":      writesAll(optSpec{}),
-		"touch":    writesAll(optSpec{val: "dtr", long: map[string]bool{"date": true, "reference": true}}),
-		"mkdir":    writesAll(optSpec{val: "m", long: map[string]bool{"mode": true}}),
-		"rmdir":    writesAll(optSpec{}),
-		"truncate": writesAll(optSpec{val: "sr", long: map[string]bool{"size": true, "reference": true}}),
-		"mkfifo":   writesAll(optSpec{val: "m"}),
-		"vim":      writesAll(optSpec{val: "cSTu"}), "vi": writesAll(optSpec{val: "cSTu"}), "nvim": writesAll(optSpec{val: "cSTu"}),
-		"nano": writesAll(optSpec{}), "emacs": writesAll(optSpec{}), "ed": writesAll(optSpec{}),
-		"gzip": runCompress, "gunzip": runCompress, "bzip2": runCompress, "bunzip2": runCompress, "xz": runCompress,
-		"unxz": runCompress, "zstd": runCompress, "unzstd": runCompress,
-		"sed":   runSed,
-		"sort":  runSort,
-		"uniq":  runUniq,
-		"tar":   runTar,
-		"zip":   runZip,
-		"unzip": runUnzip,
-
-		"grep":  readsAfterPattern(optSpec{val: "efmABCdD", long: map[string]bool{"regexp": true, "file": true, "max-count": true, "after-context": true, "before-context": true, "context": true, "include": true, "exclude": true, "exclude-dir": true, "exclude-from": true, "label": true, "devices": true, "directories": true, "binary-files": true}}, "e", "f"),
-		"egrep": readsAfterPattern(optSpec{val: "efmABC"}, "e", "f"), "fgrep": readsAfterPattern(optSpec{val: "efmABC"}, "e", "f"),
-		"rg": readsAfterPattern(optSpec{val: "efgtTmABCjMrE", long: map[string]bool{"regexp": true, "file": true, "glob": true, "iglob": true, "type": true, "type-not": true, "type-add": true, "max-count": true, "after-context": true, "before-context": true, "context": true, "threads": true, "max-depth": true, "replace": true, "encoding": true, "engine": true, "sort": true, "sortr": true, "pre": true, "pre-glob": true, "max-columns": true, "max-filesize": true, "ignore-file": true, "path-separator": true, "color": true, "colors": true}}, "e", "f"),
-		"ag": readsAfterPattern(optSpec{val: "ABCGgm"}, "", ""), "ack": readsAfterPattern(optSpec{val: "ABCm"}, "", ""),
-		"awk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"), "gawk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"),
-		"mawk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"), "nawk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"),
-		"jq": readsAfterPattern(optSpec{val: "fL", long: map[string]bool{"from-file": true, "indent": true}}, "", "f"),
-		"yq": readsAfterPattern(optSpec{}, "", ""),
-	}
-	for _, r := range []string{"cat", "tac", "nl", "head", "tail", "less", "more", "wc", "cut", "paste", "od", "hexdump", "strings",
-		"file", "stat", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "diff", "cmp",
-		"comm", "fold", "fmt", "column", "expand", "unexpand", "rev", "iconv", "zcat", "bzcat", "xzcat", "zless", "bat", "view",
-		"readlink", "realpath", "ls", "du", "tree"} {
-		handlers[r] = readsAll(optSpec{val: "ncCdfklsStwbIoe", long: map[string]bool{"lines": true, "bytes": true, "delimiter": true, "fields": true, "characters": true, "width": true}, numeric: true})
-	}
-	handlerByName = handlers
-}
-
-// stage of a program as a pipeline source.
-var fetchers = map[string]bool{"curl": true, "wget": true, "fetch": true, "aria2c": true, "http": true, "https": true,
-	"nc": true, "ncat": true, "netcat": true, "socat": true, "ssh": true, "lynx": true, "links": true, "w3m": true}

@@ -15,7 +15,7 @@ func runGit(w *walker, c *cmd) stage {
 	for len(args) > 0 {
 		a := args[0]
 		if a.unknown {
-			w.finding("cannot_vouch", c.seg, "The git subcommand is a variable or an expansion, so veto cannot vouch for it.")
+			w.finding(CannotVouch, c.seg, "The git subcommand is a variable or an expansion, so veto cannot vouch for it.")
 			return stage{}
 		}
 		s := a.lit
@@ -47,7 +47,7 @@ sub:
 		return stage{}
 	}
 	if args[0].unknown {
-		w.finding("cannot_vouch", c.seg, "The git subcommand is a variable or an expansion, so veto cannot vouch for it.")
+		w.finding(CannotVouch, c.seg, "The git subcommand is a variable or an expansion, so veto cannot vouch for it.")
 		return stage{}
 	}
 	subcmd := strings.ToLower(args[0].lit)
@@ -107,7 +107,7 @@ sub:
 		}
 	}
 	if reason != "" {
-		w.finding("git_destructive", c.seg, reason)
+		w.finding(GitDestructive, c.seg, reason)
 	}
 	return stage{}
 }

@@ -49,17 +49,11 @@ type Host struct {
 // Finding is something the analyzer refuses to vouch for, or knows to be
 // destructive. Rule is the veto rule that reports it.
 type Finding struct {
-	Rule    string
-	Reason  string
+	Rule    Rule
+	Reason  Reason
 	Segment int
 	Message string // why, in words; never the command's text
 }
-
-// Rule ids of findings.
-const (
-	RuleAnalyzer = "shell.analyzer"
-	RuleEnvDump  = "shell.env_dump"
-)
 
 // Report is what Analyze found.
 type Report struct {
@@ -71,7 +65,7 @@ type Report struct {
 	Recovered bool     // the command only parsed after closing an unterminated quote
 }
 
-func (r *Report) find(rule, reason string, seg int, msg string) {
+func (r *Report) find(rule Rule, reason Reason, seg int, msg string) {
 	for _, f := range r.Findings {
 		if f.Rule == rule && f.Reason == reason && f.Segment == seg {
 			return

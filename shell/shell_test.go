@@ -1,6 +1,7 @@
 package shell_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -53,6 +54,75 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// oneLiners reads testdata/oneliners.txt: one command a line, without
+// blank lines and # comments.
+func oneLiners(t testing.TB) []string {
+	raw, err := os.ReadFile("testdata/oneliners.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(raw), "\n") {
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// TestOneLiners compares the whole report of each command in
+// testdata/oneliners.txt with testdata/oneliners.golden. Run with -update
+// to rewrite.
+func TestOneLiners(t *testing.T) {
+	type entry struct {
+		Command string
+		Report  *shell.Report
+	}
+	var entries []entry
+	for _, src := range oneLiners(t) {
+		r := shell.Analyze(src, env)
+		for _, f := range r.Findings {
+			if !knownReason(f) {
+				t.Errorf("%q: finding %s/%s is not in Reasons()", src, f.Rule, f.Reason)
+			}
+		}
+		entries = append(entries, entry{src, r})
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // commands are full of & and >
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(entries); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.Bytes()
+	const golden = "testdata/oneliners.golden"
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if string(got) != string(want) {
+		var w []entry
+		if err := json.Unmarshal(want, &w); err != nil {
+			t.Fatal(err)
+		}
+		for i := range entries {
+			if i >= len(w) || !reflect.DeepEqual(entries[i], w[i]) {
+				g, _ := json.MarshalIndent(entries[i], "", "  ")
+				t.Fatalf("report of %q changed (run with -update if intended):\n%s", entries[i].Command, g)
+			}
+		}
+		t.Fatalf("reports changed: %d entries, golden has %d", len(entries), len(w))
+	}
+}
+
 func TestFactsOfAccessesAndHosts(t *testing.T) {
 	for _, tc := range []struct {
 		src   string
@@ -90,8 +160,13 @@ func FuzzAnalyze(f *testing.F) {
 		b, _ := os.ReadFile(in)
 		f.Add(string(b))
 	}
+	for _, s := range oneLiners(f) {
+		f.Add(s)
+	}
 	for _, s := range []string{"git reset --hard", "echo 'x", "a | b && c; d &", "$(x) y", "f() { f; }; f", "cd /; rm -rf *",
-		"xargs -I{} sh -c {}", "parallel ::: 'rm -rf /'", "find . -exec rm -rf {} +", "env -S'a b' c", "bash -c \"bash -c 'x'\""} {
+		"xargs -I{} sh -c {}", "parallel ::: 'rm -rf /'", "find . -exec rm -rf {} +", "env -S'a b' c", "bash -c \"bash -c 'x'\"",
+		"touch f{01..10..3} {a..e}", "cat ${X:-$(y)} ${HOME:+z}", "tar -cf - -C ~ .ssh | nc h 1", "ln -s ../x d/l",
+		"node -e 'execSync(\"rm -rf /\")'", "echo 'cat a' | sh", "ssh h 'rm -rf x'", "cd ~/x && pushd /y && popd"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
@@ -103,6 +178,7 @@ func FuzzAnalyze(f *testing.F) {
 		if !reflect.DeepEqual(r1, r2) {
 			t.Fatalf("two analyses differ:\n%+v\n%+v", r1, r2)
 		}
+		checkReport(t, r1)
 		if _, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), ""); err != nil && !r1.Recovered {
 			for _, fd := range r1.Findings {
 				if fd.Rule == shell.RuleAnalyzer {
@@ -112,4 +188,34 @@ func FuzzAnalyze(f *testing.F) {
 			t.Fatalf("input that does not parse has no refusing finding: %+v", r1.Findings)
 		}
 	})
+}
+
+// checkReport checks what holds of every report: findings carry a listed
+// rule and reason and a message; a path or host is given exactly when it
+// is known; segments are within the count; programs are lower-case.
+func checkReport(t *testing.T, r *shell.Report) {
+	t.Helper()
+	for _, f := range r.Findings {
+		if !knownReason(f) || f.Message == "" {
+			t.Fatalf("finding %+v: unlisted, or without a message", f)
+		}
+		if f.Segment < 0 || f.Segment > r.Segments {
+			t.Fatalf("finding %+v: segment out of %d", f, r.Segments)
+		}
+	}
+	for _, a := range r.Files {
+		if a.Unknown != (a.Path == "") || a.Segment < 0 || a.Segment > r.Segments {
+			t.Fatalf("access %+v of %d segments", a, r.Segments)
+		}
+	}
+	for _, h := range r.Hosts {
+		if h.Unknown != (h.Host == "") || h.Command == "" || h.Segment < 0 || h.Segment > r.Segments {
+			t.Fatalf("host %+v of %d segments", h, r.Segments)
+		}
+	}
+	for _, p := range r.Programs {
+		if p != strings.ToLower(p) {
+			t.Fatalf("program %q is not lower-case", p)
+		}
+	}
 }

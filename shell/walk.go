@@ -40,8 +40,8 @@ func (w *walker) fork() *walker {
 	return &c
 }
 
-func (w *walker) finding(reason string, seg int, msg string) {
-	if w.code && (reason == "parse_failed" || reason == "cannot_vouch") {
+func (w *walker) finding(reason Reason, seg int, msg string) {
+	if w.code && (reason == ParseFailed || reason == CannotVouch) {
 		return
 	}
 	w.r.find(RuleAnalyzer, reason, seg, msg)
@@ -50,12 +50,12 @@ func (w *walker) finding(reason string, seg int, msg string) {
 // script parses and walks src, nested depth levels deep.
 func (w *walker) script(src string, depth int) {
 	if depth > w.env.MaxDepth {
-		w.finding("depth_exceeded", w.r.Segments, "The command nests shells, evals or wrappers deeper than veto follows, so it cannot vouch for it.")
+		w.finding(DepthExceeded, w.r.Segments, "The command nests shells, evals or wrappers deeper than veto follows, so it cannot vouch for it.")
 		return
 	}
 	files, recovered, err := parse(src)
 	if err != nil {
-		w.finding("parse_failed", w.r.Segments, "The command does not parse as a shell command, so veto cannot vouch for it.")
+		w.finding(ParseFailed, w.r.Segments, "The command does not parse as a shell command, so veto cannot vouch for it.")
 		return
 	}
 	if recovered {
@@ -163,7 +163,7 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		w.fork().stmt(c.Stmt, depth, nil)
 	case *syntax.TestDecl:
 	default:
-		w.finding("cannot_vouch", w.r.Segments, "The command uses a construct veto does not analyse, so it cannot vouch for it.")
+		w.finding(CannotVouch, w.r.Segments, "The command uses a construct veto does not analyse, so it cannot vouch for it.")
 	}
 	return stage{}
 }
@@ -221,7 +221,7 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 	switch {
 	case variant == "export" && names == 0,
 		(variant == "declare" || variant == "typeset") && names == 0 && (strings.ContainsAny(opts, "xp") || opts == ""):
-		w.r.find(RuleEnvDump, "env_dump", seg, "The command prints the environment, which holds secrets.")
+		w.r.find(RuleEnvDump, EnvDump, seg, "The command prints the environment, which holds secrets.")
 	}
 }
 
@@ -291,7 +291,7 @@ func (w *walker) access(x word, write, removes bool) {
 			continue
 		}
 		if !write && strings.HasPrefix(v, "/proc/") && strings.HasSuffix(v, "/environ") {
-			w.r.find(RuleEnvDump, "env_dump", seg, "The command reads a process's environment, which holds secrets.")
+			w.r.find(RuleEnvDump, EnvDump, seg, "The command reads a process's environment, which holds secrets.")
 		}
 		w.r.Files = append(w.r.Files, Access{Path: v, Dir: w.cwd, Write: write, Removes: removes, Segment: seg})
 	}

@@ -137,7 +137,7 @@ func (s *Set) analyze(in *veto.Input) *analysis {
 	}).(*analysis)
 }
 
-func deny(f shell.Finding) veto.Decision { return veto.Deny(f.Reason, f.Message) }
+func deny(f shell.Finding) veto.Decision { return veto.Deny(string(f.Reason), f.Message) }
 
 // analyzer is the analyzer's own verdict: a destructive operation, or a
 // command it cannot vouch for (unparsable, too deep, dynamic).

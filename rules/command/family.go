@@ -15,33 +15,40 @@ import (
 var (
 	notText = &rule.Reason{Code: "command_not_text", Message: "The command argument is not a string, so veto cannot read it.", Risk: veto.RiskMedium}
 
-	Analyzer = &rule.Info{ID: shell.RuleAnalyzer, Doc: "Refuses a destructive command, and a command the static analyzer cannot vouch for.",
-		Risk: veto.RiskHigh, Advice: rule.Off(shell.RuleAnalyzer), Reasons: []*rule.Reason{
-			{Code: "git_destructive", Message: "The command discards work git cannot give back (a forced push, a hard reset, a forced clean, ...).", Risk: veto.RiskHigh},
-			{Code: "rm_recursive_force", Message: "The command removes a tree recursively outside the places veto knows are scratch.", Risk: veto.RiskCritical},
-			{Code: "find_delete", Message: "The command deletes what a find matches.", Risk: veto.RiskHigh},
-			{Code: "disk_destroy", Message: "The command writes over a disk or a filesystem.", Risk: veto.RiskCritical},
-			{Code: "fetch_to_shell", Message: "The command runs what it downloads.", Risk: veto.RiskCritical},
-			{Code: "decode_to_shell", Message: "The command runs what it decodes.", Risk: veto.RiskHigh},
-			{Code: "recursive_root_change", Message: "The command changes owners or modes recursively from the root.", Risk: veto.RiskCritical},
-			{Code: "crontab_remove", Message: "The command removes the user's crontab.", Risk: veto.RiskHigh},
-			{Code: "cannot_vouch", Message: "The command runs code veto cannot see statically.", Risk: veto.RiskMedium},
-			{Code: "parse_failed", Message: "The command does not parse as a shell script.", Risk: veto.RiskMedium},
-			{Code: "depth_exceeded", Message: "The command nests deeper than shell.max_depth.", Risk: veto.RiskMedium},
-			notText,
-		}}
+	Analyzer = &rule.Info{ID: string(shell.RuleAnalyzer), Doc: "Refuses a destructive command, and a command the static analyzer cannot vouch for.",
+		Risk: veto.RiskHigh, Advice: rule.Off(string(shell.RuleAnalyzer)), Reasons: append(findings(shell.RuleAnalyzer), notText)}
 
 	Egress = &rule.Info{ID: "shell.egress", Doc: "Judges every host a command reaches as net.egress judges URLs; a host it cannot determine is refused.",
 		Risk: veto.RiskHigh, Advice: rule.Off("shell.egress"), Reasons: egressReasons()}
 
-	EnvDump = &rule.Info{ID: shell.RuleEnvDump, Doc: "Refuses printing the environment, which holds secrets.",
-		Risk: veto.RiskHigh, Advice: rule.Off(shell.RuleEnvDump), Reasons: []*rule.Reason{
-			{Code: "env_dump", Message: "The command prints the environment, which holds secrets."}}}
+	EnvDump = &rule.Info{ID: string(shell.RuleEnvDump), Doc: "Refuses printing the environment, which holds secrets.",
+		Risk: veto.RiskHigh, Advice: rule.Off(string(shell.RuleEnvDump)), Reasons: findings(shell.RuleEnvDump)}
 
 	notAllowed  = &rule.Reason{Code: "interpreter_not_allowed", Message: "The command starts an interpreter or shell the policy does not allow."}
 	Interpreter = &rule.Info{ID: "exec.interpreter", Doc: "Refuses an interpreter or shell that shell.interpreters does not list.",
 		Risk: veto.RiskMedium, Advice: veto.Advice{Policy: "shell.interpreters"}, Reasons: []*rule.Reason{notAllowed}}
 )
+
+// findingRisk weighs the analyzer's findings; a reason not here has the
+// rule's risk.
+var findingRisk = map[shell.Reason]veto.Risk{
+	shell.GitDestructive: veto.RiskHigh, shell.RmRecursiveForce: veto.RiskCritical, shell.FindDelete: veto.RiskHigh,
+	shell.DiskDestroy: veto.RiskCritical, shell.FetchToShell: veto.RiskCritical, shell.DecodeToShell: veto.RiskHigh,
+	shell.RecursiveRootChange: veto.RiskCritical, shell.CrontabRemove: veto.RiskHigh, shell.CannotVouch: veto.RiskMedium,
+	shell.ParseFailed: veto.RiskMedium, shell.DepthExceeded: veto.RiskMedium,
+}
+
+// findings are the reasons of the shell analyzer's findings for a rule, as
+// package shell declares them; a finding's own message says more.
+func findings(r shell.Rule) []*rule.Reason {
+	var out []*rule.Reason
+	for _, f := range shell.Reasons() {
+		if f.Rule == r {
+			out = append(out, &rule.Reason{Code: string(f.Reason), Message: f.Meaning, Risk: findingRisk[f.Reason]})
+		}
+	}
+	return out
+}
 
 func egressReasons() []*rule.Reason {
 	var out []*rule.Reason

@@ -1,0 +1,270 @@
+package shell
+
+// Wrappers: programs that run another command (sudo, env, nohup, timeout,
+// nice, xargs, parallel, watch, …), which is analysed in their place.
+
+import "strings"
+
+// nested runs operands as a command of its own.
+func (w *walker) nested(c *cmd, argv []word) stage {
+	return w.command(argv, c.depth, c.up, c.stdinArgs, c.repl)
+}
+
+func wrapOpts(spec optSpec) func(*walker, *cmd) stage {
+	return func(w *walker, c *cmd) stage {
+		o := parseOpts(c.args, spec, true)
+		return w.nested(c, o.operands)
+	}
+}
+
+// wrapOperands is a wrapper whose first n operands are its own (timeout's
+// duration, taskset's mask) before the command.
+func wrapOperands(spec optSpec, n int) func(*walker, *cmd) stage {
+	return func(w *walker, c *cmd) stage {
+		o := parseOpts(c.args, spec, true)
+		if len(o.operands) <= n {
+			return stage{}
+		}
+		return w.nested(c, o.operands[n:])
+	}
+}
+
+func wrapSudo(w *walker, c *cmd) stage {
+	o := parseOpts(c.args, optSpec{val: "ugpCDrtTUh", long: map[string]bool{"user": true, "group": true, "prompt": true,
+		"close-from": true, "chdir": true, "role": true, "type": true, "other-user": true, "host": true, "command-timeout": true}}, true)
+	if o.has("e", "edit") {
+		for _, f := range o.operands {
+			w.access(f, true, false)
+		}
+		return stage{}
+	}
+	return w.nested(c, o.operands)
+}
+
+// wrapEnv is env: options, assignments, then the command. With no
+// command, env prints the environment.
+func wrapEnv(w *walker, c *cmd) stage {
+	args := c.args
+	for len(args) > 0 {
+		a := args[0]
+		if a.unknown {
+			break
+		}
+		s := a.lit
+		next := func() (string, bool) {
+			if len(args) < 2 {
+				return "", false
+			}
+			args = args[1:]
+			return args[0].lit, true
+		}
+		switch {
+		case s == "--":
+			args = args[1:]
+			goto command
+		case s == "-" || s == "-i" || s == "-0" || s == "-v" || s == "--ignore-environment" || s == "--null" || s == "--debug":
+		case s == "-u" || s == "--unset" || s == "-P":
+			next()
+		case s == "-C" || s == "--chdir":
+			if d, ok := next(); ok {
+				w.chdir(lit(d))
+			}
+		case strings.HasPrefix(s, "--chdir="):
+			w.chdir(lit(s[len("--chdir="):]))
+		case strings.HasPrefix(s, "-C"):
+			w.chdir(lit(s[2:]))
+		case s == "-S" || s == "--split-string" || strings.HasPrefix(s, "-S") || strings.HasPrefix(s, "--split-string="):
+			var str string
+			switch {
+			case s == "-S" || s == "--split-string":
+				str, _ = next()
+			case strings.HasPrefix(s, "--split-string="):
+				str = s[len("--split-string="):]
+			default:
+				str = s[2:]
+			}
+			var split []word
+			for _, f := range strings.Fields(str) {
+				split = append(split, lit(f))
+			}
+			args = append(split, args[1:]...)
+			continue
+		case strings.HasPrefix(s, "-"):
+		case looksAssign(s):
+			name, val, _ := strings.Cut(s, "=")
+			w.envHosts(name, lit(val))
+		default:
+			goto command
+		}
+		args = args[1:]
+	}
+command:
+	if len(args) == 0 {
+		w.r.find(RuleEnvDump, EnvDump, c.seg, "The command prints the environment, which holds secrets.")
+		return stage{}
+	}
+	return w.nested(c, args)
+}
+
+func wrapWatch(w *walker, c *cmd) stage {
+	o := parseOpts(c.args, optSpec{val: "nqs", long: map[string]bool{"interval": true}}, true)
+	if o.has("x", "exec") {
+		return w.nested(c, o.operands)
+	}
+	return w.scriptOf(c, joinWords(o.operands))
+}
+
+// joinWords joins words with spaces; unknown if any is.
+func joinWords(ws []word) word {
+	var parts []string
+	for _, x := range ws {
+		if x.unknown {
+			return word{unknown: true}
+		}
+		parts = append(parts, x.lit)
+	}
+	return lit(strings.Join(parts, " "))
+}
+
+// scriptOf analyses a word as a shell script one level deeper.
+func (w *walker) scriptOf(c *cmd, script word) stage {
+	if script.unknown {
+		w.finding(CannotVouch, c.seg, "The command runs a script veto cannot see (a variable, an expansion or input), so it cannot vouch for it.")
+		return stage{}
+	}
+	for _, v := range script.vals {
+		w.fork().script(v, c.depth+1)
+	}
+	return stage{}
+}
+
+func wrapXargs(w *walker, c *cmd) stage {
+	o := parseOpts(c.args, optSpec{val: "aEdIJLnPs", long: map[string]bool{"arg-file": true, "delimiter": true,
+		"max-args": true, "max-procs": true, "max-chars": true, "process-slot-var": true}}, true)
+	repl := ""
+	if v, ok := o.get("I", "J"); ok {
+		repl = v
+	}
+	if v, ok := o.get("i", "replace"); ok {
+		repl = v
+		if repl == "" {
+			repl = "{}"
+		}
+	}
+	w.optFiles(&o, false, nil, "a", "arg-file")
+	if len(o.operands) == 0 {
+		return stage{}
+	}
+	// Input items are appended, or put where the placeholder is: either
+	// way the command's targets come from input veto cannot see.
+	return w.command(o.operands, c.depth, nil, true, orDefault(repl, "\x00none"))
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// wrapParallel is GNU parallel (and sem): options, a command, then
+// argument lists after ":::". With no command, the arguments (or the input)
+// are the commands.
+func wrapParallel(w *walker, c *cmd) stage {
+	o := parseOpts(c.args, optSpec{val: "jSnNLlEIad", long: map[string]bool{"jobs": true, "sshlogin": true, "halt": true,
+		"max-args": true, "delay": true, "timeout": true, "joblog": true, "results": true, "tmpdir": true, "workdir": true, "wd": true,
+		"arg-file": true, "colsep": true, "env": true, "tag-string": true, "tagstring": true, "sshloginfile": true, "basefile": true,
+		"return": true, "memfree": true, "load": true, "retries": true, "block": true, "blocksize": true, "id": true}}, true)
+	var command, values []word
+	inArgs, sawSep := false, false
+	for _, a := range o.operands {
+		if !a.unknown && strings.HasPrefix(a.lit, ":::") {
+			inArgs, sawSep = true, true
+			continue
+		}
+		if inArgs {
+			values = append(values, a)
+		} else {
+			command = append(command, a)
+		}
+	}
+	repl := "{}"
+	if v, ok := o.get("I"); ok {
+		repl = v
+	}
+	if len(command) == 0 {
+		if sawSep {
+			for _, v := range values {
+				w.scriptOf(c, v)
+			}
+			return stage{}
+		}
+		return w.fromStdin(c)
+	}
+	if !sawSep {
+		return w.command(command, c.depth, nil, true, repl)
+	}
+	// The argument values are known: put them where they go.
+	vals := word{}
+	for _, v := range values {
+		if v.unknown {
+			vals = word{unknown: true}
+			break
+		}
+		vals.vals = append(vals.vals, v.vals...)
+	}
+	if !vals.unknown && len(vals.vals) > 0 {
+		vals.lit = vals.vals[0]
+	}
+	placed := false
+	argv := make([]word, 0, len(command)+1)
+	for _, a := range command {
+		if !a.unknown && strings.Contains(a.lit, repl) {
+			placed = true
+			if vals.unknown {
+				argv = append(argv, vals)
+				continue
+			}
+			x := word{}
+			for _, v := range vals.vals {
+				x.vals = append(x.vals, strings.ReplaceAll(a.lit, repl, v))
+			}
+			if len(x.vals) > 0 {
+				x.lit = x.vals[0]
+			}
+			argv = append(argv, x)
+			continue
+		}
+		argv = append(argv, a)
+	}
+	if !placed && len(values) > 0 {
+		argv = append(argv, vals)
+	}
+	return w.command(argv, c.depth, nil, false, "")
+}
+
+// fromStdin analyses commands a program reads from its input: the literal
+// text an upstream echo printed, or nothing veto can vouch for.
+func (w *walker) fromStdin(c *cmd) stage {
+	for _, s := range c.up {
+		switch {
+		case s.fetch:
+			w.finding(FetchToShell, c.seg, "The command runs what it downloads, which veto cannot see.")
+			return stage{}
+		case s.decode:
+			w.finding(DecodeToShell, c.seg, "The command runs what it decodes, which veto cannot see.")
+			return stage{}
+		}
+	}
+	if len(c.up) == 0 {
+		return stage{}
+	}
+	last := c.up[len(c.up)-1]
+	if last.text == nil {
+		return stage{}
+	}
+	for _, t := range last.text {
+		w.fork().script(t, c.depth+1)
+	}
+	return stage{}
+}

@@ -222,7 +222,11 @@ func (m *layer) builtin() {
 	for i, id := range m.l.File.Builtin.Off {
 		switch {
 		case !slices.Contains(ids, id):
-			m.bad(fmt.Sprintf("builtin.off: %q is not a built-in rule; they are %s", id, strings.Join(ids, ", ")), "builtin", "off", i)
+			msg := fmt.Sprintf("builtin.off: %q is not a built-in rule; veto policy default lists them", id)
+			if near := nearest(id, ids); near != "" {
+				msg = fmt.Sprintf("builtin.off: %q is not a built-in rule; did you mean %s?", id, near)
+			}
+			m.bad(msg, "builtin", "off", i)
 		case !m.trusted:
 			m.bad(fmt.Sprintf("builtin.off: only the user's policy may turn a built-in rule off, not the %s policy", m.l.Kind), "builtin", "off", i)
 		default:
@@ -230,6 +234,39 @@ func (m *layer) builtin() {
 			m.p.note("builtin.off", id, m.where("builtin", "off", i))
 		}
 	}
+}
+
+// nearest returns the id in ids closest to s, when it is a likely
+// misspelling of it (at most a third of its letters off), else "".
+func nearest(s string, ids []string) string {
+	best, bestD := "", len(s)/3+1
+	for _, id := range ids {
+		if d := distance(s, id); d < bestD {
+			best, bestD = id, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b, in bytes.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // sections merges each rule family's section the file writes, by the

@@ -57,7 +57,7 @@ func unavailable(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 
 // New wraps db: it checks that the database answers and applies the
@@ -65,7 +65,7 @@ func unavailable(err error) error {
 func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	s := &Store{db: db, d: d}
 	if err := s.migrate(ctx); err != nil {

@@ -48,7 +48,7 @@ func EncodeEvent(e Event) ([]byte, error) {
 	if e.Target != (Target{}) {
 		b = append(b, `,"target":{`...)
 		n := len(b)
-		b = appendField(b, "kind", e.Target.Kind, false)
+		b = appendField(b, "kind", string(e.Target.Kind), false)
 		b = appendField(b, "id", e.Target.ID, false)
 		if len(b) > n && b[n] == ',' {
 			b = append(b[:n], b[n+1:]...)

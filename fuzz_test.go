@@ -118,7 +118,7 @@ func FuzzEventCodec(f *testing.F) {
 		e := veto.Event{V: veto.EventVersion, Run: run, Seq: 7, Kind: veto.EventDenied,
 			Time:   time.Unix(sec%(1<<34), sec%1e9).UTC(),
 			CallID: callID, Tool: tool, Actor: veto.Actor{Kind: kind, Agent: agent}, Stage: veto.StageRule,
-			Rule: ruleID, Reason: "r", Risk: veto.Risk(risk % 5), Target: veto.Target{Kind: kind, ID: id},
+			Rule: ruleID, Reason: "r", Risk: veto.Risk(risk % 5), Target: veto.Target{Kind: veto.TargetKind(kind), ID: id},
 			PolicyRev: id, Patched: complete, Complete: &complete, Awaiting: veto.AwaitApproval,
 			Fact: &veto.FileFact{Path: id, Exists: complete, Dir: !complete, Size: sec, ModTime: time.Unix(sec%(1<<33), 0).UTC(), Hash: run,
 				Stamp: veto.FileStamp{Dev: uint64(sec), Ino: uint64(risk), Change: -sec}},

@@ -29,7 +29,7 @@ type Tally interface {
 // (by tool), a failed call on a target, a file touched by a tool.
 func letThrough(o Observation) bool { return o.Outcome != Denied }
 func failedOn(o Observation) bool   { return o.Outcome == Failed && o.Target.Known() }
-func fileTouch(o Observation) bool  { return o.Outcome != Denied && o.Target.Kind == "file" }
+func fileTouch(o Observation) bool  { return o.Outcome != Denied && o.Target.Kind == TargetFile }
 
 // FileKey names a file target touched by a tool, the unit of Tally.Files.
 type FileKey struct{ ID, Tool string }

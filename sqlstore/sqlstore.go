@@ -325,7 +325,7 @@ func (k tallied) Calls(ctx context.Context) (map[string]int, error) {
 // Failed implements veto.Tally.
 func (k tallied) Failed(ctx context.Context, target veto.Target) (map[string]int, error) {
 	return k.counts(ctx, `SELECT tool, n FROM veto_tally_failed WHERE run = ? AND target_kind = ? AND target_id = ? AND n > 0`,
-		k.run, target.Kind, target.ID)
+		k.run, string(target.Kind), target.ID)
 }
 
 func (k tallied) counts(ctx context.Context, query string, args ...any) (map[string]int, error) {
@@ -558,7 +558,7 @@ func (s *Store) observe(ctx context.Context, tx *sql.Tx, run string, h *header, 
 		idx = h.nObs
 		now := veto.Observation{Seq: e.Seq, CallID: e.CallID, Tool: e.Tool, Outcome: o, Target: e.Target}
 		if _, err := s.exec(ctx, tx, `INSERT INTO veto_observations (run, idx, seq, call_id, tool, outcome, target_kind, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			run, idx, int64(e.Seq), e.CallID, e.Tool, string(o), e.Target.Kind, e.Target.ID); err != nil {
+			run, idx, int64(e.Seq), e.CallID, e.Tool, string(o), string(e.Target.Kind), e.Target.ID); err != nil {
 			return err
 		}
 		h.nObs++
@@ -573,7 +573,7 @@ func (s *Store) observe(ctx context.Context, tx *sql.Tx, run string, h *header, 
 		now.Target = e.Target
 	}
 	if _, err := s.exec(ctx, tx, `UPDATE veto_observations SET outcome = ?, target_kind = ?, target_id = ? WHERE run = ? AND idx = ?`,
-		string(now.Outcome), now.Target.Kind, now.Target.ID, run, idx); err != nil {
+		string(now.Outcome), string(now.Target.Kind), now.Target.ID, run, idx); err != nil {
 		return err
 	}
 	return s.tally(ctx, tx, run, idx, old, existed, now)
@@ -599,7 +599,7 @@ func (s *Store) tally(ctx context.Context, tx *sql.Tx, run string, idx int64, ol
 		}
 		if _, err := s.exec(ctx, tx, `INSERT INTO veto_tally_failed (run, target_kind, target_id, tool, n) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (run, target_kind, target_id, tool) DO UPDATE SET n = veto_tally_failed.n + excluded.n`,
-			run, f.Target.Kind, f.Target.ID, f.Tool, f.N); err != nil {
+			run, string(f.Target.Kind), f.Target.ID, f.Tool, f.N); err != nil {
 			return err
 		}
 	}

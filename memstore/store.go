@@ -31,8 +31,9 @@ type run struct {
 }
 
 var (
-	_ veto.Store = (*Store)(nil)
-	_ veto.Log   = (*Store)(nil)
+	_ veto.Store     = (*Store)(nil)
+	_ veto.Log       = (*Store)(nil)
+	_ veto.Knowledge = (*knowledge)(nil)
 )
 
 // New returns an empty store.
@@ -79,13 +80,13 @@ type knowledge run
 
 func (k *knowledge) read(fn func(p *veto.Projection)) error { return (*run)(k).read(fn) }
 
-// Egress implements veto.EgressKnowledge.
+// Egress implements veto.Knowledge.
 func (k *knowledge) Egress(_ context.Context) (hosts []string, err error) {
 	err = k.read(func(p *veto.Projection) { hosts = p.Egress() })
 	return hosts, err
 }
 
-// Files implements veto.KnowledgeLister.
+// Files implements veto.Knowledge.
 func (k *knowledge) Files(_ context.Context) (files []string, err error) {
 	err = k.read(func(p *veto.Projection) { files = p.KnownFiles() })
 	return files, err

@@ -45,8 +45,9 @@ type Store struct {
 }
 
 var (
-	_ veto.Store = (*Store)(nil)
-	_ veto.Log   = (*Store)(nil)
+	_ veto.Store     = (*Store)(nil)
+	_ veto.Log       = (*Store)(nil)
+	_ veto.Knowledge = knowledge{}
 )
 
 // ErrUnavailable wraps every failure to reach or use the database; the
@@ -401,7 +402,7 @@ func (k knowledge) File(ctx context.Context, path string) (veto.FileFact, bool, 
 	return f, true, nil
 }
 
-// Egress implements veto.EgressKnowledge.
+// Egress implements veto.Knowledge.
 func (k knowledge) Egress(ctx context.Context) ([]string, error) {
 	rows, err := k.s.query(ctx, nil, `SELECT host FROM veto_egress WHERE run = ? ORDER BY seq`, k.run)
 	if err != nil {
@@ -419,6 +420,7 @@ func (k knowledge) Egress(ctx context.Context) ([]string, error) {
 	return out, unavailable(rows.Err())
 }
 
+// Files implements veto.Knowledge.
 func (k knowledge) Files(ctx context.Context) ([]string, error) {
 	rows, err := k.s.query(ctx, nil, `SELECT path FROM veto_knowledge WHERE run = ? ORDER BY path`, k.run)
 	if err != nil {

@@ -142,7 +142,7 @@ func looksLikeURL(s string) bool {
 func Judge(ctx context.Context, in *veto.Input, cfg Config, dests []string) (veto.Decision, error) {
 	list := cfg.Allow
 	if cfg.Mode == egress.Allowlist {
-		if ek, ok := in.Knowledge.(veto.EgressKnowledge); ok {
+		if ek := in.Knowledge; ek != nil {
 			added, err := ek.Egress(ctx)
 			if err != nil {
 				return veto.Decision{}, err

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
 )
 
 // Dialect is what differs between databases.
@@ -479,7 +480,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64,
 	}
 	for _, e := range events {
 		e.Prev = h.last
-		b, err := veto.EncodeEvent(e)
+		b, err := eventlog.EncodeEvent(e)
 		if err != nil {
 			return err
 		}
@@ -487,7 +488,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64,
 			run, int64(e.Seq), e.Time.UnixNano(), string(e.Kind), e.Tool, b); err != nil {
 			return err
 		}
-		h.last = veto.ChainHash(b)
+		h.last = eventlog.ChainHash(b)
 		if err := s.apply(ctx, tx, run, &h, e); err != nil {
 			return err
 		}
@@ -502,7 +503,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64,
 	return err
 }
 
-// apply folds one event into the run's projections, as veto.Projection
+// apply folds one event into the run's projections, as eventlog.Projection
 // does in memory.
 func (s *Store) apply(ctx context.Context, tx *sql.Tx, run string, h *header, e veto.Event) error {
 	if e.Seq != h.next {
@@ -526,7 +527,7 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, run string, h *header, e 
 		_, err := s.exec(ctx, tx, `INSERT INTO veto_egress (run, seq, host) VALUES (?, ?, ?)`, run, int64(e.Seq), e.Host)
 		return err
 	}
-	o, ok := veto.ObservedOutcome(e)
+	o, ok := eventlog.ObservedOutcome(e)
 	if !ok {
 		return nil
 	}
@@ -583,9 +584,9 @@ func (s *Store) observe(ctx context.Context, tx *sql.Tx, run string, h *header, 
 
 // tally moves the run's tally tables from observation old (existed: it
 // was there) to now, at idx; the observations table already holds now.
-// Each change is what veto.Projection does in memory.
+// Each change is what eventlog.Projection does in memory.
 func (s *Store) tally(ctx context.Context, tx *sql.Tx, run string, idx int64, old veto.Observation, existed bool, now veto.Observation) error {
-	d := veto.TallyChange(old, existed, now)
+	d := eventlog.TallyChange(old, existed, now)
 	for _, c := range d.Calls {
 		if c.N == 0 {
 			continue
@@ -643,7 +644,7 @@ func (s *Store) Events(ctx context.Context, run string, after uint64) ([]veto.Ev
 		if err := rows.Scan(&b); err != nil {
 			return nil, unavailable(err)
 		}
-		if e, err := veto.DecodeEvent(b); err == nil {
+		if e, err := eventlog.DecodeEvent(b); err == nil {
 			out = append(out, e)
 		}
 	}
@@ -790,11 +791,11 @@ func (s *Store) pruneRun(ctx context.Context, run string, before int64) (int, er
 		if err := tx.QueryRowContext(ctx, s.q(`SELECT body FROM veto_events WHERE run = ? AND seq = ?`), run, maxOld.Int64).Scan(&last); err != nil {
 			return 0, unavailable(err)
 		}
-		anchorPrev = veto.ChainHash(last)
+		anchorPrev = eventlog.ChainHash(last)
 	case err != nil:
 		return 0, unavailable(err)
 	default:
-		e, derr := veto.DecodeEvent(body)
+		e, derr := eventlog.DecodeEvent(body)
 		if derr != nil {
 			return 0, fmt.Errorf("sqlstore: prune: event %d of a run does not decode", anchorSeq)
 		}
@@ -825,7 +826,7 @@ func (s *Store) InsertRaw(ctx context.Context, run string, seq uint64, b []byte)
 		run, int64(seq), time.Now().UnixNano(), b); err != nil {
 		return err
 	}
-	e, derr := veto.DecodeEvent(b)
+	e, derr := eventlog.DecodeEvent(b)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -839,7 +840,7 @@ func (s *Store) InsertRaw(ctx context.Context, run string, seq uint64, b []byte)
 		tx.Rollback()
 		return err
 	}
-	h.last = veto.ChainHash(b)
+	h.last = eventlog.ChainHash(b)
 	if h.exists {
 		_, err = tx.ExecContext(ctx, s.q(`UPDATE veto_runs SET next = ?, started = ?, start_complete = ?, damaged = ?, last_hash = ?, n_obs = ? WHERE run = ?`),
 			int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, run)

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
 )
 
 // Store is what the suite tests: a store with its decision log.
@@ -338,13 +339,13 @@ func damaged(t *testing.T, h Harness) {
 	}
 }
 
-func verify(t testing.TB, s Store, run string) *veto.ChainBreak {
+func verify(t testing.TB, s Store, run string) *eventlog.ChainBreak {
 	t.Helper()
 	first, prev, stored, err := s.Chain(ctx, run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return veto.VerifyChain(stored, first, prev)
+	return eventlog.VerifyChain(stored, first, prev)
 }
 
 func chain(t *testing.T, h Harness) {

@@ -253,7 +253,7 @@ func TestRuleErrorOrPanicIsRuleFailed(t *testing.T) {
 	}
 }
 
-func resolverOf(kind, id string, ok bool, err error) veto.Resolver {
+func resolverOf(kind veto.TargetKind, id string, ok bool, err error) veto.Resolver {
 	return veto.ResolverFunc(func(context.Context, *veto.Input) (veto.Target, bool, error) {
 		return veto.Target{Kind: kind, ID: id}, ok, err
 	})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"iter"
 	"sync"
+	"sync/atomic"
 )
 
 // chunkSize is how many observations share one block of a History's
@@ -21,6 +22,10 @@ type History struct {
 	n        int
 	complete bool
 	lazy     *lazyObs // set: the observations are loaded on first read
+	// end is how many observations the storage shared by this history's
+	// versions holds: a version of that length may append in place, any
+	// other copies what it shares first (see Appended).
+	end *atomic.Int64
 }
 
 // lazyObs loads a history's observations once, on first read.
@@ -66,7 +71,7 @@ func (h History) loaded() History {
 func NewHistory(obs []Observation, complete bool) History {
 	h := History{complete: complete}
 	for _, o := range obs {
-		h = h.appended(o)
+		h = h.Appended(o)
 	}
 	return h
 }
@@ -110,25 +115,65 @@ func (h History) Observations() []Observation {
 	return out
 }
 
-// appended returns h with o added. It writes only past h.n, where no
-// snapshot of h reads, so it must be called on the newest version only.
-func (h History) appended(o Observation) History {
+// Appended returns h with o added at the end; h and every other version
+// of it are unchanged (a lazily loaded h is loaded first, and panics as At
+// does when it cannot be). Appending to the newest version writes in place
+// (one block of storage per 64 observations); appending to an older one
+// copies the block it would write into first. Appending to an incomplete
+// history never completes it.
+func (h History) Appended(o Observation) History {
+	if h.lazy != nil {
+		complete := h.complete
+		h = h.loaded()
+		h.complete = complete
+	}
+	if h.end == nil || !h.end.CompareAndSwap(int64(h.n), int64(h.n)+1) {
+		// Someone appended past h.n already, or h owns no storage yet:
+		// copy what h shares, then own it alone.
+		chunks := make([]*chunk, len(h.chunks), len(h.chunks)+1)
+		copy(chunks, h.chunks)
+		if h.n%chunkSize != 0 {
+			c := *chunks[len(chunks)-1]
+			chunks[len(chunks)-1] = &c
+		}
+		h.chunks, h.end = chunks, new(atomic.Int64)
+		h.end.Store(int64(h.n) + 1)
+	}
+	// Slot h.n is h's alone: no other version reaches it.
 	if h.n%chunkSize == 0 {
-		h.chunks = append(h.chunks, new(chunk)) // past every snapshot's length
+		h.chunks = append(h.chunks, new(chunk))
 	}
 	h.chunks[h.n/chunkSize][h.n%chunkSize] = o
 	h.n++
 	return h
 }
 
-// replaced returns h with observation i replaced, copying the one block
-// that holds it so that earlier snapshots keep what they saw.
-func (h History) replaced(i int, o Observation) History {
+// Replaced returns h with observation i replaced by o, copying the one
+// block that holds it so that other versions keep what they saw.
+func (h History) Replaced(i int, o Observation) History {
+	if i < 0 || i >= h.n {
+		panic("veto: History.Replaced index out of range")
+	}
+	if h.lazy != nil {
+		complete := h.complete
+		h = h.loaded()
+		h.complete = complete
+	}
 	c := *h.chunks[i/chunkSize]
 	c[i%chunkSize] = o
 	chunks := make([]*chunk, len(h.chunks), cap(h.chunks))
 	copy(chunks, h.chunks)
 	chunks[i/chunkSize] = &c
 	h.chunks = chunks
+	return h
+}
+
+// AsIncomplete returns h marked incomplete: the same observations, no
+// longer proven to be all of the run's. There is no way back.
+func (h History) AsIncomplete() History {
+	if h.lazy != nil {
+		h = h.loaded()
+	}
+	h.complete = false
 	return h
 }

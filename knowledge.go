@@ -90,12 +90,18 @@ type noProbe struct{}
 func (noProbe) File(context.Context, string) (FileFact, error) { return FileFact{}, ErrNoProbe }
 
 // Knowledge is what a run has learned from the results of its successful
-// calls. A blocked call, a failed one, or one that never reported back
-// teaches nothing.
+// calls, and the egress allow-list its events added. A blocked call, a
+// failed one, or one that never reported back teaches nothing.
 type Knowledge interface {
 	// File returns the fact recorded when a successful call last read or
 	// wrote path.
 	File(ctx context.Context, path string) (FileFact, bool, error)
+	// Files returns every path the run has knowledge of, sorted, for rules
+	// that look at all of them (CEL's knowledge.files).
+	Files(ctx context.Context) ([]string, error)
+	// Egress returns the run's egress allow-list: the entries its
+	// egress_allowed events added, in order.
+	Egress(ctx context.Context) ([]string, error)
 }
 
 // NoKnowledge is the knowledge of a run that has learned nothing.
@@ -106,6 +112,10 @@ type noKnowledge struct{}
 func (noKnowledge) File(context.Context, string) (FileFact, bool, error) {
 	return FileFact{}, false, nil
 }
+
+func (noKnowledge) Files(context.Context) ([]string, error) { return nil, nil }
+
+func (noKnowledge) Egress(context.Context) ([]string, error) { return nil, nil }
 
 // Learner names the files a successful call read or wrote, as canonical
 // paths. The gate probes each right after the call and records what it saw
@@ -165,16 +175,4 @@ type PathUse struct {
 // name.
 type PathExtractor interface {
 	Paths(ctx context.Context, in *Input) ([]PathUse, error)
-}
-
-// EgressKnowledge is Knowledge that holds the run's egress allow-list: the
-// entries egress_allowed events added. Knowledge without it has none.
-type EgressKnowledge interface {
-	Egress(ctx context.Context) ([]string, error)
-}
-
-// KnowledgeLister is Knowledge that can list every file it holds, for
-// rules that look at all of them (CEL's knowledge.files).
-type KnowledgeLister interface {
-	Files(ctx context.Context) ([]string, error)
 }

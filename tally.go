@@ -1,11 +1,6 @@
 package veto
 
-import (
-	"cmp"
-	"context"
-	"maps"
-	"slices"
-)
+import "context"
 
 // Tally adds up a run's history, so that rules which count calls or look
 // for the first call on a file do not read every observation: a store
@@ -26,13 +21,12 @@ type Tally interface {
 }
 
 // What one observation counts for in a tally: a call the gate let through
-// (by tool), a failed call on a target, a file touched by a tool.
+// (by tool), a failed call on a target, a file touched by a tool. The
+// stores' running tallies (eventlog.TallyChange) count the same, and the
+// conformance suite (storetest) holds each to HistoryTally.
 func letThrough(o Observation) bool { return o.Outcome != Denied }
 func failedOn(o Observation) bool   { return o.Outcome == Failed && o.Target.Known() }
-func fileTouch(o Observation) bool  { return o.Outcome != Denied && o.Target.Kind == "file" }
-
-// FileKey names a file target touched by a tool, the unit of Tally.Files.
-type FileKey struct{ ID, Tool string }
+func fileTouch(o Observation) bool  { return o.Outcome != Denied && o.Target.Kind == TargetFile }
 
 // HistoryTally adds up h by reading every observation: the reference the
 // stores' tallies are tested against, and the tally of a store that keeps
@@ -62,168 +56,14 @@ func (t historyTally) Failed(_ context.Context, target Target) (map[string]int, 
 }
 
 func (t historyTally) Files(context.Context) ([]Observation, error) {
-	seen := map[FileKey]bool{}
+	type fileKey struct{ id, tool string }
+	seen := map[fileKey]bool{}
 	var out []Observation
 	for _, o := range t.h.All() {
-		if k := (FileKey{o.Target.ID, o.Tool}); fileTouch(o) && !seen[k] {
+		if k := (fileKey{o.Target.ID, o.Tool}); fileTouch(o) && !seen[k] {
 			seen[k] = true
 			out = append(out, o)
 		}
 	}
 	return out, nil
-}
-
-// tally is a Projection's running tally.
-type tally struct {
-	calls  map[string]int
-	failed map[Target]map[string]int
-	files  map[FileKey]touch
-}
-
-// touch is how many observations touch one file with one tool, and where
-// the first of them is in the history.
-type touch struct{ n, first int }
-
-// TallyDelta is how one observation's change moves a tally: what every
-// store that keeps one applies, so that all add up alike.
-type TallyDelta struct {
-	Calls            [2]ToolCount   // by tool; N 0 is nothing
-	Failed           [2]TargetCount // by target and tool; N 0 is nothing
-	gone, came       FileKey
-	hasGone, hasCame bool
-}
-
-// ToolCount is a change of a count by tool.
-type ToolCount struct {
-	Tool string
-	N    int
-}
-
-// TargetCount is a change of a count by target and tool.
-type TargetCount struct {
-	Target Target
-	Tool   string
-	N      int
-}
-
-// FileGone is the file and tool the observation no longer counts for.
-func (d TallyDelta) FileGone() (FileKey, bool) { return d.gone, d.hasGone }
-
-// FileCame is the file and tool the observation now counts for.
-func (d TallyDelta) FileCame() (FileKey, bool) { return d.came, d.hasCame }
-
-// TallyChange is the delta of an observation changing from old (existed:
-// there was one) to now.
-func TallyChange(old Observation, existed bool, now Observation) TallyDelta {
-	var d TallyDelta
-	if existed && letThrough(old) {
-		d.Calls[0] = ToolCount{old.Tool, -1}
-	}
-	if letThrough(now) {
-		if d.Calls[0].N != 0 && d.Calls[0].Tool == now.Tool {
-			d.Calls[0] = ToolCount{}
-		} else {
-			d.Calls[1] = ToolCount{now.Tool, 1}
-		}
-	}
-	if existed && failedOn(old) {
-		d.Failed[0] = TargetCount{old.Target, old.Tool, -1}
-	}
-	if failedOn(now) {
-		if d.Failed[0].N != 0 && d.Failed[0].Target == now.Target && d.Failed[0].Tool == now.Tool {
-			d.Failed[0] = TargetCount{}
-		} else {
-			d.Failed[1] = TargetCount{now.Target, now.Tool, 1}
-		}
-	}
-	oldKey, nowKey := FileKey{old.Target.ID, old.Tool}, FileKey{now.Target.ID, now.Tool}
-	oldIn, nowIn := existed && fileTouch(old), fileTouch(now)
-	if oldIn && nowIn && oldKey == nowKey {
-		return d // the same file and tool: its place in the history stays
-	}
-	d.gone, d.hasGone = oldKey, oldIn
-	d.came, d.hasCame = nowKey, nowIn
-	return d
-}
-
-// change moves the tally from observation old (existed: there was one) to
-// now, at index i of h, which already holds now.
-func (t *tally) change(h History, i int, old Observation, existed bool, now Observation) {
-	if t.calls == nil {
-		t.calls, t.failed, t.files = map[string]int{}, map[Target]map[string]int{}, map[FileKey]touch{}
-	}
-	d := TallyChange(old, existed, now)
-	for _, c := range d.Calls {
-		add(t.calls, c.Tool, c.N)
-	}
-	for _, f := range d.Failed {
-		if f.N == 0 {
-			continue
-		}
-		if t.failed[f.Target] == nil {
-			t.failed[f.Target] = map[string]int{}
-		}
-		if add(t.failed[f.Target], f.Tool, f.N); len(t.failed[f.Target]) == 0 {
-			delete(t.failed, f.Target)
-		}
-	}
-	if k, ok := d.FileGone(); ok {
-		f := t.files[k]
-		switch f.n--; {
-		case f.n == 0:
-			delete(t.files, k)
-		case f.first == i:
-			f.first = firstTouch(h, k) // rare: the first call on it stopped counting
-			fallthrough
-		default:
-			t.files[k] = f
-		}
-	}
-	if k, ok := d.FileCame(); ok {
-		f, ok := t.files[k]
-		if !ok {
-			f.first = i
-		}
-		f.n++
-		f.first = min(f.first, i)
-		t.files[k] = f
-	}
-}
-
-func firstTouch(h History, k FileKey) int {
-	for i, o := range h.All() {
-		if fileTouch(o) && (FileKey{o.Target.ID, o.Tool}) == k {
-			return i
-		}
-	}
-	return -1
-}
-
-func add(m map[string]int, k string, d int) {
-	if d == 0 || m == nil {
-		return
-	}
-	if m[k] += d; m[k] == 0 {
-		delete(m, k)
-	}
-}
-
-// TallyCalls, TallyFailed and TallyFiles answer the projection's running
-// tally (see Tally). Like KnownFile, they read the current state under
-// the store's lock; the maps and slices returned are copies.
-func (p *Projection) TallyCalls() map[string]int { return maps.Clone(p.tally.calls) }
-
-// TallyFailed: see TallyCalls.
-func (p *Projection) TallyFailed(target Target) map[string]int {
-	return maps.Clone(p.tally.failed[target])
-}
-
-// TallyFiles: see TallyCalls.
-func (p *Projection) TallyFiles() []Observation {
-	out := make([]Observation, 0, len(p.tally.files))
-	for _, f := range p.tally.files {
-		out = append(out, p.hist.At(f.first))
-	}
-	slices.SortFunc(out, func(a, b Observation) int { return cmp.Compare(a.Seq, b.Seq) })
-	return out
 }

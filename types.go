@@ -55,9 +55,19 @@ func (r Run) seeded() bool { return r.PriorTurns != 0 || r.PriorCalls != 0 || r.
 // and an identifier, never content or credentials. The zero Target is
 // unknown.
 type Target struct {
-	Kind string `json:"kind,omitempty"`
-	ID   string `json:"id,omitempty"`
+	Kind TargetKind `json:"kind,omitempty"`
+	ID   string     `json:"id,omitempty"`
 }
+
+// TargetKind names what sort of resource a target is. A resolver may name
+// kinds of its own; the empty kind is an unknown target.
+type TargetKind string
+
+// The target kinds veto's own resolvers report and its rules count.
+const (
+	// TargetFile is a file or directory; its ID is the canonical path.
+	TargetFile TargetKind = "file"
+)
 
 // Known reports whether a resolver claimed the call.
 func (t Target) Known() bool { return t.Kind != "" }
@@ -66,7 +76,7 @@ func (t Target) String() string {
 	if !t.Known() {
 		return "unknown"
 	}
-	return t.Kind + ":" + t.ID
+	return string(t.Kind) + ":" + t.ID
 }
 
 // Outcome is what the runtime saw an executed (or refused) call do.

@@ -74,7 +74,7 @@ func runEgress(ctx context.Context, e *env, args []string) int {
 			fmt.Fprintln(e.stderr, "veto egress list:", err)
 			return ExitDeny
 		}
-		ek, _ := st.Knowledge.(veto.EgressKnowledge)
+		ek := st.Knowledge
 		if !st.Exists() || ek == nil {
 			fmt.Fprintf(e.stderr, "veto egress list: run %q has no events in %s\n", *run, where)
 			return ExitDeny

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/sqlite"
 )
@@ -139,7 +140,7 @@ func runLog(ctx context.Context, e *env, args []string) int {
 	}
 	print := func(run string, seq uint64, b []byte) error {
 		q.AfterRun, q.AfterSeq = run, seq
-		ev, err := veto.DecodeEvent(b)
+		ev, err := eventlog.DecodeEvent(b)
 		if err != nil {
 			if table {
 				fmt.Fprintf(tw, "?\t%s\t%d\t(undecodable)\t\t\t\n", run, seq)
@@ -207,7 +208,7 @@ func logVerify(ctx context.Context, e *env, s durableStore, only string) int {
 			return ExitDeny
 		}
 		events += len(stored)
-		if b := veto.VerifyChain(stored, first, prev); b != nil {
+		if b := eventlog.VerifyChain(stored, first, prev); b != nil {
 			fmt.Fprintf(e.stdout, "run %s: broken at event %d: %s\n", run, b.Seq, b.Reason)
 			broken++
 		}

@@ -20,7 +20,7 @@ type Policy struct {
 func (p Policy) Check(ctx context.Context, in *veto.Input, dests []string) (Verdict, error) {
 	list := p.Allow
 	if p.Mode == Allowlist {
-		if ek, ok := in.Knowledge.(veto.EgressKnowledge); ok {
+		if ek := in.Knowledge; ek != nil {
 			added, err := ek.Egress(ctx)
 			if err != nil {
 				return Unresolvable, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
 )
 
 // Store is an in-memory veto.Store, safe for concurrent use.
@@ -24,15 +25,16 @@ type Store struct {
 type run struct {
 	s          *Store
 	log        [][]byte
-	proj       *veto.Projection
+	proj       *eventlog.Projection
 	last       string // chain hash of the last event
 	anchorSeq  uint64 // the first event's sequence number after pruning (0: 1)
 	anchorPrev string
 }
 
 var (
-	_ veto.Store = (*Store)(nil)
-	_ veto.Log   = (*Store)(nil)
+	_ veto.Store     = (*Store)(nil)
+	_ veto.Log       = (*Store)(nil)
+	_ veto.Knowledge = (*knowledge)(nil)
 )
 
 // New returns an empty store.
@@ -41,7 +43,7 @@ func New() *Store { return &Store{runs: map[string]*run{}} }
 func (s *Store) get(name string) *run {
 	r := s.runs[name]
 	if r == nil {
-		r = &run{s: s, proj: veto.NewProjection(name)}
+		r = &run{s: s, proj: eventlog.NewProjection(name)}
 		s.runs[name] = r
 	}
 	return r
@@ -64,7 +66,7 @@ func (s *Store) Load(_ context.Context, name string) (veto.RunState, error) {
 }
 
 // read runs fn on the run's projection under the store's lock.
-func (r *run) read(fn func(p *veto.Projection)) error {
+func (r *run) read(fn func(p *eventlog.Projection)) error {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
 	if r.s.err != nil {
@@ -77,22 +79,22 @@ func (r *run) read(fn func(p *veto.Projection)) error {
 // knowledge answers from the run's projection under the store's lock.
 type knowledge run
 
-func (k *knowledge) read(fn func(p *veto.Projection)) error { return (*run)(k).read(fn) }
+func (k *knowledge) read(fn func(p *eventlog.Projection)) error { return (*run)(k).read(fn) }
 
-// Egress implements veto.EgressKnowledge.
+// Egress implements veto.Knowledge.
 func (k *knowledge) Egress(_ context.Context) (hosts []string, err error) {
-	err = k.read(func(p *veto.Projection) { hosts = p.Egress() })
+	err = k.read(func(p *eventlog.Projection) { hosts = p.Egress() })
 	return hosts, err
 }
 
-// Files implements veto.KnowledgeLister.
+// Files implements veto.Knowledge.
 func (k *knowledge) Files(_ context.Context) (files []string, err error) {
-	err = k.read(func(p *veto.Projection) { files = p.KnownFiles() })
+	err = k.read(func(p *eventlog.Projection) { files = p.KnownFiles() })
 	return files, err
 }
 
 func (k *knowledge) File(_ context.Context, path string) (f veto.FileFact, ok bool, err error) {
-	err = k.read(func(p *veto.Projection) { f, ok = p.KnownFile(path) })
+	err = k.read(func(p *eventlog.Projection) { f, ok = p.KnownFile(path) })
 	return f, ok, err
 }
 
@@ -100,23 +102,23 @@ func (k *knowledge) File(_ context.Context, path string) (f veto.FileFact, ok bo
 // lock.
 type tallied run
 
-func (t *tallied) read(fn func(p *veto.Projection)) error { return (*run)(t).read(fn) }
+func (t *tallied) read(fn func(p *eventlog.Projection)) error { return (*run)(t).read(fn) }
 
 // Calls implements veto.Tally.
 func (t *tallied) Calls(context.Context) (m map[string]int, err error) {
-	err = t.read(func(p *veto.Projection) { m = p.TallyCalls() })
+	err = t.read(func(p *eventlog.Projection) { m = p.TallyCalls() })
 	return m, err
 }
 
 // Failed implements veto.Tally.
 func (t *tallied) Failed(_ context.Context, target veto.Target) (m map[string]int, err error) {
-	err = t.read(func(p *veto.Projection) { m = p.TallyFailed(target) })
+	err = t.read(func(p *eventlog.Projection) { m = p.TallyFailed(target) })
 	return m, err
 }
 
 // Files implements veto.Tally.
 func (t *tallied) Files(context.Context) (out []veto.Observation, err error) {
-	err = t.read(func(p *veto.Projection) { out = p.TallyFiles() })
+	err = t.read(func(p *eventlog.Projection) { out = p.TallyFiles() })
 	return out, err
 }
 
@@ -135,12 +137,12 @@ func (s *Store) Append(_ context.Context, name string, next uint64, events []vet
 	last := r.last
 	for _, e := range events {
 		e.Prev = last
-		b, err := veto.EncodeEvent(e)
+		b, err := eventlog.EncodeEvent(e)
 		if err != nil {
 			r.log = r.log[:n] // nothing of a batch that cannot be stored
 			return err
 		}
-		r.log, last = append(r.log, b), veto.ChainHash(b)
+		r.log, last = append(r.log, b), eventlog.ChainHash(b)
 	}
 	r.last = last
 	for _, e := range events {
@@ -157,8 +159,8 @@ func (s *Store) AppendRaw(name string, b []byte) {
 	r := s.get(name)
 	b = append([]byte(nil), b...)
 	r.log = append(r.log, b)
-	r.last = veto.ChainHash(b)
-	e, err := veto.DecodeEvent(b)
+	r.last = eventlog.ChainHash(b)
+	e, err := eventlog.DecodeEvent(b)
 	if err != nil {
 		r.proj.Skip()
 		return
@@ -177,7 +179,7 @@ func (s *Store) Events(_ context.Context, name string, after uint64) ([]veto.Eve
 	var out []veto.Event
 	if r := s.runs[name]; r != nil {
 		for _, b := range r.log {
-			e, err := veto.DecodeEvent(b)
+			e, err := eventlog.DecodeEvent(b)
 			if err != nil {
 				continue
 			}
@@ -244,7 +246,7 @@ func (s *Store) Scan(_ context.Context, q veto.LogQuery, fn func(run string, seq
 			continue
 		}
 		for _, b := range r.log {
-			e, err := veto.DecodeEvent(b)
+			e, err := eventlog.DecodeEvent(b)
 			if err != nil {
 				continue
 			}
@@ -311,7 +313,7 @@ func (s *Store) Prune(_ context.Context, before time.Time) (int, error) {
 	for _, r := range s.runs {
 		keep := 0
 		for keep < len(r.log) {
-			e, err := veto.DecodeEvent(r.log[keep])
+			e, err := eventlog.DecodeEvent(r.log[keep])
 			if err != nil || !e.Time.Before(before) {
 				break
 			}
@@ -321,8 +323,8 @@ func (s *Store) Prune(_ context.Context, before time.Time) (int, error) {
 			continue
 		}
 		last := r.log[keep-1]
-		e, _ := veto.DecodeEvent(last)
-		r.anchorSeq, r.anchorPrev = e.Seq+1, veto.ChainHash(last)
+		e, _ := eventlog.DecodeEvent(last)
+		r.anchorSeq, r.anchorPrev = e.Seq+1, eventlog.ChainHash(last)
 		r.log = append([][]byte(nil), r.log[keep:]...)
 		total += keep
 	}

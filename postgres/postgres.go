@@ -41,7 +41,7 @@ var dialect = sqlstore.Dialect{
 func Open(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", sqlstore.ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", sqlstore.ErrUnavailable, err)
 	}
 	db.SetMaxOpenConns(8)
 	s, err := sqlstore.New(ctx, db, dialect)

@@ -12,10 +12,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // the driver
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/vetohq/veto/sqlstore"
 )
@@ -31,7 +31,18 @@ var dialect = sqlstore.Dialect{
 	Name:       "sqlite",
 	Migrations: []string{sqlstore.Schema("BLOB", "INTEGER", "INTEGER"), sqlstore.EgressSchema("INTEGER"), sqlstore.TallySchema("INTEGER")},
 	Conflict: func(err error) bool {
-		return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+		// Another writer stored the key first: the events' primary key
+		// (run, seq) or a unique column. Busy is not a conflict: past the
+		// busy timeout the store is unavailable.
+		var se *sqlite.Error
+		if !errors.As(err, &se) {
+			return false
+		}
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+			return true
+		}
+		return false
 	},
 }
 
@@ -55,13 +66,13 @@ func Open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 		o.BusyTimeout = 2 * time.Second
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("%w: %v", sqlstore.ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", sqlstore.ErrUnavailable, err)
 	}
 	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate",
 		path, o.BusyTimeout.Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", sqlstore.ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", sqlstore.ErrUnavailable, err)
 	}
 	s, err := sqlstore.New(ctx, db, dialect)
 	if err != nil {
@@ -69,7 +80,7 @@ func Open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 	}
 	if err := os.Chmod(path, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.Close()
-		return nil, fmt.Errorf("%w: %v", sqlstore.ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", sqlstore.ErrUnavailable, err)
 	}
 	return s, nil
 }

@@ -251,7 +251,7 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		v = a.in.History.Complete()
 	case "knowledge":
 		files := []string{}
-		if l, ok := a.in.Knowledge.(veto.KnowledgeLister); ok {
+		if l := a.in.Knowledge; l != nil {
 			var err error
 			if files, err = l.Files(a.ctx); err != nil {
 				a.err = err

@@ -1,6 +1,19 @@
-package veto
+package eventlog
 
-import "fmt"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+)
+
+// ChainHash is the hash an event's successor carries as Prev: hex SHA-256
+// of the event's stored form.
+func ChainHash(stored []byte) string {
+	sum := sha256.Sum256(stored)
+	var h [2 * sha256.Size]byte
+	hex.Encode(h[:], sum[:])
+	return string(h[:])
+}
 
 // ChainBreak is the first broken link of a run's hash chain.
 type ChainBreak struct {

@@ -1,4 +1,4 @@
-package veto
+package eventlog
 
 import (
 	"testing"

@@ -1,16 +1,18 @@
-package veto
+package eventlog
 
 import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vetohq/veto"
 )
 
 // EncodeEvent returns the stored form of e: one JSON object, fields in a
 // fixed order, empty fields left out. It is written by hand because it runs
 // on every decision; DecodeEvent reads it back with encoding/json, and a
 // fuzz test holds the two together.
-func EncodeEvent(e Event) ([]byte, error) {
+func EncodeEvent(e veto.Event) ([]byte, error) {
 	b := make([]byte, 0, 384) // decision events measured 270–290 bytes: room for longer ids, one allocation
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(e.V), 10)
@@ -23,7 +25,7 @@ func EncodeEvent(e Event) ([]byte, error) {
 	b = append(b, '"')
 	b = appendField(b, "call_id", e.CallID, false)
 	b = appendField(b, "tool", e.Tool, false)
-	if e.Actor != (Actor{}) {
+	if e.Actor != (veto.Actor{}) {
 		b = append(b, `,"actor":{`...)
 		n := len(b)
 		b = appendField(b, "kind", e.Actor.Kind, false)
@@ -38,17 +40,17 @@ func EncodeEvent(e Event) ([]byte, error) {
 	b = appendField(b, "rule", e.Rule, false)
 	b = appendField(b, "reason", e.Reason, false)
 	b = appendField(b, "tool_denial", string(e.ToolDenial), false)
-	if e.Risk != RiskNone {
+	if e.Risk != veto.RiskNone {
 		txt, err := e.Risk.MarshalText()
 		if err != nil {
 			return nil, err
 		}
 		b = appendField(b, "risk", string(txt), true)
 	}
-	if e.Target != (Target{}) {
+	if e.Target != (veto.Target{}) {
 		b = append(b, `,"target":{`...)
 		n := len(b)
-		b = appendField(b, "kind", e.Target.Kind, false)
+		b = appendField(b, "kind", string(e.Target.Kind), false)
 		b = appendField(b, "id", e.Target.ID, false)
 		if len(b) > n && b[n] == ',' {
 			b = append(b[:n], b[n+1:]...)
@@ -84,7 +86,7 @@ func EncodeEvent(e Event) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-func appendFact(b []byte, f *FileFact) []byte {
+func appendFact(b []byte, f *veto.FileFact) []byte {
 	b = append(b, `{"path":`...)
 	b = appendJSONString(b, f.Path)
 	b = append(b, `,"exists":`...)
@@ -102,7 +104,7 @@ func appendFact(b []byte, f *FileFact) []byte {
 		b = append(b, '"')
 	}
 	b = appendField(b, "sha256", f.Hash, false)
-	if f.Stamp != (FileStamp{}) {
+	if f.Stamp != (veto.FileStamp{}) {
 		b = append(b, `,"stamp":{"dev":`...)
 		b = strconv.AppendUint(b, f.Stamp.Dev, 10)
 		b = append(b, `,"ino":`...)

@@ -1,0 +1,203 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
+)
+
+// Append implements veto.Store: one transaction checks the run's next
+// sequence number, chains and stores the events, and updates the
+// projections; a crash leaves all of it or none.
+func (s *Store) Append(ctx context.Context, run string, next uint64, events []veto.Event) error {
+	defer s.prepareWanted(ctx) // after the transaction ends
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return unavailable(err)
+	}
+	err = s.append(ctx, tx, run, next, events)
+	if err != nil {
+		tx.Rollback()
+		if errors.Is(err, veto.ErrConflict) || (s.d.Conflict != nil && s.d.Conflict(err)) {
+			return veto.ErrConflict
+		}
+		return unavailable(err)
+	}
+	if err := tx.Commit(); err != nil {
+		if s.d.Conflict != nil && s.d.Conflict(err) {
+			return veto.ErrConflict
+		}
+		return unavailable(err)
+	}
+	return nil
+}
+
+func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64, events []veto.Event) error {
+	if s.d.LockRun != nil {
+		if err := s.d.LockRun(ctx, tx, s.q, run); err != nil {
+			return err
+		}
+	}
+	h, err := s.header(ctx, tx, run)
+	if err != nil {
+		return err
+	}
+	if h.next != next {
+		return veto.ErrConflict
+	}
+	for _, e := range events {
+		e.Prev = h.last
+		b, err := eventlog.EncodeEvent(e)
+		if err != nil {
+			return err
+		}
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_events (run, seq, at_ns, kind, tool, body) VALUES (?, ?, ?, ?, ?, ?)`,
+			run, int64(e.Seq), e.Time.UnixNano(), string(e.Kind), e.Tool, b); err != nil {
+			return err
+		}
+		h.last = eventlog.ChainHash(b)
+		if err := s.apply(ctx, tx, run, &h, e); err != nil {
+			return err
+		}
+	}
+	if h.exists {
+		_, err = s.exec(ctx, tx, `UPDATE veto_runs SET next = ?, started = ?, start_complete = ?, damaged = ?, last_hash = ?, n_obs = ?, updated_ns = ? WHERE run = ?`,
+			int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, time.Now().UnixNano(), run)
+	} else {
+		_, err = s.exec(ctx, tx, `INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns) VALUES (?, ?, ?, ?, ?, ?, ?, 1, '', ?)`,
+			run, int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, time.Now().UnixNano())
+	}
+	return err
+}
+
+// apply folds one event into the run's projections, as eventlog.Projection
+// does in memory.
+func (s *Store) apply(ctx context.Context, tx *sql.Tx, run string, h *header, e veto.Event) error {
+	if e.Seq != h.next {
+		h.damaged = true
+	}
+	if e.Seq >= h.next {
+		h.next = e.Seq + 1
+	}
+	if e.Kind == veto.EventRunStarted {
+		if h.started || e.Seq != 1 || e.Complete == nil {
+			h.damaged = true
+		} else {
+			h.started, h.startComplete = true, *e.Complete
+		}
+		return nil
+	}
+	if !h.started {
+		h.damaged = true
+	}
+	if e.Kind == veto.EventEgressAllowed {
+		_, err := s.exec(ctx, tx, `INSERT INTO veto_egress (run, seq, host) VALUES (?, ?, ?)`, run, int64(e.Seq), e.Host)
+		return err
+	}
+	o, ok := eventlog.ObservedOutcome(e)
+	if !ok {
+		return nil
+	}
+	if err := s.observe(ctx, tx, run, h, e, o); err != nil {
+		return err
+	}
+	for _, f := range e.Files {
+		fact, err := json.Marshal(f)
+		if err != nil {
+			return err
+		}
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_knowledge (run, path, fact) VALUES (?, ?, ?)
+			ON CONFLICT (run, path) DO UPDATE SET fact = excluded.fact`, run, f.Path, string(fact)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// observe records the observation an event makes or changes, and moves
+// the run's tally (see veto.Tally) from the call's old state to its new.
+func (s *Store) observe(ctx context.Context, tx *sql.Tx, run string, h *header, e veto.Event, o veto.Outcome) error {
+	var old veto.Observation
+	var idx, seq int64
+	var outcome string
+	err := s.queryRow(ctx, tx, `SELECT idx, seq, tool, outcome, target_kind, target_id FROM veto_observations WHERE run = ? AND call_id = ?`,
+		run, e.CallID).Scan(&idx, &seq, &old.Tool, &outcome, &old.Target.Kind, &old.Target.ID)
+	existed := err == nil
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		idx = h.nObs
+		now := veto.Observation{Seq: e.Seq, CallID: e.CallID, Tool: e.Tool, Outcome: o, Target: e.Target}
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_observations (run, idx, seq, call_id, tool, outcome, target_kind, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			run, idx, int64(e.Seq), e.CallID, e.Tool, string(o), string(e.Target.Kind), e.Target.ID); err != nil {
+			return err
+		}
+		h.nObs++
+		return s.tally(ctx, tx, run, idx, veto.Observation{}, false, now)
+	case err != nil:
+		return err
+	}
+	old.Seq, old.CallID, old.Outcome = uint64(seq), e.CallID, veto.Outcome(outcome)
+	now := old
+	now.Outcome = o
+	if e.Target.Known() {
+		now.Target = e.Target
+	}
+	if _, err := s.exec(ctx, tx, `UPDATE veto_observations SET outcome = ?, target_kind = ?, target_id = ? WHERE run = ? AND idx = ?`,
+		string(now.Outcome), string(now.Target.Kind), now.Target.ID, run, idx); err != nil {
+		return err
+	}
+	return s.tally(ctx, tx, run, idx, old, existed, now)
+}
+
+// tally moves the run's tally tables from observation old (existed: it
+// was there) to now, at idx; the observations table already holds now.
+// Each change is what eventlog.Projection does in memory.
+func (s *Store) tally(ctx context.Context, tx *sql.Tx, run string, idx int64, old veto.Observation, existed bool, now veto.Observation) error {
+	d := eventlog.TallyChange(old, existed, now)
+	for _, c := range d.Calls {
+		if c.N == 0 {
+			continue
+		}
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_tally_calls (run, tool, n) VALUES (?, ?, ?)
+			ON CONFLICT (run, tool) DO UPDATE SET n = veto_tally_calls.n + excluded.n`, run, c.Tool, c.N); err != nil {
+			return err
+		}
+	}
+	for _, f := range d.Failed {
+		if f.N == 0 {
+			continue
+		}
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_tally_failed (run, target_kind, target_id, tool, n) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (run, target_kind, target_id, tool) DO UPDATE SET n = veto_tally_failed.n + excluded.n`,
+			run, string(f.Target.Kind), f.Target.ID, f.Tool, f.N); err != nil {
+			return err
+		}
+	}
+	if k, ok := d.FileGone(); ok {
+		if _, err := s.exec(ctx, tx, `UPDATE veto_tally_files SET n = n - 1 WHERE run = ? AND target_id = ? AND tool = ?`, run, k.ID, k.Tool); err != nil {
+			return err
+		}
+		// The first call on it stopped counting (it was denied after all,
+		// or named another target): the next one is first. Rare, so the
+		// run's observations are read rather than indexed on every write.
+		if _, err := s.exec(ctx, tx, `UPDATE veto_tally_files SET first_idx = COALESCE((SELECT MIN(idx) FROM veto_observations
+			WHERE run = ? AND target_kind = 'file' AND target_id = ? AND tool = ? AND outcome <> 'denied'), -1)
+			WHERE run = ? AND target_id = ? AND tool = ? AND first_idx = ?`, run, k.ID, k.Tool, run, k.ID, k.Tool, idx); err != nil {
+			return err
+		}
+	}
+	if k, ok := d.FileCame(); ok {
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_tally_files (run, target_id, tool, n, first_idx) VALUES (?, ?, ?, 1, ?)
+			ON CONFLICT (run, target_id, tool) DO UPDATE SET n = veto_tally_files.n + 1,
+				first_idx = CASE WHEN veto_tally_files.n <= 0 OR excluded.first_idx < veto_tally_files.first_idx
+					THEN excluded.first_idx ELSE veto_tally_files.first_idx END`, run, k.ID, k.Tool, idx); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+
+	"github.com/vetohq/veto"
+)
+
+// header is a run's row.
+type header struct {
+	exists                          bool
+	next                            uint64
+	started, startComplete, damaged bool
+	last                            string
+	nObs                            int64
+}
+
+func (s *Store) header(ctx context.Context, tx *sql.Tx, run string) (header, error) {
+	h := header{next: 1}
+	var next, nObs int64
+	err := s.queryRow(ctx, tx, `SELECT next, started, start_complete, damaged, last_hash, n_obs FROM veto_runs WHERE run = ?`, run).
+		Scan(&next, &h.started, &h.startComplete, &h.damaged, &h.last, &nObs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return h, nil
+	}
+	if err != nil {
+		return h, err
+	}
+	h.exists, h.next, h.nObs = true, uint64(next), nObs
+	return h, nil
+}
+
+// Load implements veto.Store. The history is loaded only if a rule reads
+// it, and knowledge is looked up per path: a decision costs the same for a
+// run of ten observations and of a hundred thousand.
+func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
+	h, err := s.header(ctx, nil, run)
+	if err != nil {
+		return veto.RunState{}, unavailable(err)
+	}
+	st := veto.RunState{Run: run, Next: h.next}
+	if !h.exists {
+		return st, nil
+	}
+	complete := h.started && h.startComplete && !h.damaged
+	st.History = veto.LazyHistory(int(h.nObs), complete, func() ([]veto.Observation, error) {
+		return s.observations(context.WithoutCancel(ctx), run, h.nObs)
+	})
+	st.Knowledge = knowledge{s, run}
+	st.Tally = tallied{s, run}
+	return st, nil
+}
+
+// tallied answers veto.Tally from the tally tables.
+type tallied knowledge
+
+// Calls implements veto.Tally.
+func (k tallied) Calls(ctx context.Context) (map[string]int, error) {
+	return k.counts(ctx, `SELECT tool, n FROM veto_tally_calls WHERE run = ? AND n > 0`, k.run)
+}
+
+// Failed implements veto.Tally.
+func (k tallied) Failed(ctx context.Context, target veto.Target) (map[string]int, error) {
+	return k.counts(ctx, `SELECT tool, n FROM veto_tally_failed WHERE run = ? AND target_kind = ? AND target_id = ? AND n > 0`,
+		k.run, string(target.Kind), target.ID)
+}
+
+func (k tallied) counts(ctx context.Context, query string, args ...any) (map[string]int, error) {
+	rows, err := k.s.query(ctx, nil, query, args...)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	m := map[string]int{}
+	for rows.Next() {
+		var tool string
+		var n int64
+		if err := rows.Scan(&tool, &n); err != nil {
+			return nil, unavailable(err)
+		}
+		m[tool] = int(n)
+	}
+	return m, unavailable(rows.Err())
+}
+
+// Files implements veto.Tally.
+func (k tallied) Files(ctx context.Context) ([]veto.Observation, error) {
+	return k.s.observationRows(ctx, 0, `SELECT o.seq, o.call_id, o.tool, o.outcome, o.target_kind, o.target_id
+		FROM veto_tally_files f JOIN veto_observations o ON o.run = f.run AND o.idx = f.first_idx
+		WHERE f.run = ? AND f.n > 0 ORDER BY o.idx`, k.run)
+}
+
+func (s *Store) observations(ctx context.Context, run string, n int64) ([]veto.Observation, error) {
+	return s.observationRows(ctx, n, `SELECT seq, call_id, tool, outcome, target_kind, target_id FROM veto_observations
+		WHERE run = ? AND idx < ? ORDER BY idx`, run, n)
+}
+
+// observationRows runs a query for observations (seq, call_id, tool,
+// outcome, target_kind, target_id); n is how many to make room for.
+func (s *Store) observationRows(ctx context.Context, n int64, query string, args ...any) ([]veto.Observation, error) {
+	rows, err := s.query(ctx, nil, query, args...)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	out := make([]veto.Observation, 0, n)
+	for rows.Next() {
+		var o veto.Observation
+		var seq int64
+		var outcome string
+		if err := rows.Scan(&seq, &o.CallID, &o.Tool, &outcome, &o.Target.Kind, &o.Target.ID); err != nil {
+			return nil, unavailable(err)
+		}
+		o.Seq, o.Outcome = uint64(seq), veto.Outcome(outcome)
+		out = append(out, o)
+	}
+	return out, unavailable(rows.Err())
+}
+
+type knowledge struct {
+	s   *Store
+	run string
+}
+
+func (k knowledge) File(ctx context.Context, path string) (veto.FileFact, bool, error) {
+	var raw string
+	err := k.s.queryRow(ctx, nil, `SELECT fact FROM veto_knowledge WHERE run = ? AND path = ?`, k.run, path).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return veto.FileFact{}, false, nil
+	}
+	if err != nil {
+		return veto.FileFact{}, false, unavailable(err)
+	}
+	var f veto.FileFact
+	if err := json.Unmarshal([]byte(raw), &f); err != nil {
+		return veto.FileFact{}, false, unavailable(err)
+	}
+	return f, true, nil
+}
+
+// Egress implements veto.Knowledge.
+func (k knowledge) Egress(ctx context.Context) ([]string, error) {
+	rows, err := k.s.query(ctx, nil, `SELECT host FROM veto_egress WHERE run = ? ORDER BY seq`, k.run)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return nil, unavailable(err)
+		}
+		out = append(out, h)
+	}
+	return out, unavailable(rows.Err())
+}
+
+// Files implements veto.Knowledge.
+func (k knowledge) Files(ctx context.Context) ([]string, error) {
+	rows, err := k.s.query(ctx, nil, `SELECT path FROM veto_knowledge WHERE run = ? ORDER BY path`, k.run)
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, unavailable(err)
+		}
+		out = append(out, p)
+	}
+	return out, unavailable(rows.Err())
+}

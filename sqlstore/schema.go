@@ -1,0 +1,143 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS veto_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`); err != nil {
+		return err
+	}
+	var done int
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT CAST(value AS INTEGER) FROM veto_meta WHERE key = ?`), "migrations").Scan(&done)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if done > len(s.d.Migrations) {
+		return fmt.Errorf("the database was written by a newer veto (%d migrations, this veto knows %d)", done, len(s.d.Migrations))
+	}
+	for i := done; i < len(s.d.Migrations); i++ {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.d.Migrations[i]); err != nil {
+			tx.Rollback()
+			if i == 0 && s.d.Conflict != nil && s.d.Conflict(err) {
+				return s.migrate(ctx) // another process migrated first
+			}
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM veto_meta WHERE key = ?`), "migrations"); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO veto_meta (key, value) VALUES (?, ?)`), "migrations", fmt.Sprint(i+1)); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			if s.d.Conflict != nil && s.d.Conflict(err) {
+				return s.migrate(ctx)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// EgressSchema is the second migration: the egress allow-list projection,
+// one row per egress_allowed event.
+func EgressSchema(bigint string) string {
+	return `CREATE TABLE veto_egress (
+	run TEXT NOT NULL,
+	seq ` + bigint + ` NOT NULL,
+	host TEXT NOT NULL,
+	PRIMARY KEY (run, seq)
+)`
+}
+
+// TallySchema is the third migration: the run's tally (see veto.Tally),
+// added up from the observations already recorded.
+func TallySchema(bigint string) string {
+	return strings.NewReplacer("BIGINT", bigint).Replace(`
+CREATE TABLE veto_tally_calls (
+	run TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	n BIGINT NOT NULL,
+	PRIMARY KEY (run, tool)
+);
+CREATE TABLE veto_tally_failed (
+	run TEXT NOT NULL,
+	target_kind TEXT NOT NULL,
+	target_id TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	n BIGINT NOT NULL,
+	PRIMARY KEY (run, target_kind, target_id, tool)
+);
+CREATE TABLE veto_tally_files (
+	run TEXT NOT NULL,
+	target_id TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	n BIGINT NOT NULL,
+	first_idx BIGINT NOT NULL,
+	PRIMARY KEY (run, target_id, tool)
+);
+INSERT INTO veto_tally_calls (run, tool, n)
+	SELECT run, tool, COUNT(*) FROM veto_observations WHERE outcome <> 'denied' GROUP BY run, tool;
+INSERT INTO veto_tally_failed (run, target_kind, target_id, tool, n)
+	SELECT run, target_kind, target_id, tool, COUNT(*) FROM veto_observations
+	WHERE outcome = 'failed' AND target_kind <> '' GROUP BY run, target_kind, target_id, tool;
+INSERT INTO veto_tally_files (run, target_id, tool, n, first_idx)
+	SELECT run, target_id, tool, COUNT(*), MIN(idx) FROM veto_observations
+	WHERE outcome <> 'denied' AND target_kind = 'file' GROUP BY run, target_id, tool;`)
+}
+
+// Schema is the tables, in a dialect's column types.
+func Schema(blob, bigint, boolean string) string {
+	return strings.NewReplacer("BLOB", blob, "BIGINT", bigint, "BOOL", boolean).Replace(`
+CREATE TABLE veto_runs (
+	run TEXT PRIMARY KEY,
+	next BIGINT NOT NULL,
+	started BOOL NOT NULL,
+	start_complete BOOL NOT NULL,
+	damaged BOOL NOT NULL,
+	last_hash TEXT NOT NULL,
+	n_obs BIGINT NOT NULL,
+	anchor_seq BIGINT NOT NULL,
+	anchor_prev TEXT NOT NULL,
+	updated_ns BIGINT NOT NULL
+);
+CREATE TABLE veto_events (
+	run TEXT NOT NULL,
+	seq BIGINT NOT NULL,
+	at_ns BIGINT NOT NULL,
+	kind TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	body BLOB NOT NULL,
+	PRIMARY KEY (run, seq)
+);
+CREATE INDEX veto_events_at ON veto_events (at_ns, run, seq);
+CREATE TABLE veto_observations (
+	run TEXT NOT NULL,
+	idx BIGINT NOT NULL,
+	seq BIGINT NOT NULL,
+	call_id TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	outcome TEXT NOT NULL,
+	target_kind TEXT NOT NULL,
+	target_id TEXT NOT NULL,
+	PRIMARY KEY (run, idx),
+	UNIQUE (run, call_id)
+);
+CREATE TABLE veto_knowledge (
+	run TEXT NOT NULL,
+	path TEXT NOT NULL,
+	fact TEXT NOT NULL,
+	PRIMARY KEY (run, path)
+);`)
+}

@@ -1,0 +1,144 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+)
+
+// The hot path's statements are prepared once per store: parsing SQL costs
+// more than running these statements (most of a decision's time in
+// SQLite). A statement is prepared on the database, never inside a
+// transaction and never under s.mu: that needs a connection of the pool,
+// which transactions waiting on either could be holding. Inside a
+// transaction an unprepared query runs as it is, and is prepared after.
+
+// stmt returns query's prepared statement, nil when there is none yet.
+func (s *Store) stmt(query string) *sql.Stmt {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stmts[query]
+}
+
+// want notes query, met inside a transaction, for prepareWanted.
+func (s *Store) want(query string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wanted == nil {
+		s.wanted = map[string]bool{}
+	}
+	s.wanted[query] = true
+}
+
+// prepare prepares query on the database, outside any transaction.
+func (s *Store) prepare(ctx context.Context, query string) *sql.Stmt {
+	st, err := s.db.PrepareContext(ctx, s.q(query))
+	if err != nil {
+		return nil // it runs unprepared
+	}
+	s.mu.Lock()
+	if s.stmts == nil {
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	old, dup := s.stmts[query]
+	if !dup {
+		s.stmts[query] = st
+		delete(s.wanted, query)
+	}
+	s.mu.Unlock()
+	if dup {
+		// Prepared twice at once. Closing waits for every connection it was
+		// prepared on, and one may be in a transaction waiting on s.mu or on
+		// a run another transaction holds: never under the lock, nor in
+		// this caller's way.
+		go st.Close()
+		return old
+	}
+	return st
+}
+
+// prepareWanted prepares the queries met inside transactions, from the
+// second append on (a process that appends once, as veto hook does, would
+// only pay for it); call it with no transaction open.
+func (s *Store) prepareWanted(ctx context.Context) {
+	s.mu.Lock()
+	if s.rounds++; s.rounds < 2 || len(s.wanted) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	var qs []string
+	for q := range s.wanted {
+		qs = append(qs, q)
+	}
+	s.mu.Unlock()
+	for _, q := range qs {
+		s.prepare(ctx, q)
+	}
+}
+
+// use returns the statement to run query with: prepared, and bound to tx
+// when there is one; nil when it must run unprepared.
+func (s *Store) use(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	st := s.stmt(query)
+	switch {
+	case st != nil && tx != nil:
+		return tx.StmtContext(ctx, st)
+	case st != nil:
+		return st
+	case tx != nil:
+		s.want(query)
+		return nil
+	}
+	return s.prepare(ctx, query)
+}
+
+// exec runs query within tx (nil: on the database), prepared when it can.
+func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	if st := s.use(ctx, tx, query); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	if tx != nil {
+		return tx.ExecContext(ctx, s.q(query), args...)
+	}
+	return s.db.ExecContext(ctx, s.q(query), args...)
+}
+
+// query is exec for rows.
+func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	if st := s.use(ctx, tx, query); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	if tx != nil {
+		return tx.QueryContext(ctx, s.q(query), args...)
+	}
+	return s.db.QueryContext(ctx, s.q(query), args...)
+}
+
+// queryRow is exec for one row.
+func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	if st := s.use(ctx, tx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	if tx != nil {
+		return tx.QueryRowContext(ctx, s.q(query), args...)
+	}
+	return s.db.QueryRowContext(ctx, s.q(query), args...)
+}
+
+// q rewrites "?" markers into the dialect's.
+func (s *Store) q(query string) string {
+	if s.d.Placeholder == nil {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(query); i++ {
+		if query[i] == '?' {
+			n++
+			b.WriteString(s.d.Placeholder(n))
+			continue
+		}
+		b.WriteByte(query[i])
+	}
+	return b.String()
+}

@@ -7,9 +7,11 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/clients"
 )
 
 // Kind is what a hook event asks of veto.
@@ -54,18 +56,32 @@ type Adapter interface {
 
 // MaxReason keeps every reply under the clients' limits (Claude Code:
 // 10,000 characters).
-const MaxReason = 4000
+const MaxReason = clients.MaxReason
 
 // Clip shortens a reason to MaxReason.
-func Clip(s string) string {
-	if len(s) > MaxReason {
-		return s[:MaxReason] + "…"
-	}
-	return s
-}
+func Clip(s string) string { return clients.Clip(s) }
 
 // MaxEvent is the most bytes a hook event may have.
-const MaxEvent = 16 << 20
+const MaxEvent = clients.MaxEvent
+
+// Write is the reply r of a client's table entry, with reason (clipped).
+func Write(r clients.Reply, reason string) Reply {
+	exit, stdout, stderr := r.Write(reason)
+	return Reply{Exit: exit, Stdout: stdout, Stderr: stderr}
+}
+
+// Unmarshal reads one hook event's JSON into v, with the errors every
+// adapter gives: empty input, and bytes that are not one JSON value of
+// v's shape. The message never quotes the input.
+func Unmarshal(b []byte, v any) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return errors.New("empty input: want one hook event as JSON")
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return errors.New("the hook event is not valid JSON of the expected shape")
+	}
+	return nil
+}
 
 // Object reads a tool's input: a JSON object, or (as some clients send
 // it) a JSON string holding one. Numbers stay json.Number. Empty or null

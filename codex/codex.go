@@ -76,6 +76,11 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 				}
 			}
 		}
+		if args == nil {
+			// No tool_input: a patch that names no file.
+			args = map[string]any{}
+			ev.Call.Args = args
+		}
 		args["paths"] = patchPaths(patch)
 	}
 	return ev, nil

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/clients"
@@ -103,6 +104,11 @@ func Object(raw json.RawMessage, field string) (map[string]any, error) {
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("%s does not hold a JSON object", field)
+	}
+	// One object and nothing after it: a client that parses the string
+	// whole would not run what trailing bytes hold.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s holds more than one JSON object", field)
 	}
 	return m, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vetohq/veto/cli"
+	"github.com/vetohq/veto/clients"
 )
 
 const existing = `{
@@ -129,12 +130,8 @@ func TestInitRefusesABrokenSettingsFile(t *testing.T) {
 }
 
 func TestInitEveryClient(t *testing.T) {
-	for client, file := range map[string]string{
-		"gemini-cli":  ".gemini/settings.json",
-		"copilot-cli": ".github/hooks/veto.json",
-		"cursor":      ".cursor/hooks.json",
-		"codex":       ".codex/hooks.json",
-	} {
+	for _, c := range clients.All {
+		client, file := c.Name, c.Settings.Project
 		t.Run(client, func(t *testing.T) {
 			dir := t.TempDir()
 			run(t, "init", client, "--dir", dir)

@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Client is one agent client.
@@ -85,12 +86,16 @@ const MaxReason = 4000
 // MaxEvent is the most bytes a hook event may have.
 const MaxEvent = 16 << 20
 
-// Clip shortens a reason to MaxReason.
+// Clip shortens a reason to MaxReason bytes, at the start of a character.
 func Clip(s string) string {
-	if len(s) > MaxReason {
-		return s[:MaxReason] + "…"
+	if len(s) <= MaxReason {
+		return s
 	}
-	return s
+	n := MaxReason
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // Write is the reply with reason, clipped: the exit code and what goes to

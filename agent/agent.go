@@ -71,6 +71,17 @@ func Write(r clients.Reply, reason string) Reply {
 	return Reply{Exit: exit, Stdout: stdout, Stderr: stderr}
 }
 
+// Deny is the table's denial of client c, with reason.
+func Deny(c *clients.Client, reason string) Reply { return Write(c.Deny, reason) }
+
+// Allow is the table's allow of client c, or its approve.
+func Allow(c *clients.Client, approve bool) Reply {
+	if approve {
+		return Write(c.Approve, "")
+	}
+	return Write(c.Allow, "")
+}
+
 // Unmarshal reads one hook event's JSON into v, with the errors every
 // adapter gives: empty input, and bytes that are not one JSON value of
 // v's shape. The message never quotes the input.

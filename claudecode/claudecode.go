@@ -42,16 +42,11 @@ func (a Adapter) Decode(b []byte) (agent.Event, error) {
 }
 
 // Deny implements agent.Adapter: exit 2 with the reason on stderr.
-func (Adapter) Deny(reason string) agent.Reply { return agent.Write(Client.Deny, reason) }
+func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reason) }
 
 // Allow implements agent.Adapter: nothing printed, so Claude Code's own
 // permission flow runs; with approve, veto answers allow for the user.
-func (Adapter) Allow(approve bool) agent.Reply {
-	if approve {
-		return agent.Write(Client.Approve, "")
-	}
-	return agent.Write(Client.Allow, "")
-}
+func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }
 
 // Reason is what the model reads about a denial: the rule, the reason
 // code, one sentence of why, and what to do instead. Never argument text.

@@ -211,12 +211,7 @@ func commandLine(argv []any) string {
 
 // Deny implements agent.Adapter: the strict hookSpecificOutput denial, the
 // reason on stderr too, and exit 2.
-func (Adapter) Deny(reason string) agent.Reply { return agent.Write(Client.Deny, reason) }
+func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reason) }
 
 // Allow implements agent.Adapter: nothing printed.
-func (Adapter) Allow(approve bool) agent.Reply {
-	if approve {
-		return agent.Write(Client.Approve, "")
-	}
-	return agent.Write(Client.Allow, "")
-}
+func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }

@@ -105,13 +105,8 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 
 // Deny implements agent.Adapter: {"permissionDecision":"deny",
 // "permissionDecisionReason":…}, exit 0.
-func (Adapter) Deny(reason string) agent.Reply { return agent.Write(Client.Deny, reason) }
+func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reason) }
 
 // Allow implements agent.Adapter: nothing printed (or
 // {"permissionDecision":"allow"}, approving).
-func (Adapter) Allow(approve bool) agent.Reply {
-	if approve {
-		return agent.Write(Client.Approve, "")
-	}
-	return agent.Write(Client.Allow, "")
-}
+func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }

@@ -92,12 +92,7 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 
 // Deny implements agent.Adapter: {"permission":"deny",…} with the reason
 // for the user and for the agent, exit 0.
-func (Adapter) Deny(reason string) agent.Reply { return agent.Write(Client.Deny, reason) }
+func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reason) }
 
 // Allow implements agent.Adapter: {"continue":true,"permission":"allow"}.
-func (Adapter) Allow(approve bool) agent.Reply {
-	if approve {
-		return agent.Write(Client.Approve, "")
-	}
-	return agent.Write(Client.Allow, "")
-}
+func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }

@@ -79,15 +79,10 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 
 // Deny implements agent.Adapter: exit 2, the reason on stderr and
 // {"decision":"deny","reason":…}.
-func (Adapter) Deny(reason string) agent.Reply { return agent.Write(Client.Deny, reason) }
+func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reason) }
 
 // Allow implements agent.Adapter: {} (or {"decision":"allow"}, approving).
-func (Adapter) Allow(approve bool) agent.Reply {
-	if approve {
-		return agent.Write(Client.Approve, "")
-	}
-	return agent.Write(Client.Allow, "")
-}
+func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }
 
 // sum is FNV-1a over the parts, for call ids Gemini CLI does not give.
 func sum(parts ...string) uint64 {

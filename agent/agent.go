@@ -1,7 +1,9 @@
 // Package agent is what every client adapter shares: the hook event
-// reduced to what veto needs, and the reply a hook process gives. Each
-// adapter (claudecode, geminicli, copilotcli, cursor, codex) maps its
-// client's protocol to these; none holds rule logic.
+// reduced to what veto needs, the reply a hook process gives (written from
+// the client table, package clients), and the decoding of Claude-shaped
+// events (Hook), which Claude Code and Codex send. Each adapter
+// (claudecode, geminicli, copilotcli, cursor, codex) maps its client's
+// protocol to these; none holds rule logic, and none imports another.
 package agent
 
 import (

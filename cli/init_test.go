@@ -212,3 +212,23 @@ func TestInitCodex(t *testing.T) {
 		}
 	}
 }
+
+// The help of hook, init and uninstall comes from the client table: every
+// client, its events and its settings file.
+func TestHelpNamesEveryClient(t *testing.T) {
+	for _, cmd := range []string{"hook", "init", "uninstall"} {
+		help := run(t, cmd, "--help")
+		for _, c := range clients.All {
+			if !strings.Contains(help, c.Name) {
+				t.Errorf("veto %s --help does not name %s", cmd, c.Name)
+			}
+			want := c.Settings.Project
+			if cmd == "hook" {
+				want = strings.Join(c.EventNames(false), ", ")
+			}
+			if !strings.Contains(help, want) {
+				t.Errorf("veto %s --help does not say %q for %s", cmd, want, c.Name)
+			}
+		}
+	}
+}

@@ -1,15 +1,20 @@
 // Package agent is what every client adapter shares: the hook event
-// reduced to what veto needs, and the reply a hook process gives. Each
-// adapter (claudecode, geminicli, copilotcli, cursor, codex) maps its
-// client's protocol to these; none holds rule logic.
+// reduced to what veto needs, the reply a hook process gives (written from
+// the client table, package clients), and the decoding of Claude-shaped
+// events (Hook), which Claude Code and Codex send. Each adapter
+// (claudecode, geminicli, copilotcli, cursor, codex) maps its client's
+// protocol to these; none holds rule logic, and none imports another.
 package agent
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/clients"
 )
 
 // Kind is what a hook event asks of veto.
@@ -54,18 +59,43 @@ type Adapter interface {
 
 // MaxReason keeps every reply under the clients' limits (Claude Code:
 // 10,000 characters).
-const MaxReason = 4000
+const MaxReason = clients.MaxReason
 
 // Clip shortens a reason to MaxReason.
-func Clip(s string) string {
-	if len(s) > MaxReason {
-		return s[:MaxReason] + "…"
-	}
-	return s
-}
+func Clip(s string) string { return clients.Clip(s) }
 
 // MaxEvent is the most bytes a hook event may have.
-const MaxEvent = 16 << 20
+const MaxEvent = clients.MaxEvent
+
+// Write is the reply r of a client's table entry, with reason (clipped).
+func Write(r clients.Reply, reason string) Reply {
+	exit, stdout, stderr := r.Write(reason)
+	return Reply{Exit: exit, Stdout: stdout, Stderr: stderr}
+}
+
+// Deny is the table's denial of client c, with reason.
+func Deny(c *clients.Client, reason string) Reply { return Write(c.Deny, reason) }
+
+// Allow is the table's allow of client c, or its approve.
+func Allow(c *clients.Client, approve bool) Reply {
+	if approve {
+		return Write(c.Approve, "")
+	}
+	return Write(c.Allow, "")
+}
+
+// Unmarshal reads one hook event's JSON into v, with the errors every
+// adapter gives: empty input, and bytes that are not one JSON value of
+// v's shape. The message never quotes the input.
+func Unmarshal(b []byte, v any) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return errors.New("empty input: want one hook event as JSON")
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return errors.New("the hook event is not valid JSON of the expected shape")
+	}
+	return nil
+}
 
 // Object reads a tool's input: a JSON object, or (as some clients send
 // it) a JSON string holding one. Numbers stay json.Number. Empty or null
@@ -87,6 +117,11 @@ func Object(raw json.RawMessage, field string) (map[string]any, error) {
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("%s does not hold a JSON object", field)
+	}
+	// One object and nothing after it: a client that parses the string
+	// whole would not run what trailing bytes hold.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s holds more than one JSON object", field)
 	}
 	return m, nil
 }

@@ -7,15 +7,49 @@ import (
 
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/claudecode"
+	"github.com/vetohq/veto/clients"
 	"github.com/vetohq/veto/codex"
 	"github.com/vetohq/veto/copilotcli"
 	"github.com/vetohq/veto/cursor"
 	"github.com/vetohq/veto/geminicli"
 )
 
-var adapters = map[string]agent.Adapter{
-	"claude-code": claudecode.Adapter{}, "gemini-cli": geminicli.Adapter{}, "copilot-cli": copilotcli.Adapter{},
-	"cursor": cursor.Adapter{}, "codex": codex.Adapter{},
+// adapters are every client's adapter, by its name in the client table.
+var adapters = func() map[string]agent.Adapter {
+	m := map[string]agent.Adapter{}
+	for c, a := range map[*clients.Client]agent.Adapter{
+		claudecode.Client: claudecode.Adapter{}, geminicli.Client: geminicli.Adapter{}, copilotcli.Client: copilotcli.Adapter{},
+		cursor.Client: cursor.Adapter{}, codex.Client: codex.Adapter{},
+	} {
+		m[c.Name] = a
+	}
+	return m
+}()
+
+func TestEveryClientIsTested(t *testing.T) {
+	for _, c := range clients.All {
+		if adapters[c.Name] == nil {
+			t.Errorf("%s: its adapter is not among these tests'", c.Name)
+		}
+	}
+}
+
+// Each adapter's replies are its table entry's.
+func TestAdaptersSpeakTheirTableEntry(t *testing.T) {
+	for _, c := range clients.All {
+		a := adapters[c.Name]
+		if a == nil {
+			continue
+		}
+		for _, tc := range []struct {
+			got  agent.Reply
+			want clients.Reply
+		}{{a.Deny("why"), c.Deny}, {a.Allow(false), c.Allow}, {a.Allow(true), c.Approve}} {
+			if w := agent.Write(tc.want, "why"); tc.got != w {
+				t.Errorf("%s: %+v, the table says %+v", c.Name, tc.got, w)
+			}
+		}
+	}
 }
 
 // blocks reports whether a reply is one its client treats as blocking.

@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/vetohq/veto/clients"
 )
 
 // Exit codes of every subcommand.
@@ -37,8 +39,8 @@ func commands() []command {
 	return []command{
 		{"demo", "run a recorded agent session through veto and show every verdict", runDemo},
 		{"check", "decide one call read as JSON on stdin", runCheck},
-		{"hook", "answer an agent client's hook event (claude-code)", runHook},
-		{"init", "register veto with an agent client (claude-code)", runInit},
+		{"hook", "answer an agent client's hook event (" + strings.Join(clients.Names(), ", ") + ")", runHook},
+		{"init", "register veto with an agent client (" + strings.Join(clients.Names(), ", ") + ")", runInit},
 		{"uninstall", "remove what init added", runUninstall},
 		{"serve-hooks", "answer veto-hook from a long-lived process that keeps the state open", runServeHooks},
 		{"explain", "explain the decision on one call, rule by rule", runExplain},

@@ -10,55 +10,64 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/vetohq/veto/clients"
 )
 
-const initDescription = `Register veto with an agent client, or remove it.
+// initDescription is init's and uninstall's help, from the client table.
+func initDescription() string {
+	var lines strings.Builder
+	for _, c := range clients.All {
+		user := "project only"
+		if st := c.Settings; st.User != "" {
+			user = "--user: ~/" + st.User
+			if st.UserDirEnv != "" {
+				user = "--user: $" + st.UserDirEnv + "/" + filepath.Base(st.User) + ", else ~/" + st.User
+			}
+		}
+		fmt.Fprintf(&lines, "  %-12s %s (%s)\n", c.Name, c.Settings.Project, user)
+	}
+	var notes strings.Builder
+	for _, c := range clients.All {
+		if c.Note != "" {
+			notes.WriteString("\n\n" + c.Note)
+		}
+	}
+	return `Register veto with an agent client, or remove it.
 
   veto init CLIENT [--project | --user] [--dir DIR] [--dry-run]
   veto uninstall CLIENT [--project | --user] [--dir DIR] [--dry-run]
 
-CLIENT is claude-code (.claude/settings.json), gemini-cli (.gemini/settings.json),
-copilot-cli (.github/hooks/veto.json, project only), cursor (.cursor/hooks.json) or
-codex (.codex/hooks.json). init adds veto's hook command, with the absolute path of
-this veto binary, for the client's session-start, before-tool and after-tool events.
-It keeps every other setting and hook, and running it twice changes nothing. --project
-(the default) writes in DIR (default: the current directory); --user in the home
-directory. uninstall removes only what init added. Codex runs a new or changed hook
-only once you trust it in its /hooks screen.`
-
-// clientHooks is how one client's settings hold hooks.
-type clientHooks struct {
-	project, user string // settings file, relative to the directory and to home ("" : none)
-	events        []struct{ name, matcher string }
-	grouped       bool           // {matcher, hooks: [entry]} groups (Claude Code, Gemini CLI), else flat entries
-	key           string         // the entry's command field
-	extra         map[string]any // more fields of an entry
-	top           map[string]any // fields the file needs at the top level
-	note          string         // what the user must still do, said after init writes
-	userDirEnv    string         // a variable that, when set, is the user settings' directory instead of home's (CODEX_HOME)
+CLIENT, and the settings file init writes:
+` + lines.String() + `
+init adds veto's hook command, with the absolute path of this veto binary, for the
+client's session-start, before-tool and after-tool events. It keeps every other
+setting and hook, and running it twice changes nothing. --project (the default)
+writes in DIR (default: the current directory); --user in the home directory.
+uninstall removes only what init added.` + notes.String()
 }
 
-var initClients = map[string]clientHooks{
-	"claude-code": {project: ".claude/settings.json", user: ".claude/settings.json", grouped: true, key: "command",
-		events: []struct{ name, matcher string }{{"SessionStart", ""}, {"PreToolUse", "*"}, {"PostToolUse", "*"}, {"PostToolUseFailure", "*"}},
-		extra:  map[string]any{"type": "command", "timeout": json.Number("5")}},
-	"gemini-cli": {project: ".gemini/settings.json", user: ".gemini/settings.json", grouped: true, key: "command",
-		events: []struct{ name, matcher string }{{"SessionStart", ""}, {"BeforeTool", ".*"}, {"AfterTool", ".*"}},
-		extra:  map[string]any{"type": "command", "name": "veto", "timeout": json.Number("5000")}},
-	"copilot-cli": {project: ".github/hooks/veto.json", key: "bash",
-		events: []struct{ name, matcher string }{{"sessionStart", ""}, {"preToolUse", ""}, {"postToolUse", ""}},
-		extra:  map[string]any{"type": "command", "timeoutSec": json.Number("5")}, top: map[string]any{"version": json.Number("1")}},
-	"cursor": {project: ".cursor/hooks.json", user: ".cursor/hooks.json", key: "command",
-		events: []struct{ name, matcher string }{{"beforeShellExecution", ""}, {"beforeReadFile", ""}, {"beforeMCPExecution", ""}, {"afterFileEdit", ""}},
-		top:    map[string]any{"version": json.Number("1")}},
-	// Codex's hooks.json is shaped as Claude Code's hooks; "*" matches
-	// every tool, no matcher every session source, the timeout is in
-	// seconds. Codex has no failure event: a failed call reports as
-	// PostToolUse.
-	"codex": {project: ".codex/hooks.json", user: ".codex/hooks.json", grouped: true, key: "command",
-		events: []struct{ name, matcher string }{{"SessionStart", ""}, {"PreToolUse", "*"}, {"PostToolUse", "*"}},
-		extra:  map[string]any{"type": "command", "timeout": json.Number("5")}, userDirEnv: "CODEX_HOME",
-		note: "Codex runs a new or changed hook only once it is trusted: open /hooks in Codex and trust veto's (a project's hooks also need the project trusted)."},
+// clientHooks is how one client's settings hold hooks: the table's layout
+// and the events init registers.
+type clientHooks struct {
+	clients.Settings
+	events []clients.Event
+	note   string
+}
+
+// hooksOf is the client's layout, from the table.
+func hooksOf(name string) (clientHooks, bool) {
+	c := clients.Lookup(name)
+	if c == nil {
+		return clientHooks{}, false
+	}
+	ch := clientHooks{Settings: c.Settings, note: c.Note}
+	for _, ev := range c.Events {
+		if !ev.Unregistered {
+			ch.events = append(ch.events, ev)
+		}
+	}
+	return ch, true
 }
 
 func runInit(ctx context.Context, e *env, args []string) int { return initOrUninstall(e, "init", args) }
@@ -67,7 +76,7 @@ func runUninstall(ctx context.Context, e *env, args []string) int {
 }
 
 func initOrUninstall(e *env, verb string, args []string) int {
-	fs := newFlags(e, verb, "CLIENT [--project | --user] [--dir DIR] [--dry-run]", initDescription)
+	fs := newFlags(e, verb, "CLIENT [--project | --user] [--dir DIR] [--dry-run]", initDescription())
 	user := fs.Bool("user", false, "the user's settings, in the home directory")
 	fs.Bool("project", true, "the project's settings, in --dir")
 	dir := fs.String("dir", ".", "the project directory, with --project")
@@ -75,7 +84,7 @@ func initOrUninstall(e *env, verb string, args []string) int {
 	var ch clientHooks
 	ok := false
 	if len(args) > 0 {
-		ch, ok = initClients[args[0]]
+		ch, ok = hooksOf(args[0])
 	}
 	if !ok {
 		if len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -83,16 +92,16 @@ func initOrUninstall(e *env, verb string, args []string) int {
 				return code
 			}
 		}
-		fmt.Fprintf(e.stderr, "veto %s: want a client: claude-code, gemini-cli, copilot-cli, cursor or codex\n", verb)
+		fmt.Fprintf(e.stderr, "veto %s: want a client: %s\n", verb, clients.List(clients.Names(), "or"))
 		return ExitUsage
 	}
 	client := args[0]
 	if code, done := parse(e, fs, args[1:]); done {
 		return code
 	}
-	path := filepath.Join(*dir, ch.project)
+	path := filepath.Join(*dir, ch.Project)
 	if *user {
-		if ch.user == "" {
+		if ch.User == "" {
 			fmt.Fprintf(e.stderr, "veto %s %s: this client has no user settings for hooks; use --project\n", verb, client)
 			return ExitUsage
 		}
@@ -101,9 +110,9 @@ func initOrUninstall(e *env, verb string, args []string) int {
 			fmt.Fprintf(e.stderr, "veto %s: no home directory: %v\n", verb, err)
 			return ExitDeny
 		}
-		path = filepath.Join(home, ch.user)
-		if dir := os.Getenv(ch.userDirEnv); ch.userDirEnv != "" && dir != "" {
-			path = filepath.Join(dir, filepath.Base(ch.user))
+		path = filepath.Join(home, ch.User)
+		if dir := os.Getenv(ch.UserDirEnv); ch.UserDirEnv != "" && dir != "" {
+			path = filepath.Join(dir, filepath.Base(ch.User))
 		}
 	}
 	settings, err := readSettings(path)
@@ -160,7 +169,7 @@ func initOrUninstall(e *env, verb string, args []string) int {
 	if verb == "init" {
 		var names []string
 		for _, ev := range ch.events {
-			names = append(names, ev.name)
+			names = append(names, ev.Name)
 		}
 		fmt.Fprintf(e.stdout, "%s: veto now answers %s (%s)\n", path, strings.Join(names, ", "), command)
 		if ch.note != "" {
@@ -201,7 +210,7 @@ func (ch clientHooks) isVeto(h any, client string) bool {
 	if !ok {
 		return false
 	}
-	c, _ := m[ch.key].(string)
+	c, _ := m[ch.CommandKey].(string)
 	if client == "" {
 		return true
 	}
@@ -220,8 +229,11 @@ func hookCommand(self, client string) string {
 }
 
 func (ch clientHooks) entry(command string) map[string]any {
-	m := map[string]any{ch.key: command}
-	for k, v := range ch.extra {
+	m := map[string]any{ch.CommandKey: command}
+	for k, v := range ch.Entry {
+		m[k] = v
+	}
+	for k, v := range ch.FailClosed {
 		m[k] = v
 	}
 	return m
@@ -234,37 +246,37 @@ func (ch clientHooks) add(settings map[string]any, command string) bool {
 		hooks = map[string]any{}
 	}
 	changed := false
-	for k, v := range ch.top {
+	for k, v := range ch.Top {
 		if _, ok := settings[k]; !ok {
 			settings[k] = v
 			changed = true
 		}
 	}
 	for _, ev := range ch.events {
-		list, _ := hooks[ev.name].([]any)
+		list, _ := hooks[ev.Name].([]any)
 		present := false
 		for _, item := range list {
-			if !ch.grouped {
-				present = present || ch.isVeto(item, "") && item.(map[string]any)[ch.key] == command
+			if !ch.Grouped {
+				present = present || ch.isVeto(item, "") && item.(map[string]any)[ch.CommandKey] == command
 				continue
 			}
 			gm, _ := item.(map[string]any)
 			inner, _ := gm["hooks"].([]any)
 			for _, h := range inner {
-				present = present || ch.isVeto(h, "") && h.(map[string]any)[ch.key] == command
+				present = present || ch.isVeto(h, "") && h.(map[string]any)[ch.CommandKey] == command
 			}
 		}
 		if present {
 			continue
 		}
-		if ch.grouped {
+		if ch.Grouped {
 			group := map[string]any{"hooks": []any{ch.entry(command)}}
-			if ev.matcher != "" {
-				group["matcher"] = ev.matcher
+			if ev.Matcher != "" {
+				group["matcher"] = ev.Matcher
 			}
-			hooks[ev.name] = append(list, group)
+			hooks[ev.Name] = append(list, group)
 		} else {
-			hooks[ev.name] = append(list, ch.entry(command))
+			hooks[ev.Name] = append(list, ch.entry(command))
 		}
 		changed = true
 	}
@@ -281,14 +293,14 @@ func (ch clientHooks) remove(settings map[string]any, client, keep string) bool 
 	}
 	changed := false
 	for _, ev := range ch.events {
-		list, had := hooks[ev.name].([]any)
+		list, had := hooks[ev.Name].([]any)
 		if !had {
 			continue
 		}
 		var kept []any
 		for _, item := range list {
-			if !ch.grouped {
-				if ch.isVeto(item, client) && (keep == "" || item.(map[string]any)[ch.key] != keep) {
+			if !ch.Grouped {
+				if ch.isVeto(item, client) && (keep == "" || item.(map[string]any)[ch.CommandKey] != keep) {
 					changed = true
 					continue
 				}
@@ -303,7 +315,7 @@ func (ch clientHooks) remove(settings map[string]any, client, keep string) bool 
 			inner, _ := gm["hooks"].([]any)
 			var rest []any
 			for _, h := range inner {
-				if ch.isVeto(h, client) && (keep == "" || h.(map[string]any)[ch.key] != keep) {
+				if ch.isVeto(h, client) && (keep == "" || h.(map[string]any)[ch.CommandKey] != keep) {
 					changed = true
 					continue
 				}
@@ -316,14 +328,14 @@ func (ch clientHooks) remove(settings map[string]any, client, keep string) bool 
 			kept = append(kept, gm)
 		}
 		if len(kept) == 0 {
-			delete(hooks, ev.name)
+			delete(hooks, ev.Name)
 		} else {
-			hooks[ev.name] = kept
+			hooks[ev.Name] = kept
 		}
 	}
 	if len(hooks) == 0 {
 		delete(settings, "hooks")
-		for k, v := range ch.top {
+		for k, v := range ch.Top {
 			if settings[k] == v {
 				delete(settings, k)
 			}

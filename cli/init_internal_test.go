@@ -20,7 +20,7 @@ func TestInitRegistersTheLeanHookWhenInstalled(t *testing.T) {
 	}
 
 	// Re-running init replaces veto's old entry rather than adding a second.
-	ch := initClients["claude-code"]
+	ch, _ := hooksOf("claude-code")
 	settings := map[string]any{}
 	ch.add(settings, self+" hook claude-code")
 	if !ch.remove(settings, "claude-code", lean+" claude-code") {

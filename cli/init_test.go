@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vetohq/veto/cli"
+	"github.com/vetohq/veto/clients"
 )
 
 const existing = `{
@@ -129,12 +130,8 @@ func TestInitRefusesABrokenSettingsFile(t *testing.T) {
 }
 
 func TestInitEveryClient(t *testing.T) {
-	for client, file := range map[string]string{
-		"gemini-cli":  ".gemini/settings.json",
-		"copilot-cli": ".github/hooks/veto.json",
-		"cursor":      ".cursor/hooks.json",
-		"codex":       ".codex/hooks.json",
-	} {
+	for _, c := range clients.All {
+		client, file := c.Name, c.Settings.Project
 		t.Run(client, func(t *testing.T) {
 			dir := t.TempDir()
 			run(t, "init", client, "--dir", dir)
@@ -212,6 +209,26 @@ func TestInitCodex(t *testing.T) {
 		}
 		if h.Type != "command" || h.Timeout != 5 || !strings.HasSuffix(h.Command, " hook codex") {
 			t.Errorf("%s: %+v", ev, h)
+		}
+	}
+}
+
+// The help of hook, init and uninstall comes from the client table: every
+// client, its events and its settings file.
+func TestHelpNamesEveryClient(t *testing.T) {
+	for _, cmd := range []string{"hook", "init", "uninstall"} {
+		help := run(t, cmd, "--help")
+		for _, c := range clients.All {
+			if !strings.Contains(help, c.Name) {
+				t.Errorf("veto %s --help does not name %s", cmd, c.Name)
+			}
+			want := c.Settings.Project
+			if cmd == "hook" {
+				want = strings.Join(c.EventNames(false), ", ")
+			}
+			if !strings.Contains(help, want) {
+				t.Errorf("veto %s --help does not say %q for %s", cmd, want, c.Name)
+			}
 		}
 	}
 }

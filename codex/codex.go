@@ -6,13 +6,15 @@
 package codex
 
 import (
-	"encoding/json"
 	"path"
 	"strings"
 
 	"github.com/vetohq/veto/agent"
-	"github.com/vetohq/veto/claudecode"
+	"github.com/vetohq/veto/clients"
 )
+
+// Client is Codex's entry in the client table.
+var Client = &clients.Codex
 
 // Adapter is Codex's hook protocol.
 type Adapter struct{}
@@ -25,11 +27,14 @@ var _ agent.Adapter = Adapter{}
 // command, as it does now). A shell command that runs apply_patch, which
 // Codex applies itself, is that apply_patch call.
 func (Adapter) Decode(b []byte) (agent.Event, error) {
-	ev, err := claudecode.Adapter{}.Decode(b)
+	h, err := agent.DecodeHook(b)
+	if err != nil {
+		return agent.Event{}, err
+	}
+	ev, err := h.Event(Client.Actor, "")
 	if err != nil || ev.Kind == agent.Start {
 		return ev, err
 	}
-	ev.Call.Actor.ID = "codex"
 	args := ev.Call.Args
 	switch ev.Call.Tool {
 	case "shell", "exec_command", "local_shell", "Bash":
@@ -70,6 +75,11 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 					patch += s + "\n"
 				}
 			}
+		}
+		if args == nil {
+			// No tool_input: a patch that names no file.
+			args = map[string]any{}
+			ev.Call.Args = args
 		}
 		args["paths"] = patchPaths(patch)
 	}
@@ -199,13 +209,9 @@ func commandLine(argv []any) string {
 	return strings.Join(words, " ")
 }
 
-// Deny implements agent.Adapter.
-func (Adapter) Deny(reason string) agent.Reply {
-	reason = agent.Clip(reason)
-	b, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{
-		"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}})
-	return agent.Reply{Exit: 2, Stdout: string(b) + "\n", Stderr: reason + "\n"}
-}
+// Deny implements agent.Adapter: the strict hookSpecificOutput denial, the
+// reason on stderr too, and exit 2.
+func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reason) }
 
 // Allow implements agent.Adapter: nothing printed.
-func (Adapter) Allow(bool) agent.Reply { return agent.Reply{} }
+func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }

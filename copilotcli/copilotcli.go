@@ -5,14 +5,17 @@
 package copilotcli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
+	"github.com/vetohq/veto/clients"
 )
+
+// Client is Copilot CLI's entry in the client table.
+var Client = &clients.CopilotCLI
 
 // Adapter is Copilot CLI's hook protocol.
 type Adapter struct{}
@@ -46,13 +49,8 @@ const (
 // means postToolUse, a toolName preToolUse, else sessionStart.
 func (Adapter) Decode(b []byte) (agent.Event, error) {
 	var e event
-	if len(bytes.TrimSpace(b)) == 0 {
-		return agent.Event{}, errors.New("empty input: want one hook event as JSON")
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&e); err != nil {
-		return agent.Event{}, errors.New("the hook event is not valid JSON of the expected shape")
+	if err := agent.Unmarshal(b, &e); err != nil {
+		return agent.Event{}, err
 	}
 	name := e.HookEventName
 	if name == "" {
@@ -101,20 +99,14 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 		id = fmt.Sprintf("copilot-%s-%s", e.Timestamp, e.ToolName)
 	}
 	ev.Call = veto.Call{ID: id, Tool: e.ToolName, Args: args, Cwd: e.Cwd, Run: veto.Run{Ref: run},
-		Actor: veto.Actor{Kind: "agent", ID: "copilot-cli"}}
+		Actor: veto.Actor{Kind: "agent", ID: Client.Actor}}
 	return ev, err
 }
 
-// Deny implements agent.Adapter.
-func (Adapter) Deny(reason string) agent.Reply {
-	b, _ := json.Marshal(map[string]string{"permissionDecision": "deny", "permissionDecisionReason": agent.Clip(reason)})
-	return agent.Reply{Stdout: string(b) + "\n"}
-}
+// Deny implements agent.Adapter: {"permissionDecision":"deny",
+// "permissionDecisionReason":…}, exit 0.
+func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reason) }
 
-// Allow implements agent.Adapter.
-func (Adapter) Allow(approve bool) agent.Reply {
-	if approve {
-		return agent.Reply{Stdout: `{"permissionDecision":"allow"}` + "\n"}
-	}
-	return agent.Reply{}
-}
+// Allow implements agent.Adapter: nothing printed (or
+// {"permissionDecision":"allow"}, approving).
+func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }

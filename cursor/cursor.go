@@ -5,14 +5,17 @@
 package cursor
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
+	"github.com/vetohq/veto/clients"
 )
+
+// Client is Cursor's entry in the client table.
+var Client = &clients.Cursor
 
 // Adapter is Cursor's hook protocol.
 type Adapter struct{}
@@ -37,11 +40,8 @@ type event struct {
 // beforeShellExecution is Bash, beforeReadFile is Read.
 func (Adapter) Decode(b []byte) (agent.Event, error) {
 	var e event
-	if len(bytes.TrimSpace(b)) == 0 {
-		return agent.Event{}, errors.New("empty input: want one hook event as JSON")
-	}
-	if err := json.Unmarshal(b, &e); err != nil {
-		return agent.Event{}, errors.New("the hook event is not valid JSON of the expected shape")
+	if err := agent.Unmarshal(b, &e); err != nil {
+		return agent.Event{}, err
 	}
 	if e.ConversationID == "" {
 		return agent.Event{}, errors.New("the hook event has no conversation_id")
@@ -55,7 +55,7 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 		}
 	}
 	ev := agent.Event{Kind: agent.Decide, Session: e.ConversationID, Cwd: cwd, ProjectDir: project}
-	c := veto.Call{Cwd: cwd, Workspace: project, Run: veto.Run{Ref: e.ConversationID}, Actor: veto.Actor{Kind: "agent", ID: "cursor"}}
+	c := veto.Call{Cwd: cwd, Workspace: project, Run: veto.Run{Ref: e.ConversationID}, Actor: veto.Actor{Kind: "agent", ID: Client.Actor}}
 	switch e.HookEventName {
 	case "beforeShellExecution":
 		c.Tool, c.Args = "Bash", map[string]any{"command": e.Command}
@@ -90,14 +90,9 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 	return ev, nil
 }
 
-// Deny implements agent.Adapter.
-func (Adapter) Deny(reason string) agent.Reply {
-	reason = agent.Clip(reason)
-	b, _ := json.Marshal(map[string]any{"continue": true, "permission": "deny", "user_message": reason, "agent_message": reason})
-	return agent.Reply{Stdout: string(b) + "\n"}
-}
+// Deny implements agent.Adapter: {"permission":"deny",…} with the reason
+// for the user and for the agent, exit 0.
+func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reason) }
 
-// Allow implements agent.Adapter.
-func (Adapter) Allow(bool) agent.Reply {
-	return agent.Reply{Stdout: `{"continue":true,"permission":"allow"}` + "\n"}
-}
+// Allow implements agent.Adapter: {"continue":true,"permission":"allow"}.
+func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }

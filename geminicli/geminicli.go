@@ -5,14 +5,17 @@
 package geminicli
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
+	"github.com/vetohq/veto/clients"
 )
+
+// Client is Gemini CLI's entry in the client table.
+var Client = &clients.GeminiCLI
 
 // Adapter is Gemini CLI's hook protocol.
 type Adapter struct{}
@@ -36,11 +39,8 @@ type event struct {
 // Decode implements agent.Adapter.
 func (Adapter) Decode(b []byte) (agent.Event, error) {
 	var e event
-	if len(bytes.TrimSpace(b)) == 0 {
-		return agent.Event{}, errors.New("empty input: want one hook event as JSON")
-	}
-	if err := json.Unmarshal(b, &e); err != nil {
-		return agent.Event{}, errors.New("the hook event is not valid JSON of the expected shape")
+	if err := agent.Unmarshal(b, &e); err != nil {
+		return agent.Event{}, err
 	}
 	if e.SessionID == "" {
 		return agent.Event{}, errors.New("the hook event has no session_id")
@@ -71,26 +71,18 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 		id = "gemini-" + fmt.Sprintf("%x", sum(e.ToolName, e.Timestamp, string(e.ToolInput)))
 	}
 	ev.Call = veto.Call{ID: id, Tool: e.ToolName, Cwd: e.Cwd, Run: veto.Run{Ref: e.SessionID},
-		Actor: veto.Actor{Kind: "agent", ID: "gemini-cli"}}
+		Actor: veto.Actor{Kind: "agent", ID: Client.Actor}}
 	args, err := agent.Object(e.ToolInput, "tool_input")
 	ev.Call.Args = args
 	return ev, err
 }
 
-// Deny implements agent.Adapter.
-func (Adapter) Deny(reason string) agent.Reply {
-	reason = agent.Clip(reason)
-	b, _ := json.Marshal(map[string]string{"decision": "deny", "reason": reason})
-	return agent.Reply{Exit: 2, Stdout: string(b) + "\n", Stderr: reason + "\n"}
-}
+// Deny implements agent.Adapter: exit 2, the reason on stderr and
+// {"decision":"deny","reason":…}.
+func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reason) }
 
-// Allow implements agent.Adapter.
-func (Adapter) Allow(approve bool) agent.Reply {
-	if approve {
-		return agent.Reply{Stdout: `{"decision":"allow"}` + "\n"}
-	}
-	return agent.Reply{Stdout: "{}\n"}
-}
+// Allow implements agent.Adapter: {} (or {"decision":"allow"}, approving).
+func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }
 
 // sum is FNV-1a over the parts, for call ids Gemini CLI does not give.
 func sum(parts ...string) uint64 {

@@ -17,6 +17,7 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/claudecode"
+	"github.com/vetohq/veto/clients"
 	"github.com/vetohq/veto/codex"
 	"github.com/vetohq/veto/copilotcli"
 	"github.com/vetohq/veto/cursor"
@@ -26,8 +27,20 @@ import (
 	"github.com/vetohq/veto/sqlite"
 )
 
-// Clients are the agent clients veto speaks to, by the name commands take.
+// Clients are the agent clients veto speaks to, by the name commands take
+// (the client table's, package clients).
 var Clients = wire.Clients
+
+// adapters make each client's adapter; projectDir is Claude Code's
+// CLAUDE_PROJECT_DIR. Every client of the table has one (a test holds
+// them together).
+var adapters = map[*clients.Client]func(projectDir string) agent.Adapter{
+	claudecode.Client: func(dir string) agent.Adapter { return claudecode.Adapter{ProjectDir: dir} },
+	geminicli.Client:  func(string) agent.Adapter { return geminicli.Adapter{} },
+	copilotcli.Client: func(string) agent.Adapter { return copilotcli.Adapter{} },
+	cursor.Client:     func(string) agent.Adapter { return cursor.Adapter{} },
+	codex.Client:      func(string) agent.Adapter { return codex.Adapter{} },
+}
 
 // AdapterFor returns the adapter of a client, nil for an unknown name.
 func AdapterFor(name string) agent.Adapter { return adapter(name, os.Getenv("CLAUDE_PROJECT_DIR")) }
@@ -35,17 +48,8 @@ func AdapterFor(name string) agent.Adapter { return adapter(name, os.Getenv("CLA
 // adapter returns a client's adapter; projectDir is Claude Code's
 // CLAUDE_PROJECT_DIR.
 func adapter(name, projectDir string) agent.Adapter {
-	switch name {
-	case "claude-code":
-		return claudecode.Adapter{ProjectDir: projectDir}
-	case "gemini-cli":
-		return geminicli.Adapter{}
-	case "copilot-cli":
-		return copilotcli.Adapter{}
-	case "cursor":
-		return cursor.Adapter{}
-	case "codex":
-		return codex.Adapter{}
+	if mk := adapters[clients.Lookup(name)]; mk != nil {
+		return mk(projectDir)
 	}
 	return nil
 }

@@ -14,7 +14,8 @@ import (
 // veto-hook runs on every tool call: package initialisation of everything
 // it links is paid each time (cel-go and protobuf alone cost ~3 ms, SQLite
 // ~1 ms; docs/performance.md). It links the standard library and its own
-// two packages, nothing else; the work is the server's.
+// two packages and the client table (package clients, itself standard
+// library only), nothing else; the work is the server's.
 func TestHookBinaryIsLean(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}",
 		"github.com/vetohq/veto/cmd/veto-hook").Output()
@@ -22,7 +23,7 @@ func TestHookBinaryIsLean(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	got := strings.Fields(string(out))
-	want := []string{"github.com/vetohq/veto/hook/wire", "github.com/vetohq/veto/cmd/veto-hook"}
+	want := []string{"github.com/vetohq/veto/clients", "github.com/vetohq/veto/hook/wire", "github.com/vetohq/veto/cmd/veto-hook"}
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {

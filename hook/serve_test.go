@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vetohq/veto/clients"
 	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/sqlite"
@@ -207,25 +208,30 @@ func TestServedRepliesAreVetoHooks(t *testing.T) {
 	dir, ws, sock := srv.dir, srv.ws, srv.sock
 
 	events := map[string][]string{
-		"claude-code": {
+		clients.ClaudeCode.Name: {
 			`{"session_id":"s","cwd":"WS","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"WS/main.go"},"tool_use_id":"a"}`,
 			`{"session_id":"s","cwd":"WS","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git reset --hard"},"tool_use_id":"b"}`,
 			`{"session_id":"s","cwd":"WS","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"~/.ssh/id_rsa"},"tool_use_id":"c"}`,
 			`not json`,
 		},
-		"gemini-cli": {
+		clients.GeminiCLI.Name: {
 			`{"session_id":"g","cwd":"WS","hook_event_name":"BeforeTool","tool_name":"run_shell_command","tool_input":{"command":"rm -rf /"}}`,
 			`{"session_id":"g","cwd":"WS","hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{"absolute_path":"WS/main.go"}}`,
 		},
-		"copilot-cli": {
+		clients.CopilotCLI.Name: {
 			`{"sessionId":"c","cwd":"WS","toolName":"bash","toolArgs":"{\"command\":\"git push --force\"}"}`,
 		},
-		"cursor": {
+		clients.Cursor.Name: {
 			`{"conversation_id":"k","hook_event_name":"beforeShellExecution","command":"git reset --hard","cwd":"WS","workspace_roots":["WS"]}`,
 		},
-		"codex": {
+		clients.Codex.Name: {
 			`{"session_id":"x","cwd":"WS","hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":["bash","-lc","git reset --hard"]}}`,
 		},
+	}
+	for _, c := range clients.All {
+		if len(events[c.Name]) == 0 {
+			t.Errorf("%s: no events to compare", c.Name)
+		}
 	}
 	n, denied, allowed := 0, 0, 0
 	for client, evs := range events {

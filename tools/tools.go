@@ -6,7 +6,10 @@
 // sniffed and judged as paths it might write.
 package tools
 
-import "github.com/vetohq/veto"
+import (
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/clients"
+)
 
 const (
 	path    = veto.RolePath
@@ -141,18 +144,42 @@ func Codex() []veto.Descriptor {
 	}
 }
 
-// Defaults returns every descriptor veto knows, with the reference MCP
-// servers under their usual names (filesystem, git, fetch).
+// ofClient are the descriptors of each client's own tools, by its entry
+// in the client table. Cursor's events become Claude Code's calls (Bash,
+// Read, Edit), so its tools are Claude Code's.
+var ofClient = map[*clients.Client]func() []veto.Descriptor{
+	&clients.ClaudeCode: ClaudeCode,
+	&clients.GeminiCLI:  GeminiCLI,
+	&clients.CopilotCLI: CopilotCLI,
+	&clients.Cursor:     ClaudeCode,
+	&clients.Codex:      Codex,
+}
+
+// ForClient returns the descriptors of a client's own tools (nil for a
+// client veto has none for).
+func ForClient(c *clients.Client) []veto.Descriptor {
+	if f := ofClient[c]; f != nil {
+		return f()
+	}
+	return nil
+}
+
+// Defaults returns every descriptor veto knows: every client's tools, in
+// the table's order, then the reference MCP servers under their usual
+// names (filesystem, git, fetch). A tool two clients name alike is
+// described once, by the first (Copilot CLI's glob and web_fetch are
+// Gemini CLI's; a test holds the two descriptions together).
 func Defaults() []veto.Descriptor {
 	var all []veto.Descriptor
-	all = append(all, ClaudeCode()...)
-	all = append(all, GeminiCLI()...)
-	for _, c := range CopilotCLI() {
-		if c.Name != "glob" && c.Name != "web_fetch" { // Gemini CLI's glob and web_fetch describe them as well
-			all = append(all, c)
+	seen := map[string]bool{}
+	for _, c := range clients.All {
+		for _, d := range ForClient(c) {
+			if !seen[d.Name] {
+				seen[d.Name] = true
+				all = append(all, d)
+			}
 		}
 	}
-	all = append(all, Codex()...)
 	all = append(all, MCPFilesystem("filesystem")...)
 	all = append(all, MCPGit("git")...)
 	all = append(all, MCPFetch("fetch")...)

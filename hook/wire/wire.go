@@ -21,13 +21,15 @@ import (
 	"runtime/debug"
 	"strconv"
 	"syscall"
+
+	"github.com/vetohq/veto/clients"
 )
 
 // Clients are the agent clients veto speaks to, by the name commands take.
-var Clients = []string{"claude-code", "gemini-cli", "copilot-cli", "cursor", "codex"}
+var Clients = clients.Names()
 
 // MaxEvent is the most bytes a hook event may have (agent.MaxEvent).
-const MaxEvent = 16 << 20
+const MaxEvent = clients.MaxEvent
 
 // EnvKeys are the variables an answer depends on: where policy files and
 // state are, what ~ and $TMPDIR mean. The server answers only requests
@@ -145,32 +147,14 @@ func Private(dir string) error {
 	return nil
 }
 
-// maxReason is agent.MaxReason: the longest reason a client is shown.
-const maxReason = 4000
-
-func clip(s string) string {
-	if len(s) > maxReason {
-		return s[:maxReason] + "…"
-	}
-	return s
-}
-
 // Deny is the reply that blocks a call in a client's protocol, byte for
-// byte what that client's adapter answers (a test holds them together);
-// veto-hook needs it only when veto itself cannot be run.
+// byte what that client's adapter answers (both write the table's
+// denial; a test holds them together); veto-hook needs it only when veto
+// itself cannot be run. A client not in the table is answered exit 2,
+// which the hook clients that obey exit codes take as blocking.
 func Deny(client, reason string) (exit int, stdout, stderr string) {
-	reason = clip(reason)
-	js := func(v any) string { b, _ := json.Marshal(v); return string(b) + "\n" }
-	switch client {
-	case "gemini-cli":
-		return 2, js(map[string]string{"decision": "deny", "reason": reason}), reason + "\n"
-	case "copilot-cli":
-		return 0, js(map[string]string{"permissionDecision": "deny", "permissionDecisionReason": reason}), ""
-	case "cursor":
-		return 0, js(map[string]any{"continue": true, "permission": "deny", "user_message": reason, "agent_message": reason}), ""
-	case "codex":
-		return 2, js(map[string]any{"hookSpecificOutput": map[string]any{
-			"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": reason}}), reason + "\n"
+	if c := clients.Lookup(client); c != nil {
+		return c.Deny.Write(reason)
 	}
-	return 2, "", reason + "\n" // claude-code, and any other: exit 2 blocks
+	return 2, "", clients.Clip(reason) + "\n"
 }

@@ -1,0 +1,243 @@
+// Package clients is the table of the agent clients veto speaks to: for
+// each, the name commands take, how its hook replies are written, where
+// and how its settings register a hook, the events it sends and the actor
+// id its calls carry. Everything that lists clients (veto hook, veto-hook,
+// veto init and uninstall, their help, the adapters' actor ids and
+// replies) reads this table; nothing else names a client.
+//
+// The package links the standard library only: veto-hook, which must
+// start fast, reads it too.
+//
+// Adding a client is its adapter package (on package agent), its entry
+// here and in All, its adapter in package hook's list, its tests, and its
+// section in docs/clients.md.
+package clients
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Client is one agent client.
+type Client struct {
+	Name    string // what veto hook, veto-hook, init and uninstall take
+	Display string // the client's own name, for help and docs
+	Actor   string // the actor id of its calls (veto.Actor.ID)
+
+	Deny    Reply // the reply that blocks a call
+	Allow   Reply // the reply that lets a call go on, through the client's own prompts
+	Approve Reply // the reply that allows a call for the user, skipping the client's prompt
+
+	Events   []Event  // the hook events veto handles, in the order init registers them
+	Settings Settings // where and how init registers the hook
+	Note     string   // what the user must still do after init, said after it writes
+}
+
+// Event is one hook event a client sends.
+type Event struct {
+	Name    string
+	Matcher string // the matcher init registers ("" : none, every tool or source)
+	// Unregistered: veto decodes the event when it comes, but init does
+	// not register it (Cursor's preToolUse, which overlaps the others).
+	Unregistered bool
+}
+
+// Settings is how a client's settings file holds hooks.
+type Settings struct {
+	Project string // the file, relative to the project directory
+	User    string // the file, relative to the home directory ("" : no user settings)
+	// UserDirEnv names a variable that, when set, is the directory of the
+	// user's file instead of User's (Codex's $CODEX_HOME).
+	UserDirEnv string
+	// Grouped: each event holds {matcher, hooks: [entry]} groups (Claude
+	// Code, Gemini CLI, Codex); else the entries themselves.
+	Grouped    bool
+	CommandKey string         // the entry's field holding the command
+	Entry      map[string]any // the entry's other fields (type, timeout)
+	Top        map[string]any // fields the file needs at its top level (version)
+	// FailClosed are the fields of an entry that make the client block a
+	// call when the hook itself fails. None of today's clients takes one
+	// veto can rely on: for each, the denial veto writes on every failure
+	// of its own is the blocking form, and veto's deadline comes before
+	// the timeout registered here.
+	FailClosed map[string]any
+}
+
+// Reply is how one kind of reply is written. Stdout is the JSON value
+// printed, with a newline (nil: nothing); ReasonHere in it stands for the
+// reason. Stderr: the reason and a newline go to stderr.
+type Reply struct {
+	Exit   int
+	Stdout any
+	Stderr bool
+}
+
+type reasonMark struct{}
+
+// ReasonHere marks where a Reply's Stdout holds the reason.
+var ReasonHere any = reasonMark{}
+
+// MaxReason keeps every reply under the clients' limits (Claude Code:
+// 10,000 characters).
+const MaxReason = 4000
+
+// MaxEvent is the most bytes a hook event may have.
+const MaxEvent = 16 << 20
+
+// Clip shortens a reason to MaxReason bytes, at the start of a character.
+func Clip(s string) string {
+	if len(s) <= MaxReason {
+		return s
+	}
+	n := MaxReason
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// Write is the reply with reason, clipped: the exit code and what goes to
+// stdout and stderr. JSON objects' keys are written in sorted order.
+func (r Reply) Write(reason string) (exit int, stdout, stderr string) {
+	reason = Clip(reason)
+	if r.Stdout != nil {
+		b, err := json.Marshal(fill(r.Stdout, reason))
+		if err != nil {
+			panic("clients: a reply that does not encode: " + err.Error())
+		}
+		stdout = string(b) + "\n"
+	}
+	if r.Stderr {
+		stderr = reason + "\n"
+	}
+	return r.Exit, stdout, stderr
+}
+
+// fill is v with reason wherever ReasonHere stands.
+func fill(v any, reason string) any {
+	switch v := v.(type) {
+	case reasonMark:
+		return reason
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[k] = fill(x, reason)
+		}
+		return m
+	case []any:
+		s := make([]any, len(v))
+		for i, x := range v {
+			s[i] = fill(x, reason)
+		}
+		return s
+	}
+	return v
+}
+
+// obj is a JSON object, for the table's shapes.
+type obj = map[string]any
+
+// The clients.
+var (
+	ClaudeCode = Client{
+		Name: "claude-code", Display: "Claude Code", Actor: "claude-code",
+		// Exit 2 blocks, stderr the reason the model reads; any other
+		// non-zero exit lets the call run.
+		Deny:  Reply{Exit: 2, Stderr: true},
+		Allow: Reply{},
+		Approve: Reply{Stdout: obj{"hookSpecificOutput": obj{"hookEventName": "PreToolUse",
+			"permissionDecision": "allow", "permissionDecisionReason": "veto: allowed by policy"}}},
+		Events: []Event{{Name: "SessionStart"}, {Name: "PreToolUse", Matcher: "*"}, {Name: "PostToolUse", Matcher: "*"},
+			{Name: "PostToolUseFailure", Matcher: "*"}},
+		Settings: Settings{Project: ".claude/settings.json", User: ".claude/settings.json", Grouped: true, CommandKey: "command",
+			Entry: obj{"type": "command", "timeout": json.Number("5")}},
+	}
+	GeminiCLI = Client{
+		Name: "gemini-cli", Display: "Gemini CLI", Actor: "gemini-cli",
+		Deny:    Reply{Exit: 2, Stdout: obj{"decision": "deny", "reason": ReasonHere}, Stderr: true},
+		Allow:   Reply{Stdout: obj{}},
+		Approve: Reply{Stdout: obj{"decision": "allow"}},
+		Events:  []Event{{Name: "SessionStart"}, {Name: "BeforeTool", Matcher: ".*"}, {Name: "AfterTool", Matcher: ".*"}},
+		Settings: Settings{Project: ".gemini/settings.json", User: ".gemini/settings.json", Grouped: true, CommandKey: "command",
+			Entry: obj{"type": "command", "name": "veto", "timeout": json.Number("5000")}},
+	}
+	CopilotCLI = Client{
+		Name: "copilot-cli", Display: "GitHub Copilot CLI", Actor: "copilot-cli",
+		Deny:    Reply{Stdout: obj{"permissionDecision": "deny", "permissionDecisionReason": ReasonHere}},
+		Allow:   Reply{},
+		Approve: Reply{Stdout: obj{"permissionDecision": "allow"}},
+		Events:  []Event{{Name: "sessionStart"}, {Name: "preToolUse"}, {Name: "postToolUse"}},
+		// Copilot CLI reads hooks from the repository only.
+		Settings: Settings{Project: ".github/hooks/veto.json", CommandKey: "bash",
+			Entry: obj{"type": "command", "timeoutSec": json.Number("5")}, Top: obj{"version": json.Number("1")}},
+	}
+	Cursor = Client{
+		Name: "cursor", Display: "Cursor", Actor: "cursor",
+		Deny: Reply{Stdout: obj{"continue": true, "permission": "deny", "user_message": ReasonHere,
+			"agent_message": ReasonHere}},
+		Allow:   Reply{Stdout: obj{"continue": true, "permission": "allow"}},
+		Approve: Reply{Stdout: obj{"continue": true, "permission": "allow"}},
+		Events: []Event{{Name: "beforeShellExecution"}, {Name: "beforeReadFile"}, {Name: "beforeMCPExecution"},
+			{Name: "preToolUse", Unregistered: true}, {Name: "afterFileEdit"}},
+		Settings: Settings{Project: ".cursor/hooks.json", User: ".cursor/hooks.json", CommandKey: "command",
+			Top: obj{"version": json.Number("1")}},
+	}
+	// Codex's events and hooks.json are shaped as Claude Code's; "*"
+	// matches every tool, no matcher every session source, the timeout is
+	// in seconds. Codex has no failure event: a failed call reports as
+	// PostToolUse. Its strict schema takes exactly this denial.
+	Codex = Client{
+		Name: "codex", Display: "Codex", Actor: "codex",
+		Deny: Reply{Exit: 2, Stdout: obj{"hookSpecificOutput": obj{"hookEventName": "PreToolUse",
+			"permissionDecision": "deny", "permissionDecisionReason": ReasonHere}}, Stderr: true},
+		Allow:   Reply{},
+		Approve: Reply{},
+		Events:  []Event{{Name: "SessionStart"}, {Name: "PreToolUse", Matcher: "*"}, {Name: "PostToolUse", Matcher: "*"}},
+		Settings: Settings{Project: ".codex/hooks.json", User: ".codex/hooks.json", UserDirEnv: "CODEX_HOME", Grouped: true,
+			CommandKey: "command", Entry: obj{"type": "command", "timeout": json.Number("5")}},
+		Note: "Codex runs a new or changed hook only once it is trusted: open /hooks in Codex and trust veto's (a project's hooks also need the project trusted).",
+	}
+)
+
+// All are the clients, in the order help and docs list them.
+var All = []*Client{&ClaudeCode, &GeminiCLI, &CopilotCLI, &Cursor, &Codex}
+
+// Lookup returns the client of a name, nil for an unknown one.
+func Lookup(name string) *Client {
+	i := slices.IndexFunc(All, func(c *Client) bool { return c.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return All[i]
+}
+
+// Names are the clients' names, in All's order.
+func Names() []string {
+	names := make([]string, len(All))
+	for i, c := range All {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// List joins the names for a sentence: "a, b or c".
+func List(names []string, and string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " " + and + " " + names[len(names)-1]
+}
+
+// EventNames are the names of the events c handles; registered only:
+// those init registers.
+func (c *Client) EventNames(registered bool) []string {
+	var names []string
+	for _, e := range c.Events {
+		if !registered || !e.Unregistered {
+			names = append(names, e.Name)
+		}
+	}
+	return names
+}

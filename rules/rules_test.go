@@ -68,7 +68,7 @@ func adapterDirs(t *testing.T) []string {
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Fields(line)
 		dir, pkg, imports := f[0], f[1], f[2:]
-		adapter := pkg == module+"/agent" || pkg == module+"/hook" || pkg == module+"/hook/wire" || pkg == module+"/cmd/veto-hook"
+		adapter := pkg == module+"/agent" || pkg == module+"/clients" || pkg == module+"/hook" || pkg == module+"/hook/wire" || pkg == module+"/cmd/veto-hook"
 		for _, imp := range imports {
 			if imp == module+"/agent" && pkg != module+"/cli" {
 				adapter = true

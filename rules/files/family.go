@@ -28,7 +28,10 @@ var (
 	overwriteUnread   = &rule.Reason{Code: "overwrite_unread", Message: "The file exists and this run has not read it; read it first, or edit it."}
 	notInManifest     = &rule.Reason{Code: "not_in_manifest", Message: "%s names a file the write manifest does not list."}
 	outsideScope      = &rule.Reason{Code: "outside_write_scope", Message: "%s names a file outside the declared write scope."}
-	referenceMissing  = &rule.Reason{Code: "reference_missing", Message: "%s names a file that does not exist."}
+	taskRunsOnOpen    = &rule.Reason{Code: "task_runs_on_open", Message: "%s names an editor task file and the content holds a task that runs on its own when the folder is opened (runOn folderOpen).",
+		Advice: &veto.Advice{Instead: "Write the task without runOptions.runOn; the user can run it, or set it to run on open themselves.", Policy: "builtin.off: file.auto_run_task in the user's veto.yaml"}}
+	taskUnseen       = &rule.Reason{Code: "task_content_unknown", Message: "%s names an editor task file and veto cannot see the content written there, so it cannot tell whether a task runs on folder open."}
+	referenceMissing = &rule.Reason{Code: "reference_missing", Message: "%s names a file that does not exist."}
 )
 
 // The file rules, in the order they run.
@@ -39,6 +42,8 @@ var (
 		Risk: veto.RiskHigh, Advice: rule.Off("file.protected"), Reasons: []*rule.Reason{protectedPath}}
 	Persistence = &rule.Info{ID: "file.persistence", Doc: "Refuses a write of a file that makes something run later on its own.",
 		Risk: veto.RiskCritical, Advice: rule.Off("file.persistence"), Reasons: []*rule.Reason{persistenceTarget}}
+	AutoRunTask = &rule.Info{ID: "file.auto_run_task", Doc: "Refuses writing an editor task file (files.task_files) that holds a task run when the folder is opened, or whose content veto cannot see.",
+		Risk: veto.RiskCritical, Advice: rule.Off("file.auto_run_task"), Reasons: []*rule.Reason{taskRunsOnOpen, taskUnseen}}
 	Credential = &rule.Info{ID: "file.credential", Doc: "Refuses reading or writing a file that holds credentials, and searching a tree that holds one.",
 		Risk: veto.RiskCritical, Advice: rule.Off("file.credential"), Reasons: []*rule.Reason{pathUnresolvable, credentialPath, credentialSearch}}
 	Stale = &rule.Info{ID: "file.stale", Doc: "Refuses a write of a file that changed since the run read it.",
@@ -60,6 +65,7 @@ type Section struct {
 	Protected   []string `yaml:"protected" doc:"More locations inside the roots that may not be written (patterns)."`
 	Persistence []string `yaml:"persistence" doc:"More files that make something run later (patterns)."`
 	Credentials []string `yaml:"credentials" doc:"More files that hold secrets (patterns)."`
+	TaskFiles   []string `yaml:"task_files" doc:"More editor task files (patterns) whose tasks may not run on folder open; the defaults are .vscode/tasks.json and *.code-workspace."`
 	Manifest    []string `yaml:"manifest" doc:"The only files calls may write (relative to the workspace, absolute, or ~/...)."`
 	WriteScope  []string `yaml:"write_scope" doc:"Patterns every written path must match (relative to the workspace, or absolute)."`
 }
@@ -71,6 +77,7 @@ type Settings struct {
 	Protected   []string // added to the defaults
 	Persistence []string
 	Credentials []string
+	TaskFiles   []string
 	Manifest    []string // nil: no manifest
 	WriteScopes [][]string
 }
@@ -87,10 +94,11 @@ func init() {
 			fmt.Sprintf("files.protected: %d built-in pattern(s)", len(DefaultProtected)),
 			fmt.Sprintf("files.persistence: %d built-in pattern(s)", len(DefaultPersistence)),
 			fmt.Sprintf("files.credentials: %d built-in pattern(s)", len(DefaultCredentials)),
+			fmt.Sprintf("files.task_files: %d built-in pattern(s)", len(DefaultTaskFiles)),
 		}
 	}
 	rule.Register(&rule.Family{Name: "files", Order: 30,
-		Rules:    []*rule.Info{WriteRoots, Protected, Persistence, Credential, Stale, ReadBeforeWrite, Manifest, WriteScope, ReferenceExists},
+		Rules:    []*rule.Info{WriteRoots, Protected, Persistence, AutoRunTask, Credential, Stale, ReadBeforeWrite, Manifest, WriteScope, ReferenceExists},
 		Sections: []*rule.Section{FilesSection}, Build: build})
 }
 
@@ -114,6 +122,7 @@ func mergeFiles(eff *Settings, f *Section, l *rule.Layer) {
 	eff.Protected = rule.Append(l, eff.Protected, f.Protected, "protected", CheckPattern)
 	eff.Persistence = rule.Append(l, eff.Persistence, f.Persistence, "persistence", CheckPattern)
 	eff.Credentials = rule.Append(l, eff.Credentials, f.Credentials, "credentials", CheckPattern)
+	eff.TaskFiles = rule.Append(l, eff.TaskFiles, f.TaskFiles, "task_files", CheckPattern)
 	if f.ExtraRoots != nil {
 		rule.Each(l, f.ExtraRoots, "extra_roots", CheckRoot)
 		eff.ExtraRoots = rule.Shorten(l, eff.ExtraRoots, cleanAll(f.ExtraRoots), func() []string { return []string{} })
@@ -175,6 +184,7 @@ func build(b *rule.Build) error {
 		Protected:   append(slices.Clone(DefaultProtected), st.Protected...),
 		Persistence: append(slices.Clone(DefaultPersistence), st.Persistence...),
 		Credentials: append(slices.Clone(DefaultCredentials), st.Credentials...),
+		TaskFiles:   append(slices.Clone(DefaultTaskFiles), st.TaskFiles...),
 		Manifest:    st.Manifest,
 		WriteScopes: st.WriteScopes,
 		Extractors:  b.Extractors,
@@ -214,6 +224,8 @@ func filesYAML() string {
 	list(DefaultPersistence)
 	b.WriteString("  credentials:       # anywhere: neither read nor written\n")
 	list(DefaultCredentials)
+	b.WriteString("  task_files:        # editor task files whose tasks may not run on folder open\n")
+	list(DefaultTaskFiles)
 	b.WriteString(`  # manifest: ["src/main.go"]        # the only files calls may write
   # write_scope: ["src/**", "docs/*.md"]  # patterns every written path must match
 `)

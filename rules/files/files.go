@@ -36,6 +36,8 @@ type Config struct {
 	// Protected, Persistence and Credentials replace the default pattern
 	// lists when not nil.
 	Protected, Persistence, Credentials []string
+	// TaskFiles replaces the default editor task files when not nil.
+	TaskFiles []string
 	// Manifest, when not nil, lists the only files a call may write
 	// (relative to the workspace, or absolute, or "~/…").
 	Manifest []string
@@ -67,6 +69,7 @@ type Set struct {
 	protected   patterns
 	persistence patterns
 	credentials patterns
+	tasks       patterns
 	credAnchors []string
 	manifest    map[string]bool // absolute entries; relative ones are joined to the workspace per call
 	manifestRel []string
@@ -162,6 +165,7 @@ func New(cfg Config) (*Set, error) {
 		{"protected", cfg.Protected, DefaultProtected, &s.protected},
 		{"persistence", cfg.Persistence, DefaultPersistence, &s.persistence},
 		{"credentials", cfg.Credentials, DefaultCredentials, &s.credentials},
+		{"task files", cfg.TaskFiles, DefaultTaskFiles, &s.tasks},
 	} {
 		list := l.list
 		if list == nil {
@@ -220,12 +224,12 @@ func (s *Set) env(cwd string) toolpath.Env {
 }
 
 // Rules returns the file rules in the order they run: for a write, write
-// roots → protected → persistence → credential → stale → read before
+// roots → protected → persistence → auto-run task → credential → stale → read before
 // write, then manifest, write scope and reference checks; for a read, the
 // credential rule.
 func (s *Set) Rules() []veto.Rule {
 	rules := []veto.Rule{
-		&writeRoots{s}, &protected{s}, &persistence{s: s}, &credential{s}, &stale{s}, &readBeforeWrite{s},
+		&writeRoots{s}, &protected{s}, &persistence{s: s}, &autoRunTask{s}, &credential{s}, &stale{s}, &readBeforeWrite{s},
 	}
 	if s.manifest != nil {
 		rules = append(rules, &manifest{s})

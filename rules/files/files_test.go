@@ -12,6 +12,7 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/memstore"
+	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/probe"
 	"github.com/vetohq/veto/rules/files"
 	"github.com/vetohq/veto/tools"
@@ -259,6 +260,71 @@ func TestPersistenceTargets(t *testing.T) {
 		clock.Add(int64(2 * time.Second))
 		check(t, w.decide("Write", map[string]any{"file_path": "$WS/.myhooks/x", "content": "x"}), persistW)
 	})
+}
+
+// TestAutoRunTasks: an editor task file may be written, but not with a
+// task that runs when the folder is opened, nor with content veto cannot
+// see; files.task_files adds files to the defaults.
+func TestAutoRunTasks(t *testing.T) {
+	w := newWorld(t, func(c *files.Config) {
+		c.TaskFiles = append(append([]string{}, files.DefaultTaskFiles...), "tools/*.tasks.json")
+	})
+	must(t, os.MkdirAll(w.ws+"/.vscode", 0o755))
+	must(t, os.WriteFile(w.ws+"/.vscode/tasks.json", []byte(`{"version": "2.0.0", "tasks": []}`), 0o644))
+	w.read(t, "$WS/.vscode/tasks.json", veto.Succeeded)
+	onOpen := want{"file.auto_run_task", "task_runs_on_open"}
+	unseen := want{"file.auto_run_task", "task_content_unknown"}
+	const build = `{"version": "2.0.0", "tasks": [{"label": "build", "type": "shell", "command": "make"}]}`
+	const auto = `{"version": "2.0.0", "tasks": [{"label": "build", "type": "shell", "command": "make",
+	  // runs as soon as the folder opens
+	  "runOptions": {"runOn": "folderOpen"},}]}`
+	run(t, w, []fileCase{
+		{"plain-task", "Write", map[string]any{"file_path": "$WS/.vscode/tasks.json", "content": build}, allow},
+		{"runs-on-open", "Write", map[string]any{"file_path": "$WS/.vscode/tasks.json", "content": auto}, onOpen},
+		{"nested-folder", "Write", map[string]any{"file_path": "$WS/src/.vscode/tasks.json", "content": auto}, onOpen},
+		{"escaped", "Write", map[string]any{"file_path": "$WS/.vscode/tasks.json",
+			"content": `{"tasks": [{"runOptions": {"runOn": "\u0066older\u004Fpen"}}]}`}, onOpen},
+		{"other-case", "Write", map[string]any{"file_path": "$WS/.vscode/tasks.json", "content": `{"runOn": "FOLDEROPEN"}`}, onOpen},
+		{"workspace-file", "Write", map[string]any{"file_path": "$WS/app.code-workspace", "content": auto}, onOpen},
+		{"workspace-file-in-vscode", "Write", map[string]any{"file_path": "$WS/.vscode/app.code-workspace",
+			"content": `{"folders": [], "tasks": {"tasks": [{"runOptions": {"runOn": "folderOpen"}}]}}`}, onOpen},
+		{"setting-adds-a-file", "Write", map[string]any{"file_path": "$WS/tools/ci.tasks.json", "content": auto}, onOpen},
+		{"other-json", "Write", map[string]any{"file_path": "$WS/.vscode/settings.json", "content": auto}, allow},
+		{"edit-adds-it", "Edit", map[string]any{"file_path": "$WS/.vscode/tasks.json", "old_string": `"tasks": []`,
+			"new_string": `"tasks": [{"label": "x", "runOptions": {"runOn": "folderOpen"}}]`}, onOpen},
+		{"edit-plain", "Edit", map[string]any{"file_path": "$WS/.vscode/tasks.json", "old_string": `"tasks": []`,
+			"new_string": `"tasks": [{"label": "x"}]`}, allow},
+		{"multiedit", "MultiEdit", map[string]any{"file_path": "$WS/.vscode/tasks.json", "edits": []any{
+			map[string]any{"old_string": "[]", "new_string": `[{"runOptions": {"runOn": "folderOpen"}}]`}}}, onOpen},
+		{"mcp-write", "mcp__filesystem__write_file", map[string]any{"path": "$WS/.vscode/tasks.json", "content": auto}, onOpen},
+		{"move-into-place", "mcp__filesystem__move_file", map[string]any{"source": "$WS/README.md",
+			"destination": "$WS/.vscode/tasks.json"}, unseen},
+		{"undescribed-tool", "mcp__x__put", map[string]any{"where": "$WS/.vscode/tasks.json", "body": build}, unseen},
+		{"not-text", "Write", map[string]any{"file_path": "$WS/.vscode/tasks.json", "content": 7.0}, unseen},
+	})
+
+	// A command that writes a task file: veto cannot see what it writes.
+	p, err := policy.Merge([]*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}}, nil)
+	must(t, err)
+	g, err := p.Gate(policy.BuildOptions{Store: memstore.New(), Home: w.home, TempDirs: []string{w.tmp}})
+	must(t, err)
+	for _, tc := range []struct {
+		cmd  string
+		want want
+	}{
+		{`printf '%s' "$X" > .vscode/tasks.json`, unseen},
+		{`cp /dev/null .vscode/tasks.json`, unseen},
+		{`cat .vscode/tasks.json`, allow},
+	} {
+		v := g.Decide(ctx, &veto.Call{ID: "bash-" + tc.cmd, Tool: "Bash", Args: map[string]any{"command": tc.cmd},
+			Run: veto.Run{Ref: "tasks", Fresh: true}, Cwd: w.ws})
+		t.Run(tc.cmd, func(t *testing.T) { check(t, v, tc.want) })
+	}
+	// The denial tells the agent what to do instead.
+	v := w.decide("Write", map[string]any{"file_path": "$WS/.vscode/tasks.json", "content": auto})
+	if !strings.Contains(v.Advice.Instead, "without runOptions.runOn") || strings.Contains(v.Message, "folderOpen\"") {
+		t.Errorf("advice %+v, message %q", v.Advice, v.Message)
+	}
 }
 
 func TestCredentialsReadAndWrite(t *testing.T) {

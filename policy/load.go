@@ -228,68 +228,19 @@ func checkNode(n *yaml.Node, t reflect.Type, where, path string, probs *Problems
 	if name == "" {
 		name = "the policy"
 	}
+	bad := func(node *yaml.Node, msg string) { *probs = append(*probs, at(path, node, name+": "+msg)) }
 	switch {
 	case t == durationType:
-		if n.Kind != yaml.ScalarNode {
-			*probs = append(*probs, at(path, n, name+": want a duration such as 90s or 2m"))
-			return
-		}
-		if d, err := time.ParseDuration(n.Value); err != nil || d < 0 {
-			*probs = append(*probs, at(path, n, name+": want a duration such as 90s or 2m"))
+		if d, err := time.ParseDuration(n.Value); n.Kind != yaml.ScalarNode || err != nil || d < 0 {
+			bad(n, "want a duration such as 90s or 2m")
 		}
 	case t.Kind() == reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			*probs = append(*probs, at(path, n, name+": want a mapping of keys"))
-			return
-		}
-		fields := map[string]reflect.StructField{}
-		var known []string
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
-			if tag != "" && tag != "-" {
-				fields[tag] = f
-				known = append(known, tag)
-			}
-		}
-		seen := map[string]bool{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			key := k.Value
-			if seen[key] {
-				*probs = append(*probs, at(path, k, fmt.Sprintf("%s: the key %q appears twice", name, key)))
-				continue
-			}
-			seen[key] = true
-			f, ok := fields[key]
-			if !ok {
-				*probs = append(*probs, at(path, k, fmt.Sprintf("%s: unknown key %q; known keys are %s", name, key, strings.Join(known, ", "))))
-				continue
-			}
-			checkNode(v, f.Type, join(where, key), path, probs)
-		}
+		checkStruct(n, t, where, path, probs, bad)
 	case t.Kind() == reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			*probs = append(*probs, at(path, n, name+": want a mapping"))
-			return
-		}
-		seen := map[string]bool{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if seen[k.Value] {
-				*probs = append(*probs, at(path, k, fmt.Sprintf("%s: the key %q appears twice", name, k.Value)))
-				continue
-			}
-			seen[k.Value] = true
-			if k.Kind != yaml.ScalarNode || k.Value == "" {
-				*probs = append(*probs, at(path, k, name+": keys must be non-empty text"))
-				continue
-			}
-			checkNode(v, t.Elem(), join(where, k.Value), path, probs)
-		}
+		checkMap(n, t, where, path, probs, bad)
 	case t.Kind() == reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			*probs = append(*probs, at(path, n, name+": want a list"))
+			bad(n, "want a list")
 			return
 		}
 		for i, v := range n.Content {
@@ -297,16 +248,69 @@ func checkNode(n *yaml.Node, t reflect.Type, where, path string, probs *Problems
 		}
 	case t.Kind() == reflect.String:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-			*probs = append(*probs, at(path, n, name+": want text (quote it if it looks like a number or true/false)"))
+			bad(n, "want text (quote it if it looks like a number or true/false)")
 		}
 	case t.Kind() == reflect.Int:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			*probs = append(*probs, at(path, n, name+": want a whole number"))
+			bad(n, "want a whole number")
 		}
 	case t.Kind() == reflect.Bool:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
-			*probs = append(*probs, at(path, n, name+": want true or false"))
+			bad(n, "want true or false")
 		}
+	}
+}
+
+// checkStruct checks a mapping against a struct's yaml keys.
+func checkStruct(n *yaml.Node, t reflect.Type, where, path string, probs *Problems, bad func(*yaml.Node, string)) {
+	if n.Kind != yaml.MappingNode {
+		bad(n, "want a mapping of keys")
+		return
+	}
+	fields := map[string]reflect.StructField{}
+	var known []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if tag != "" && tag != "-" {
+			fields[tag] = f
+			known = append(known, tag)
+		}
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		f, ok := fields[k.Value]
+		switch {
+		case seen[k.Value]:
+			bad(k, fmt.Sprintf("the key %q appears twice", k.Value))
+		case !ok:
+			bad(k, fmt.Sprintf("unknown key %q; known keys are %s", k.Value, strings.Join(known, ", ")))
+		default:
+			checkNode(v, f.Type, join(where, k.Value), path, probs)
+		}
+		seen[k.Value] = true
+	}
+}
+
+// checkMap checks a mapping of free keys to values of t's element type.
+func checkMap(n *yaml.Node, t reflect.Type, where, path string, probs *Problems, bad func(*yaml.Node, string)) {
+	if n.Kind != yaml.MappingNode {
+		bad(n, "want a mapping")
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch {
+		case seen[k.Value]:
+			bad(k, fmt.Sprintf("the key %q appears twice", k.Value))
+		case k.Kind != yaml.ScalarNode || k.Value == "":
+			bad(k, "keys must be non-empty text")
+		default:
+			checkNode(v, t.Elem(), join(where, k.Value), path, probs)
+		}
+		seen[k.Value] = true
 	}
 }
 

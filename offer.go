@@ -2,8 +2,9 @@ package veto
 
 import (
 	"context"
-	"path"
 	"slices"
+
+	"github.com/vetohq/veto/glob"
 )
 
 // Offer is the usual Offerability: the five gates a tool passes before any
@@ -55,7 +56,7 @@ func (o *Offer) actorGlobs(a Actor) ([]string, bool) {
 // glob matches nothing.
 func matchAny(globs []string, name string) bool {
 	for _, g := range globs {
-		if ok, err := path.Match(g, name); err == nil && ok {
+		if glob.Name(g, name) {
 			return true
 		}
 	}

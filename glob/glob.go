@@ -45,14 +45,12 @@ func CheckName(pattern string) error {
 	return nil
 }
 
-// Path reports whether s matches pattern: Name's syntax within a
-// "/"-separated segment, and a segment "**" for any number of segments,
-// none included. A pattern without "**" is Name; a malformed segment
-// matches nothing.
+// Path reports whether s matches pattern, segment by segment as a Set
+// matches: each "/"-separated segment as path.Match reads it, and a
+// segment "**" for any number of segments, none included. On an absolute
+// path an absolute pattern answers as it does in a Set. A malformed
+// pattern matches nothing.
 func Path(pattern, s string) bool {
-	if !strings.Contains(pattern, "**") {
-		return Name(pattern, s)
-	}
 	return matchSegs(strings.Split(pattern, "/"), strings.Split(s, "/"))
 }
 

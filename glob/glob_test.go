@@ -55,7 +55,9 @@ func TestPath(t *testing.T) {
 		{"**/*.pem", "key.pem", true},
 		{"**/*.pem", "/etc/ssl/key.pem", true},
 		{"**/*.pem", "key.pem.bak", false},
-		{"*.pem", "a/key.pem", false}, // without **, path.Match
+		{"*.pem", "a/key.pem", false},            // "*" stays within a segment
+		{"/etc[^a]passwd", "/etc/passwd", false}, // and so does a class (path.Match lets "[^a]" match "/")
+		{"/etc/[^a]*", "/etc/passwd", true},
 		{"*.pem", "key.pem", true},
 		{"src/**", "src", true}, // ** includes none
 		{"src/**", "src/a/b", true},
@@ -208,8 +210,9 @@ func slowMatch(s *Set, p, anchor string) (string, bool) {
 
 // FuzzGlob holds the engine to its slow reading and to path.Match: the
 // fast paths of a Set (last segment, literal prefix, needles) agree with
-// matching every segment; Name and a Path without "**" are path.Match; a
-// folded Set ignores case; Check and Compile agree; nothing panics.
+// matching every segment; an absolute pattern means the same in a Set and
+// in Path; Name is path.Match, and so is Path on a plain name; a folded
+// Set ignores case; Check and Compile agree; nothing panics.
 func FuzzGlob(f *testing.F) {
 	for _, s := range [][3]string{
 		{"*.pem", "/w/k.pem", ""},
@@ -226,6 +229,7 @@ func FuzzGlob(f *testing.F) {
 		{"/", "/", "/"},
 		{"/A/**", "/a/b", "/"},
 		{"É*", "/é", ""},
+		{"/etc[^a]passwd", "/etc/passwd", ""},
 	} {
 		f.Add(s[0], s[1], s[2])
 	}
@@ -233,8 +237,8 @@ func FuzzGlob(f *testing.F) {
 		if ok, err := path.Match(pattern, p); Name(pattern, p) != (err == nil && ok) {
 			t.Fatalf("Name(%q, %q) disagrees with path.Match", pattern, p)
 		}
-		if !strings.Contains(pattern, "**") && Path(pattern, p) != Name(pattern, p) {
-			t.Fatalf("Path(%q, %q) without ** is not Name", pattern, p)
+		if !strings.ContainsAny(pattern, "/[\\") && !strings.ContainsAny(p, "/") && Path(pattern, p) != Name(pattern, p) {
+			t.Fatalf("Path(%q, %q) on a name is not Name", pattern, p)
 		}
 		// A canonical absolute path and anchor, as Match takes them.
 		p = path.Clean("/" + p)
@@ -256,6 +260,12 @@ func FuzzGlob(f *testing.F) {
 				if got != want || ok != wok {
 					t.Fatalf("list %q fold %v anchored %v: Match(%q, %q) = %q, %v; segment by segment %q, %v",
 						list, fold, anchored, p, anchor, got, ok, want, wok)
+				}
+				// CEL's glob() on an absolute path answers as the file
+				// rules' absolute pattern does.
+				if one := list[0]; !fold && len(list) == 1 && strings.HasPrefix(one, "/") &&
+					(one == "/" || !strings.HasSuffix(one, "/")) && ok != Path(one, p) {
+					t.Fatalf("pattern %q on %q: Set says %v, Path says %v", one, p, ok, Path(one, p))
 				}
 				if fold {
 					if g2, ok2 := s.Match(strings.ToUpper(p), strings.ToUpper(anchor)); ok2 != ok || g2 != got {

@@ -70,8 +70,8 @@ func Functions(fns ...cel.EnvOption) Option {
 // Functions: CEL's standard ones and its strings extension (lowerAscii,
 // split, replace, …), and veto's helpers, each the Go code the built-in
 // rules use: path.under(p, root) (both cleaned, then toolpath.Within),
-// glob(pattern, s) (glob.Path: path.Match with ** for any number of
-// segments), host(url) (egress.Parse: the host a client would connect
+// glob(pattern, s) (glob.Path: path.Match per segment, ** for any
+// number of segments, as the file patterns match), host(url) (egress.Parse: the host a client would connect
 // to, as the egress rule reads it; an error when egress cannot read one,
 // so a rule that depends on it denies rule_failed).
 func New(opts ...Option) (*Compiler, error) {

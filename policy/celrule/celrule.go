@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"runtime"
 	"strings"
 
 	"cel.dev/cel-go/cel"
@@ -44,7 +45,13 @@ type options struct {
 	budget uint64
 	extra  []cel.EnvOption
 	fs     toolpath.FS
+	fold   bool
 }
+
+// FoldCase sets whether path.under compares without case, as the file
+// rules do on filesystems that ignore it. The default follows the
+// operating system, as files.Config's does (macOS and Windows fold).
+func FoldCase(fold bool) Option { return func(o *options) { o.fold = fold } }
 
 // FS sets the filesystem the workspace variable is found on; the default
 // is the live one. Replay gives toolpath.Lexical.
@@ -69,13 +76,14 @@ func Functions(fns ...cel.EnvOption) Option {
 //
 // Functions: CEL's standard ones and its strings extension (lowerAscii,
 // split, replace, …), and veto's helpers, each the Go code the built-in
-// rules use: path.under(p, root) (both cleaned, then toolpath.Within),
+// rules use: path.under(p, root) (both cleaned, then toolpath.Within,
+// without case where the file rules fold it: see FoldCase),
 // glob(pattern, s) (glob.Path: path.Match per segment, ** for any
 // number of segments, as the file patterns match), host(url) (egress.Parse: the host a client would connect
 // to, as the egress rule reads it; an error when egress cannot read one,
 // so a rule that depends on it denies rule_failed).
 func New(opts ...Option) (*Compiler, error) {
-	o := options{budget: DefaultBudget}
+	o := options{budget: DefaultBudget, fold: runtime.GOOS == "darwin" || runtime.GOOS == "windows"}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -93,7 +101,7 @@ func New(opts ...Option) (*Compiler, error) {
 		cel.Variable("cwd", cel.StringType),
 		cel.Function("path.under", cel.Overload("path_under_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
 			cel.BinaryBinding(func(a, b ref.Val) ref.Val {
-				return types.Bool(under(a.(types.String).Value().(string), b.(types.String).Value().(string)))
+				return types.Bool(under(a.(types.String).Value().(string), b.(types.String).Value().(string), o.fold))
 			}))),
 		cel.Function("glob", cel.Overload("glob_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
 			cel.BinaryBinding(func(a, b ref.Val) ref.Val {
@@ -306,9 +314,9 @@ func celValue(v any) any {
 }
 
 // under is path.under: p is root or below it, both cleaned first, as
-// toolpath.Within judges a canonical path.
-func under(p, root string) bool {
-	return toolpath.Within(path.Clean(p), path.Clean(root), false)
+// toolpath.Within judges a canonical path (without case when fold).
+func under(p, root string, fold bool) bool {
+	return toolpath.Within(path.Clean(p), path.Clean(root), fold)
 }
 
 // ErrNoHost is host()'s error for a string in which egress reads no host:

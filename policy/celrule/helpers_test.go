@@ -18,12 +18,13 @@ import (
 // it on two string arguments.
 type helpers struct {
 	c                 *Compiler
+	fold              bool
 	host, glob, under cel.Program
 }
 
-func newHelpers(t testing.TB) *helpers {
+func newHelpers(t testing.TB, fold bool) *helpers {
 	t.Helper()
-	c, err := New()
+	c, err := New(FoldCase(fold))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func newHelpers(t testing.TB) *helpers {
 		}
 		return p
 	}
-	return &helpers{c: c, host: prg(`host(args.a)`), glob: prg(`glob(args.a, args.b)`), under: prg(`path.under(args.a, args.b)`)}
+	return &helpers{c: c, fold: fold, host: prg(`host(args.a)`), glob: prg(`glob(args.a, args.b)`), under: prg(`path.under(args.a, args.b)`)}
 }
 
 func (h *helpers) eval(p cel.Program, a, b string) (any, error) {
@@ -90,7 +91,7 @@ func checkHelpers(t *testing.T, h *helpers, a, b string) {
 	if got, err := h.eval(h.glob, a, b); err != nil || got != glob.Path(a, b) {
 		t.Fatalf("glob(%q, %q) = %v, %v; glob.Path says %v", a, b, got, err, glob.Path(a, b))
 	}
-	wantUnder := toolpath.Within(path.Clean(a), path.Clean(b), false)
+	wantUnder := toolpath.Within(path.Clean(a), path.Clean(b), h.fold)
 	if got, err := h.eval(h.under, a, b); err != nil || got != wantUnder {
 		t.Fatalf("path.under(%q, %q) = %v, %v; toolpath.Within says %v", a, b, got, err, wantUnder)
 	}
@@ -122,7 +123,7 @@ var hostSeeds = [][2]string{
 }
 
 func TestHostIsEgress(t *testing.T) {
-	h := newHelpers(t)
+	h := newHelpers(t, false)
 	for _, s := range hostSeeds {
 		got, err := h.eval(h.host, s[0], "")
 		if err != nil || got != s[1] {
@@ -142,16 +143,24 @@ func TestHostIsEgress(t *testing.T) {
 }
 
 func TestHelpersAgreeOnExamples(t *testing.T) {
-	h := newHelpers(t)
+	h, folded := newHelpers(t, false), newHelpers(t, true)
 	for _, in := range [][2]string{
+		{"/W/Vendor/x.go", "/w/vendor"}, {"/Users/U/.ssh", "/users/u"},
 		{"**/*.pem", "a/b/key.pem"}, {"*.pem", "a/key.pem"}, {"/etc/**", "/etc"}, {"[a]", "[a]"}, {"**/[a]", "x/[a]"},
 		{"/w/vendor/x.go", "/w/vendor"}, {"/w/vendorx", "/w/vendor"}, {"/", "/"}, {"a/../b", "b"}, {"", ""},
 		{"mcp__db__*", "mcp__db__query"}, {"agent:*", "researcher"},
 	} {
 		checkHelpers(t, h, in[0], in[1])
+		checkHelpers(t, folded, in[0], in[1])
 	}
 	for _, s := range hostSeeds {
 		checkHelpers(t, h, s[0], s[1])
+	}
+	if got, _ := folded.eval(folded.under, "/W/Vendor/x.go", "/w/vendor"); got != true {
+		t.Fatal("path.under on a folding filesystem compared case")
+	}
+	if got, _ := h.eval(h.under, "/W/Vendor/x.go", "/w/vendor"); got != false {
+		t.Fatal("path.under on a case-sensitive filesystem ignored case")
 	}
 }
 
@@ -166,8 +175,9 @@ func FuzzCELHelpers(f *testing.F) {
 	f.Add("**/*.pem", "a/b/key.pem")
 	f.Add("/w/vendor/x.go", "/w/vendor")
 	f.Add("agent:*", "x")
-	h := newHelpers(f)
+	h, folded := newHelpers(f, false), newHelpers(f, true)
 	f.Fuzz(func(t *testing.T, a, b string) {
 		checkHelpers(t, h, a, b)
+		checkHelpers(t, folded, a, b)
 	})
 }

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/glob"
 	"github.com/vetohq/veto/rule"
 	_ "github.com/vetohq/veto/rules" // every built-in family registers itself
 	"github.com/vetohq/veto/toolpath"
@@ -333,7 +333,7 @@ func (m *layer) offer() {
 	}
 	for actor, globs := range o.Actors {
 		for i, g := range globs {
-			if _, err := path.Match(g, ""); err != nil {
+			if g != "" && glob.CheckName(g) != nil {
 				m.bad(fmt.Sprintf("offer.actors.%s: malformed glob %q", actor, g), "offer", "actors", actor, i)
 			}
 		}
@@ -406,7 +406,7 @@ func (m *layer) checkRule(i int, r RuleSpec) bool {
 	}
 	if r.Match != nil {
 		for _, g := range []string{r.Match.Tool, r.Match.Actor} {
-			if _, err := path.Match(g, ""); err != nil {
+			if g != "" && glob.CheckName(g) != nil {
 				m.bad(fmt.Sprintf("rule %s: malformed match glob %q", r.ID, g), "rules", i, "match")
 			}
 		}

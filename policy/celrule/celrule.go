@@ -9,8 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"path"
+	"runtime"
 	"strings"
 
 	"cel.dev/cel-go/cel"
@@ -20,6 +20,8 @@ import (
 	"cel.dev/cel-go/interpreter"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/egress"
+	"github.com/vetohq/veto/glob"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/toolpath"
 )
@@ -43,7 +45,13 @@ type options struct {
 	budget uint64
 	extra  []cel.EnvOption
 	fs     toolpath.FS
+	fold   bool
 }
+
+// FoldCase sets whether path.under compares without case, as the file
+// rules do on filesystems that ignore it. The default follows the
+// operating system, as files.Config's does (macOS and Windows fold).
+func FoldCase(fold bool) Option { return func(o *options) { o.fold = fold } }
 
 // FS sets the filesystem the workspace variable is found on; the default
 // is the live one. Replay gives toolpath.Lexical.
@@ -67,11 +75,15 @@ func Functions(fns ...cel.EnvOption) Option {
 // paths the run has read or written), workspace and cwd (strings).
 //
 // Functions: CEL's standard ones and its strings extension (lowerAscii,
-// split, replace, …), and path.under(p, root) (both cleaned; true when p is root or
-// below it), glob(pattern, s) (path.Match, with ** for any number of
-// segments), host(url) (the host of a URL, lower-case, no port).
+// split, replace, …), and veto's helpers, each the Go code the built-in
+// rules use: path.under(p, root) (both cleaned, then toolpath.Within,
+// without case where the file rules fold it: see FoldCase),
+// glob(pattern, s) (glob.Path: path.Match per segment, ** for any
+// number of segments, as the file patterns match), host(url) (egress.Parse: the host a client would connect
+// to, as the egress rule reads it; an error when egress cannot read one,
+// so a rule that depends on it denies rule_failed).
 func New(opts ...Option) (*Compiler, error) {
-	o := options{budget: DefaultBudget}
+	o := options{budget: DefaultBudget, fold: runtime.GOOS == "darwin" || runtime.GOOS == "windows"}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -89,16 +101,19 @@ func New(opts ...Option) (*Compiler, error) {
 		cel.Variable("cwd", cel.StringType),
 		cel.Function("path.under", cel.Overload("path_under_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
 			cel.BinaryBinding(func(a, b ref.Val) ref.Val {
-				p, root := path.Clean(a.(types.String).Value().(string)), path.Clean(b.(types.String).Value().(string))
-				return types.Bool(p == root || root == "/" && strings.HasPrefix(p, "/") || strings.HasPrefix(p, root+"/"))
+				return types.Bool(under(a.(types.String).Value().(string), b.(types.String).Value().(string), o.fold))
 			}))),
 		cel.Function("glob", cel.Overload("glob_string_string", []*cel.Type{cel.StringType, cel.StringType}, cel.BoolType,
 			cel.BinaryBinding(func(a, b ref.Val) ref.Val {
-				return types.Bool(glob(a.(types.String).Value().(string), b.(types.String).Value().(string)))
+				return types.Bool(glob.Path(a.(types.String).Value().(string), b.(types.String).Value().(string)))
 			}))),
 		cel.Function("host", cel.Overload("host_string", []*cel.Type{cel.StringType}, cel.StringType,
 			cel.UnaryBinding(func(a ref.Val) ref.Val {
-				return types.String(hostOf(a.(types.String).Value().(string)))
+				h, err := hostOf(a.(types.String).Value().(string))
+				if err != nil {
+					return types.NewErr("%s", err)
+				}
+				return types.String(h)
 			}))),
 	}
 	envOpts = append(envOpts, ext.Strings())
@@ -171,10 +186,10 @@ var ErrNotBool = errors.New("celrule: the deny expression did not yield true or 
 
 // AppliesTo implements veto.Scoped: the rule's match.
 func (r *Rule) AppliesTo(c *veto.Call) bool {
-	if r.tool != "" && !glob(r.tool, c.Tool) {
+	if r.tool != "" && !glob.Path(r.tool, c.Tool) {
 		return false
 	}
-	return r.actor == "" || glob(r.actor, c.Actor.Kind+":"+c.Actor.ID)
+	return r.actor == "" || glob.Path(r.actor, c.Actor.Kind+":"+c.Actor.ID)
 }
 
 // Check implements veto.Rule: a true deny expression denies.
@@ -298,43 +313,29 @@ func celValue(v any) any {
 	return v
 }
 
-// glob matches s against pattern: path.Match within segments, ** for any
-// number of them.
-func glob(pattern, s string) bool {
-	if !strings.Contains(pattern, "**") {
-		ok, _ := path.Match(pattern, s)
-		return ok
-	}
-	return globSegs(strings.Split(pattern, "/"), strings.Split(s, "/"))
+// under is path.under: p is root or below it, both cleaned first, as
+// toolpath.Within judges a canonical path (without case when fold).
+func under(p, root string, fold bool) bool {
+	return toolpath.Within(path.Clean(p), path.Clean(root), fold)
 }
 
-func globSegs(p, s []string) bool {
-	for len(p) > 0 {
-		if p[0] == "**" {
-			for i := 0; i <= len(s); i++ {
-				if globSegs(p[1:], s[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(s) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(p[0], s[0]); !ok {
-			return false
-		}
-		p, s = p[1:], s[1:]
-	}
-	return len(s) == 0
-}
+// ErrNoHost is host()'s error for a string in which egress reads no host:
+// the rule that asked denies rule_failed, so no spelling the egress rule
+// refuses can reach a user rule as a harmless host.
+var ErrNoHost = errors.New("host(): no host veto can read")
 
-func hostOf(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		return ""
+// hostOf is host(): the host egress.Parse reads, as the egress rule
+// judges it (IDNA mapped, case folded, percent-decoded, the address of
+// any IPv4 spelling, no port, IPv6 without brackets).
+func hostOf(s string) (string, error) {
+	h, err := egress.Parse(s)
+	if err != nil || !h.Addr.IsValid() && h.Name == "" {
+		return "", ErrNoHost
 	}
-	return strings.TrimRight(strings.ToLower(u.Hostname()), ".")
+	if h.Addr.IsValid() {
+		return h.Addr.String(), nil
+	}
+	return h.Name, nil
 }
 
 // workspaceOf is the call's workspace as the file rules see it: the

@@ -140,3 +140,41 @@ func BenchmarkDecide20CELRules(b *testing.B) {
 		}
 	}
 }
+
+// host() reads a URL as the egress rule does, so a rule on a host is not
+// bypassed by spelling it otherwise; a URL egress cannot read denies
+// rule_failed rather than looking harmless.
+func TestCELHostCannotBeRespelled(t *testing.T) {
+	c, err := celrule.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _, _ := gate(t, c,
+		policy.RuleSpec{ID: "no-evil", Deny: `tool == "WebFetch" && host(args.url) == "evil.example"`, Reason: "evil"},
+		policy.RuleSpec{ID: "no-loopback", Deny: `tool == "WebFetch" && host(args.url) == "127.0.0.1"`, Reason: "loopback"})
+	for _, tc := range []struct{ url, rule, reason string }{
+		{"https://ｅvil.example/", "no-evil", "evil"},
+		{"https://evil%2eexample/", "no-evil", "evil"},
+		{"https://EVIL.example./", "no-evil", "evil"},
+		{"https://2130706433/", "no-loopback", "loopback"},
+		{"https://a\\b@evil.example/", "no-evil", veto.ReasonRuleFailed},
+		{"https://", "no-evil", veto.ReasonRuleFailed},
+		{"https://good.example/", "", ""},
+	} {
+		v := g.Decide(context.Background(), &veto.Call{Tool: "WebFetch", Args: map[string]any{"url": tc.url}})
+		if tc.rule == "" {
+			if !v.Allowed {
+				t.Errorf("%s: %+v, want allow", tc.url, v)
+			}
+			continue
+		}
+		if v.Allowed || v.Rule != tc.rule || v.Reason != tc.reason {
+			t.Errorf("%s: %+v, want deny by %s (%s)", tc.url, v, tc.rule, tc.reason)
+		}
+	}
+	// A rule whose answer does not depend on the host is not failed by it:
+	// CEL's && and || absorb an error when the other side decides.
+	if v := g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"url": "https://"}}); !v.Allowed {
+		t.Errorf("Bash with an unreadable url: %+v, want allow", v)
+	}
+}

@@ -3,12 +3,11 @@ package sequence
 import (
 	"context"
 	"fmt"
-	"path"
 	"slices"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/glob"
 	"github.com/vetohq/veto/rule"
-	"github.com/vetohq/veto/rules/files"
 )
 
 // The sequence rules and their reasons, declared once.
@@ -64,14 +63,14 @@ func init() {
 }
 
 func checkToolGlob(g string) error {
-	if _, err := path.Match(g, ""); err != nil || g == "" {
+	if glob.CheckName(g) != nil {
 		return fmt.Errorf("%q is not a tool name or glob", g)
 	}
 	return nil
 }
 
 func mergeSequence(eff *Settings, f *Section, l *rule.Layer) {
-	eff.Private = rule.Append(l, eff.Private, f.Private, "private", files.CheckPattern)
+	eff.Private = rule.Append(l, eff.Private, f.Private, "private", glob.Check)
 	globs := make([]string, 0, len(f.MaxCalls))
 	for g := range f.MaxCalls {
 		globs = append(globs, g)

@@ -7,13 +7,12 @@ package sequence
 import (
 	"context"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/egress"
-	"github.com/vetohq/veto/rules/files"
+	"github.com/vetohq/veto/glob"
 )
 
 // Config configures the sequence rules. A zero field leaves its rule out.
@@ -47,16 +46,16 @@ func Rules(cfg Config) ([]veto.Rule, error) {
 	}
 	var out []veto.Rule
 	if len(cfg.Private) > 0 {
-		m, err := files.CompileMatcher(cfg.Private, cfg.Home)
+		m, err := glob.Compile(cfg.Private, glob.Options{Home: cfg.Home})
 		if err != nil {
 			return nil, fmt.Errorf("sequence private patterns: %w", err)
 		}
-		out = append(out, &privateEgress{cfg: cfg, m: m})
+		out = append(out, &privateEgress{cfg: cfg, m: &m})
 	}
 	if len(cfg.MaxCalls) > 0 {
 		var lims []limit
 		for g, n := range cfg.MaxCalls {
-			if _, err := path.Match(g, ""); err != nil || g == "" {
+			if glob.CheckName(g) != nil {
 				return nil, fmt.Errorf("sequence max_calls: malformed tool glob %q", g)
 			}
 			if n < 0 {
@@ -78,19 +77,19 @@ func Rules(cfg Config) ([]veto.Rule, error) {
 // file matching cfg.Private, by each tool. It is what veto explain shows
 // as the run's taint.
 func Taint(cfg Config, h *veto.History) ([]veto.Observation, error) {
-	m, err := files.CompileMatcher(cfg.Private, cfg.Home)
+	m, err := glob.Compile(cfg.Private, glob.Options{Home: cfg.Home})
 	if err != nil {
 		return nil, err
 	}
 	if cfg.Tool == nil {
 		cfg.Tool = func(string) *veto.Descriptor { return nil }
 	}
-	return taint(context.Background(), cfg, m, veto.HistoryTally(h), 0)
+	return taint(context.Background(), cfg, &m, veto.HistoryTally(h), 0)
 }
 
 // taint reads the run's tally of file touches, never the whole history: the
 // first touch of each file by each tool the gate let through.
-func taint(ctx context.Context, cfg Config, m *files.Matcher, t veto.Tally, max int) ([]veto.Observation, error) {
+func taint(ctx context.Context, cfg Config, m *glob.Set, t veto.Tally, max int) ([]veto.Observation, error) {
 	touched, err := t.Files(ctx)
 	if err != nil {
 		return nil, err
@@ -100,7 +99,7 @@ func taint(ctx context.Context, cfg Config, m *files.Matcher, t veto.Tally, max 
 		if d := cfg.Tool(o.Tool); d != nil && !d.Has(veto.CapReads) && !d.Has(veto.CapSearchesTree) {
 			continue // the tool does not read what it targets
 		}
-		if _, ok := m.Match(o.Target.ID); ok {
+		if _, ok := m.Match(o.Target.ID, ""); ok {
 			out = append(out, o)
 			if max > 0 && len(out) >= max {
 				break
@@ -123,7 +122,7 @@ func tallyOf(in *veto.Input) veto.Tally {
 
 type privateEgress struct {
 	cfg Config
-	m   *files.Matcher
+	m   *glob.Set
 }
 
 func (r *privateEgress) Info() veto.RuleInfo { return NoEgressAfterPrivate.RuleInfo() }
@@ -150,7 +149,7 @@ func (r *privateEgress) Check(ctx context.Context, in *veto.Input) (veto.Decisio
 			return veto.Decision{}, err
 		}
 		for _, p := range reads {
-			if _, ok := r.m.Match(p); ok {
+			if _, ok := r.m.Match(p, ""); ok {
 				return readWithEgress.Deny(), nil
 			}
 		}
@@ -193,7 +192,7 @@ func (r *maxCalls) Info() veto.RuleInfo { return MaxCalls.RuleInfo() }
 func (r *maxCalls) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
 	var counts map[string]int
 	for _, l := range r.lims {
-		if ok, _ := path.Match(l.glob, in.Call.Tool); !ok {
+		if !glob.Name(l.glob, in.Call.Tool) {
 			continue
 		}
 		if counts == nil {
@@ -205,7 +204,7 @@ func (r *maxCalls) Check(ctx context.Context, in *veto.Input) (veto.Decision, er
 		}
 		n := 0
 		for tool, c := range counts {
-			if ok, _ := path.Match(l.glob, tool); ok {
+			if glob.Name(l.glob, tool) {
 				n += c
 			}
 		}
@@ -245,7 +244,7 @@ func (r *maxFailedWrites) Check(ctx context.Context, in *veto.Input) (veto.Decis
 // incomplete history denies only those.
 func (r *maxCalls) AppliesTo(c *veto.Call) bool {
 	for _, l := range r.lims {
-		if ok, _ := path.Match(l.glob, c.Tool); ok {
+		if glob.Name(l.glob, c.Tool) {
 			return true
 		}
 	}

@@ -13,7 +13,9 @@ func fam(name string, rules ...*Info) *Family {
 	return &Family{Name: name, Rules: rules, Build: okBuild}
 }
 
-func info(id string, reasons ...*Reason) *Info { return &Info{ID: id, Risk: veto.RiskLow, Reasons: reasons} }
+func info(id string, reasons ...*Reason) *Info {
+	return &Info{ID: id, Risk: veto.RiskLow, Reasons: reasons}
+}
 
 var because = &Reason{Code: "because", Message: "Because."}
 

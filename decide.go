@@ -171,7 +171,7 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 		case ruleFailed:
 			v = g.deny(c, StageRule, r.info.ID, ReasonRuleFailed, RiskHigh, "Rule "+r.info.ID+" failed while checking this call, so it is refused.")
 		default:
-			v = g.deny(c, StageRule, r.info.ID, d.reason, r.info.Risk.Of(d.reason), sanitizeMessage(d.message, c, r.info.ID, d.reason))
+			v = g.deny(c, StageRule, r.info.ID, d.reason, r.info.Risk.Of(d.reason), r.message(d, c))
 		}
 		v.Target, v.Advice = target, r.info.Advice.Of(v.Reason)
 		return finish(v)
@@ -495,11 +495,17 @@ func (g *Gate) logVerdict(ctx context.Context, v *Verdict) {
 	)
 }
 
-// sanitizeMessage returns a rule's message if it is a short sentence that
-// quotes no argument text, and a generic sentence otherwise. Rules are told
-
 func newCallID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return "veto-" + hex.EncodeToString(b[:])
+}
+
+// message is the message of a rule's denial: whole when the rule declares
+// its messages fixed, else through the leak guard.
+func (r *ruleEntry) message(d Decision, c *Call) string {
+	if r.info.FixedMessages && d.message != "" && len(d.message) <= 400 && !hasControl(d.message) {
+		return d.message
+	}
+	return sanitizeMessage(d.message, c, r.info.ID, d.reason)
 }

@@ -26,6 +26,12 @@ type RuleInfo struct {
 	Needs  Needs
 	Risk   RiskMapping
 	Advice AdviceMapping
+	// FixedMessages says the rule's messages are fixed text, written in its
+	// declaration, whose verbs take nothing from the call's argument
+	// values (a parameter's name, a count): the gate passes them whole.
+	// Without it (user rules), a message that seems to quote an argument is
+	// replaced by a generic sentence.
+	FixedMessages bool
 }
 
 // Advice is what a denial tells the agent besides why: what to do

@@ -4,21 +4,32 @@ import (
 	"strings"
 )
 
+// sanitizeMessage returns a rule's message if it is a short sentence that
+// quotes no argument text, and a generic sentence otherwise. Rules are told
 // never to quote arguments; this is the net under that promise.
 func sanitizeMessage(msg string, c *Call, rule, reason string) string {
 	generic := "Rule " + rule + " refused this call (" + reason + ")."
 	if msg == "" || len(msg) > 400 {
 		return generic
 	}
-	for _, r := range msg {
-		if r < 0x20 || r == 0x7f || r == '\uFFFD' {
-			return generic
-		}
+	if hasControl(msg) {
+		return generic
 	}
 	if quotesArgs(msg, c.Args) || quotesText(msg, c.Cwd) || quotesText(msg, c.Workspace) {
 		return generic
 	}
 	return msg
+}
+
+// hasControl reports whether msg holds a control character or a
+// replacement character (bytes that were not UTF-8).
+func hasControl(msg string) bool {
+	for _, r := range msg {
+		if r < 0x20 || r == 0x7f || r == '\uFFFD' {
+			return true
+		}
+	}
+	return false
 }
 
 // minQuote is the shortest argument value, and minQuoteWord the shortest

@@ -65,7 +65,7 @@ func (r *Reason) Deny(args ...any) veto.Decision {
 func (i *Info) RuleInfo() veto.RuleInfo {
 	i.once.Do(func() {
 		i.info = veto.RuleInfo{ID: i.ID, Needs: i.Needs, Risk: veto.RiskMapping{Default: i.Risk},
-			Advice: veto.AdviceMapping{Default: i.Advice}}
+			Advice: veto.AdviceMapping{Default: i.Advice}, FixedMessages: true}
 		for _, r := range i.Reasons {
 			if r.Risk != veto.RiskNone {
 				if i.info.Risk.ByReason == nil {

@@ -33,7 +33,7 @@ func runShellCases(t *testing.T, cases []shellCase) {
 			if v.Allowed || v.Rule != tc.rule || v.Reason != tc.reason {
 				t.Fatalf("allowed=%v %s/%s (%s); want %s/%s", v.Allowed, v.Rule, v.Reason, v.Message, tc.rule, tc.reason)
 			}
-			if strings.Contains(v.Message, tc.cmd) && len(tc.cmd) > 8 {
+			if strings.Contains(strings.ToLower(v.Message), "canary") {
 				t.Fatalf("the message quotes the command: %q", v.Message)
 			}
 		})
@@ -394,5 +394,37 @@ func TestCommandArgumentMustBeText(t *testing.T) {
 	v := g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": []any{"rm", "-rf", "/"}}, Cwd: ws})
 	if v.Allowed || v.Reason != "command_not_text" {
 		t.Fatalf("%+v", v)
+	}
+}
+
+// TestBuiltinMessagesReachWhole: a built-in rule's message is fixed text,
+// so it reaches the agent whole even when an argument (a client's
+// free-text description) shares its words; and it never carries what the
+// command names.
+func TestBuiltinMessagesReachWhole(t *testing.T) {
+	g, ws := gate(t)
+	for _, tc := range []struct {
+		args         map[string]any
+		reason, must string
+	}{
+		{map[string]any{"command": "env", "description": "print the environment variables"}, "env_dump", "environment"},
+		{map[string]any{"command": "git reset --hard canary-ref-71f3", "description": "throws away uncommitted changes"},
+			"git_destructive", "uncommitted changes"},
+		{map[string]any{"command": "rm -rf /canary-dir-5e2a/", "description": "recursive removal"}, "outside_write_roots", "outside the write roots"},
+	} {
+		v := g.Decide(context.Background(), &veto.Call{ID: "m-" + tc.reason, Tool: "Bash", Args: tc.args, Cwd: ws,
+			Run: veto.Run{Ref: "messages", Fresh: true}})
+		if v.Allowed || v.Reason != tc.reason {
+			t.Fatalf("%v: %s/%s, want %s", tc.args["command"], v.Rule, v.Reason, tc.reason)
+		}
+		if strings.HasPrefix(v.Message, "Rule ") || !strings.Contains(v.Message, tc.must) {
+			t.Errorf("%v: message %q: want the rule's own explanation", tc.args["command"], v.Message)
+		}
+		if strings.Contains(v.Message, "canary") {
+			t.Errorf("%v: message %q quotes the command", tc.args["command"], v.Message)
+		}
+		if v.Advice.Policy == "" {
+			t.Errorf("%v: no advice", tc.args["command"])
+		}
 	}
 }

@@ -255,15 +255,27 @@ func (ch clientHooks) add(settings map[string]any, command string) bool {
 	for _, ev := range ch.events {
 		list, _ := hooks[ev.Name].([]any)
 		present := false
+		mine := func(h any) bool {
+			if !ch.isVeto(h, "") || h.(map[string]any)[ch.CommandKey] != command {
+				return false
+			}
+			// An entry an older veto wrote gains the fail-closed switch.
+			for k, v := range ch.FailClosed {
+				if m := h.(map[string]any); m[k] != v {
+					m[k], changed = v, true
+				}
+			}
+			return true
+		}
 		for _, item := range list {
 			if !ch.Grouped {
-				present = present || ch.isVeto(item, "") && item.(map[string]any)[ch.CommandKey] == command
+				present = mine(item) || present
 				continue
 			}
 			gm, _ := item.(map[string]any)
 			inner, _ := gm["hooks"].([]any)
 			for _, h := range inner {
-				present = present || ch.isVeto(h, "") && h.(map[string]any)[ch.CommandKey] == command
+				present = mine(h) || present
 			}
 		}
 		if present {

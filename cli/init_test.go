@@ -232,3 +232,77 @@ func TestHelpNamesEveryClient(t *testing.T) {
 		}
 	}
 }
+
+// TestInitWritesFailClosed: every entry init registers carries the
+// client's fail-closed switch (Claude Code's onFailure, Cursor's
+// failClosed), so a hook that cannot start, times out or exits oddly
+// blocks the call; an entry an older veto wrote without it gains it.
+func TestInitWritesFailClosed(t *testing.T) {
+	for _, tc := range []struct {
+		client, file, key string
+		value             any
+	}{
+		{"claude-code", ".claude/settings.json", "onFailure", "block"},
+		{"cursor", ".cursor/hooks.json", "failClosed", true},
+	} {
+		t.Run(tc.client, func(t *testing.T) {
+			dir := t.TempDir()
+			run(t, "init", tc.client, "--dir", dir)
+			path := filepath.Join(dir, tc.file)
+			b, _ := os.ReadFile(path)
+			entries := hookEntries(decode(t, b))
+			if len(entries) == 0 {
+				t.Fatalf("no entries: %s", b)
+			}
+			for _, e := range entries {
+				if e[tc.key] != tc.value {
+					t.Fatalf("entry %v lacks %s: %v", e, tc.key, tc.value)
+				}
+			}
+			// As an older veto wrote it: without the switch.
+			old := strings.ReplaceAll(string(b), `"`+tc.key+`": `+jsonText(tc.value)+`,`, "")
+			old = strings.ReplaceAll(old, `,
+        "`+tc.key+`": `+jsonText(tc.value), "")
+			if strings.Contains(old, tc.key) {
+				t.Fatalf("could not remove the switch from %s", old)
+			}
+			if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			run(t, "init", tc.client, "--dir", dir)
+			b, _ = os.ReadFile(path)
+			for _, e := range hookEntries(decode(t, b)) {
+				if e[tc.key] != tc.value {
+					t.Fatalf("a second init left %v without %s", e, tc.key)
+				}
+			}
+		})
+	}
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// hookEntries are the command entries of a settings file, grouped or not.
+func hookEntries(settings map[string]any) []map[string]any {
+	var out []map[string]any
+	hooks, _ := settings["hooks"].(map[string]any)
+	for _, list := range hooks {
+		items, _ := list.([]any)
+		for _, item := range items {
+			m, _ := item.(map[string]any)
+			if inner, ok := m["hooks"].([]any); ok {
+				for _, h := range inner {
+					if hm, ok := h.(map[string]any); ok {
+						out = append(out, hm)
+					}
+				}
+				continue
+			}
+			out = append(out, m)
+		}
+	}
+	return out
+}

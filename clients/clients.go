@@ -58,10 +58,11 @@ type Settings struct {
 	Entry      map[string]any // the entry's other fields (type, timeout)
 	Top        map[string]any // fields the file needs at its top level (version)
 	// FailClosed are the fields of an entry that make the client block a
-	// call when the hook itself fails. None of today's clients takes one
-	// veto can rely on: for each, the denial veto writes on every failure
-	// of its own is the blocking form, and veto's deadline comes before
-	// the timeout registered here.
+	// call when the hook itself fails: cannot start (a missing binary),
+	// times out, or exits with a code the client does not read as a
+	// denial. A client without one relies on veto's own answer being the
+	// blocking form on every failure veto can see, and on veto's deadline
+	// coming before the timeout registered here.
 	FailClosed map[string]any
 }
 
@@ -152,7 +153,11 @@ var (
 		Events: []Event{{Name: "SessionStart"}, {Name: "PreToolUse", Matcher: "*"}, {Name: "PostToolUse", Matcher: "*"},
 			{Name: "PostToolUseFailure", Matcher: "*"}},
 		Settings: Settings{Project: ".claude/settings.json", User: ".claude/settings.json", Grouped: true, CommandKey: "command",
-			Entry: obj{"type": "command", "timeout": json.Number("5")}},
+			Entry: obj{"type": "command", "timeout": json.Number("5")},
+			// Claude Code 2.1.295 and later: a hook that cannot start, times
+			// out or exits unexpectedly blocks the call; older versions
+			// ignore the field.
+			FailClosed: obj{"onFailure": "block"}},
 	}
 	GeminiCLI = Client{
 		Name: "gemini-cli", Display: "Gemini CLI", Actor: "gemini-cli",
@@ -182,7 +187,7 @@ var (
 		Events: []Event{{Name: "beforeShellExecution"}, {Name: "beforeReadFile"}, {Name: "beforeMCPExecution"},
 			{Name: "preToolUse", Unregistered: true}, {Name: "afterFileEdit"}},
 		Settings: Settings{Project: ".cursor/hooks.json", User: ".cursor/hooks.json", CommandKey: "command",
-			Top: obj{"version": json.Number("1")}},
+			Top: obj{"version": json.Number("1")}, FailClosed: obj{"failClosed": true}},
 	}
 	// Codex's events and hooks.json are shaped as Claude Code's; "*"
 	// matches every tool, no matcher every session source, the timeout is

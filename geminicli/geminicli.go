@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
@@ -27,12 +28,14 @@ type event struct {
 	Cwd           string          `json:"cwd"`
 	HookEventName string          `json:"hook_event_name"`
 	Trigger       string          `json:"trigger"`
+	Source        string          `json:"source"` // what Gemini CLI sends now for trigger
 	ToolName      string          `json:"tool_name"`
 	ToolInput     json.RawMessage `json:"tool_input"`
 	ToolCallID    string          `json:"tool_call_id"`
 	Timestamp     string          `json:"timestamp"`
 	ToolResponse  struct {
-		Error json.RawMessage `json:"error"`
+		Error      json.RawMessage `json:"error"`
+		LLMContent json.RawMessage `json:"llmContent"`
 	} `json:"tool_response"`
 }
 
@@ -48,13 +51,15 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 	ev := agent.Event{Session: e.SessionID, Cwd: e.Cwd}
 	switch e.HookEventName {
 	case "SessionStart":
-		ev.Kind, ev.Fresh = agent.Start, e.Trigger != "resume"
+		ev.Kind, ev.Fresh = agent.Start, e.Trigger != "resume" && e.Source != "resume"
 		return ev, nil
 	case "BeforeTool":
 		ev.Kind = agent.Decide
 	case "AfterTool":
 		ev.Kind, ev.Outcome = agent.Observe, veto.Succeeded
 		if len(e.ToolResponse.Error) > 0 && string(e.ToolResponse.Error) != "null" {
+			ev.Outcome = veto.Failed
+		} else if e.ToolName == ShellTool && shellFailed(e.ToolResponse.LLMContent) {
 			ev.Outcome = veto.Failed
 		}
 	case "":
@@ -83,6 +88,42 @@ func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reaso
 
 // Allow implements agent.Adapter: {} (or {"decision":"allow"}, approving).
 func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }
+
+// ShellTool is Gemini CLI's shell tool. A command that ran and failed is
+// no error to Gemini CLI: its exit code is only in the text the model
+// reads ("Exit Code: 1", "Signal: 9").
+const ShellTool = "run_shell_command"
+
+// shellFailed reports whether a shell tool's llmContent (a string, or
+// parts with text) says the command exited non-zero or was killed.
+func shellFailed(content json.RawMessage) bool {
+	var text string
+	if err := json.Unmarshal(content, &text); err != nil {
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(content, &parts) != nil {
+			return false
+		}
+		for _, p := range parts {
+			text += p.Text + "\n"
+		}
+	}
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if v, ok := strings.CutPrefix(line, "Exit Code:"); ok {
+			if v = strings.TrimSpace(v); v != "0" && v != "(none)" && v != "" {
+				return true
+			}
+		}
+		if v, ok := strings.CutPrefix(line, "Signal:"); ok {
+			if v = strings.TrimSpace(v); v != "(none)" && v != "" && v != "0" {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // sum is FNV-1a over the parts, for call ids Gemini CLI does not give.
 func sum(parts ...string) uint64 {

@@ -42,6 +42,7 @@ func commands() []command {
 		{"hook", "answer an agent client's hook event (" + strings.Join(clients.Names(), ", ") + ")", runHook},
 		{"init", "register veto with an agent client (" + strings.Join(clients.Names(), ", ") + ")", runInit},
 		{"uninstall", "remove what init added", runUninstall},
+		{"doctor", "check that veto guards the clients it is registered with, and how to fix what is wrong", runDoctor},
 		{"serve-hooks", "answer veto-hook from a long-lived process that keeps the state open", runServeHooks},
 		{"explain", "explain the decision on one call, rule by rule", runExplain},
 		{"policy", "show the effective policy, the default, or the schema", runPolicy},

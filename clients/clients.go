@@ -31,7 +31,13 @@ type Client struct {
 	Approve Reply // the reply that allows a call for the user, skipping the client's prompt
 
 	Events   []Event  // the hook events veto handles, in the order init registers them
-	Settings Settings // where and how init registers the hook
+	Settings Settings
+	// Probe is a before-tool event as the client sends it, for a call
+	// veto's default policy refuses whatever the run did before (reading
+	// ~/.ssh/id_rsa); $CWD stands for the working directory, as JSON text.
+	// veto doctor feeds it to the registered command and expects the
+	// client's blocking form.
+	Probe string // where and how init registers the hook
 	Note     string   // what the user must still do after init, said after it writes
 }
 
@@ -158,6 +164,8 @@ var (
 			// out or exits unexpectedly blocks the call; older versions
 			// ignore the field.
 			FailClosed: obj{"onFailure": "block"}},
+		Probe: `{"session_id":"veto-doctor","cwd":$CWD,"hook_event_name":"PreToolUse","tool_name":"Read",` +
+			`"tool_input":{"file_path":"~/.ssh/id_rsa"},"tool_use_id":"veto-doctor-1"}`,
 	}
 	GeminiCLI = Client{
 		Name: "gemini-cli", Display: "Gemini CLI", Actor: "gemini-cli",
@@ -167,6 +175,8 @@ var (
 		Events:  []Event{{Name: "SessionStart"}, {Name: "BeforeTool", Matcher: ".*"}, {Name: "AfterTool", Matcher: ".*"}},
 		Settings: Settings{Project: ".gemini/settings.json", User: ".gemini/settings.json", Grouped: true, CommandKey: "command",
 			Entry: obj{"type": "command", "name": "veto", "timeout": json.Number("5000")}},
+		Probe: `{"session_id":"veto-doctor","cwd":$CWD,"hook_event_name":"BeforeTool","tool_name":"read_file",` +
+			`"tool_input":{"absolute_path":"~/.ssh/id_rsa"},"tool_call_id":"veto-doctor-1"}`,
 	}
 	CopilotCLI = Client{
 		Name: "copilot-cli", Display: "GitHub Copilot CLI", Actor: "copilot-cli",
@@ -177,6 +187,7 @@ var (
 		// Copilot CLI reads hooks from the repository only.
 		Settings: Settings{Project: ".github/hooks/veto.json", CommandKey: "bash",
 			Entry: obj{"type": "command", "timeoutSec": json.Number("5")}, Top: obj{"version": json.Number("1")}},
+		Probe: `{"timestamp":1764584200000,"cwd":$CWD,"toolName":"bash","toolArgs":"{\"command\":\"cat ~/.ssh/id_rsa\"}"}`,
 	}
 	Cursor = Client{
 		Name: "cursor", Display: "Cursor", Actor: "cursor",
@@ -188,6 +199,8 @@ var (
 			{Name: "preToolUse", Unregistered: true}, {Name: "afterFileEdit"}},
 		Settings: Settings{Project: ".cursor/hooks.json", User: ".cursor/hooks.json", CommandKey: "command",
 			Top: obj{"version": json.Number("1")}, FailClosed: obj{"failClosed": true}},
+		Probe: `{"conversation_id":"veto-doctor","generation_id":"1","hook_event_name":"beforeReadFile",` +
+			`"workspace_roots":[$CWD],"file_path":"~/.ssh/id_rsa","content":"","attachments":[]}`,
 	}
 	// Codex's events and hooks.json are shaped as Claude Code's; "*"
 	// matches every tool, no matcher every session source, the timeout is
@@ -202,6 +215,8 @@ var (
 		Events:  []Event{{Name: "SessionStart"}, {Name: "PreToolUse", Matcher: "*"}, {Name: "PostToolUse", Matcher: "*"}},
 		Settings: Settings{Project: ".codex/hooks.json", User: ".codex/hooks.json", UserDirEnv: "CODEX_HOME", Grouped: true,
 			CommandKey: "command", Entry: obj{"type": "command", "timeout": json.Number("5")}},
+		Probe: `{"session_id":"veto-doctor","cwd":$CWD,"hook_event_name":"PreToolUse","tool_name":"shell",` +
+			`"tool_input":{"command":["bash","-lc","cat ~/.ssh/id_rsa"]},"tool_use_id":"veto-doctor-1"}`,
 		Note: "Codex runs a new or changed hook only once it is trusted: open /hooks in Codex and trust veto's (a project's hooks also need the project trusted).",
 	}
 )

@@ -1,0 +1,399 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/vetohq/veto/clients"
+	"github.com/vetohq/veto/eventlog"
+	"github.com/vetohq/veto/hook"
+	"github.com/vetohq/veto/hook/wire"
+	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/sqlite"
+)
+
+const doctorDescription = `Check that veto guards the agent clients it is registered with, and say how to fix what is wrong.
+
+  veto doctor [CLIENT] [--dir DIR]
+
+For each client (or CLIENT alone): where its project settings (in --dir) and user settings
+register veto; that each registered command is one veto init writes, that its program
+exists, and that it answers a probe event (a read of ~/.ssh/id_rsa, decided on a scratch
+state) in the client's blocking form, within the registered timeout; that the entry carries
+the client's fail-closed switch where the client has one, and every event veto handles.
+Then that the policy files load, that the state file opens and every run's hash chain
+holds, and whether a hook server of this build answers. Exit 1 on any problem.`
+
+// doctor collects what it finds: problems fail it, notes only inform.
+type doctor struct {
+	e        *env
+	problems int
+}
+
+func (d *doctor) ok(format string, a ...any) { fmt.Fprintf(d.e.stdout, "  ok       "+format+"\n", a...) }
+func (d *doctor) note(format string, a ...any) {
+	fmt.Fprintf(d.e.stdout, "  note     "+format+"\n", a...)
+}
+
+func (d *doctor) problem(fix, format string, a ...any) {
+	d.problems++
+	fmt.Fprintf(d.e.stdout, "  PROBLEM  "+format+"\n", a...)
+	if fix != "" {
+		fmt.Fprintf(d.e.stdout, "           fix: %s\n", fix)
+	}
+}
+
+func runDoctor(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "doctor", "[CLIENT] [--dir DIR]", doctorDescription)
+	dir := fs.String("dir", ".", "the project directory")
+	var only *clients.Client
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		if only = clients.Lookup(args[0]); only == nil {
+			fmt.Fprintf(e.stderr, "veto doctor: %q is not a client: %s\n", args[0], clients.List(clients.Names(), "or"))
+			return ExitUsage
+		}
+		args = args[1:]
+	}
+	if code, done := parse(e, fs, args); done {
+		return code
+	}
+	d := &doctor{e: e}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		abs = *dir
+	}
+	registered := 0
+	for _, c := range clients.All {
+		if only != nil && c != only {
+			continue
+		}
+		fmt.Fprintf(e.stdout, "%s\n", c.Display)
+		n := d.client(ctx, c, abs)
+		registered += n
+		if n == 0 {
+			if only != nil {
+				d.problem("veto init "+c.Name+" (--user for every project)", "veto is not registered with %s", c.Display)
+			} else {
+				d.note("not registered (veto init %s registers it)", c.Name)
+			}
+		}
+	}
+	if only == nil && registered == 0 {
+		d.problem("veto init CLIENT, for the client you use", "veto is registered with no client")
+	}
+	fmt.Fprintln(e.stdout, "veto")
+	d.policy(abs)
+	d.state(ctx)
+	d.server()
+	if d.problems > 0 {
+		fmt.Fprintf(e.stdout, "%d problem(s)\n", d.problems)
+		return ExitDeny
+	}
+	fmt.Fprintln(e.stdout, "no problems")
+	return ExitAllow
+}
+
+// client checks c's settings files; it returns how many veto entries it
+// found.
+func (d *doctor) client(ctx context.Context, c *clients.Client, dir string) int {
+	ch, _ := hooksOf(c.Name)
+	var paths []string
+	if c.Settings.Project != "" {
+		paths = append(paths, filepath.Join(dir, c.Settings.Project))
+	}
+	if c.Settings.User != "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			p := filepath.Join(home, c.Settings.User)
+			if x := os.Getenv(c.Settings.UserDirEnv); c.Settings.UserDirEnv != "" && x != "" {
+				p = filepath.Join(x, filepath.Base(c.Settings.User))
+			}
+			if len(paths) == 0 || p != paths[0] {
+				paths = append(paths, p)
+			}
+		}
+	}
+	found := 0
+	for _, path := range paths {
+		settings, err := readSettings(path)
+		if err != nil {
+			d.problem("fix the file, or move it aside and run veto init "+c.Name, "%s: %v", path, err)
+			continue
+		}
+		entries, events := vetoEntries(ch, settings, c.Name)
+		if len(entries) == 0 {
+			continue
+		}
+		found += len(entries)
+		var missing []string
+		for _, ev := range ch.events {
+			if !events[ev.Name] {
+				missing = append(missing, ev.Name)
+			}
+		}
+		if len(missing) > 0 {
+			d.problem("veto init "+c.Name, "%s: veto is not registered for %s", path, strings.Join(missing, ", "))
+		}
+		commands := map[string]map[string]any{}
+		for _, e := range entries {
+			cmd, _ := e[ch.CommandKey].(string)
+			commands[cmd] = e
+		}
+		for cmd, e := range commands {
+			d.entry(ctx, c, path, cmd, e, dir)
+		}
+	}
+	return found
+}
+
+// vetoEntries are the entries of settings that veto init wrote for the
+// client, and the events they answer.
+func vetoEntries(ch clientHooks, settings map[string]any, client string) ([]map[string]any, map[string]bool) {
+	var out []map[string]any
+	events := map[string]bool{}
+	hooks, _ := settings["hooks"].(map[string]any)
+	for name, list := range hooks {
+		items, _ := list.([]any)
+		for _, item := range items {
+			candidates := []any{item}
+			if ch.Grouped {
+				m, _ := item.(map[string]any)
+				candidates, _ = m["hooks"].([]any)
+			}
+			for _, h := range candidates {
+				if ch.isVeto(h, client) {
+					out = append(out, h.(map[string]any))
+					events[name] = true
+				}
+			}
+		}
+	}
+	return out, events
+}
+
+// entry checks one registered command: its shape, its program, the
+// fail-closed switch, and a probe through it.
+func (d *doctor) entry(ctx context.Context, c *clients.Client, path, cmd string, e map[string]any, dir string) {
+	argv, err := splitCommand(cmd, c.Name)
+	if err != nil {
+		d.problem("veto init "+c.Name+" (it rewrites veto's entries)", "%s: %v", path, err)
+		return
+	}
+	fi, err := os.Stat(argv[0])
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.problem("install veto there again, or run veto init "+c.Name+" from the veto you use",
+			"%s: the registered program %s does not exist: %s lets every call run when a hook cannot start", path, argv[0], c.Display)
+		return
+	case err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0:
+		d.problem("chmod +x it, or run veto init "+c.Name+" again", "%s: the registered program %s is not an executable file", path, argv[0])
+		return
+	}
+	for k, v := range c.Settings.FailClosed {
+		if e[k] != v {
+			d.problem("veto init "+c.Name+" (it adds the switch)", "%s: the entry lacks %s: %s, so a hook that fails may let the call run", path, k, jsonString(v))
+		}
+	}
+	budget := registeredTimeout(c, e)
+	took, err := d.probe(ctx, c, argv, dir, budget)
+	if err != nil {
+		d.problem("run the command by hand with a hook event on stdin to see why; veto init "+c.Name+" rewrites it", "%s: %s: %v", path, cmd, err)
+		return
+	}
+	d.ok("%s: %s refuses a read of ~/.ssh/id_rsa in %s's blocking form (%d ms of %s)", path, filepath.Base(argv[0]),
+		c.Display, took.Milliseconds(), budget)
+}
+
+// splitCommand reads a command veto init writes: a program, shell-quoted
+// as shellQuote quotes it, then "hook CLIENT" (veto) or "CLIENT"
+// (veto-hook). Anything else is not run.
+func splitCommand(cmd, client string) ([]string, error) {
+	var prog, rest string
+	if strings.HasPrefix(cmd, "'") {
+		end := strings.Index(cmd[1:], "'")
+		if end < 0 {
+			return nil, errors.New("the command is not one veto init writes (an unterminated quote)")
+		}
+		prog, rest = cmd[1:1+end], cmd[2+end:]
+	} else {
+		i := strings.IndexByte(cmd, ' ')
+		if i < 0 {
+			return nil, errors.New("the command is not one veto init writes")
+		}
+		prog, rest = cmd[:i], cmd[i:]
+	}
+	if strings.ContainsAny(prog, "'\"$`;&|<>\n") || !filepath.IsAbs(prog) {
+		return nil, errors.New("the command is not one veto init writes (not an absolute program path)")
+	}
+	switch strings.TrimSpace(rest) {
+	case "hook " + client:
+		return []string{prog, "hook", client}, nil
+	case client:
+		return []string{prog, client}, nil
+	}
+	return nil, fmt.Errorf("the command is not one veto init writes (want PROGRAM hook %s or veto-hook %s)", client, client)
+}
+
+// registeredTimeout is the timeout the client gives the hook, from the
+// entry (seconds, or milliseconds for Gemini CLI), else 60 s.
+func registeredTimeout(c *clients.Client, e map[string]any) time.Duration {
+	for _, k := range []string{"timeout", "timeoutSec"} {
+		n, ok := e[k].(json.Number)
+		if !ok {
+			if f, isFloat := e[k].(float64); isFloat {
+				n, ok = json.Number(fmt.Sprint(f)), true
+			}
+		}
+		if !ok {
+			continue
+		}
+		f, err := n.Float64()
+		if err != nil || f <= 0 {
+			continue
+		}
+		if c == &clients.GeminiCLI {
+			return time.Duration(f) * time.Millisecond
+		}
+		return time.Duration(f * float64(time.Second))
+	}
+	return 60 * time.Second
+}
+
+// probe runs argv with the client's probe event, on a scratch state and
+// without the hook server, and checks the reply is the blocking form.
+func (d *doctor) probe(ctx context.Context, c *clients.Client, argv []string, dir string, budget time.Duration) (time.Duration, error) {
+	if c.Probe == "" {
+		return 0, errors.New("this client has no probe event")
+	}
+	scratch, err := os.MkdirTemp("", "veto-doctor-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(scratch)
+	cwd, _ := json.Marshal(dir)
+	ctx, cancel := context.WithTimeout(ctx, budget+time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "VETO_STATE="+filepath.Join(scratch, "veto.db"), "VETO_NO_SERVER=1")
+	cmd.Stdin = strings.NewReader(strings.ReplaceAll(c.Probe, "$CWD", string(cwd)))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err = cmd.Run()
+	took := time.Since(start)
+	exit := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		exit = ee.ExitCode()
+	case err != nil:
+		return took, fmt.Errorf("it does not run: %v", err)
+	}
+	if took > budget {
+		return took, fmt.Errorf("it answered in %d ms, past the %s the client waits", took.Milliseconds(), budget)
+	}
+	if exit != c.Deny.Exit {
+		return took, fmt.Errorf("it exited %d where a denial exits %d, so %s would let the call run", exit, c.Deny.Exit, c.Display)
+	}
+	if c.Deny.Stdout != nil && !strings.Contains(stdout.String(), `"deny"`) {
+		return took, fmt.Errorf("its output is not %s's denial", c.Display)
+	}
+	if c.Deny.Stderr && strings.TrimSpace(stderr.String()) == "" {
+		return took, errors.New("it gave no reason on stderr")
+	}
+	return took, nil
+}
+
+func (d *doctor) policy(dir string) {
+	p, err := loadPolicy(dir, "", "")
+	if err != nil {
+		n := 1
+		if ps, ok := err.(policy.Problems); ok {
+			n = len(ps)
+		}
+		d.problem("veto validate shows each problem with its place; fix them", "the policy does not load (%d problem(s)): every call is refused until it does", n)
+		return
+	}
+	d.ok("policy: %d file(s) load, %d rule(s) of your own", len(p.Layers), len(p.Rules))
+}
+
+func (d *doctor) state(ctx context.Context) {
+	path := os.Getenv("VETO_STATE")
+	if path == "" {
+		p, err := sqlite.DefaultPath()
+		if err != nil {
+			d.problem("set XDG_STATE_HOME or HOME", "no state directory: %v", err)
+			return
+		}
+		path = p
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.note("state: %s does not exist yet; the first call makes it", path)
+		return
+	case err != nil:
+		d.problem("check the directory's permissions", "state: %s: %v", path, errText(err))
+		return
+	case fi.Mode().Perm()&0o077 != 0:
+		d.problem("chmod 600 "+path, "state: %s is readable by others (mode %o)", path, fi.Mode().Perm())
+	}
+	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		d.problem("move it aside (it is kept for a post-mortem); veto starts a new state, and history rules deny until runs are proven",
+			"state: %s does not open, so every call is refused: %v", path, err)
+		return
+	}
+	defer s.Close()
+	runs, err := s.Runs(ctx)
+	if err != nil {
+		d.problem("move it aside; veto starts a new state", "state: %s cannot be read: %v", path, err)
+		return
+	}
+	broken := 0
+	for _, run := range runs {
+		first, prev, stored, err := s.Chain(ctx, run)
+		if err != nil || eventlog.VerifyChain(stored, first, prev) != nil {
+			broken++
+		}
+	}
+	if broken > 0 {
+		d.problem("veto log verify names each broken link", "state: %d of %d run(s) in %s have a broken hash chain", broken, len(runs), path)
+		return
+	}
+	d.ok("state: %s opens; %d run(s), every chain holds", path, len(runs))
+}
+
+func (d *doctor) server() {
+	sock := hook.SocketPath()
+	switch build, ok := hook.ServerBuild(sock); {
+	case !ok:
+		d.note("hook server: none answers on %s (veto-hook starts one on its next call)", sock)
+	case build != wire.Build():
+		d.note("hook server: one of another build (%s) answers on %s; veto-hook hands its calls to veto hook (veto serve-hooks --stop ends it)", build, sock)
+	default:
+		d.ok("hook server: answers on %s (build %s)", sock, build)
+	}
+}
+
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -39,7 +39,9 @@ type doctor struct {
 	problems int
 }
 
-func (d *doctor) ok(format string, a ...any) { fmt.Fprintf(d.e.stdout, "  ok       "+format+"\n", a...) }
+func (d *doctor) ok(format string, a ...any) {
+	fmt.Fprintf(d.e.stdout, "  ok       "+format+"\n", a...)
+}
 func (d *doctor) note(format string, a ...any) {
 	fmt.Fprintf(d.e.stdout, "  note     "+format+"\n", a...)
 }

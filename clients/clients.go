@@ -30,7 +30,7 @@ type Client struct {
 	Allow   Reply // the reply that lets a call go on, through the client's own prompts
 	Approve Reply // the reply that allows a call for the user, skipping the client's prompt
 
-	Events   []Event  // the hook events veto handles, in the order init registers them
+	Events   []Event // the hook events veto handles, in the order init registers them
 	Settings Settings
 	// Probe is a before-tool event as the client sends it, for a call
 	// veto's default policy refuses whatever the run did before (reading
@@ -38,7 +38,7 @@ type Client struct {
 	// veto doctor feeds it to the registered command and expects the
 	// client's blocking form.
 	Probe string // where and how init registers the hook
-	Note     string   // what the user must still do after init, said after it writes
+	Note  string // what the user must still do after init, said after it writes
 }
 
 // Event is one hook event a client sends.

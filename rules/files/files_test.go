@@ -363,15 +363,99 @@ func TestCredentialsReadAndWrite(t *testing.T) {
 
 func TestUndescribedToolsAreSniffed(t *testing.T) {
 	w := newWorld(t, nil)
+	sniffed := want{"file.write_roots", "undescribed_outside_roots"}
 	run(t, w, []fileCase{
-		{"absolute-outside", "mcp__other__do", map[string]any{"target": "$OUT/x"}, roots},
+		{"absolute-outside", "mcp__other__do", map[string]any{"target": "$OUT/x"}, sniffed},
 		{"nested-credential", "mcp__other__do", map[string]any{"opts": map[string]any{"files": []any{"src/a.go", ".env"}}}, credW},
 		{"bare-key-name", "mcp__other__do", map[string]any{"name": "id_rsa"}, credW},
 		{"inside-workspace", "mcp__other__do", map[string]any{"target": "src/a.go", "note": "see docs/x.md"}, allow},
 		{"prose-and-urls", "mcp__other__do", map[string]any{"text": "move /etc/passwd later", "url": "https://example.com/a/b"}, allow},
 		{"protected", "mcp__other__do", map[string]any{"p": "$WS/.git/config"}, protectedW},
 		{"numbers-and-bools", "mcp__other__do", map[string]any{"n": 5, "b": true}, allow},
+		{"unresolvable", "mcp__other__do", map[string]any{"who": "~nosuchuser/x"}, unresolvedW},
 	})
+	// The denial names the tool, says how to describe it, and quotes no
+	// argument.
+	const canary = "CANARY-sniff-5e1"
+	v := w.decide("mcp__other__do", map[string]any{"target": "$OUT/" + canary})
+	if !strings.Contains(v.Message, "mcp__other__do") || strings.Contains(v.Message, canary) ||
+		!strings.HasPrefix(v.Advice.Policy, "tools.TOOL.params in veto.yaml") || strings.Contains(v.Advice.Policy, canary) {
+		t.Errorf("sniffed denial: message %q, advice %+v", v.Message, v.Advice)
+	}
+	v = w.decide("mcp__other__do", map[string]any{"p": "$WS/.git/" + canary})
+	if !strings.Contains(v.Message, "tools.mcp__other__do.params in veto.yaml") || strings.Contains(v.Message, canary) {
+		t.Errorf("sniffed protected denial: message %q", v.Message)
+	}
+	// A described tool's denial keeps the ordinary reason and advice.
+	v = w.decide("Write", map[string]any{"file_path": "$OUT/x", "content": "x"})
+	if v.Reason != "outside_write_roots" || v.Advice.Policy != "files.extra_roots in the user's veto.yaml" {
+		t.Errorf("described denial: %s, advice %+v", v.Reason, v.Advice)
+	}
+}
+
+// Removing or moving away the home directory, the workspace, a write root
+// or a directory above one is refused wherever the roots are: here the
+// temporary root holds the home directory and the workspace, as when HOME
+// lies under /tmp on a CI runner or in a container.
+func TestRootRemovalWithHomeInsideARoot(t *testing.T) {
+	w := newWorld(t, nil)
+	must(t, os.WriteFile(w.home+"/notes.txt", []byte("n"), 0o644))
+	must(t, os.MkdirAll(w.home+"/build", 0o755))
+	p, err := policy.Merge([]*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}}, nil)
+	must(t, err)
+	decide := func(t *testing.T, root string) func(tool string, args map[string]any) veto.Verdict {
+		g, err := p.Gate(policy.BuildOptions{Store: memstore.New(), Home: w.home, TempDirs: []string{root},
+			Vars: map[string]string{"HOME": w.home, "TMPDIR": root}})
+		must(t, err)
+		return func(tool string, args map[string]any) veto.Verdict {
+			c := w.call(tool, args)
+			c.Run = veto.Run{Ref: "roots-" + c.ID, Fresh: true}
+			return g.Decide(ctx, c)
+		}
+	}
+	removal := want{"file.write_roots", "root_removal"}
+	bash := func(cmd string) map[string]any { return map[string]any{"command": w.expand(cmd)} }
+	cases := []struct {
+		name string
+		tool string
+		args map[string]any
+		want want
+	}{
+		{"rm home", "Bash", bash("rm -rf ~"), removal},
+		{"rm home variable", "Bash", bash(`rm -rf "$HOME"`), removal},
+		{"rm home slash", "Bash", bash("rm -rf ~/"), removal},
+		{"rm home in bash -c", "Bash", bash(`bash -c "rm -rf ~/"`), removal},
+		{"rm home relative", "Bash", bash("rm -rf ../home"), removal},
+		{"rm above home", "Bash", bash("rm -rf $ROOT"), removal},
+		{"rm workspace", "Bash", bash("rm -rf ."), removal},
+		{"mv home", "Bash", bash("mv ~ $TMP/old-home"), removal},
+		{"mv home variable", "Bash", bash(`mv "$HOME" $TMP/h`), removal},
+		{"mv workspace", "Bash", bash("mv $WS $TMP/ws-old"), removal},
+		{"mv the temporary root", "Bash", bash("mv $ROOT /var/tmp/r"), removal},
+		{"mcp move home", "mcp__filesystem__move_file", map[string]any{"source": "~", "destination": "$TMP/h"}, removal},
+		{"mcp move above workspace", "mcp__filesystem__move_file", map[string]any{"source": "$WS/..", "destination": "$TMP/h"}, removal},
+		// What lies below them goes as before.
+		{"rm below home", "Bash", bash("rm -rf ~/build"), allow},
+		{"rm below home relative", "Bash", bash("rm -rf ../home/build ../tmp/cache"), allow},
+		{"mv below home", "Bash", bash("mv ~/notes.txt ~/notes.old"), allow},
+		{"mv into home", "Bash", bash("mv src/main.go ~"), allow},
+		{"mv out of workspace", "Bash", bash("mv src $TMP/src-old"), allow},
+		{"mcp move below home", "mcp__filesystem__move_file", map[string]any{"source": "~/notes.txt", "destination": "$TMP/notes.txt"}, allow},
+		{"touch home", "Bash", bash("touch ~"), allow},
+	}
+	inRoot := decide(t, w.root)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { check(t, inRoot(tc.tool, tc.args), tc.want) })
+	}
+	// With the home directory outside every root, removing it is
+	// outside the roots, as any write there.
+	apart := decide(t, w.tmp)
+	for _, tc := range []struct {
+		cmd  string
+		want want
+	}{{"rm -rf ~", roots}, {"mv ~ $TMP/h", roots}, {"rm -rf $TMP", removal}, {"mv $TMP $WS/t", removal}, {"rm -rf $TMP/x", allow}} {
+		t.Run("apart/"+tc.cmd, func(t *testing.T) { check(t, apart("Bash", bash(tc.cmd)), tc.want) })
+	}
 }
 
 func TestReadBeforeWriteAndStale(t *testing.T) {

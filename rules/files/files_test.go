@@ -393,6 +393,46 @@ func TestUndescribedToolsAreSniffed(t *testing.T) {
 	}
 }
 
+// The MCP servers veto describes: their identifiers, remote paths,
+// selectors and text are no files, and the parameters that are local
+// paths keep their roles.
+func TestMCPServerDescriptors(t *testing.T) {
+	w := newWorld(t, nil)
+	sniffed := want{"file.write_roots", "undescribed_outside_roots"}
+	run(t, w, []fileCase{
+		{"context7 library id", "mcp__context7__get-library-docs", map[string]any{"context7CompatibleLibraryID": "/vercel/next.js", "topic": "routing"}, allow},
+		{"context7 resolve", "mcp__context7__resolve-library-id", map[string]any{"libraryName": "next.js"}, allow},
+		{"context7 plugin query-docs", "mcp__plugin_context7_context7__query-docs", map[string]any{"libraryId": "/vercel/next.js", "query": "x"}, allow},
+		{"github remote path", "mcp__github__get_file_contents", map[string]any{"owner": "o", "repo": "r", "path": "/docs/setup.md"}, allow},
+		{"github remote hook path", "mcp__github__create_or_update_file", map[string]any{"owner": "o", "repo": "r",
+			"path": ".git/hooks/pre-commit", "content": "x", "message": "m", "branch": "b"}, allow},
+		{"github push files", "mcp__github__push_files", map[string]any{"owner": "o", "repo": "r", "branch": "b", "message": "m",
+			"files": []any{map[string]any{"path": "/etc/passwd", "content": "x"}, map[string]any{"path": ".env", "content": "x"}}}, allow},
+		{"github search code", "mcp__github__search_code", map[string]any{"query": "path:/src/ foo"}, allow},
+		{"github plugin", "mcp__plugin_github_github__issue_read", map[string]any{"owner": "o", "repo": "r", "issue_number": 1.0}, allow},
+		{"playwright upload credential", "mcp__playwright__browser_file_upload", map[string]any{"paths": []any{"$WS/src/main.go", "~/.ssh/id_rsa"}}, credW},
+		{"playwright upload", "mcp__playwright__browser_file_upload", map[string]any{"paths": []any{"$WS/src/main.go", "$OUT/notes.txt"}}, allow},
+		{"playwright screenshot into git hooks", "mcp__playwright__browser_take_screenshot", map[string]any{"filename": "$WS/.git/hooks/pre-commit"}, protectedW},
+		{"playwright screenshot outside", "mcp__playwright__browser_take_screenshot", map[string]any{"filename": "$OUT/shot.png"}, roots},
+		{"playwright screenshot", "mcp__playwright__browser_take_screenshot", map[string]any{"filename": "shot.png", "fullPage": true}, allow},
+		{"playwright pdf over a start-up file", "mcp__plugin_playwright_playwright__browser_pdf_save", map[string]any{"filename": "~/.bashrc"}, roots},
+		{"playwright snapshot without a file", "mcp__playwright__browser_snapshot", map[string]any{}, allow},
+		{"playwright navigate file url", "mcp__playwright__browser_navigate", map[string]any{"url": "file://$HOME/.ssh/id_rsa"}, credW},
+		{"playwright navigate", "mcp__playwright__browser_navigate", map[string]any{"url": "https://example.com/a/b"}, allow},
+		{"playwright click", "mcp__playwright__browser_click", map[string]any{"element": "Docs link", "ref": "e12/x"}, allow},
+		{"puppeteer selector", "mcp__puppeteer__puppeteer_click", map[string]any{"selector": "a[href='/etc/passwd']"}, allow},
+		{"puppeteer screenshot name", "mcp__puppeteer__puppeteer_screenshot", map[string]any{"name": "/home/page"}, allow},
+		{"puppeteer navigate stays sniffed", "mcp__puppeteer__puppeteer_navigate", map[string]any{"url": "https://example.com",
+			"launchOptions": map[string]any{"userDataDir": "$OUT/profile"}}, sniffed},
+		{"slack slash text", "mcp__slack__slack_post_message", map[string]any{"channel_id": "C1", "text": "/deploy"}, allow},
+		{"memory entity", "mcp__memory__create_entities", map[string]any{"entities": []any{map[string]any{"name": "src/main.go",
+			"entityType": "file", "observations": []any{"/etc/passwd"}}}}, allow},
+		{"sequential thinking", "mcp__sequential-thinking__sequentialthinking", map[string]any{"thought": "/etc/hosts",
+			"nextThoughtNeeded": true, "thoughtNumber": 1.0, "totalThoughts": 2.0}, allow},
+		{"brave", "mcp__brave-search__brave_web_search", map[string]any{"query": "/r/golang"}, allow},
+	})
+}
+
 // Removing or moving away the home directory, the workspace, a write root
 // or a directory above one is refused wherever the roots are: here the
 // temporary root holds the home directory and the workspace, as when HOME

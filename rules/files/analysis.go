@@ -82,9 +82,12 @@ func (s *Set) addUses(a *analysis, c *veto.Call, uses []veto.PathUse) {
 	// A path a command both writes and reads with everything below it
 	// is a move's source (mv): it leaves its place whole, as a removal
 	// does.
-	treeRead := map[[2]string]bool{}
+	var treeRead map[[2]string]bool // nil until a command reads a tree
 	for _, u := range uses {
 		if u.Tree && !u.Write && !u.Unknown {
+			if treeRead == nil {
+				treeRead = map[[2]string]bool{}
+			}
 			treeRead[[2]string{u.Dir, u.Path}] = true
 		}
 	}

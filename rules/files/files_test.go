@@ -443,9 +443,13 @@ func TestRootRemovalWithHomeInsideARoot(t *testing.T) {
 	must(t, os.MkdirAll(w.home+"/build", 0o755))
 	p, err := policy.Merge([]*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}}, nil)
 	must(t, err)
-	decide := func(t *testing.T, root string) func(tool string, args map[string]any) veto.Verdict {
-		g, err := p.Gate(policy.BuildOptions{Store: memstore.New(), Home: w.home, TempDirs: []string{root},
-			Vars: map[string]string{"HOME": w.home, "TMPDIR": root}})
+	decide := func(t *testing.T, root string, home ...string) func(tool string, args map[string]any) veto.Verdict {
+		h := w.home
+		if len(home) > 0 {
+			h = home[0]
+		}
+		g, err := p.Gate(policy.BuildOptions{Store: memstore.New(), Home: h, TempDirs: []string{root},
+			Vars: map[string]string{"HOME": h, "TMPDIR": root}})
 		must(t, err)
 		return func(tool string, args map[string]any) veto.Verdict {
 			c := w.call(tool, args)
@@ -486,6 +490,16 @@ func TestRootRemovalWithHomeInsideARoot(t *testing.T) {
 	inRoot := decide(t, w.root)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { check(t, inRoot(tc.tool, tc.args), tc.want) })
+	}
+	// A directory above the home directory alone, inside the temporary
+	// root: home at $TMP/ci/home.
+	must(t, os.MkdirAll(w.tmp+"/ci/home/src", 0o755))
+	nested := decide(t, w.tmp, w.tmp+"/ci/home")
+	for _, tc := range []struct {
+		cmd  string
+		want want
+	}{{"rm -rf $TMP/ci", removal}, {"rm -rf ~", removal}, {"mv $TMP/ci $TMP/old", removal}, {"rm -rf $TMP/ci/home/src", allow}} {
+		t.Run("nested/"+tc.cmd, func(t *testing.T) { check(t, nested("Bash", bash(tc.cmd)), tc.want) })
 	}
 	// With the home directory outside every root, removing it is
 	// outside the roots, as any write there.

@@ -1,9 +1,13 @@
-// Package tools holds the descriptors of the tools veto knows: Claude
-// Code's built-in tools and the reference MCP servers (filesystem, git,
-// fetch). A descriptor says which parameters are paths the tool writes or
-// reads, URLs, commands or content, and what the tool can do. A tool
-// without a descriptor is still checked: its path-like arguments are
-// sniffed and judged as paths it might write.
+// Package tools holds the descriptors of the tools veto knows: each
+// client's built-in tools, the reference MCP servers (filesystem, git,
+// fetch) and the most used others (Context7, GitHub, Playwright,
+// Puppeteer, Slack, memory, sequential thinking, Brave Search). A
+// descriptor says which parameters are paths the tool writes or reads,
+// URLs, commands or content, and what the tool can do; a parameter it
+// gives no role is not a local file (a repository path on GitHub, a
+// library id, a CSS selector). A tool without a descriptor is still
+// checked: its path-like arguments are sniffed and judged as paths it
+// might write.
 package tools
 
 import (
@@ -101,6 +105,151 @@ func MCPFetch(server string) []veto.Descriptor {
 	return []veto.Descriptor{d("mcp__"+server+"__fetch", veto.CapNetwork, map[string]veto.Role{"url": url})}
 }
 
+// each returns descriptors of the named tools of a server, with the same
+// capabilities and no parameter that is a local path.
+func each(server string, caps veto.Capability, names ...string) []veto.Descriptor {
+	out := make([]veto.Descriptor, 0, len(names))
+	for _, n := range names {
+		out = append(out, d("mcp__"+server+"__"+n, caps, nil))
+	}
+	return out
+}
+
+// MCPContext7 returns the descriptors of Context7's tools
+// (@upstash/context7-mcp): they look libraries up on context7.com. A
+// library id such as "/vercel/next.js" (context7CompatibleLibraryID,
+// libraryId) is an id, not a path.
+func MCPContext7(server string) []veto.Descriptor {
+	return each(server, veto.CapNetwork, "resolve-library-id", "get-library-docs", "query-docs")
+}
+
+// MCPGitHub returns the descriptors of the GitHub MCP servers' tools
+// (github-mcp-server, and the older @modelcontextprotocol/server-github,
+// whose names it mostly kept; renamed tools keep their old names as
+// aliases). Every one talks to the GitHub API and none touches a local
+// file: a path such as "/docs/setup.md" (get_file_contents,
+// create_or_update_file, push_files' files) names a file in the remote
+// repository, and content is sent there. So no parameter has a local
+// role, and each tool reaches the network, as the history rules must
+// know: pushing a file after reading a secret is sending it.
+func MCPGitHub(server string) []veto.Descriptor {
+	return each(server, veto.CapNetwork,
+		// repositories, files, branches, commits, releases, tags
+		"get_file_contents", "create_or_update_file", "delete_file", "push_files", "get_repository_tree", "get_file_blame",
+		"search_code", "search_repositories", "search_commits", "create_repository", "delete_repository", "fork_repository",
+		"create_branch", "list_branches", "list_commits", "get_commit", "list_tags", "get_tag", "list_releases",
+		"get_latest_release", "get_release_by_tag", "list_repository_collaborators", "star_repository", "unstar_repository",
+		"list_starred_repositories",
+		// issues
+		"issue_read", "issue_write", "create_issue", "get_issue", "get_issue_comments", "update_issue", "list_issues",
+		"search_issues", "add_issue_comment", "add_issue_comment_reaction", "add_issue_reaction", "sub_issue_write",
+		"add_sub_issue", "remove_sub_issue", "reprioritize_sub_issue", "list_sub_issues", "list_issue_types", "list_issue_fields",
+		"set_issue_fields", "update_issue_assignees", "update_issue_labels", "update_issue_state", "update_issue_type",
+		"issue_dependency_read", "issue_dependency_write", "find_duplicate", "assign_copilot_to_issue",
+		"assign_copilot_to_issue_with_intent", "get_label", "list_label", "label_write",
+		// pull requests
+		"pull_request_read", "create_pull_request", "update_pull_request", "update_pull_request_branch",
+		"update_pull_request_draft_state", "merge_pull_request", "list_pull_requests", "search_pull_requests", "get_pull_request",
+		"get_pull_request_files", "get_pull_request_diff", "get_pull_request_status", "get_pull_request_comments",
+		"get_pull_request_reviews", "get_pull_request_review_comments", "pull_request_review_write", "create_pull_request_review",
+		"create_pending_pull_request_review", "create_and_submit_pull_request_review", "submit_pending_pull_request_review",
+		"delete_pending_pull_request_review", "add_comment_to_pending_review", "add_pull_request_review_comment",
+		"add_pull_request_review_comment_reaction", "add_reply_to_pull_request_comment", "request_copilot_review",
+		"request_pull_request_reviewers", "resolve_review_thread", "unresolve_review_thread",
+		// actions and their old names
+		"actions_get", "actions_list", "actions_run_trigger", "get_job_logs", "list_workflows", "list_workflow_runs",
+		"list_workflow_jobs", "list_workflow_run_artifacts", "get_workflow", "get_workflow_run", "get_workflow_job",
+		"get_workflow_run_usage", "get_workflow_run_logs", "get_workflow_job_logs", "download_workflow_run_artifact",
+		"run_workflow", "rerun_workflow_run", "rerun_failed_jobs", "cancel_workflow_run", "delete_workflow_run_logs",
+		// security
+		"list_code_scanning_alerts", "get_code_scanning_alert", "get_code_quality_finding", "list_dependabot_alerts",
+		"get_dependabot_alert", "list_secret_scanning_alerts", "get_secret_scanning_alert", "list_global_security_advisories",
+		"get_global_security_advisory", "list_repository_security_advisories", "list_org_repository_security_advisories",
+		// discussions, gists, notifications, projects, users, organisations
+		"list_discussions", "get_discussion", "get_discussion_comments", "list_discussion_categories",
+		"discussion_comment_write", "list_gists", "get_gist", "create_gist", "update_gist", "list_notifications",
+		"get_notification_details", "dismiss_notification", "mark_all_notifications_read", "manage_notification_subscription",
+		"manage_repository_notification_subscription", "projects_get", "projects_list", "projects_write", "list_projects",
+		"list_project_fields", "list_project_items", "get_project", "get_project_field", "get_project_item", "add_project_item",
+		"update_project_item", "delete_project_item", "get_me", "search_users", "search_orgs", "get_teams", "get_team_members")
+}
+
+// MCPPlaywright returns the descriptors of Playwright MCP's tools
+// (@playwright/mcp). The browser reaches the network for most of them;
+// three parameters are local files: browser_file_upload reads its paths
+// and sends them to the page, and the filename of a screenshot, a PDF or
+// a saved snapshot (or console or network log) is a file written. The
+// server puts a relative filename in its output directory, which veto
+// does not know; it is judged relative to the call's working directory,
+// and an absolute one where it points. browser_evaluate and
+// browser_run_code run code in the browser, whose text is content.
+func MCPPlaywright(server string) []veto.Descriptor {
+	p := "mcp__" + server + "__"
+	saves := func(name string) veto.Descriptor {
+		return d(p+name, veto.CapWrites|veto.CapOverwrites, map[string]veto.Role{"filename": path})
+	}
+	out := []veto.Descriptor{
+		d(p+"browser_navigate", veto.CapNetwork, map[string]veto.Role{"url": url}),
+		d(p+"browser_tab_new", veto.CapNetwork, map[string]veto.Role{"url": url}),
+		d(p+"browser_file_upload", veto.CapReads|veto.CapNetwork, map[string]veto.Role{"paths": source}),
+		d(p+"browser_evaluate", veto.CapExecutes|veto.CapNetwork, map[string]veto.Role{"function": content}),
+		d(p+"browser_run_code", veto.CapExecutes|veto.CapNetwork, map[string]veto.Role{"code": content}),
+		saves("browser_take_screenshot"), saves("browser_pdf_save"), saves("browser_snapshot"),
+		saves("browser_console_messages"), saves("browser_network_requests"),
+	}
+	// What acts on the page (a click can submit a form, typing sends text).
+	out = append(out, each(server, veto.CapNetwork, "browser_navigate_back", "browser_navigate_forward", "browser_click",
+		"browser_type", "browser_hover", "browser_drag", "browser_select_option", "browser_press_key", "browser_fill_form",
+		"browser_handle_dialog", "browser_tabs", "browser_tab_select", "browser_tab_close", "browser_mouse_click_xy",
+		"browser_mouse_move_xy", "browser_mouse_drag_xy", "browser_install")...)
+	// What only looks at or arranges the browser.
+	return append(out, each(server, 0, "browser_close", "browser_resize", "browser_wait_for", "browser_tab_list")...)
+}
+
+// MCPPuppeteer returns the descriptors of the reference Puppeteer MCP
+// server's tools (@modelcontextprotocol/server-puppeteer). A screenshot's
+// name names an image the server keeps in memory (screenshot://name), not
+// a file; selectors are CSS. puppeteer_navigate has none: its
+// launchOptions may name local files and programs (a user data
+// directory, an executable) inside an object no role reaches, so its
+// arguments stay sniffed, each path-like one judged as a write; its url
+// is found as an undescribed tool's URLs are.
+func MCPPuppeteer(server string) []veto.Descriptor {
+	return append([]veto.Descriptor{
+		d("mcp__"+server+"__puppeteer_evaluate", veto.CapExecutes|veto.CapNetwork, map[string]veto.Role{"script": content}),
+		d("mcp__"+server+"__puppeteer_screenshot", 0, nil),
+	}, each(server, veto.CapNetwork, "puppeteer_click", "puppeteer_fill", "puppeteer_select", "puppeteer_hover")...)
+}
+
+// MCPSlack returns the descriptors of the reference Slack MCP server's
+// tools (@modelcontextprotocol/server-slack): each calls Slack's API.
+func MCPSlack(server string) []veto.Descriptor {
+	return each(server, veto.CapNetwork, "slack_list_channels", "slack_post_message", "slack_reply_to_thread",
+		"slack_add_reaction", "slack_get_channel_history", "slack_get_thread_replies", "slack_get_users", "slack_get_user_profile")
+}
+
+// MCPMemory returns the descriptors of the reference memory MCP server's
+// tools (@modelcontextprotocol/server-memory): a knowledge graph kept in
+// the server's own file, which no call names. Entity names and
+// observations are text.
+func MCPMemory(server string) []veto.Descriptor {
+	return each(server, 0, "create_entities", "create_relations", "add_observations", "delete_entities",
+		"delete_observations", "delete_relations", "read_graph", "search_nodes", "open_nodes")
+}
+
+// MCPSequentialThinking returns the descriptor of the reference
+// sequential-thinking server's one tool, which only records thoughts.
+func MCPSequentialThinking(server string) []veto.Descriptor {
+	return each(server, 0, "sequentialthinking")
+}
+
+// MCPBraveSearch returns the descriptors of Brave Search's MCP tools
+// (@modelcontextprotocol/server-brave-search and @brave/brave-search-mcp-server).
+func MCPBraveSearch(server string) []veto.Descriptor {
+	return each(server, veto.CapNetwork, "brave_web_search", "brave_local_search", "brave_image_search",
+		"brave_video_search", "brave_news_search", "brave_summarizer")
+}
+
 // GeminiCLI returns the descriptors of Gemini CLI's built-in tools.
 func GeminiCLI() []veto.Descriptor {
 	return []veto.Descriptor{
@@ -164,11 +313,35 @@ func ForClient(c *clients.Client) []veto.Descriptor {
 	return nil
 }
 
+// MCPServers are the MCP servers Defaults describes, by the name a client
+// shows them under (mcp__NAME__tool): the name their documentation
+// configures them with, and for those Claude Code installs as plugins,
+// the plugin's name (plugin_PLUGIN_SERVER).
+var MCPServers = []struct {
+	Name        string
+	Descriptors func(server string) []veto.Descriptor
+}{
+	{"filesystem", MCPFilesystem},
+	{"git", MCPGit},
+	{"fetch", MCPFetch},
+	{"context7", MCPContext7},
+	{"plugin_context7_context7", MCPContext7},
+	{"github", MCPGitHub},
+	{"plugin_github_github", MCPGitHub},
+	{"playwright", MCPPlaywright},
+	{"plugin_playwright_playwright", MCPPlaywright},
+	{"puppeteer", MCPPuppeteer},
+	{"slack", MCPSlack},
+	{"memory", MCPMemory},
+	{"sequential-thinking", MCPSequentialThinking},
+	{"brave-search", MCPBraveSearch},
+}
+
 // Defaults returns every descriptor veto knows: every client's tools, in
-// the table's order, then the reference MCP servers under their usual
-// names (filesystem, git, fetch). A tool two clients name alike is
-// described once, by the first (Copilot CLI's glob and web_fetch are
-// Gemini CLI's; a test holds the two descriptions together).
+// the table's order, then the MCP servers of MCPServers under their
+// usual names. A tool two clients name alike is described once, by the
+// first (Copilot CLI's glob and web_fetch are Gemini CLI's; a test holds
+// the two descriptions together).
 func Defaults() []veto.Descriptor {
 	var all []veto.Descriptor
 	seen := map[string]bool{}
@@ -180,8 +353,8 @@ func Defaults() []veto.Descriptor {
 			}
 		}
 	}
-	all = append(all, MCPFilesystem("filesystem")...)
-	all = append(all, MCPGit("git")...)
-	all = append(all, MCPFetch("fetch")...)
+	for _, m := range MCPServers {
+		all = append(all, m.Descriptors(m.Name)...)
+	}
 	return all
 }

@@ -17,10 +17,11 @@ type pathArg struct {
 	param   string
 	path    toolpath.Path
 	err     error
-	command bool // found by an extractor in a command, not named by a role
-	unknown bool // the command's path cannot be known statically
-	removes bool // a recursive, forced removal
-	tree    bool // a command reads it with everything below it
+	command bool   // found by an extractor in a command, not named by a role
+	unknown bool   // the command's path cannot be known statically
+	removes bool   // a recursive, forced removal, or a move away (the path leaves its place with everything below it)
+	tree    bool   // a command reads it with everything below it
+	tool    string // for a sniffed argument, the undescribed tool's name
 }
 
 // what returns how a message refers to the argument.
@@ -28,6 +29,8 @@ func (a pathArg) what() string {
 	switch {
 	case a.command:
 		return "A path the command uses"
+	case a.param == "" && a.tool != "":
+		return "An argument of " + a.tool + " (a tool veto has no descriptor for; tools." + a.tool + ".params in veto.yaml describes it)"
 	case a.param == "":
 		return "An argument"
 	}
@@ -76,6 +79,18 @@ const maxGlob = 1024
 // live one; replay judges the pattern as written).
 func (s *Set) addUses(a *analysis, c *veto.Call, uses []veto.PathUse) {
 	before := len(a.written)
+	// A path a command both writes and reads with everything below it
+	// is a move's source (mv): it leaves its place whole, as a removal
+	// does.
+	var treeRead map[[2]string]bool // nil until a command reads a tree
+	for _, u := range uses {
+		if u.Tree && !u.Write && !u.Unknown {
+			if treeRead == nil {
+				treeRead = map[[2]string]bool{}
+			}
+			treeRead[[2]string{u.Dir, u.Path}] = true
+		}
+	}
 	add := func(p pathArg, write bool) {
 		if write {
 			a.written = append(a.written, p)
@@ -85,6 +100,9 @@ func (s *Set) addUses(a *analysis, c *veto.Call, uses []veto.PathUse) {
 	}
 	for _, u := range uses {
 		p := pathArg{command: true, unknown: u.Unknown, removes: u.Removes, tree: u.Tree}
+		if u.Write && !u.Unknown && treeRead[[2]string{u.Dir, u.Path}] {
+			p.removes = true
+		}
 		if u.Dir == "" && !strings.HasPrefix(u.Path, "/") && !strings.HasPrefix(u.Path, "~") && !strings.HasPrefix(u.Path, "file:") {
 			p.unknown = true // relative to a directory veto lost track of
 		}
@@ -141,7 +159,8 @@ func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
 	}()
 	if d == nil {
 		for _, raw := range sniff(c.Args, nil) {
-			add(&a.written, "", raw)
+			p, err := toolpath.Resolve(raw, env)
+			a.written = append(a.written, pathArg{path: p, err: err, tool: c.Tool})
 		}
 		return a
 	}
@@ -157,7 +176,9 @@ func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
 			case veto.RolePath:
 				add(&a.written, name, raw)
 			case veto.RoleMoved:
+				// Moved away: it leaves its place with everything below it.
 				add(&a.written, name, raw)
+				a.written[len(a.written)-1].removes = true
 				add(&a.read, name, raw)
 			case veto.RoleSourcePath:
 				add(&a.read, name, raw)

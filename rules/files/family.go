@@ -15,11 +15,19 @@ import (
 // The file rules' reasons, declared once. "%s" is the place the path came
 // from ("The file_path argument", "The command").
 var (
-	pathUnknown       = &rule.Reason{Code: "path_unknown", Message: "The command writes to a path veto cannot determine (a variable, an expansion or an unknown directory), so it is refused."}
-	pathUnresolvable  = &rule.Reason{Code: "path_unresolvable", Message: "%s names a path veto cannot resolve, so the call is refused."}
-	rootRemoval       = &rule.Reason{Code: "root_removal", Message: "The command removes a write root itself, or a directory holding one."}
-	workspaceUnknown  = &rule.Reason{Code: "workspace_unknown", Message: "The call has no working directory, so veto cannot tell where it writes."}
-	outsideRoots      = &rule.Reason{Code: "outside_write_roots", Message: "%s points outside the write roots (the project and the temporary directories).", Advice: &veto.Advice{Policy: "files.extra_roots in the user's veto.yaml"}}
+	pathUnknown      = &rule.Reason{Code: "path_unknown", Message: "The command writes to a path veto cannot determine (a variable, an expansion or an unknown directory), so it is refused."}
+	pathUnresolvable = &rule.Reason{Code: "path_unresolvable", Message: "%s names a path veto cannot resolve, so the call is refused."}
+	rootRemoval      = &rule.Reason{Code: "root_removal", Message: "The call removes or moves away the home directory, the workspace, a write root itself, or a directory holding one.",
+		Advice: &veto.Advice{Instead: "Remove or move what lies below it, by name."}}
+	workspaceUnknown = &rule.Reason{Code: "workspace_unknown", Message: "The call has no working directory, so veto cannot tell where it writes."}
+	outsideRoots     = &rule.Reason{Code: "outside_write_roots", Message: "%s points outside the write roots (the project and the temporary directories).", Advice: &veto.Advice{Policy: "files.extra_roots in the user's veto.yaml"}}
+	// sniffedOutside is outside_write_roots for a tool veto has no
+	// descriptor for: the path was guessed from the argument's shape, and
+	// describing the tool is what changes it. "%s" is the tool's name,
+	// never an argument.
+	sniffedOutside = &rule.Reason{Code: "undescribed_outside_roots", Message: "An argument of %s reads as a path outside the write roots; veto has no descriptor for the tool, so it judges every path-like argument as a file the tool may write.",
+		Advice: &veto.Advice{Instead: "If the argument is not a local path, ask the user to describe the tool.",
+			Policy: "tools.TOOL.params in veto.yaml, with TOOL the tool's name: say which parameters are local paths (path, source_path); the others are not judged as files"}}
 	protectedPath     = &rule.Reason{Code: "protected_path", Message: "%s points into a protected location (git internals, veto's state, or the client's settings)."}
 	persistenceTarget = &rule.Reason{Code: "persistence_target", Message: "%s points at a file that would run something later on its own (shell start-up, ssh, cron, services, git hooks)."}
 	credentialPath    = &rule.Reason{Code: "credential_path", Message: "%s names a file that holds credentials (SSH keys, cloud or registry tokens, .env files), which agents may not read or write."}
@@ -37,7 +45,7 @@ var (
 // The file rules, in the order they run.
 var (
 	WriteRoots = &rule.Info{ID: "file.write_roots", Doc: "Refuses a write outside the workspace, the temporary directories and the extra roots, and removing a root.",
-		Risk: veto.RiskHigh, Advice: rule.Off("file.write_roots"), Reasons: []*rule.Reason{pathUnknown, pathUnresolvable, rootRemoval, workspaceUnknown, outsideRoots}}
+		Risk: veto.RiskHigh, Advice: rule.Off("file.write_roots"), Reasons: []*rule.Reason{pathUnknown, pathUnresolvable, rootRemoval, workspaceUnknown, outsideRoots, sniffedOutside}}
 	Protected = &rule.Info{ID: "file.protected", Doc: "Refuses a write into a protected location inside the roots.",
 		Risk: veto.RiskHigh, Advice: rule.Off("file.protected"), Reasons: []*rule.Reason{protectedPath}}
 	Persistence = &rule.Info{ID: "file.persistence", Doc: "Refuses a write of a file that makes something run later on its own.",

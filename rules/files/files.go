@@ -63,7 +63,8 @@ type Config struct {
 // Set is the file rules, compiled from a Config.
 type Set struct {
 	home        string
-	gitConfig   string // the user's git configuration, ~/.gitconfig; empty without a home
+	homes       []string // the home directory's real forms: removing or moving it away is refused wherever the roots are
+	gitConfig   string   // the user's git configuration, ~/.gitconfig; empty without a home
 	tempRoots   []string
 	extraRoots  []string
 	protected   patterns
@@ -142,6 +143,13 @@ func New(cfg Config) (*Set, error) {
 		s.fold = *cfg.FoldCase
 	}
 	env := s.env("/")
+	if s.home != "" {
+		if p, err := toolpath.Resolve(s.home, env); err == nil {
+			s.homes = p.Forms()
+		} else if path.IsAbs(s.home) {
+			s.homes = []string{path.Clean(s.home)}
+		}
+	}
 	temps := cfg.TempDirs
 	if temps == nil {
 		temps = []string{"/tmp", "/var/tmp"}

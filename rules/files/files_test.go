@@ -363,15 +363,153 @@ func TestCredentialsReadAndWrite(t *testing.T) {
 
 func TestUndescribedToolsAreSniffed(t *testing.T) {
 	w := newWorld(t, nil)
+	sniffed := want{"file.write_roots", "undescribed_outside_roots"}
 	run(t, w, []fileCase{
-		{"absolute-outside", "mcp__other__do", map[string]any{"target": "$OUT/x"}, roots},
+		{"absolute-outside", "mcp__other__do", map[string]any{"target": "$OUT/x"}, sniffed},
 		{"nested-credential", "mcp__other__do", map[string]any{"opts": map[string]any{"files": []any{"src/a.go", ".env"}}}, credW},
 		{"bare-key-name", "mcp__other__do", map[string]any{"name": "id_rsa"}, credW},
 		{"inside-workspace", "mcp__other__do", map[string]any{"target": "src/a.go", "note": "see docs/x.md"}, allow},
 		{"prose-and-urls", "mcp__other__do", map[string]any{"text": "move /etc/passwd later", "url": "https://example.com/a/b"}, allow},
 		{"protected", "mcp__other__do", map[string]any{"p": "$WS/.git/config"}, protectedW},
 		{"numbers-and-bools", "mcp__other__do", map[string]any{"n": 5, "b": true}, allow},
+		{"unresolvable", "mcp__other__do", map[string]any{"who": "~nosuchuser/x"}, unresolvedW},
 	})
+	// The denial names the tool, says how to describe it, and quotes no
+	// argument.
+	const canary = "CANARY-sniff-5e1"
+	v := w.decide("mcp__other__do", map[string]any{"target": "$OUT/" + canary})
+	if !strings.Contains(v.Message, "mcp__other__do") || strings.Contains(v.Message, canary) ||
+		!strings.HasPrefix(v.Advice.Policy, "tools.TOOL.params in veto.yaml") || strings.Contains(v.Advice.Policy, canary) {
+		t.Errorf("sniffed denial: message %q, advice %+v", v.Message, v.Advice)
+	}
+	v = w.decide("mcp__other__do", map[string]any{"p": "$WS/.git/" + canary})
+	if !strings.Contains(v.Message, "tools.mcp__other__do.params in veto.yaml") || strings.Contains(v.Message, canary) {
+		t.Errorf("sniffed protected denial: message %q", v.Message)
+	}
+	// A described tool's denial keeps the ordinary reason and advice.
+	v = w.decide("Write", map[string]any{"file_path": "$OUT/x", "content": "x"})
+	if v.Reason != "outside_write_roots" || v.Advice.Policy != "files.extra_roots in the user's veto.yaml" {
+		t.Errorf("described denial: %s, advice %+v", v.Reason, v.Advice)
+	}
+}
+
+// The MCP servers veto describes: their identifiers, remote paths,
+// selectors and text are no files, and the parameters that are local
+// paths keep their roles.
+func TestMCPServerDescriptors(t *testing.T) {
+	w := newWorld(t, nil)
+	sniffed := want{"file.write_roots", "undescribed_outside_roots"}
+	run(t, w, []fileCase{
+		{"context7 library id", "mcp__context7__get-library-docs", map[string]any{"context7CompatibleLibraryID": "/vercel/next.js", "topic": "routing"}, allow},
+		{"context7 resolve", "mcp__context7__resolve-library-id", map[string]any{"libraryName": "next.js"}, allow},
+		{"context7 plugin query-docs", "mcp__plugin_context7_context7__query-docs", map[string]any{"libraryId": "/vercel/next.js", "query": "x"}, allow},
+		{"github remote path", "mcp__github__get_file_contents", map[string]any{"owner": "o", "repo": "r", "path": "/docs/setup.md"}, allow},
+		{"github remote hook path", "mcp__github__create_or_update_file", map[string]any{"owner": "o", "repo": "r",
+			"path": ".git/hooks/pre-commit", "content": "x", "message": "m", "branch": "b"}, allow},
+		{"github push files", "mcp__github__push_files", map[string]any{"owner": "o", "repo": "r", "branch": "b", "message": "m",
+			"files": []any{map[string]any{"path": "/etc/passwd", "content": "x"}, map[string]any{"path": ".env", "content": "x"}}}, allow},
+		{"github search code", "mcp__github__search_code", map[string]any{"query": "path:/src/ foo"}, allow},
+		{"github plugin", "mcp__plugin_github_github__issue_read", map[string]any{"owner": "o", "repo": "r", "issue_number": 1.0}, allow},
+		{"playwright upload credential", "mcp__playwright__browser_file_upload", map[string]any{"paths": []any{"$WS/src/main.go", "~/.ssh/id_rsa"}}, credW},
+		{"playwright upload", "mcp__playwright__browser_file_upload", map[string]any{"paths": []any{"$WS/src/main.go", "$OUT/notes.txt"}}, allow},
+		{"playwright screenshot into git hooks", "mcp__playwright__browser_take_screenshot", map[string]any{"filename": "$WS/.git/hooks/pre-commit"}, protectedW},
+		{"playwright screenshot outside", "mcp__playwright__browser_take_screenshot", map[string]any{"filename": "$OUT/shot.png"}, roots},
+		{"playwright screenshot", "mcp__playwright__browser_take_screenshot", map[string]any{"filename": "shot.png", "fullPage": true}, allow},
+		{"playwright pdf over a start-up file", "mcp__plugin_playwright_playwright__browser_pdf_save", map[string]any{"filename": "~/.bashrc"}, roots},
+		{"playwright snapshot without a file", "mcp__playwright__browser_snapshot", map[string]any{}, allow},
+		{"playwright navigate file url", "mcp__playwright__browser_navigate", map[string]any{"url": "file://$HOME/.ssh/id_rsa"}, credW},
+		{"playwright navigate", "mcp__playwright__browser_navigate", map[string]any{"url": "https://example.com/a/b"}, allow},
+		{"playwright click", "mcp__playwright__browser_click", map[string]any{"element": "Docs link", "ref": "e12/x"}, allow},
+		{"puppeteer selector", "mcp__puppeteer__puppeteer_click", map[string]any{"selector": "a[href='/etc/passwd']"}, allow},
+		{"puppeteer screenshot name", "mcp__puppeteer__puppeteer_screenshot", map[string]any{"name": "/home/page"}, allow},
+		{"puppeteer navigate stays sniffed", "mcp__puppeteer__puppeteer_navigate", map[string]any{"url": "https://example.com",
+			"launchOptions": map[string]any{"userDataDir": "$OUT/profile"}}, sniffed},
+		{"slack slash text", "mcp__slack__slack_post_message", map[string]any{"channel_id": "C1", "text": "/deploy"}, allow},
+		{"memory entity", "mcp__memory__create_entities", map[string]any{"entities": []any{map[string]any{"name": "src/main.go",
+			"entityType": "file", "observations": []any{"/etc/passwd"}}}}, allow},
+		{"sequential thinking", "mcp__sequential-thinking__sequentialthinking", map[string]any{"thought": "/etc/hosts",
+			"nextThoughtNeeded": true, "thoughtNumber": 1.0, "totalThoughts": 2.0}, allow},
+		{"brave", "mcp__brave-search__brave_web_search", map[string]any{"query": "/r/golang"}, allow},
+	})
+}
+
+// Removing or moving away the home directory, the workspace, a write root
+// or a directory above one is refused wherever the roots are: here the
+// temporary root holds the home directory and the workspace, as when HOME
+// lies under /tmp on a CI runner or in a container.
+func TestRootRemovalWithHomeInsideARoot(t *testing.T) {
+	w := newWorld(t, nil)
+	must(t, os.WriteFile(w.home+"/notes.txt", []byte("n"), 0o644))
+	must(t, os.MkdirAll(w.home+"/build", 0o755))
+	p, err := policy.Merge([]*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}}, nil)
+	must(t, err)
+	decide := func(t *testing.T, root string, home ...string) func(tool string, args map[string]any) veto.Verdict {
+		h := w.home
+		if len(home) > 0 {
+			h = home[0]
+		}
+		g, err := p.Gate(policy.BuildOptions{Store: memstore.New(), Home: h, TempDirs: []string{root},
+			Vars: map[string]string{"HOME": h, "TMPDIR": root}})
+		must(t, err)
+		return func(tool string, args map[string]any) veto.Verdict {
+			c := w.call(tool, args)
+			c.Run = veto.Run{Ref: "roots-" + c.ID, Fresh: true}
+			return g.Decide(ctx, c)
+		}
+	}
+	removal := want{"file.write_roots", "root_removal"}
+	bash := func(cmd string) map[string]any { return map[string]any{"command": w.expand(cmd)} }
+	cases := []struct {
+		name string
+		tool string
+		args map[string]any
+		want want
+	}{
+		{"rm home", "Bash", bash("rm -rf ~"), removal},
+		{"rm home variable", "Bash", bash(`rm -rf "$HOME"`), removal},
+		{"rm home slash", "Bash", bash("rm -rf ~/"), removal},
+		{"rm home in bash -c", "Bash", bash(`bash -c "rm -rf ~/"`), removal},
+		{"rm home relative", "Bash", bash("rm -rf ../home"), removal},
+		{"rm above home", "Bash", bash("rm -rf $ROOT"), removal},
+		{"rm workspace", "Bash", bash("rm -rf ."), removal},
+		{"mv home", "Bash", bash("mv ~ $TMP/old-home"), removal},
+		{"mv home variable", "Bash", bash(`mv "$HOME" $TMP/h`), removal},
+		{"mv workspace", "Bash", bash("mv $WS $TMP/ws-old"), removal},
+		{"mv the temporary root", "Bash", bash("mv $ROOT /var/tmp/r"), removal},
+		{"mcp move home", "mcp__filesystem__move_file", map[string]any{"source": "~", "destination": "$TMP/h"}, removal},
+		{"mcp move above workspace", "mcp__filesystem__move_file", map[string]any{"source": "$WS/..", "destination": "$TMP/h"}, removal},
+		// What lies below them goes as before.
+		{"rm below home", "Bash", bash("rm -rf ~/build"), allow},
+		{"rm below home relative", "Bash", bash("rm -rf ../home/build ../tmp/cache"), allow},
+		{"mv below home", "Bash", bash("mv ~/notes.txt ~/notes.old"), allow},
+		{"mv into home", "Bash", bash("mv src/main.go ~"), allow},
+		{"mv out of workspace", "Bash", bash("mv src $TMP/src-old"), allow},
+		{"mcp move below home", "mcp__filesystem__move_file", map[string]any{"source": "~/notes.txt", "destination": "$TMP/notes.txt"}, allow},
+		{"touch home", "Bash", bash("touch ~"), allow},
+	}
+	inRoot := decide(t, w.root)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { check(t, inRoot(tc.tool, tc.args), tc.want) })
+	}
+	// A directory above the home directory alone, inside the temporary
+	// root: home at $TMP/ci/home.
+	must(t, os.MkdirAll(w.tmp+"/ci/home/src", 0o755))
+	nested := decide(t, w.tmp, w.tmp+"/ci/home")
+	for _, tc := range []struct {
+		cmd  string
+		want want
+	}{{"rm -rf $TMP/ci", removal}, {"rm -rf ~", removal}, {"mv $TMP/ci $TMP/old", removal}, {"rm -rf $TMP/ci/home/src", allow}} {
+		t.Run("nested/"+tc.cmd, func(t *testing.T) { check(t, nested("Bash", bash(tc.cmd)), tc.want) })
+	}
+	// With the home directory outside every root, removing it is
+	// outside the roots, as any write there.
+	apart := decide(t, w.tmp)
+	for _, tc := range []struct {
+		cmd  string
+		want want
+	}{{"rm -rf ~", roots}, {"mv ~ $TMP/h", roots}, {"rm -rf $TMP", removal}, {"mv $TMP $WS/t", removal}, {"rm -rf $TMP/x", allow}} {
+		t.Run("apart/"+tc.cmd, func(t *testing.T) { check(t, apart("Bash", bash(tc.cmd)), tc.want) })
+	}
 }
 
 func TestReadBeforeWriteAndStale(t *testing.T) {

@@ -286,7 +286,11 @@ func (m *layer) sections() {
 func (m *layer) tools() {
 	for _, name := range slices.Sorted(maps.Keys(m.l.File.Tools)) {
 		spec := m.l.File.Tools[name]
-		if prev, ok := m.known[name]; ok {
+		// The user's file may redescribe a built-in tool (veto's
+		// description of an MCP server may lag behind the server); no file
+		// may change what another file described.
+		prev, known := m.known[name]
+		if known && (prev != "builtin" || !m.trusted) {
 			m.bad(fmt.Sprintf("tools: %q is already described (%s); a later policy cannot change a tool's description", name, prev), "tools", name)
 			continue
 		}
@@ -310,6 +314,7 @@ func (m *layer) tools() {
 		}
 		if okSpec {
 			m.known[name] = m.where("tools", name)
+			m.p.Tools = slices.DeleteFunc(m.p.Tools, func(t veto.Descriptor) bool { return t.Name == name })
 			m.p.Tools = append(m.p.Tools, d)
 			m.p.note("tools", name, m.where("tools", name))
 		}

@@ -308,3 +308,37 @@ func TestEgressLayersOnlyNarrow(t *testing.T) {
 		})
 	}
 }
+
+// TestUserRedescribesABuiltinTool: the user's file may replace veto's
+// description of a tool (an MCP server's may lag behind the server);
+// a project's may not, nor may any file change another file's.
+func TestUserRedescribesABuiltinTool(t *testing.T) {
+	dir := t.TempDir()
+	const spec = "tools:\n  mcp__github__create_issue:\n    params: {body: content, attach: source_path}\n    capabilities: [network, reads]\n"
+	user := write(t, dir, "user.yaml", spec)
+	p, err := policy.Load(policy.LoadOptions{UserPath: user, Compiler: compiler(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, d := range p.Tools {
+		if d.Name == "mcp__github__create_issue" {
+			n++
+			if d.Params["attach"] != veto.RoleSourcePath {
+				t.Errorf("the user's description did not replace the built-in one: %+v", d)
+			}
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d descriptors of the tool, want 1", n)
+	}
+	project := write(t, dir, "project.yaml", spec)
+	if _, err := policy.Load(policy.LoadOptions{ProjectPath: project, Compiler: compiler(t)}); err == nil ||
+		!strings.Contains(err.Error(), "already described (builtin)") {
+		t.Fatalf("a project redescribed a built-in tool: %v", err)
+	}
+	if _, err := policy.Load(policy.LoadOptions{UserPath: user, ProjectPath: project, Compiler: compiler(t)}); err == nil ||
+		!strings.Contains(err.Error(), "already described ("+user) {
+		t.Fatalf("a project redescribed the user's tool: %v", err)
+	}
+}

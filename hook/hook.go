@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/vetohq/veto"
@@ -25,6 +26,7 @@ import (
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // Clients are the agent clients veto speaks to, by the name commands take
@@ -128,6 +130,7 @@ func (n *noCEL) Compile(policy.RuleSpec) (veto.Rule, error) {
 }
 
 func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Reply, error) {
+	ctx, causes := sqlstore.WithCauses(ctx)
 	ev, err := a.Decode(b)
 	if err != nil {
 		return a.Deny("veto could not read the hook event (" + err.Error() + "), so the call is blocked."), nil
@@ -153,14 +156,26 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 	path := o.State
 	if path == "" {
 		if path, err = sqlite.DefaultPath(); err != nil {
-			return failed("veto cannot open its state, so the call is blocked (state_unavailable)."), nil
+			return failed(stateRefused(err)), nil
 		}
 	}
+	// The state is proved sound before every answer, the cached gate's
+	// as well: a file damaged, replaced or newer is refused, its cause
+	// named.
+	open := o.open
+	if open == nil {
+		open = openOnce
+	}
+	s, done, err := open(ctx, path)
+	if err != nil {
+		return failed(stateRefused(err)), nil
+	}
+	defer done()
 	var key string
 	if o.gates != nil {
-		key = o.gates.key(lo, path)
+		key = fmt.Sprintf("%s%p", o.gates.key(lo, path), s)
 	}
-	p, g, done := o.gates.get(key)
+	p, g := o.gates.get(key)
 	if g == nil {
 		p, err = policy.Load(lo)
 		if stand != nil && stand.needed {
@@ -173,48 +188,74 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 			}
 			return failed("veto's policy does not load, so the call is blocked; run: veto validate"), nil
 		}
-		open := o.open
-		if open == nil {
-			open = func(ctx context.Context, path string) (veto.Store, func(), error) {
-				s, err := sqlite.Open(ctx, path, sqlite.Options{})
-				if err != nil {
-					return nil, nil, err
-				}
-				return s, func() { s.Close() }, nil
-			}
-		}
-		s, closeStore, err := open(ctx, path)
-		if err != nil {
-			return failed("veto cannot open its state, so the call is blocked (state_unavailable)."), nil
-		}
-		done = closeStore
 		var pr veto.Probe // a one-shot process: the policy's live probe, which remembers nothing
 		if o.gates != nil {
 			pr = o.gates.probe
 		}
 		if g, err = p.Gate(policy.BuildOptions{Store: s, Probe: pr}); err != nil {
-			done()
 			return failed("veto could not build its rules, so the call is blocked."), nil
 		}
 		o.gates.put(key, p, g)
 	}
-	defer done()
 	switch ev.Kind {
 	case agent.Start:
 		if err := g.Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {
-			return agent.Reply{Exit: 1, Stderr: "veto could not record the session's start.\n"}, nil
+			return agent.Reply{Exit: 1, Stderr: withCause("veto could not record the session's start.", causes.Last()) + "\n"}, nil
 		}
 		return agent.Reply{}, nil
 	case agent.Decide:
 		v := g.Decide(ctx, &ev.Call)
+		if !v.Allowed && v.Reason == veto.ReasonStateUnavailable {
+			v.Message = withCause(v.Message, causes.Last())
+		}
 		if !v.Allowed {
 			return a.Deny(claudecode.Reason(v)), nil
 		}
 		return a.Allow(o.Approve || p.Approve), nil
 	case agent.Observe:
 		if err := g.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
-			return agent.Reply{Exit: 1, Stderr: "veto could not record what the call did.\n"}, nil
+			return agent.Reply{Exit: 1, Stderr: withCause("veto could not record what the call did.", causes.Last()) + "\n"}, nil
 		}
 	}
 	return agent.Reply{}, nil
+}
+
+// openOnce opens the state for one event and closes it after: veto hook's
+// store. The file's header and schema marker are checked as it opens.
+func openOnce(ctx context.Context, path string) (veto.Store, func(), error) {
+	f := sqlite.OpenFile(path, sqlite.Options{})
+	release, err := f.Acquire(ctx)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, func() { release(); f.Close() }, nil
+}
+
+// stateRefused is the reason a call is blocked when its state is refused:
+// the cause and the state's path, never a driver's message.
+func stateRefused(err error) string {
+	return "veto cannot use its state: " + causeText(err) + ", so the call is blocked (state_unavailable)."
+}
+
+func causeText(err error) string {
+	var se *sqlstore.StateError
+	if errors.As(err, &se) {
+		return se.Reason()
+	}
+	return "it cannot be reached"
+}
+
+// withCause adds the cause of a state failure met while answering to
+// msg, one of the gate's sentences ("…, so the call is refused.").
+func withCause(msg string, se *sqlstore.StateError) string {
+	if se == nil {
+		return msg
+	}
+	for _, tail := range []string{", so the call is refused.", "."} {
+		if head, ok := strings.CutSuffix(msg, tail); ok {
+			return head + ": " + se.Reason() + tail
+		}
+	}
+	return msg + " (" + se.Reason() + ")"
 }

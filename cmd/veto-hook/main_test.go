@@ -64,8 +64,10 @@ func TestStartsServerOnDemand(t *testing.T) {
 	if !up {
 		t.Fatal("no server listens 5 s after the first call")
 	}
-	// veto is gone: only the server can answer now.
-	noVeto := "VETO_FULL=" + filepath.Join(dir, "no-such-veto")
+	// veto cannot be run (a copy of its first pages, not executable: the
+	// same build for veto-hook to ask the server of): only the server can
+	// answer now.
+	noVeto := "VETO_FULL=" + unrunnable(t, filepath.Join(bin, "veto"), filepath.Join(dir, "veto-unrunnable"))
 	if code, out := call("t2", "Read", `{"file_path":"`+ws+`/main.go"}`, noVeto); code != 0 || out != "" {
 		t.Fatalf("second call, from the server: %d %q", code, out)
 	}
@@ -104,6 +106,19 @@ func TestStartsServerOnDemand(t *testing.T) {
 
 	os.RemoveAll(filepath.Dir(sock))
 	waitGone(t, sock, "its socket was removed")
+}
+
+// unrunnable writes the first 64 KiB of the program at from to to, not
+// executable: a file of the same build (wire.BuildOf) that cannot be run.
+func unrunnable(t *testing.T, from, to string) string {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b[:64<<10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return to
 }
 
 // waitGone waits up to 5 s for the server on sock to exit.

@@ -61,9 +61,10 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 	// An event that cannot be read whole, or is too long, is still handed
 	// on: veto answers it with the client's denial.
 	in, _ := io.ReadAll(io.LimitReader(stdin, MaxEvent+1))
-	if os.Getenv("VETO_NO_SERVER") == "" && len(in) <= MaxEvent && absolute(*state) {
-		sock := SocketPath()
-		rq := Request{V: 1, Build: Build(), Client: client, State: *state, Approve: *approve, TimeoutMS: timeout.Milliseconds(),
+	build, known := VetoBuild()
+	if os.Getenv("VETO_NO_SERVER") == "" && len(in) <= MaxEvent && absolute(*state) && known {
+		sock := SocketFor(build)
+		rq := Request{V: 1, Build: build, Client: client, State: *state, Approve: *approve, TimeoutMS: timeout.Milliseconds(),
 			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Env: EnvNow(), Event: in}
 		rs, err := Ask(sock, rq, *timeout)
 		if err == nil {
@@ -140,6 +141,26 @@ func Ask(sock string, rq Request, deadline time.Duration) (Response, error) {
 		return Response{}, errors.New("wire: the server runs under other settings or another build")
 	}
 	return rs, nil
+}
+
+// vetoFile is the file VetoPath finds, whether or not it may be run: the
+// build veto-hook expects a server to be.
+func vetoFile() string {
+	if full := os.Getenv("VETO_FULL"); full != "" {
+		return full
+	}
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), "veto"); isFile(p) {
+			return p
+		}
+	}
+	p, _ := exec.LookPath("veto")
+	return p
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // VetoPath finds veto: $VETO_FULL, else the veto next to this program,

@@ -205,8 +205,24 @@ func RunVeto(args []string, event []byte, stdout, stderr io.Writer) (int, bool) 
 	return 0, false // killed by a signal, or could not start
 }
 
-// StartServer starts veto serve-hooks on sock in its own session, without
-// waiting for it; it exits after ServerIdle without a request, or when its
+// ServerEnv is the part of environ a hook server is started with: the
+// variables an answer depends on (EnvKeys, the other XDG_ directories,
+// VETO_ settings) and nothing else. The first hook's environment holds the
+// client's own secrets (API keys, session tokens), which a server that
+// lives for half an hour must not hold.
+func ServerEnv(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, ok := strings.Cut(kv, "=")
+		if ok && (slices.Contains(EnvKeys, k) || strings.HasPrefix(k, "XDG_") || strings.HasPrefix(k, "VETO_")) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// StartServer starts veto serve-hooks on sock in its own session, with
+// ServerEnv's environment, without waiting for it; it exits after ServerIdle without a request, or when its
 // socket is removed. A second server on the same socket exits at once.
 func StartServer(sock string) error {
 	full, err := VetoPath()
@@ -215,6 +231,7 @@ func StartServer(sock string) error {
 	}
 	cmd := exec.Command(full, "serve-hooks", "--socket", sock, "--idle", ServerIdle.String())
 	cmd.Dir = "/"
+	cmd.Env = ServerEnv(os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return err

@@ -314,3 +314,13 @@ func BenchmarkVetoBuild(b *testing.B) {
 		}
 	}
 }
+
+// A server keeps only what its answers depend on.
+func TestServerEnvKeepsOnlyWhatAnswersNeed(t *testing.T) {
+	got := wire.ServerEnv([]string{"HOME=/h", "ANTHROPIC_API_KEY=canary-1", "XDG_RUNTIME_DIR=/run/u", "PATH=/bin",
+		"CLAUDE_CODE_MESSAGING_TOKEN=canary-2", "VETO_STATE=/s.db", "USER=u", "TMPDIR=/t", "AWS_SECRET_ACCESS_KEY=canary-3", "=odd", "NOEQUALS"})
+	want := "HOME=/h XDG_RUNTIME_DIR=/run/u VETO_STATE=/s.db USER=u TMPDIR=/t"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("ServerEnv = %q, want %q", got, want)
+	}
+}

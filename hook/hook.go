@@ -204,8 +204,21 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		}
 		return agent.Reply{}, nil
 	case agent.Decide:
+		// A call decided before (a hook server that recorded its answer
+		// and died before giving it, and veto-hook handed the event to veto
+		// hook) is answered as recorded, never decided twice. The server
+		// does not look first: the store refuses a second decision for a
+		// call (sqlstore.ErrDecided), and the recorded one is answered.
+		if o.gates == nil {
+			if r, ok := recorded(ctx, a, s, &ev.Call, o.Approve || p.Approve); ok {
+				return r, nil
+			}
+		}
 		v := g.Decide(ctx, &ev.Call)
 		if !v.Allowed && v.Reason == veto.ReasonStateUnavailable {
+			if r, ok := recorded(ctx, a, s, &ev.Call, o.Approve || p.Approve); ok {
+				return r, nil // decided elsewhere while this decision ran
+			}
 			v.Message = withCause(v.Message, causes.Last())
 		}
 		if !v.Allowed {
@@ -258,4 +271,32 @@ func withCause(msg string, se *sqlstore.StateError) string {
 		}
 	}
 	return msg + " (" + se.Reason() + ")"
+}
+
+// decidedStore is a store that finds a call's recorded decision.
+type decidedStore interface {
+	Decided(ctx context.Context, run, callID string) (veto.Event, bool, error)
+}
+
+// recorded is the reply to a call that already has a decision recorded
+// in its run: that decision's verdict.
+func recorded(ctx context.Context, a agent.Adapter, s veto.Store, c *veto.Call, approve bool) (agent.Reply, bool) {
+	ds, ok := s.(decidedStore)
+	if !ok || c.ID == "" || c.Run.Ref == "" {
+		return agent.Reply{}, false
+	}
+	e, ok, err := ds.Decided(ctx, c.Run.Ref, c.ID)
+	if err != nil || !ok {
+		return agent.Reply{}, false
+	}
+	if e.Kind == veto.EventAllowed {
+		return a.Allow(approve), true
+	}
+	v := veto.Verdict{CallID: e.CallID, Tool: e.Tool, Run: c.Run.Ref, Stage: e.Stage, Rule: e.Rule, Reason: e.Reason,
+		ToolDenial: e.ToolDenial, Risk: e.Risk, Target: e.Target,
+		Message: "veto decided this call before and refused it; this is the decision recorded for it (call " + e.CallID + ")."}
+	if v.Reason == "" {
+		v.Reason = string(e.ToolDenial)
+	}
+	return a.Deny(claudecode.Reason(v)), true
 }

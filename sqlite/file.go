@@ -155,7 +155,7 @@ func (f *File) store() (*sqlstore.Store, error) {
 
 // failed notes err's cause in ctx and returns it, as a StateError.
 func (f *File) failed(ctx context.Context, err error) error {
-	if err == nil || errors.Is(err, veto.ErrConflict) {
+	if err == nil || errors.Is(err, veto.ErrConflict) || errors.Is(err, sqlstore.ErrDecided) {
 		return err
 	}
 	r := refusal(f.path, err)
@@ -198,6 +198,17 @@ func (f *File) Events(ctx context.Context, run string, after uint64) ([]veto.Eve
 	}
 	evs, err := s.Events(ctx, run, after)
 	return evs, f.failed(ctx, err)
+}
+
+// Decided returns the decision recorded for the call callID of run
+// (sqlstore.Store.Decided).
+func (f *File) Decided(ctx context.Context, run, callID string) (veto.Event, bool, error) {
+	s, err := f.store()
+	if err != nil {
+		return veto.Event{}, false, f.failed(ctx, err)
+	}
+	e, ok, err := s.Decided(ctx, run, callID)
+	return e, ok, f.failed(ctx, err)
 }
 
 // Store is the open store, for what is not on veto.Store (the caller

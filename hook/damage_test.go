@@ -120,3 +120,45 @@ func TestDamagedStateIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// Each cause of a state refusal is named in the denial: a lock held past
+// the busy timeout, a path that is a directory or under a file, a
+// directory that cannot be made.
+func TestStateRefusalsNameTheirCause(t *testing.T) {
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(filepath.Join(ws, ".git"), 0o755)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("VETO_MANAGED_POLICY", filepath.Join(dir, "none.yaml"))
+	ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` + ws + `/x"},"tool_use_id":"t1"}`
+	ask := func(state string) (int, string) {
+		r, _ := hook.Reply(context.Background(), hook.AdapterFor("claude-code"), strings.NewReader(ev), hook.Options{State: state, Timeout: 800 * time.Millisecond})
+		return r.Exit, r.Stdout + r.Stderr
+	}
+
+	locked := filepath.Join(dir, "locked", "veto.db")
+	holder, err := sqlite.Open(context.Background(), locked, sqlite.Options{})
+	check(t, err)
+	defer holder.Close()
+	tx, err := holder.DB().Begin() // BEGIN IMMEDIATE: the write lock
+	check(t, err)
+	defer tx.Rollback()
+	_, err = tx.Exec(`INSERT INTO veto_meta (key, value) VALUES ('held', '1')`)
+	check(t, err)
+
+	os.WriteFile(filepath.Join(dir, "file"), []byte("x"), 0o600)
+	os.MkdirAll(filepath.Join(dir, "adir", "veto.db"), 0o700)
+	for _, c := range []struct{ name, state, want string }{
+		{"locked", locked, locked + " is locked by another writer past the busy timeout"},
+		{"a directory", filepath.Join(dir, "adir", "veto.db"), "is not a usable path (not a regular file)"},
+		{"under a file", filepath.Join(dir, "file", "veto.db"), "is not a usable path"},
+		{"cannot be made", "/proc/veto-no-such/veto.db", "/proc/veto-no-such/veto.db cannot be reached"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, out := ask(c.state)
+			if code != 2 || !strings.Contains(out, "state_unavailable") || !strings.Contains(out, c.want) {
+				t.Fatalf("exit %d %q, want exit 2 naming %q", code, out, c.want)
+			}
+		})
+	}
+}

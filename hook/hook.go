@@ -61,6 +61,11 @@ type Options struct {
 	State   string        // the SQLite state file; "" : the default path
 	Timeout time.Duration // refuse the call when no answer is ready by then
 	Approve bool          // answer allow for the user
+	// AskedAt, when set, is when veto-hook sent this event to a hook
+	// server that did not answer: a decision recorded for the call since
+	// then is that server's, and is the answer (the call is not decided
+	// twice).
+	AskedAt time.Time
 	// Compiler compiles CEL rules; nil means this program has no CEL, and
 	// an event whose policy has CEL rules is answered ErrNeedsCEL.
 	Compiler policy.Compiler
@@ -164,7 +169,9 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 	// named.
 	open := o.open
 	if open == nil {
-		open = openOnce
+		open = func(ctx context.Context, path string) (veto.Store, func(), error) {
+			return openOnce(ctx, path, BusyTimeout(o.Timeout))
+		}
 	}
 	s, done, err := open(ctx, path)
 	if err != nil {
@@ -204,21 +211,18 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		}
 		return agent.Reply{}, nil
 	case agent.Decide:
-		// A call decided before (a hook server that recorded its answer
-		// and died before giving it, and veto-hook handed the event to veto
-		// hook) is answered as recorded, never decided twice. The server
-		// does not look first: the store refuses a second decision for a
-		// call (sqlstore.ErrDecided), and the recorded one is answered.
-		if o.gates == nil {
-			if r, ok := recorded(ctx, a, s, &ev.Call, o.Approve || p.Approve); ok {
+		// A server that recorded its decision and did not give it (it
+		// died, or was stopped past veto-hook's deadline): its decision is
+		// the answer, never a second one. Only a decision recorded since
+		// veto-hook asked, for the same tool, is taken: an older one with
+		// the same id is another call's (some clients' ids repeat).
+		if !o.AskedAt.IsZero() {
+			if r, ok := recorded(ctx, a, s, &ev.Call, o.AskedAt, o.Approve || p.Approve); ok {
 				return r, nil
 			}
 		}
 		v := g.Decide(ctx, &ev.Call)
 		if !v.Allowed && v.Reason == veto.ReasonStateUnavailable {
-			if r, ok := recorded(ctx, a, s, &ev.Call, o.Approve || p.Approve); ok {
-				return r, nil // decided elsewhere while this decision ran
-			}
 			v.Message = withCause(v.Message, causes.Last())
 		}
 		if !v.Allowed {
@@ -235,14 +239,25 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 
 // openOnce opens the state for one event and closes it after: veto hook's
 // store. The file's header and schema marker are checked as it opens.
-func openOnce(ctx context.Context, path string) (veto.Store, func(), error) {
-	f := sqlite.OpenFile(path, sqlite.Options{})
+func openOnce(ctx context.Context, path string, busy time.Duration) (veto.Store, func(), error) {
+	f := sqlite.OpenFile(path, sqlite.Options{BusyTimeout: busy})
 	release, err := f.Acquire(ctx)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	return f, func() { release(); f.Close() }, nil
+}
+
+// BusyTimeout is how long a store waits for another writer's lock when
+// an answer is due within timeout: three quarters of it, so that a lock
+// held too long is refused as locked before the deadline refuses the call
+// as late.
+func BusyTimeout(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	return timeout * 3 / 4
 }
 
 // stateRefused is the reason a call is blocked when its state is refused:
@@ -278,15 +293,15 @@ type decidedStore interface {
 	Decided(ctx context.Context, run, callID string) (veto.Event, bool, error)
 }
 
-// recorded is the reply to a call that already has a decision recorded
-// in its run: that decision's verdict.
-func recorded(ctx context.Context, a agent.Adapter, s veto.Store, c *veto.Call, approve bool) (agent.Reply, bool) {
+// recorded is the reply to a call that has a decision recorded in its run
+// at since or later, for its tool: that decision's verdict.
+func recorded(ctx context.Context, a agent.Adapter, s veto.Store, c *veto.Call, since time.Time, approve bool) (agent.Reply, bool) {
 	ds, ok := s.(decidedStore)
 	if !ok || c.ID == "" || c.Run.Ref == "" {
 		return agent.Reply{}, false
 	}
 	e, ok, err := ds.Decided(ctx, c.Run.Ref, c.ID)
-	if err != nil || !ok {
+	if err != nil || !ok || e.Time.Before(since) || e.Tool != c.Tool {
 		return agent.Reply{}, false
 	}
 	if e.Kind == veto.EventAllowed {
@@ -294,7 +309,7 @@ func recorded(ctx context.Context, a agent.Adapter, s veto.Store, c *veto.Call, 
 	}
 	v := veto.Verdict{CallID: e.CallID, Tool: e.Tool, Run: c.Run.Ref, Stage: e.Stage, Rule: e.Rule, Reason: e.Reason,
 		ToolDenial: e.ToolDenial, Risk: e.Risk, Target: e.Target,
-		Message: "veto decided this call before and refused it; this is the decision recorded for it (call " + e.CallID + ")."}
+		Message: "the hook server refused this call and did not answer in time; this is its recorded decision."}
 	if v.Reason == "" {
 		v.Reason = string(e.ToolDenial)
 	}

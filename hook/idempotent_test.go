@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,18 +35,18 @@ func decisions(t *testing.T, state, id string) int {
 	return n
 }
 
-// A call is decided once: asked again (the server recorded its answer and
-// died before giving it, and veto-hook handed the event to veto hook; or
-// veto hook decided while a stopped server waited, and the server went on)
-// it is answered as recorded, and no second decision is recorded.
+// A server that recorded its decision and did not give it: veto hook,
+// told when veto-hook asked, answers with that decision, and records no
+// second one. A decision with the same id recorded before the ask is
+// another call's, and the call is decided.
 func TestDecisionsAreIdempotentByCallID(t *testing.T) {
 	srv := startServer(t)
 	state := os.Getenv("VETO_STATE")
 	event := func(id, tool, input string) string {
 		return `{"session_id":"s","cwd":"` + srv.ws + `","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_input":` + input + `,"tool_use_id":"` + id + `"}`
 	}
-	fallback := func(ev string) (int, string) {
-		r, _ := hook.Reply(context.Background(), hook.AdapterFor("claude-code"), strings.NewReader(ev), hook.Options{State: state, Timeout: 2 * time.Second})
+	fallback := func(ev string, asked time.Time) (int, string) {
+		r, _ := hook.Reply(context.Background(), hook.AdapterFor("claude-code"), strings.NewReader(ev), hook.Options{State: state, Timeout: 2 * time.Second, AskedAt: asked})
 		return r.Exit, r.Stdout + r.Stderr
 	}
 	served := func(ev string) (int, string) {
@@ -58,30 +61,84 @@ func TestDecisionsAreIdempotentByCallID(t *testing.T) {
 	read := `{"file_path":"` + srv.ws + `/main.go"}`
 	reset := `{"command":"git reset --hard"}`
 	for _, c := range []struct {
-		name          string
-		id, tool, in  string
-		first, second func(string) (int, string)
-		exit          int
+		name         string
+		id, tool, in string
+		exit         int
 	}{
-		{"served, then veto hook: allowed", "a1", "Read", read, served, fallback, 0},
-		{"served, then veto hook: denied", "d1", "Bash", reset, served, fallback, 2},
-		{"veto hook, then served: allowed", "a2", "Read", read, fallback, served, 0},
-		{"veto hook, then served: denied", "d2", "Bash", reset, fallback, served, 2},
-		{"veto hook twice", "a3", "Read", read, fallback, fallback, 0},
+		{"allowed", "a1", "Read", read, 0},
+		{"denied", "d1", "Bash", reset, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ev := event(c.id, c.tool, c.in)
-			code, out := c.first(ev)
+			asked := time.Now()
+			code, out := served(ev) // the server records; its answer is lost
 			if code != c.exit {
-				t.Fatalf("first: %d %q", code, out)
+				t.Fatalf("served: %d %q", code, out)
 			}
-			code2, out2 := c.second(ev)
-			if code2 != c.exit || (c.exit == 2 && !strings.Contains(out2, "reason git_destructive")) {
-				t.Fatalf("asked again: %d %q, first %d %q", code2, out2, code, out)
+			code, out = fallback(ev, asked)
+			if code != c.exit || (c.exit == 2 && !strings.Contains(out, "reason git_destructive")) {
+				t.Fatalf("veto hook after the server: %d %q", code, out)
 			}
 			if n := decisions(t, state, c.id); n != 1 {
 				t.Fatalf("%d decisions recorded for %s", n, c.id)
 			}
+			// Asked after that decision: it is not this call's.
+			if code, out := fallback(ev, time.Now()); code != c.exit {
+				t.Fatalf("a later call with the id: %d %q", code, out)
+			}
+			if n := decisions(t, state, c.id); n != 2 {
+				t.Fatalf("%d decisions recorded for %s, want a second call decided", n, c.id)
+			}
 		})
+	}
+	// Another tool under the id is another call, whenever it was recorded.
+	asked := time.Now()
+	served(event("x1", "Read", read))
+	if code, out := fallback(event("x1", "Bash", reset), asked); code != 2 || !strings.Contains(out, "git_destructive") {
+		t.Fatalf("another tool under a recorded id: %d %q", code, out)
+	}
+}
+
+// veto-hook tells veto hook when it asked a server that took the event
+// and gave no answer, and only then.
+func TestRunSaysWhenItAskedAServer(t *testing.T) {
+	dir, err := os.MkdirTemp("", "vh") // short: a socket path has a length limit
+	check(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o700)
+	sock := filepath.Join(dir, "hook.sock")
+	t.Setenv("VETO_SOCKET", sock)
+	t.Setenv("VETO_NO_SERVER", "")
+	self, _ := os.Executable()
+	t.Setenv("VETO_FULL", self)
+	var args []string
+	fb := func(a []string, _ []byte, _, _ io.Writer) (int, bool) { args = a; return 0, true }
+	ev := `{"hook_event_name":"PreToolUse","tool_name":"Read"}`
+
+	wire.Run([]string{"claude-code"}, strings.NewReader(ev), io.Discard, io.Discard, fb, nil)
+	if strings.Contains(strings.Join(args, " "), "asked-at") {
+		t.Fatalf("no server, yet %v", args)
+	}
+	l, err := net.Listen("unix", sock)
+	check(t, err)
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Read(make([]byte, 4096))
+			c.Close() // died before answering
+		}
+	}()
+	before := time.Now().UnixNano()
+	wire.Run([]string{"claude-code"}, strings.NewReader(ev), io.Discard, io.Discard, fb, nil)
+	after := time.Now().UnixNano()
+	if len(args) != 4 || args[2] != "--asked-at" {
+		t.Fatalf("fallback args %v", args)
+	}
+	if at, err := strconv.ParseInt(args[3], 10, 64); err != nil || at < before || at > after {
+		t.Fatalf("asked-at %s, asked between %d and %d", args[3], before, after)
 	}
 }

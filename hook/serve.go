@@ -39,7 +39,7 @@ func SocketPath() string { return wire.SocketPath() }
 func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stores := &storeCache{m: map[string]*sqlite.File{}}
+	stores := &storeCache{m: map[string]*sqlite.File{}, busy: BusyTimeout(o.Timeout)}
 	gates := &gateCache{m: map[string]cachedGate{}, probe: probe.NewLive(4096)}
 	defer stores.close()
 	// Requests under way when the server stops are answered first: they
@@ -121,6 +121,11 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 		if rq.TimeoutMS > 0 {
 			ro.Timeout = time.Duration(rq.TimeoutMS) * time.Millisecond
 		}
+		// The answer is due before veto-hook gives up on it: a decision is
+		// never recorded after veto-hook has handed the event to veto hook
+		// (a server stopped and continued past the deadline finds its
+		// context ended, and records nothing).
+		ro.Timeout = ServerTimeout(ro.Timeout)
 		ro.open, ro.gates = stores.open, gates
 		r, _ := Reply(ctx, a, bytesReader(rq.Event), ro)
 		rs.Exit, rs.Stdout, rs.Stderr = r.Exit, r.Stdout, r.Stderr
@@ -129,13 +134,23 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 	json.NewEncoder(c).Encode(rs)
 }
 
+// ServerTimeout is the deadline a server answers within when veto-hook
+// waits timeout: nine tenths of it.
+func ServerTimeout(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	return timeout * 9 / 10
+}
+
 // storeCache keeps each state file open for the server's life. Before
 // each request the file is proved sound (sqlite.File.Acquire): still the
 // file at its path, unmoved, else reopened and verified, and refused
 // until it is.
 type storeCache struct {
-	mu sync.Mutex
-	m  map[string]*sqlite.File
+	mu   sync.Mutex
+	m    map[string]*sqlite.File
+	busy time.Duration // the stores' busy timeout
 }
 
 func (sc *storeCache) open(ctx context.Context, path string) (veto.Store, func(), error) {
@@ -148,7 +163,7 @@ func (sc *storeCache) open(ctx context.Context, path string) (veto.Store, func()
 			}
 			clear(sc.m) // bounded: many state files at once reopen
 		}
-		f = sqlite.OpenFile(path, sqlite.Options{Verify: true})
+		f = sqlite.OpenFile(path, sqlite.Options{Verify: true, BusyTimeout: sc.busy})
 		sc.m[path] = f
 	}
 	sc.mu.Unlock()

@@ -155,7 +155,7 @@ func (f *File) store() (*sqlstore.Store, error) {
 
 // failed notes err's cause in ctx and returns it, as a StateError.
 func (f *File) failed(ctx context.Context, err error) error {
-	if err == nil || errors.Is(err, veto.ErrConflict) || errors.Is(err, sqlstore.ErrDecided) {
+	if err == nil || errors.Is(err, veto.ErrConflict) {
 		return err
 	}
 	r := refusal(f.path, err)

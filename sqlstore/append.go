@@ -11,11 +11,6 @@ import (
 	"github.com/vetohq/veto/eventlog"
 )
 
-// ErrDecided is Append's error when a batch holds a decision for a call
-// that already has one in its run: nothing is stored. Decided returns
-// the decision recorded.
-var ErrDecided = errors.New("sqlstore: the call already has a recorded decision")
-
 func isDecision(k veto.EventKind) bool {
 	return k == veto.EventAllowed || k == veto.EventDenied || k == veto.EventToolDenied
 }
@@ -53,9 +48,6 @@ func (s *Store) Append(ctx context.Context, run string, next uint64, events []ve
 		tx.Rollback()
 		if errors.Is(err, veto.ErrConflict) || (s.d.Conflict != nil && s.d.Conflict(err)) {
 			return veto.ErrConflict
-		}
-		if errors.Is(err, ErrDecided) {
-			return err
 		}
 		return unavailable(err)
 	}
@@ -171,18 +163,6 @@ func (s *Store) observe(ctx context.Context, tx *sql.Tx, run string, h *header, 
 		return s.tally(ctx, tx, run, idx, veto.Observation{}, false, now)
 	case err != nil:
 		return err
-	}
-	if isDecision(e.Kind) {
-		// A second decision for a call that has one: two answers would be
-		// recorded for one call (a hook server that committed and was
-		// stopped, and the fallback that decided again).
-		var kind string
-		if err := s.queryRow(ctx, tx, `SELECT kind FROM veto_events WHERE run = ? AND seq = ?`, run, seq).Scan(&kind); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		if isDecision(veto.EventKind(kind)) {
-			return ErrDecided
-		}
 	}
 	old.Seq, old.CallID, old.Outcome = uint64(seq), e.CallID, veto.Outcome(outcome)
 	now := old

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -62,10 +63,12 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 	// on: veto answers it with the client's denial.
 	in, _ := io.ReadAll(io.LimitReader(stdin, MaxEvent+1))
 	build, known := VetoBuild()
+	var asked []string // set when a server may have decided the event without answering
 	if os.Getenv("VETO_NO_SERVER") == "" && len(in) <= MaxEvent && absolute(*state) && known {
 		sock := SocketFor(build)
 		rq := Request{V: 1, Build: build, Client: client, State: *state, Approve: *approve, TimeoutMS: timeout.Milliseconds(),
 			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Env: EnvNow(), Event: in}
+		at := time.Now()
 		rs, err := Ask(sock, rq, *timeout)
 		if err == nil {
 			io.WriteString(stdout, rs.Stdout)
@@ -75,8 +78,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 		if errors.Is(err, ErrNoServer) && start != nil {
 			start(sock) // for the next call; this one is answered below
 		}
+		if !errors.Is(err, ErrNoServer) && !errors.Is(err, errMismatch) {
+			// The server had the event and may have recorded a decision:
+			// veto hook answers with that one rather than decide again.
+			asked = []string{"--asked-at", strconv.FormatInt(at.UnixNano(), 10)}
+		}
 	}
-	code, ok := fallback(append([]string{"hook"}, args...), in, stdout, stderr)
+	code, ok := fallback(append(append([]string{"hook"}, args...), asked...), in, stdout, stderr)
 	if ok {
 		return code
 	}
@@ -101,6 +109,8 @@ func absolute(state string) bool {
 	}
 	return true
 }
+
+var errMismatch = errors.New("wire: the server runs under other settings or another build")
 
 // ErrNoServer is Ask's error when nothing listens on the socket (no file,
 // or a file left by a server that died).
@@ -138,7 +148,7 @@ func Ask(sock string, rq Request, deadline time.Duration) (Response, error) {
 		return Response{}, err
 	}
 	if rs.Mismatch {
-		return Response{}, errors.New("wire: the server runs under other settings or another build")
+		return Response{}, errMismatch
 	}
 	return rs, nil
 }

@@ -142,3 +142,25 @@ func TestRunSaysWhenItAskedAServer(t *testing.T) {
 		t.Fatalf("asked-at %s, asked between %d and %d", args[3], before, after)
 	}
 }
+
+// A request read after veto-hook gave up on it (the server was stopped,
+// then continued) is neither answered nor decided: veto hook decided it.
+func TestServerDecidesNothingPastTheDeadline(t *testing.T) {
+	srv := startServer(t)
+	state := os.Getenv("VETO_STATE")
+	ev := `{"session_id":"s","cwd":"` + srv.ws + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` + srv.ws + `/main.go"},"tool_use_id":"late1"}`
+	build, _ := wire.VetoBuild()
+	rq := wire.Request{V: 1, Build: build, Client: "claude-code", State: state, Env: wire.EnvNow(), Event: []byte(ev),
+		TimeoutMS: 2000, DeadlineNS: time.Now().Add(-time.Millisecond).UnixNano()}
+	if rs, err := wire.Ask(srv.sock, rq, 2*time.Second); err == nil {
+		t.Fatalf("answered past the deadline: %+v", rs)
+	}
+	rq.DeadlineNS = time.Now().Add(2 * time.Second).UnixNano()
+	rq.Event = []byte(strings.Replace(ev, "late1", "ontime1", 1))
+	if rs, err := wire.Ask(srv.sock, rq, 2*time.Second); err != nil || rs.Exit != 0 {
+		t.Fatalf("in time: %+v %v", rs, err)
+	}
+	if decisions(t, state, "late1") != 0 || decisions(t, state, "ontime1") != 1 {
+		t.Fatal("decided past the deadline, or not in time")
+	}
+}

@@ -126,6 +126,15 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 		// (a server stopped and continued past the deadline finds its
 		// context ended, and records nothing).
 		ro.Timeout = ServerTimeout(ro.Timeout)
+		if rq.DeadlineNS > 0 {
+			// Read late (the server was stopped, or busy): what is left of
+			// veto-hook's wait, and nothing when it has given up.
+			left := ServerTimeout(time.Until(time.Unix(0, rq.DeadlineNS)))
+			if left <= 0 {
+				return // veto hook answers it
+			}
+			ro.Timeout = min(ro.Timeout, left)
+		}
 		ro.open, ro.gates = stores.open, gates
 		r, _ := Reply(ctx, a, bytesReader(rq.Event), ro)
 		rs.Exit, rs.Stdout, rs.Stderr = r.Exit, r.Stdout, r.Stderr
@@ -135,11 +144,8 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 }
 
 // ServerTimeout is the deadline a server answers within when veto-hook
-// waits timeout: nine tenths of it.
+// waits timeout more: nine tenths of it.
 func ServerTimeout(timeout time.Duration) time.Duration {
-	if timeout <= 0 {
-		timeout = 2 * time.Second
-	}
 	return timeout * 9 / 10
 }
 

@@ -69,6 +69,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 		rq := Request{V: 1, Build: build, Client: client, State: *state, Approve: *approve, TimeoutMS: timeout.Milliseconds(),
 			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Env: EnvNow(), Event: in}
 		at := time.Now()
+		rq.DeadlineNS = at.Add(*timeout).UnixNano()
 		rs, err := Ask(sock, rq, *timeout)
 		if err == nil {
 			io.WriteString(stdout, rs.Stdout)

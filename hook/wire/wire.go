@@ -48,6 +48,7 @@ type Request struct {
 	State      string            `json:"state"`
 	Approve    bool              `json:"approve"`
 	TimeoutMS  int64             `json:"timeout_ms"`
+	DeadlineNS int64             `json:"deadline_ns,omitempty"` // when veto-hook gives up (Unix ns): nothing may be decided after it
 	ProjectDir string            `json:"project_dir"`
 	Env        map[string]string `json:"env"`
 	Event      json.RawMessage   `json:"event"`

@@ -20,14 +20,14 @@ import (
 // stateDamage is what a test does to the state file, and the words the
 // denial must hold.
 type stateDamage struct {
-	name, cause string
-	do          func(t *testing.T, path string)
+	name, cause, detail string
+	do                  func(t *testing.T, path string)
 }
 
 var stateDamages = []stateDamage{
-	{"truncated to 0", "is damaged (the file is empty)", func(t *testing.T, p string) { check(t, os.Truncate(p, 0)) }},
-	{"truncated to 100 bytes", "is damaged (the file is 100 bytes, not a whole number", func(t *testing.T, p string) { check(t, os.Truncate(p, 100)) }},
-	{"B-tree page bytes flipped", "is damaged", func(t *testing.T, p string) {
+	{"truncated to 0", "is damaged (", "the file is empty", func(t *testing.T, p string) { check(t, os.Truncate(p, 0)) }},
+	{"truncated to 100 bytes", "is damaged (", "the file is 100 bytes, not a whole number", func(t *testing.T, p string) { check(t, os.Truncate(p, 100)) }},
+	{"B-tree page bytes flipped", "is damaged (", "", func(t *testing.T, p string) {
 		f, err := os.OpenFile(p, os.O_RDWR, 0)
 		check(t, err)
 		defer f.Close()
@@ -36,7 +36,7 @@ var stateDamages = []stateDamage{
 			f.WriteAt([]byte{0x37, 0xff, 0xff, 0xff, 0xff}, off)
 		}
 	}},
-	{"overwritten with garbage", "is damaged", func(t *testing.T, p string) {
+	{"overwritten with garbage", "is damaged (", "", func(t *testing.T, p string) {
 		fi, err := os.Stat(p)
 		check(t, err)
 		b := make([]byte, fi.Size())
@@ -46,7 +46,7 @@ var stateDamages = []stateDamage{
 		}
 		check(t, os.WriteFile(p, b, 0o600))
 	}},
-	{"replaced by a newer schema", "was written by a newer veto", func(t *testing.T, p string) {
+	{"replaced by a newer schema", "was written by a newer veto", "", func(t *testing.T, p string) {
 		other := filepath.Join(filepath.Dir(p), "newer.db")
 		s, err := sqlite.Open(context.Background(), other, sqlite.Options{})
 		check(t, err)
@@ -111,7 +111,7 @@ func TestDamagedStateIsRefused(t *testing.T) {
 					d.do(t, state)
 					for i := 0; i < 3; i++ {
 						code, out := call(fmt.Sprintf("after%d", i), "Read", `{"file_path":"`+srv.ws+`/main.go"}`)
-						if code != 2 || !strings.Contains(out, "state_unavailable") || !strings.Contains(out, state+" "+d.cause) {
+						if code != 2 || !strings.Contains(out, "state_unavailable") || !strings.Contains(out, state+" "+d.cause) || !strings.Contains(out, d.detail) {
 							t.Fatalf("call %d after the damage: exit %d %q, want exit 2 naming %q", i, code, out, d.cause)
 						}
 					}

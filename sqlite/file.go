@@ -111,14 +111,21 @@ func (f *File) sound(ctx context.Context) bool {
 
 // reopen closes the store and opens the file again, verified; under the
 // write lock.
+//
+// The file is opened again before the store held is closed, so that a
+// damaged file is marked (see mark) before closing lets SQLite copy its
+// WAL's pages into it.
 func (f *File) reopen(ctx context.Context) {
+	s, err := open(ctx, f.path, f.o)
+	if err != nil {
+		f.err = refusal(f.path, err)
+		mark(f.path, f.err)
+	}
 	if f.s != nil {
 		f.s.Close()
 		f.s = nil
 	}
-	s, err := open(ctx, f.path, f.o)
 	if err != nil {
-		f.err = refusal(f.path, err)
 		return
 	}
 	fp, err := stat(f.path)

@@ -78,7 +78,9 @@ func DefaultPath() (string, error) {
 func Open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) {
 	s, err := open(ctx, path, o)
 	if err != nil {
-		return nil, refusal(path, err)
+		err = refusal(path, err)
+		mark(path, err)
+		return nil, err
 	}
 	return s, nil
 }
@@ -214,6 +216,9 @@ func inspect(path string) (exists bool, err error) {
 	if !fi.Mode().IsRegular() {
 		return true, &sqlstore.StateError{Cause: sqlstore.CauseBadPath, Detail: "not a regular file"}
 	}
+	if err := marked(path, fi); err != nil {
+		return true, err
+	}
 	return true, checkHeader(f, fi.Size())
 }
 
@@ -273,7 +278,11 @@ func create(ctx context.Context, path string, o Options) error {
 	if err := s.Close(); err != nil {
 		return err
 	}
-	if err := os.Link(name, path); err != nil && !errors.Is(err, os.ErrExist) {
+	err = os.Link(name, path)
+	if fi, serr := os.Stat(path); err == nil && serr == nil && marked(path, fi) != nil {
+		os.Remove(markPath(path)) // the mark of an old file whose inode this new one took
+	}
+	if err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
 	return nil

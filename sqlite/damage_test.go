@@ -251,3 +251,48 @@ func TestConcurrentCreation(t *testing.T) {
 		must(t, <-errs)
 	}
 }
+
+// A held file makes its own checkpoints, which do not count as the file
+// moving: it is verified once however long it is used.
+func TestFileOwnCheckpointsAreNotMoves(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "veto.db")
+	f := sqlite.OpenFile(p, sqlite.Options{Verify: true})
+	defer f.Close()
+	size := func() int64 {
+		fi, err := os.Stat(p)
+		must(t, err)
+		return fi.Size()
+	}
+	release, err := f.Acquire(ctx)
+	must(t, err)
+	release()
+	before := size()
+	for i := 0; i < 30; i++ {
+		release, err := f.Acquire(ctx)
+		must(t, err)
+		decide(t, f, fmt.Sprintf("r%d", i), 40)
+		release()
+	}
+	if n := f.Verifications(); n != 1 {
+		t.Fatalf("verified %d times", n)
+	}
+	if size() <= before {
+		t.Fatalf("no checkpoint: the file is %d bytes, was %d", size(), before)
+	}
+	if fi, err := os.Stat(p + "-wal"); err == nil && fi.Size() > 8<<20 {
+		t.Fatalf("the WAL grew to %d bytes", fi.Size())
+	}
+	// Another process's checkpoint moves the file: verified again.
+	s, err := sqlite.Open(ctx, p, testOptions)
+	must(t, err)
+	decide(t, s, "other", 1)
+	_, err = s.DB().ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	must(t, err)
+	s.Close()
+	release, err = f.Acquire(ctx)
+	must(t, err)
+	release()
+	if n := f.Verifications(); n != 2 {
+		t.Fatalf("verified %d times after another's checkpoint", n)
+	}
+}

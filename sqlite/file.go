@@ -28,10 +28,11 @@ type File struct {
 	path string
 	o    Options
 
-	rw  sync.RWMutex // read: a request uses s; write: s is replaced
-	s   *sqlstore.Store
-	fp  fingerprint
-	err error // why s is nil
+	rw    sync.RWMutex // read: a request uses s; write: s is replaced, or checkpointed
+	s     *sqlstore.Store
+	fp    fingerprint
+	err   error // why s is nil
+	opens int64 // verified opens, for tests
 }
 
 var _ veto.Store = (*File)(nil)
@@ -57,10 +58,22 @@ func stat(path string) (fingerprint, error) {
 }
 
 // OpenFile returns the state file at path; it is opened at the first
-// Acquire. o.Verify is implied.
+// Acquire. With o.Verify the file is verified (quick_check) whenever it is
+// opened, and the store makes its own checkpoints (see Acquire).
 func OpenFile(path string, o Options) *File {
-	o.Verify = true
+	o.ownCheckpoints = o.Verify
 	return &File{path: path, o: o}
+}
+
+// checkpointAt is the WAL size past which a File copies the WAL into the
+// database (SQLite's own default is 1000 pages).
+const checkpointAt = 4 << 20
+
+// Verifications is how many times the file was opened and verified.
+func (f *File) Verifications() int64 {
+	f.rw.RLock()
+	defer f.rw.RUnlock()
+	return f.opens
 }
 
 // Path is the file's path.
@@ -69,9 +82,15 @@ func (f *File) Path() string { return f.path }
 // Acquire proves the file sound, reopening it when anything moved, and
 // holds it open until release is called; err (a *sqlstore.StateError)
 // refuses it.
+//
+// A store that verifies (Options.Verify) makes its own checkpoints: when
+// its WAL has grown past checkpointAt, under the write lock, once the file
+// is proved unmoved, and the file's new size and times are then its
+// fingerprint. A checkpoint made by another process moves the file, and
+// the file is verified again.
 func (f *File) Acquire(ctx context.Context) (release func(), err error) {
 	f.rw.RLock()
-	if f.s != nil && f.sound(ctx) {
+	if f.s != nil && f.sound(ctx) && !f.walFull() {
 		return f.rw.RUnlock, nil
 	}
 	f.rw.RUnlock()
@@ -79,6 +98,8 @@ func (f *File) Acquire(ctx context.Context) (release func(), err error) {
 	f.rw.Lock()
 	if f.s == nil || !f.sound(ctx) {
 		f.reopen(ctx)
+	} else if f.walFull() {
+		f.checkpoint(ctx)
 	}
 	if f.s == nil {
 		err := f.err
@@ -109,6 +130,26 @@ func (f *File) sound(ctx context.Context) bool {
 	return err == nil
 }
 
+// walFull reports whether the store should checkpoint its WAL.
+func (f *File) walFull() bool {
+	if !f.o.ownCheckpoints {
+		return false
+	}
+	fi, err := os.Stat(f.path + "-wal")
+	return err == nil && fi.Size() > checkpointAt
+}
+
+// checkpoint copies the WAL into the database, under the write lock, the
+// file proved unmoved just before; what it moved is the fingerprint.
+func (f *File) checkpoint(ctx context.Context) {
+	if _, err := f.s.DB().ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return // tried again at the next request
+	}
+	if fp, err := stat(f.path); err == nil {
+		f.fp = fp
+	}
+}
+
 // reopen closes the store and opens the file again, verified; under the
 // write lock.
 //
@@ -135,6 +176,7 @@ func (f *File) reopen(ctx context.Context) {
 		return
 	}
 	f.s, f.fp, f.err = s, fp, nil
+	f.opens++
 }
 
 // Close closes the store.

@@ -38,6 +38,10 @@ type Options struct {
 	// page's structure is read, so damage anywhere is refused, not only
 	// where a decision reads. It costs time in proportion to the file.
 	Verify bool
+
+	// ownCheckpoints turns SQLite's automatic checkpoints off: File makes
+	// them itself, so that its own do not count as the file moving.
+	ownCheckpoints bool
 }
 
 var dialect = sqlstore.Dialect{
@@ -174,8 +178,12 @@ func classify(err error) (sqlstore.Cause, string) {
 // directory name open exactly that file; mode=rw, since a file is only
 // ever created by create.
 func dsn(path string, o Options) string {
-	return fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate",
+	d := fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate",
 		escape(path), o.BusyTimeout.Milliseconds())
+	if o.ownCheckpoints {
+		d += "&_pragma=wal_autocheckpoint(0)"
+	}
+	return d
 }
 
 func escape(path string) string {

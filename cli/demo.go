@@ -101,7 +101,7 @@ func runDemo(ctx context.Context, e *env, args []string) int {
 			Tool string `json:"tool_name"`
 		}
 		json.Unmarshal(event, &head)
-		r := hookReply(ctx, claudecode.Adapter{ProjectDir: ws}, bytes.NewReader(event), state, 5*time.Second, false)
+		r := hookReply(ctx, claudecode.Adapter{ProjectDir: ws}, bytes.NewReader(event), state, 5*time.Second, false, time.Time{})
 		if head.Name != "PreToolUse" {
 			if r.Exit != 0 {
 				fmt.Fprintf(tw, "\t%s\t%s\t%s\t(%s failed: %s)\n", head.Tool, "-", "-", head.Name, strings.TrimSpace(r.Stderr))

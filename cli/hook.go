@@ -34,6 +34,7 @@ func runHook(ctx context.Context, e *env, args []string) int {
 	state := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file")
 	timeout := fs.Duration("timeout", 2*time.Second, "refuse the call when no answer is ready in this time")
 	approve := fs.Bool("approve", false, "answer allow for the user (skips the client's own permission prompt)")
+	askedAt := fs.Int64("asked-at", 0, "veto-hook's: when it sent this event to a hook server that did not answer (Unix ns)")
 	if len(args) == 0 || !slices.Contains(hook.Clients, args[0]) {
 		if len(args) > 0 && strings.HasPrefix(args[0], "-") {
 			if code, done := parse(e, fs, args); done {
@@ -46,7 +47,11 @@ func runHook(ctx context.Context, e *env, args []string) int {
 	if code, done := parse(e, fs, args[1:]); done {
 		return code
 	}
-	reply := hookReply(ctx, hook.AdapterFor(args[0]), e.stdin, *state, *timeout, *approve)
+	var asked time.Time
+	if *askedAt > 0 {
+		asked = time.Unix(0, *askedAt)
+	}
+	reply := hookReply(ctx, hook.AdapterFor(args[0]), e.stdin, *state, *timeout, *approve, asked)
 	io.WriteString(e.stdout, reply.Stdout)
 	io.WriteString(e.stderr, reply.Stderr)
 	return reply.Exit
@@ -54,7 +59,7 @@ func runHook(ctx context.Context, e *env, args []string) int {
 
 // hookReply answers one hook event with veto's full program: CEL rules
 // compile here. Whatever goes wrong, a tool call is blocked.
-func hookReply(ctx context.Context, a agent.Adapter, stdin io.Reader, state string, timeout time.Duration, approve bool) agent.Reply {
-	r, _ := hook.Reply(ctx, a, stdin, hook.Options{State: state, Timeout: timeout, Approve: approve, Compiler: &lazyCEL{}})
+func hookReply(ctx context.Context, a agent.Adapter, stdin io.Reader, state string, timeout time.Duration, approve bool, askedAt time.Time) agent.Reply {
+	r, _ := hook.Reply(ctx, a, stdin, hook.Options{State: state, Timeout: timeout, Approve: approve, AskedAt: askedAt, Compiler: &lazyCEL{}})
 	return r
 }

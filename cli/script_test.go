@@ -53,6 +53,19 @@ func TestScripts(t *testing.T) {
 				out := os.Expand(ts.ReadFile(args[0]), ts.Getenv)
 				ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(out), 0o644))
 			},
+			// "unrunnable PATH" writes the first 64 KiB of veto at PATH, not
+			// executable: a file of veto's build (wire.BuildOf) that cannot
+			// be run.
+			"unrunnable": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: unrunnable PATH")
+				}
+				self, err := os.Executable()
+				ts.Check(err)
+				b, err := os.ReadFile(self)
+				ts.Check(err)
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), b[:64<<10], 0o644))
+			},
 			// "waitfor PATH" waits up to 10 s for PATH to exist (a server's
 			// socket, say).
 			"waitfor": func(ts *testscript.TestScript, neg bool, args []string) {

@@ -18,10 +18,11 @@ const serveDescription = `Answer veto-hook's events from a long-lived process th
   veto serve-hooks --stop      end it (the next veto-hook call starts a new one)
 
 veto-hook asks the server at $VETO_SOCKET, else at hook-KEY.sock in $XDG_RUNTIME_DIR/veto (else
-in $TMPDIR/veto-UID), where KEY hashes veto's build and the settings an answer depends on (HOME,
-USER, TMPDIR, XDG_CONFIG_HOME, XDG_STATE_HOME, VETO_MANAGED_POLICY, VETO_STATE): each has a
-server of its own. When none runs there, veto-hook hands the event to veto hook and starts one
-(--idle 30m). It also hands it on when the server does not answer in time, or was started
+in $TMPDIR/veto-UID), where KEY hashes veto's build (the Go build ID stamped in the veto
+veto-hook would run) and the settings an answer depends on (HOME, USER, TMPDIR, XDG_CONFIG_HOME,
+XDG_STATE_HOME, VETO_MANAGED_POLICY, VETO_STATE): each has a server of its own. When none runs
+there, veto-hook hands the event to veto hook and starts one (--idle 30m), with only those
+variables, XDG_* and VETO_* in its environment. It also hands it on when the server does not answer in time, or was started
 under other settings or by another build. VETO_NO_SERVER=1 stops it asking or starting a
 server. Every answer fails closed. The socket's directory is made private to this user; one
 server per socket (it holds SOCKET.lock). A server exits when its socket is removed or its

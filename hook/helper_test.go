@@ -36,6 +36,13 @@ func startServer(t testing.TB) *testServer {
 	t.Setenv("VETO_STATE", filepath.Join(dir, "state", "veto.db"))
 	t.Setenv("VETO_SOCKET", s.sock)
 	t.Setenv("VETO_NO_SERVER", "")
+	// veto-hook is answered by a server of the veto it would run: this
+	// test program, which is the server's build.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("VETO_FULL", self)
 	l, err := hook.Listen(s.sock)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/vetohq/veto"
@@ -25,6 +26,7 @@ import (
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // Clients are the agent clients veto speaks to, by the name commands take
@@ -59,6 +61,11 @@ type Options struct {
 	State   string        // the SQLite state file; "" : the default path
 	Timeout time.Duration // refuse the call when no answer is ready by then
 	Approve bool          // answer allow for the user
+	// AskedAt, when set, is when veto-hook sent this event to a hook
+	// server that did not answer: a decision recorded for the call since
+	// then is that server's, and is the answer (the call is not decided
+	// twice).
+	AskedAt time.Time
 	// Compiler compiles CEL rules; nil means this program has no CEL, and
 	// an event whose policy has CEL rules is answered ErrNeedsCEL.
 	Compiler policy.Compiler
@@ -128,6 +135,7 @@ func (n *noCEL) Compile(policy.RuleSpec) (veto.Rule, error) {
 }
 
 func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Reply, error) {
+	ctx, causes := sqlstore.WithCauses(ctx)
 	ev, err := a.Decode(b)
 	if err != nil {
 		return a.Deny("veto could not read the hook event (" + err.Error() + "), so the call is blocked."), nil
@@ -153,14 +161,28 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 	path := o.State
 	if path == "" {
 		if path, err = sqlite.DefaultPath(); err != nil {
-			return failed("veto cannot open its state, so the call is blocked (state_unavailable)."), nil
+			return failed(stateRefused(err)), nil
 		}
 	}
+	// The state is proved sound before every answer, the cached gate's
+	// as well: a file damaged, replaced or newer is refused, its cause
+	// named.
+	open := o.open
+	if open == nil {
+		open = func(ctx context.Context, path string) (veto.Store, func(), error) {
+			return openOnce(ctx, path, BusyTimeout(o.Timeout))
+		}
+	}
+	s, done, err := open(ctx, path)
+	if err != nil {
+		return failed(stateRefused(err)), nil
+	}
+	defer done()
 	var key string
 	if o.gates != nil {
-		key = o.gates.key(lo, path)
+		key = fmt.Sprintf("%s%p", o.gates.key(lo, path), s)
 	}
-	p, g, done := o.gates.get(key)
+	p, g := o.gates.get(key)
 	if g == nil {
 		p, err = policy.Load(lo)
 		if stand != nil && stand.needed {
@@ -173,48 +195,123 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 			}
 			return failed("veto's policy does not load, so the call is blocked; run: veto validate"), nil
 		}
-		open := o.open
-		if open == nil {
-			open = func(ctx context.Context, path string) (veto.Store, func(), error) {
-				s, err := sqlite.Open(ctx, path, sqlite.Options{})
-				if err != nil {
-					return nil, nil, err
-				}
-				return s, func() { s.Close() }, nil
-			}
-		}
-		s, closeStore, err := open(ctx, path)
-		if err != nil {
-			return failed("veto cannot open its state, so the call is blocked (state_unavailable)."), nil
-		}
-		done = closeStore
 		var pr veto.Probe // a one-shot process: the policy's live probe, which remembers nothing
 		if o.gates != nil {
 			pr = o.gates.probe
 		}
 		if g, err = p.Gate(policy.BuildOptions{Store: s, Probe: pr}); err != nil {
-			done()
 			return failed("veto could not build its rules, so the call is blocked."), nil
 		}
 		o.gates.put(key, p, g)
 	}
-	defer done()
 	switch ev.Kind {
 	case agent.Start:
 		if err := g.Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {
-			return agent.Reply{Exit: 1, Stderr: "veto could not record the session's start.\n"}, nil
+			return agent.Reply{Exit: 1, Stderr: withCause("veto could not record the session's start.", causes.Last()) + "\n"}, nil
 		}
 		return agent.Reply{}, nil
 	case agent.Decide:
+		// A server that recorded its decision and did not give it (it
+		// died, or was stopped past veto-hook's deadline): its decision is
+		// the answer, never a second one. Only a decision recorded since
+		// veto-hook asked, for the same tool, is taken: an older one with
+		// the same id is another call's (some clients' ids repeat).
+		if !o.AskedAt.IsZero() {
+			if r, ok := recorded(ctx, a, s, &ev.Call, o.AskedAt, o.Approve || p.Approve); ok {
+				return r, nil
+			}
+		}
 		v := g.Decide(ctx, &ev.Call)
+		if !v.Allowed && v.Reason == veto.ReasonStateUnavailable {
+			v.Message = withCause(v.Message, causes.Last())
+		}
 		if !v.Allowed {
 			return a.Deny(claudecode.Reason(v)), nil
 		}
 		return a.Allow(o.Approve || p.Approve), nil
 	case agent.Observe:
 		if err := g.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
-			return agent.Reply{Exit: 1, Stderr: "veto could not record what the call did.\n"}, nil
+			return agent.Reply{Exit: 1, Stderr: withCause("veto could not record what the call did.", causes.Last()) + "\n"}, nil
 		}
 	}
 	return agent.Reply{}, nil
+}
+
+// openOnce opens the state for one event and closes it after: veto hook's
+// store. The file's header and schema marker are checked as it opens.
+func openOnce(ctx context.Context, path string, busy time.Duration) (veto.Store, func(), error) {
+	f := sqlite.OpenFile(path, sqlite.Options{BusyTimeout: busy})
+	release, err := f.Acquire(ctx)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, func() { release(); f.Close() }, nil
+}
+
+// BusyTimeout is how long a store waits for another writer's lock when
+// an answer is due within timeout: three quarters of it, so that a lock
+// held too long is refused as locked before the deadline refuses the call
+// as late.
+func BusyTimeout(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		timeout = 2 * time.Second
+	}
+	return timeout * 3 / 4
+}
+
+// stateRefused is the reason a call is blocked when its state is refused:
+// the cause and the state's path, never a driver's message.
+func stateRefused(err error) string {
+	return "veto cannot use its state: " + causeText(err) + ", so the call is blocked (state_unavailable)."
+}
+
+func causeText(err error) string {
+	var se *sqlstore.StateError
+	if errors.As(err, &se) {
+		return se.Reason()
+	}
+	return "it cannot be reached"
+}
+
+// withCause adds the cause of a state failure met while answering to
+// msg, one of the gate's sentences ("…, so the call is refused.").
+func withCause(msg string, se *sqlstore.StateError) string {
+	if se == nil {
+		return msg
+	}
+	for _, tail := range []string{", so the call is refused.", "."} {
+		if head, ok := strings.CutSuffix(msg, tail); ok {
+			return head + ": " + se.Reason() + tail
+		}
+	}
+	return msg + " (" + se.Reason() + ")"
+}
+
+// decidedStore is a store that finds a call's recorded decision.
+type decidedStore interface {
+	Decided(ctx context.Context, run, callID string) (veto.Event, bool, error)
+}
+
+// recorded is the reply to a call that has a decision recorded in its run
+// at since or later, for its tool: that decision's verdict.
+func recorded(ctx context.Context, a agent.Adapter, s veto.Store, c *veto.Call, since time.Time, approve bool) (agent.Reply, bool) {
+	ds, ok := s.(decidedStore)
+	if !ok || c.ID == "" || c.Run.Ref == "" {
+		return agent.Reply{}, false
+	}
+	e, ok, err := ds.Decided(ctx, c.Run.Ref, c.ID)
+	if err != nil || !ok || e.Time.Before(since) || e.Tool != c.Tool {
+		return agent.Reply{}, false
+	}
+	if e.Kind == veto.EventAllowed {
+		return a.Allow(approve), true
+	}
+	v := veto.Verdict{CallID: e.CallID, Tool: e.Tool, Run: c.Run.Ref, Stage: e.Stage, Rule: e.Rule, Reason: e.Reason,
+		ToolDenial: e.ToolDenial, Risk: e.Risk, Target: e.Target,
+		Message: "the hook server refused this call and did not answer in time; this is its recorded decision."}
+	if v.Reason == "" {
+		v.Reason = string(e.ToolDenial)
+	}
+	return a.Deny(claudecode.Reason(v)), true
 }

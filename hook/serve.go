@@ -20,7 +20,6 @@ import (
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/probe"
 	"github.com/vetohq/veto/sqlite"
-	"github.com/vetohq/veto/sqlstore"
 )
 
 // The hook server: a long-lived veto that keeps the state open and answers
@@ -40,7 +39,7 @@ func SocketPath() string { return wire.SocketPath() }
 func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stores := &storeCache{m: map[string]*sqlstore.Store{}}
+	stores := &storeCache{m: map[string]*sqlite.File{}, busy: BusyTimeout(o.Timeout)}
 	gates := &gateCache{m: map[string]cachedGate{}, probe: probe.NewLive(4096)}
 	defer stores.close()
 	// Requests under way when the server stops are answered first: they
@@ -122,6 +121,20 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 		if rq.TimeoutMS > 0 {
 			ro.Timeout = time.Duration(rq.TimeoutMS) * time.Millisecond
 		}
+		// The answer is due before veto-hook gives up on it: a decision is
+		// never recorded after veto-hook has handed the event to veto hook
+		// (a server stopped and continued past the deadline finds its
+		// context ended, and records nothing).
+		ro.Timeout = ServerTimeout(ro.Timeout)
+		if rq.DeadlineNS > 0 {
+			// Read late (the server was stopped, or busy): what is left of
+			// veto-hook's wait, and nothing when it has given up.
+			left := ServerTimeout(time.Until(time.Unix(0, rq.DeadlineNS)))
+			if left <= 0 {
+				return // veto hook answers it
+			}
+			ro.Timeout = min(ro.Timeout, left)
+		}
 		ro.open, ro.gates = stores.open, gates
 		r, _ := Reply(ctx, a, bytesReader(rq.Event), ro)
 		rs.Exit, rs.Stdout, rs.Stderr = r.Exit, r.Stdout, r.Stderr
@@ -130,45 +143,48 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 	json.NewEncoder(c).Encode(rs)
 }
 
-// storeCache keeps each state file open for the server's life; a file
-// that was replaced or removed is opened again.
+// ServerTimeout is the deadline a server answers within when veto-hook
+// waits timeout more: nine tenths of it.
+func ServerTimeout(timeout time.Duration) time.Duration {
+	return timeout * 9 / 10
+}
+
+// storeCache keeps each state file open for the server's life. Before
+// each request the file is proved sound (sqlite.File.Acquire): still the
+// file at its path, unmoved, else reopened and verified, and refused
+// until it is.
 type storeCache struct {
-	mu sync.Mutex
-	m  map[string]*sqlstore.Store
-	fi map[string]os.FileInfo
+	mu   sync.Mutex
+	m    map[string]*sqlite.File
+	busy time.Duration // the stores' busy timeout
 }
 
 func (sc *storeCache) open(ctx context.Context, path string) (veto.Store, func(), error) {
 	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if sc.fi == nil {
-		sc.fi = map[string]os.FileInfo{}
-	}
-	if s, ok := sc.m[path]; ok {
-		if fi, err := os.Stat(path); err == nil && os.SameFile(fi, sc.fi[path]) {
-			return s, func() {}, nil
+	f, ok := sc.m[path]
+	if !ok {
+		if len(sc.m) >= 64 {
+			for _, f := range sc.m {
+				f.Close()
+			}
+			clear(sc.m) // bounded: many state files at once reopen
 		}
-		s.Close()
-		delete(sc.m, path)
+		f = sqlite.OpenFile(path, sqlite.Options{Verify: true, BusyTimeout: sc.busy})
+		sc.m[path] = f
 	}
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	sc.mu.Unlock()
+	release, err := f.Acquire(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		s.Close()
-		return nil, nil, err
-	}
-	sc.m[path], sc.fi[path] = s, fi
-	return s, func() {}, nil
+	return f, release, nil
 }
 
 func (sc *storeCache) close() {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	for _, s := range sc.m {
-		s.Close()
+	for _, f := range sc.m {
+		f.Close()
 	}
 }
 
@@ -325,7 +341,11 @@ type cachedGate struct {
 
 func (gc *gateCache) key(lo policy.LoadOptions, state string) string {
 	var b strings.Builder
-	for _, f := range []string{lo.UserPath, lo.ProjectPath, lo.FlagPath, lo.ManagedPath, state} {
+	// The state by name only: the gate holds a sqlite.File, which follows
+	// its file itself.
+	b.WriteString(state)
+	b.WriteByte(0)
+	for _, f := range []string{lo.UserPath, lo.ProjectPath, lo.FlagPath, lo.ManagedPath} {
 		b.WriteString(f)
 		if fi, err := os.Stat(f); err == nil {
 			fmt.Fprintf(&b, "|%d|%d", fi.Size(), fi.ModTime().UnixNano())
@@ -338,20 +358,18 @@ func (gc *gateCache) key(lo policy.LoadOptions, state string) string {
 	return b.String()
 }
 
-// get returns the cached policy and gate; g is nil on a miss. done is a
-// no-op: a cached gate's store stays open.
-func (gc *gateCache) get(key string) (p *policy.Policy, g *veto.Gate, done func()) {
-	done = func() {}
+// get returns the cached policy and gate; g is nil on a miss.
+func (gc *gateCache) get(key string) (p *policy.Policy, g *veto.Gate) {
 	if gc == nil {
-		return nil, nil, done
+		return nil, nil
 	}
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
 	c, ok := gc.m[key]
 	if !ok {
-		return nil, nil, done
+		return nil, nil
 	}
-	return c.p, c.g, done
+	return c.p, c.g
 }
 
 func (gc *gateCache) put(key string, p *policy.Policy, g *veto.Gate) {

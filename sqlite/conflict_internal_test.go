@@ -58,7 +58,11 @@ func TestConflictByErrorCode(t *testing.T) {
 // the cause: the driver's error is still there to be asked.
 func TestUnavailableKeepsTheCause(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "veto.db")
-	if err := os.WriteFile(p, []byte(strings.Repeat("not a database ", 500)), 0o600); err != nil {
+	// SQLite's header, then garbage: past veto's own checks of the header,
+	// the driver finds it malformed.
+	b := []byte(strings.Repeat("not a database ", 547)[:8192])
+	copy(b, "SQLite format 3\x00\x10\x00")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s, err := Open(context.Background(), p, Options{})
@@ -69,5 +73,9 @@ func TestUnavailableKeepsTheCause(t *testing.T) {
 	var se *sqlite.Error
 	if !errors.Is(err, sqlstore.ErrUnavailable) || !errors.As(err, &se) {
 		t.Fatalf("error %v (%T): want sqlstore.ErrUnavailable wrapping the driver's *sqlite.Error", err, err)
+	}
+	var st *sqlstore.StateError
+	if !errors.As(err, &st) || st.Cause != sqlstore.CauseDamaged || st.Path != p {
+		t.Fatalf("error %v: want the cause damaged, for %s", err, p)
 	}
 }

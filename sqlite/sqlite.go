@@ -3,15 +3,24 @@
 // driver so builds stay CGO_ENABLED=0. Writers from many processes take
 // the database's write lock for one transaction each (BEGIN IMMEDIATE),
 // wait for it up to the busy timeout, and fail closed past it.
+//
+// A file that exists is a veto database or it is refused: an empty file,
+// one cut short, one that does not start with SQLite's header, one without
+// veto's schema marker, or one SQLite finds malformed is damaged, never
+// new. A new file is built aside and linked into place whole, so no
+// process ever sees a half-made one.
 package sqlite
 
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"modernc.org/sqlite"
@@ -25,6 +34,14 @@ type Options struct {
 	// BusyTimeout is how long a writer waits for another's lock before the
 	// store reports itself unavailable; zero means 2 seconds.
 	BusyTimeout time.Duration
+	// Verify runs SQLite's quick_check when the file is opened: every
+	// page's structure is read, so damage anywhere is refused, not only
+	// where a decision reads. It costs time in proportion to the file.
+	Verify bool
+
+	// ownCheckpoints turns SQLite's automatic checkpoints off: File makes
+	// them itself, so that its own do not count as the file moving.
+	ownCheckpoints bool
 }
 
 var dialect = sqlstore.Dialect{
@@ -54,33 +71,250 @@ func DefaultPath() (string, error) {
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("sqlite: no home directory for the state: %w", err)
+		return "", &sqlstore.StateError{Cause: sqlstore.CauseBadPath, Detail: "no home directory for the default state", Err: err}
 	}
 	return filepath.Join(home, ".local", "state", "veto", "veto.db"), nil
 }
 
 // Open opens (creating when missing, with its schema) the store at path.
-// The directory is created readable by its user only.
+// The directory is created readable by its user only, the file is 0600.
+// Every error is a *sqlstore.StateError naming its cause.
 func Open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) {
+	s, err := open(ctx, path, o)
+	if err != nil {
+		err = refusal(path, err)
+		mark(path, err)
+		return nil, err
+	}
+	return s, nil
+}
+
+func open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) {
 	if o.BusyTimeout == 0 {
 		o.BusyTimeout = 2 * time.Second
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("%w: %w", sqlstore.ErrUnavailable, err)
+	if path == "" {
+		return nil, &sqlstore.StateError{Cause: sqlstore.CauseBadPath, Detail: "no path"}
 	}
-	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate",
-		path, o.BusyTimeout.Milliseconds())
-	db, err := sql.Open("sqlite", dsn)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	exists, err := inspect(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", sqlstore.ErrUnavailable, err)
+		return nil, err
+	}
+	if !exists {
+		if err := create(ctx, path, o); err != nil {
+			return nil, err
+		}
+	}
+	db, err := sql.Open("sqlite", dsn(path, o))
+	if err != nil {
+		return nil, err
+	}
+	// veto's schema marker: a SQLite file without it is another program's
+	// database, or one whose first pages were lost.
+	var marked int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'veto_meta'`).Scan(&marked); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if marked == 0 {
+		db.Close()
+		return nil, &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Detail: "a SQLite file without veto's schema"}
 	}
 	s, err := sqlstore.New(ctx, db, dialect)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Chmod(path, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if o.Verify {
+		if err := quickCheck(ctx, s.DB()); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("%w: %w", sqlstore.ErrUnavailable, err)
+		return nil, err
 	}
 	return s, nil
+}
+
+// refusal makes err a *sqlstore.StateError for path.
+func refusal(path string, err error) error {
+	se := sqlstore.CauseOf(err, classify)
+	if se.Path == "" {
+		c := *se
+		c.Path = path
+		se = &c
+	}
+	return se
+}
+
+// classify names the cause of a driver's or the system's error.
+func classify(err error) (sqlstore.Cause, string) {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return sqlstore.CauseLocked, ""
+		case sqlite3.SQLITE_FULL:
+			return sqlstore.CauseFull, ""
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			return sqlstore.CauseDamaged, "SQLite finds it malformed"
+		case sqlite3.SQLITE_CANTOPEN:
+			return sqlstore.CauseUnreachable, "SQLite cannot open it"
+		case sqlite3.SQLITE_PERM, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_AUTH:
+			return sqlstore.CauseUnreachable, "it may not be written"
+		case sqlite3.SQLITE_IOERR:
+			return sqlstore.CauseUnreachable, "an I/O error"
+		}
+	}
+	return sqlstore.OSCause(err)
+}
+
+// dsn is the driver's name for path: a SQLite URI, with the characters
+// that URIs give a meaning to escaped, so that "?", "#" and "%" in a
+// directory name open exactly that file; mode=rw, since a file is only
+// ever created by create.
+func dsn(path string, o Options) string {
+	d := fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate",
+		escape(path), o.BusyTimeout.Milliseconds())
+	if o.ownCheckpoints {
+		d += "&_pragma=wal_autocheckpoint(0)"
+	}
+	return d
+}
+
+func escape(path string) string {
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; {
+		case c == '%' || c == '?' || c == '#' || c <= ' ' || c == 0x7f:
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// The SQLite file header (https://www.sqlite.org/fileformat.html).
+const (
+	headerSize = 100
+	magic      = "SQLite format 3\x00"
+)
+
+// inspect checks the file at path before SQLite reads it: it must be a
+// regular file holding at least one whole page, and start with SQLite's
+// header. exists is false when there is no file.
+func inspect(path string) (exists bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return true, err
+	}
+	if !fi.Mode().IsRegular() {
+		return true, &sqlstore.StateError{Cause: sqlstore.CauseBadPath, Detail: "not a regular file"}
+	}
+	if err := marked(path, fi); err != nil {
+		return true, err
+	}
+	return true, checkHeader(f, fi.Size())
+}
+
+// checkHeader reads the header of a file of size bytes.
+func checkHeader(f io.ReaderAt, size int64) error {
+	damaged := func(format string, a ...any) error {
+		return &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Detail: fmt.Sprintf(format, a...)}
+	}
+	if size == 0 {
+		return damaged("the file is empty")
+	}
+	if size < headerSize {
+		return damaged("the file is %d bytes, shorter than a database header", size)
+	}
+	var h [headerSize]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return err
+	}
+	if string(h[:len(magic)]) != magic {
+		return damaged("the file does not start with SQLite's header")
+	}
+	page := int64(binary.BigEndian.Uint16(h[16:18]))
+	if page == 1 {
+		page = 65536
+	}
+	if page < 512 || page&(page-1) != 0 {
+		return damaged("the header names a page size of %d", page)
+	}
+	if size%page != 0 {
+		return damaged("the file is %d bytes, not a whole number of %d-byte pages", size, page)
+	}
+	return nil
+}
+
+// create makes a new store at path: built and verified in a file of its
+// own beside it, then linked to path, which fails if another process made
+// one first (that one is used).
+func create(ctx context.Context, path string, o Options) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	tmp.Close()
+	defer os.Remove(name)
+	if err := os.Chmod(name, 0o600); err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite", dsn(name, o))
+	if err != nil {
+		return err
+	}
+	s, err := sqlstore.New(ctx, db, dialect)
+	if err != nil {
+		return err
+	}
+	if err := s.Close(); err != nil {
+		return err
+	}
+	err = os.Link(name, path)
+	if fi, serr := os.Stat(path); err == nil && serr == nil && marked(path, fi) != nil {
+		os.Remove(markPath(path)) // the mark of an old file whose inode this new one took
+	}
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// quickCheck runs SQLite's quick_check: the structure of every page.
+func quickCheck(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `PRAGMA quick_check(1)`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var first string
+	for rows.Next() {
+		if err := rows.Scan(&first); err != nil {
+			return err
+		}
+		break
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if first != "ok" {
+		return &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Detail: "SQLite's quick_check fails"}
+	}
+	return nil
 }

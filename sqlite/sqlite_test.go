@@ -126,3 +126,23 @@ func TestLockedPastTimeoutDenies(t *testing.T) {
 		t.Fatalf("decided %+v while the store was locked", v)
 	}
 }
+
+// The decision recorded for a call is found by its id.
+func TestDecided(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "veto.db"))
+	g, err := veto.NewGate(veto.Config{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := veto.Call{ID: "c1", Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}}
+	if v := g.Decide(ctx, &c); !v.Allowed {
+		t.Fatalf("first: %+v", v)
+	}
+	e, ok, err := s.Decided(ctx, "r", "c1")
+	if err != nil || !ok || e.Kind != veto.EventAllowed || e.CallID != "c1" || e.Tool != "Read" {
+		t.Fatalf("Decided = %+v %v %v", e, ok, err)
+	}
+	if _, ok, _ := s.Decided(ctx, "r", "c2"); ok {
+		t.Fatal("a decision for a call never decided")
+	}
+}

@@ -11,6 +11,29 @@ import (
 	"github.com/vetohq/veto/eventlog"
 )
 
+func isDecision(k veto.EventKind) bool {
+	return k == veto.EventAllowed || k == veto.EventDenied || k == veto.EventToolDenied
+}
+
+// Decided returns the decision recorded for the call callID of run; ok
+// is false when there is none.
+func (s *Store) Decided(ctx context.Context, run, callID string) (e veto.Event, ok bool, err error) {
+	var b []byte
+	err = s.queryRow(ctx, nil, `SELECT e.body FROM veto_observations o JOIN veto_events e ON e.run = o.run AND e.seq = o.seq
+		WHERE o.run = ? AND o.call_id = ?`, run, callID).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return veto.Event{}, false, nil
+	}
+	if err != nil {
+		return veto.Event{}, false, unavailable(err)
+	}
+	e, err = eventlog.DecodeEvent(b)
+	if err != nil || !isDecision(e.Kind) {
+		return veto.Event{}, false, nil
+	}
+	return e, true, nil
+}
+
 // Append implements veto.Store: one transaction checks the run's next
 // sequence number, chains and stores the events, and updates the
 // projections; a crash leaves all of it or none.

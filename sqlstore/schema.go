@@ -18,7 +18,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	if done > len(s.d.Migrations) {
-		return fmt.Errorf("the database was written by a newer veto (%d migrations, this veto knows %d)", done, len(s.d.Migrations))
+		return &StateError{Cause: CauseNewer, Detail: fmt.Sprintf("%d migrations, this veto knows %d", done, len(s.d.Migrations))}
 	}
 	for i := done; i < len(s.d.Migrations); i++ {
 		tx, err := s.db.BeginTx(ctx, nil)
@@ -48,6 +48,21 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Migrations returns how many migrations the database records: veto's
+// schema marker. More than the dialect knows is a StateError of cause
+// CauseNewer.
+func (s *Store) Migrations(ctx context.Context) (int, error) {
+	var done int
+	err := s.queryRow(ctx, nil, `SELECT CAST(value AS INTEGER) FROM veto_meta WHERE key = 'migrations'`).Scan(&done)
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	if done > len(s.d.Migrations) {
+		return done, &StateError{Cause: CauseNewer, Detail: fmt.Sprintf("%d migrations, this veto knows %d", done, len(s.d.Migrations))}
+	}
+	return done, nil
 }
 
 // EgressSchema is the second migration: the egress allow-list projection,

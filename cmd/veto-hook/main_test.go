@@ -34,7 +34,8 @@ func TestStartsServerOnDemand(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
 	sock := filepath.Join(dir, "run", "hook.sock")
 	env := append(os.Environ(), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "VETO_MANAGED_POLICY="+filepath.Join(dir, "none.yaml"),
-		"VETO_SOCKET="+sock, "VETO_STATE="+filepath.Join(dir, "state", "veto.db"), "VETO_NO_SERVER=", "VETO_FULL=")
+		"VETO_SOCKET="+sock, "VETO_STATE="+filepath.Join(dir, "state", "veto.db"), "VETO_NO_SERVER=", "VETO_FULL=",
+		"ANTHROPIC_API_KEY=canary-anthropic-"+filepath.Base(dir), "CLAUDE_CODE_MESSAGING_TOKEN=canary-token")
 	t.Cleanup(func() { os.RemoveAll(filepath.Dir(sock)) }) // ends a server left running by a failure
 	call := func(id, tool, input string, extra ...string) (int, string) {
 		ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"` + tool + `","tool_input":` + input + `,"tool_use_id":"` + id + `"}`
@@ -64,8 +65,19 @@ func TestStartsServerOnDemand(t *testing.T) {
 	if !up {
 		t.Fatal("no server listens 5 s after the first call")
 	}
-	// veto is gone: only the server can answer now.
-	noVeto := "VETO_FULL=" + filepath.Join(dir, "no-such-veto")
+	// The server holds none of the client's secrets.
+	environ, err := os.ReadFile(filepath.Join("/proc", serverPID(t, sock), "environ"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(environ, []byte("canary")) || !bytes.Contains(environ, []byte("VETO_STATE=")) {
+		t.Fatalf("the server's environment: %q", environ)
+	}
+
+	// veto cannot be run (a copy of its first pages, not executable: the
+	// same build for veto-hook to ask the server of): only the server can
+	// answer now.
+	noVeto := "VETO_FULL=" + unrunnable(t, filepath.Join(bin, "veto"), filepath.Join(dir, "veto-unrunnable"))
 	if code, out := call("t2", "Read", `{"file_path":"`+ws+`/main.go"}`, noVeto); code != 0 || out != "" {
 		t.Fatalf("second call, from the server: %d %q", code, out)
 	}
@@ -106,6 +118,19 @@ func TestStartsServerOnDemand(t *testing.T) {
 	waitGone(t, sock, "its socket was removed")
 }
 
+// unrunnable writes the first 64 KiB of the program at from to to, not
+// executable: a file of the same build (wire.BuildOf) that cannot be run.
+func unrunnable(t *testing.T, from, to string) string {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b[:64<<10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return to
+}
+
 // waitGone waits up to 5 s for the server on sock to exit.
 func waitGone(t *testing.T, sock, why string) {
 	t.Helper()
@@ -116,6 +141,19 @@ func waitGone(t *testing.T, sock, why string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("the server still runs 5 s after %s", why)
+}
+
+// serverPID is the process started with sock in its arguments.
+func serverPID(t *testing.T, sock string) string {
+	ps, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range ps {
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(sock)) && bytes.Contains(b, []byte("serve-hooks")) {
+			return filepath.Base(filepath.Dir(p))
+		}
+	}
+	t.Fatal("no server process")
+	return ""
 }
 
 // serverRuns reports whether a process was started with sock in its

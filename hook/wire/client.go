@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -61,10 +62,14 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 	// An event that cannot be read whole, or is too long, is still handed
 	// on: veto answers it with the client's denial.
 	in, _ := io.ReadAll(io.LimitReader(stdin, MaxEvent+1))
-	if os.Getenv("VETO_NO_SERVER") == "" && len(in) <= MaxEvent && absolute(*state) {
-		sock := SocketPath()
-		rq := Request{V: 1, Build: Build(), Client: client, State: *state, Approve: *approve, TimeoutMS: timeout.Milliseconds(),
+	build, known := VetoBuild()
+	var asked []string // set when a server may have decided the event without answering
+	if os.Getenv("VETO_NO_SERVER") == "" && len(in) <= MaxEvent && absolute(*state) && known {
+		sock := SocketFor(build)
+		rq := Request{V: 1, Build: build, Client: client, State: *state, Approve: *approve, TimeoutMS: timeout.Milliseconds(),
 			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Env: EnvNow(), Event: in}
+		at := time.Now()
+		rq.DeadlineNS = at.Add(*timeout).UnixNano()
 		rs, err := Ask(sock, rq, *timeout)
 		if err == nil {
 			io.WriteString(stdout, rs.Stdout)
@@ -74,8 +79,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 		if errors.Is(err, ErrNoServer) && start != nil {
 			start(sock) // for the next call; this one is answered below
 		}
+		if !errors.Is(err, ErrNoServer) && !errors.Is(err, errMismatch) {
+			// The server had the event and may have recorded a decision:
+			// veto hook answers with that one rather than decide again.
+			asked = []string{"--asked-at", strconv.FormatInt(at.UnixNano(), 10)}
+		}
 	}
-	code, ok := fallback(append([]string{"hook"}, args...), in, stdout, stderr)
+	code, ok := fallback(append(append([]string{"hook"}, args...), asked...), in, stdout, stderr)
 	if ok {
 		return code
 	}
@@ -100,6 +110,8 @@ func absolute(state string) bool {
 	}
 	return true
 }
+
+var errMismatch = errors.New("wire: the server runs under other settings or another build")
 
 // ErrNoServer is Ask's error when nothing listens on the socket (no file,
 // or a file left by a server that died).
@@ -137,9 +149,29 @@ func Ask(sock string, rq Request, deadline time.Duration) (Response, error) {
 		return Response{}, err
 	}
 	if rs.Mismatch {
-		return Response{}, errors.New("wire: the server runs under other settings or another build")
+		return Response{}, errMismatch
 	}
 	return rs, nil
+}
+
+// vetoFile is the file VetoPath finds, whether or not it may be run: the
+// build veto-hook expects a server to be.
+func vetoFile() string {
+	if full := os.Getenv("VETO_FULL"); full != "" {
+		return full
+	}
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), "veto"); isFile(p) {
+			return p
+		}
+	}
+	p, _ := exec.LookPath("veto")
+	return p
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // VetoPath finds veto: $VETO_FULL, else the veto next to this program,
@@ -184,8 +216,24 @@ func RunVeto(args []string, event []byte, stdout, stderr io.Writer) (int, bool) 
 	return 0, false // killed by a signal, or could not start
 }
 
-// StartServer starts veto serve-hooks on sock in its own session, without
-// waiting for it; it exits after ServerIdle without a request, or when its
+// ServerEnv is the part of environ a hook server is started with: the
+// variables an answer depends on (EnvKeys, the other XDG_ directories,
+// VETO_ settings) and nothing else. The first hook's environment holds the
+// client's own secrets (API keys, session tokens), which a server that
+// lives for half an hour must not hold.
+func ServerEnv(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		k, _, ok := strings.Cut(kv, "=")
+		if ok && (slices.Contains(EnvKeys, k) || strings.HasPrefix(k, "XDG_") || strings.HasPrefix(k, "VETO_")) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// StartServer starts veto serve-hooks on sock in its own session, with
+// ServerEnv's environment, without waiting for it; it exits after ServerIdle without a request, or when its
 // socket is removed. A second server on the same socket exits at once.
 func StartServer(sock string) error {
 	full, err := VetoPath()
@@ -194,6 +242,7 @@ func StartServer(sock string) error {
 	}
 	cmd := exec.Command(full, "serve-hooks", "--socket", sock, "--idle", ServerIdle.String())
 	cmd.Dir = "/"
+	cmd.Env = ServerEnv(os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return err

@@ -13,13 +13,16 @@
 package wire
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"github.com/vetohq/veto/clients"
@@ -45,6 +48,7 @@ type Request struct {
 	State      string            `json:"state"`
 	Approve    bool              `json:"approve"`
 	TimeoutMS  int64             `json:"timeout_ms"`
+	DeadlineNS int64             `json:"deadline_ns,omitempty"` // when veto-hook gives up (Unix ns): nothing may be decided after it
 	ProjectDir string            `json:"project_dir"`
 	Env        map[string]string `json:"env"`
 	Event      json.RawMessage   `json:"event"`
@@ -61,48 +65,120 @@ type Response struct {
 	Stderr   string `json:"stderr"`
 }
 
-// Build names the build of this program: the module version, else the
-// VCS revision and time (with "+dirty" for a modified tree), else "devel".
-// veto-hook and the server must be the same build for the server to
-// answer, so an upgrade never leaves an old server deciding.
+// Build names the build of this program: the Go build ID the toolchain
+// stamps into every binary it links (a hash of the build's inputs and of
+// the binary's content, present whatever VCS stamp there is or is not),
+// read once from the file this process runs. The server answers only a
+// veto-hook whose request names the same build as the server's own: the
+// build of the veto it would hand the event to (VetoBuild).
 func Build() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, at, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
+	selfOnce.Do(func() {
+		exe := "/proc/self/exe" // the running file, even once replaced
+		if _, err := os.Stat(exe); err != nil {
+			exe, _ = os.Executable()
 		}
-	}
-	if rev == "" {
-		return "devel"
-	}
-	return rev + "@" + at + dirty
+		self, _ = BuildOf(exe)
+		if self == "" {
+			self = "unknown"
+		}
+	})
+	return self
 }
 
-// SocketPath is where the hook server listens: $VETO_SOCKET, else
+var (
+	selfOnce sync.Once
+	self     string
+)
+
+// VetoBuild is the build of the veto that veto-hook hands events to when
+// the server does not answer (VetoPath's file, runnable or not): veto-hook
+// is answered by a server only when the server is that build. ok is false
+// when there is no such file.
+func VetoBuild() (build string, ok bool) {
+	b, err := BuildOf(vetoFile())
+	return b, err == nil
+}
+
+// BuildOf names the build of the program file at path: "go:" and its Go
+// build ID (an ELF note in the file's first pages), else "file:" and the
+// file's size and modification time. It reads at most 32 KiB, most often
+// 4 KiB.
+func BuildOf(path string) (string, error) {
+	if path == "" {
+		return "", os.ErrNotExist
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("wire: %s is not a program file", path)
+	}
+	// The note follows the ELF headers, in the first page as Go links;
+	// further in only for an odd layout.
+	var page [4096]byte
+	n, _ := io.ReadFull(f, page[:])
+	if id := goBuildID(page[:n]); id != "" {
+		return "go:" + id, nil
+	}
+	if n == len(page) {
+		more := make([]byte, 32<<10)
+		copy(more, page[:])
+		m, _ := io.ReadFull(f, more[n:])
+		if id := goBuildID(more[:n+m]); id != "" {
+			return "go:" + id, nil
+		}
+	}
+	return fmt.Sprintf("file:%d:%d", fi.Size(), fi.ModTime().UnixNano()), nil
+}
+
+// goBuildID finds the Go build ID note of an ELF file in its first bytes:
+// name size 4, its size, type 4, name "Go\x00\x00", then the ID. Both
+// programs come from the same toolchain on the same machine, so the
+// note's byte order is this machine's.
+func goBuildID(b []byte) string {
+	if len(b) < 4 || string(b[:4]) != "\x7fELF" {
+		return ""
+	}
+	tag := []byte("\x04\x00\x00\x00Go\x00\x00")
+	for off := 0; ; {
+		i := bytes.Index(b[off:], tag)
+		if i < 0 {
+			return ""
+		}
+		i += off
+		off = i + 1
+		if i < 8 || string(b[i-8:i-4]) != "\x04\x00\x00\x00" {
+			continue
+		}
+		n := int(binary.LittleEndian.Uint32(b[i-4 : i]))
+		start := i + len(tag)
+		if n <= 0 || n > 256 || start+n > len(b) {
+			continue
+		}
+		return string(b[start : start+n])
+	}
+}
+
+// SocketPath is where the hook server of this build listens (SocketFor).
+func SocketPath() string { return SocketFor(Build()) }
+
+// SocketFor is where the hook server of build listens: $VETO_SOCKET, else
 // hook-KEY.sock in $XDG_RUNTIME_DIR/veto, else in veto-UID in the
-// temporary directory. KEY is a hash of this build and the settings an
+// temporary directory. KEY is a hash of the build and the settings an
 // answer depends on (EnvKeys), so programs started under other settings,
 // or an upgraded veto, each have a server of their own.
-func SocketPath() string {
+func SocketFor(build string) string {
 	if p := os.Getenv("VETO_SOCKET"); p != "" {
 		return p
 	}
 	h := fnv.New64a()
-	h.Write([]byte(Build()))
+	h.Write([]byte(build))
 	for _, k := range EnvKeys {
 		h.Write([]byte{0})
 		h.Write([]byte(os.Getenv(k)))

@@ -34,6 +34,11 @@ func privateDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	os.Chmod(dir, 0o700)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("VETO_FULL", self) // the veto veto-hook would run: this build
 	return dir
 }
 
@@ -243,5 +248,79 @@ func TestSocketPathFollowsTheSettings(t *testing.T) {
 	t.Setenv("VETO_SOCKET", "/tmp/x/hook.sock")
 	if wire.SocketPath() != "/tmp/x/hook.sock" {
 		t.Fatal("VETO_SOCKET is not used as given")
+	}
+}
+
+// The build is the Go build ID stamped in the program file, which no
+// missing VCS stamp makes collide: a copy of the same bytes is the same
+// build, runnable or not; another program is another; no file, none.
+func TestBuildIsTheProgramsBuildID(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := wire.BuildOf(self)
+	if err != nil || !strings.HasPrefix(b, "go:") || len(b) < 20 || b != wire.Build() {
+		t.Fatalf("BuildOf(self) = %q, %v; Build() = %q", b, err, wire.Build())
+	}
+	raw, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cp := filepath.Join(dir, "copy")
+	os.WriteFile(cp, raw[:64<<10], 0o644)
+	if c, _ := wire.BuildOf(cp); c != b {
+		t.Fatalf("a copy's build %q, want %q", c, b)
+	}
+	i := bytes.Index(raw, []byte(strings.TrimPrefix(b, "go:")))
+	if i < 0 {
+		t.Fatal("the build ID is not in the file")
+	}
+	raw[i] ^= 1 // another build ID: another build
+	other := filepath.Join(dir, "other")
+	os.WriteFile(other, raw[:64<<10], 0o644)
+	if o, err := wire.BuildOf(other); err != nil || o == b || !strings.HasPrefix(o, "go:") {
+		t.Fatalf("BuildOf(other) = %q, %v", o, err)
+	}
+	script := filepath.Join(dir, "script")
+	os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755)
+	if o, err := wire.BuildOf(script); err != nil || o == b || !strings.HasPrefix(o, "file:") {
+		t.Fatalf("BuildOf(script) = %q, %v", o, err)
+	}
+	if _, err := wire.BuildOf(filepath.Join(dir, "none")); err == nil {
+		t.Fatal("a build for no file")
+	}
+	t.Setenv("VETO_FULL", cp)
+	if v, ok := wire.VetoBuild(); !ok || v != b {
+		t.Fatalf("VetoBuild = %q %v, want %q", v, ok, b)
+	}
+	t.Setenv("VETO_FULL", filepath.Join(dir, "none"))
+	if _, ok := wire.VetoBuild(); ok {
+		t.Fatal("a build for no veto")
+	}
+}
+
+// What finding the build costs veto-hook on every call.
+func BenchmarkVetoBuild(b *testing.B) {
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("VETO_FULL", self)
+	for i := 0; i < b.N; i++ {
+		if _, ok := wire.VetoBuild(); !ok {
+			b.Fatal("no build")
+		}
+	}
+}
+
+// A server keeps only what its answers depend on.
+func TestServerEnvKeepsOnlyWhatAnswersNeed(t *testing.T) {
+	got := wire.ServerEnv([]string{"HOME=/h", "ANTHROPIC_API_KEY=canary-1", "XDG_RUNTIME_DIR=/run/u", "PATH=/bin",
+		"CLAUDE_CODE_MESSAGING_TOKEN=canary-2", "VETO_STATE=/s.db", "USER=u", "TMPDIR=/t", "AWS_SECRET_ACCESS_KEY=canary-3", "=odd", "NOEQUALS"})
+	want := "HOME=/h XDG_RUNTIME_DIR=/run/u VETO_STATE=/s.db USER=u TMPDIR=/t"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("ServerEnv = %q, want %q", got, want)
 	}
 }

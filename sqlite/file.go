@@ -1,0 +1,265 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/sqlstore"
+)
+
+// File is a state file kept open by a long-lived process (the hook
+// server). SQLite keeps pages in memory and would go on answering, and
+// writing, after the file under it was truncated, overwritten or had pages
+// damaged while its inode stayed the same. So before each use (Acquire)
+// File proves that the file it holds is the file at the path, unchanged
+// since it was last verified (device, inode, size, modification and change
+// times), and that veto's schema marker is one this veto knows. When
+// anything moved it closes the store, opens the file again (the header
+// checks of Open, veto's schema marker, SQLite's quick_check) and refuses
+// until the file is sound.
+//
+// File is a veto.Store for the gate that holds it; a store failure is
+// noted, with its cause, in the context's sqlstore.Causes.
+type File struct {
+	path string
+	o    Options
+
+	rw    sync.RWMutex // read: a request uses s; write: s is replaced, or checkpointed
+	s     *sqlstore.Store
+	fp    fingerprint
+	err   error // why s is nil
+	opens int64 // verified opens, for tests
+}
+
+var _ veto.Store = (*File)(nil)
+
+// fingerprint is what identifies a file and tells that it moved.
+type fingerprint struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+}
+
+func stat(path string) (fingerprint, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fingerprint{}, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fingerprint{size: fi.Size(), mtime: fi.ModTime().UnixNano()}, nil
+	}
+	return fingerprint{dev: uint64(st.Dev), ino: st.Ino, size: fi.Size(), mtime: fi.ModTime().UnixNano(),
+		ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec}, nil
+}
+
+// OpenFile returns the state file at path; it is opened at the first
+// Acquire. With o.Verify the file is verified (quick_check) whenever it is
+// opened, and the store makes its own checkpoints (see Acquire).
+func OpenFile(path string, o Options) *File {
+	o.ownCheckpoints = o.Verify
+	return &File{path: path, o: o}
+}
+
+// checkpointAt is the WAL size past which a File copies the WAL into the
+// database (SQLite's own default is 1000 pages).
+const checkpointAt = 4 << 20
+
+// Verifications is how many times the file was opened and verified.
+func (f *File) Verifications() int64 {
+	f.rw.RLock()
+	defer f.rw.RUnlock()
+	return f.opens
+}
+
+// Path is the file's path.
+func (f *File) Path() string { return f.path }
+
+// Acquire proves the file sound, reopening it when anything moved, and
+// holds it open until release is called; err (a *sqlstore.StateError)
+// refuses it.
+//
+// A store that verifies (Options.Verify) makes its own checkpoints: when
+// its WAL has grown past checkpointAt, under the write lock, once the file
+// is proved unmoved, and the file's new size and times are then its
+// fingerprint. A checkpoint made by another process moves the file, and
+// the file is verified again.
+func (f *File) Acquire(ctx context.Context) (release func(), err error) {
+	f.rw.RLock()
+	if f.s != nil && f.sound(ctx) && !f.walFull() {
+		return f.rw.RUnlock, nil
+	}
+	f.rw.RUnlock()
+
+	f.rw.Lock()
+	if f.s == nil || !f.sound(ctx) {
+		f.reopen(ctx)
+	} else if f.walFull() {
+		f.checkpoint(ctx)
+	}
+	if f.s == nil {
+		err := f.err
+		f.rw.Unlock()
+		sqlstore.Note(ctx, causeOf(err))
+		return nil, err
+	}
+	f.rw.Unlock()
+	// Another request may replace the store between these locks: it then
+	// proved the new one sound, and this request checks again.
+	f.rw.RLock()
+	if f.s == nil {
+		err := f.err
+		f.rw.RUnlock()
+		return nil, err
+	}
+	return f.rw.RUnlock, nil
+}
+
+// sound reports whether the open store is still the file at the path,
+// unmoved, with a schema this veto knows. A newer schema is refused.
+func (f *File) sound(ctx context.Context) bool {
+	fp, err := stat(f.path)
+	if err != nil || fp != f.fp {
+		return false
+	}
+	_, err = f.s.Migrations(ctx)
+	return err == nil
+}
+
+// walFull reports whether the store should checkpoint its WAL.
+func (f *File) walFull() bool {
+	if !f.o.ownCheckpoints {
+		return false
+	}
+	fi, err := os.Stat(f.path + "-wal")
+	return err == nil && fi.Size() > checkpointAt
+}
+
+// checkpoint copies the WAL into the database, under the write lock, the
+// file proved unmoved just before; what it moved is the fingerprint.
+func (f *File) checkpoint(ctx context.Context) {
+	if _, err := f.s.DB().ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return // tried again at the next request
+	}
+	if fp, err := stat(f.path); err == nil {
+		f.fp = fp
+	}
+}
+
+// reopen closes the store and opens the file again, verified; under the
+// write lock.
+//
+// The file is opened again before the store held is closed, so that a
+// damaged file is marked (see mark) before closing lets SQLite copy its
+// WAL's pages into it.
+func (f *File) reopen(ctx context.Context) {
+	s, err := open(ctx, f.path, f.o)
+	if err != nil {
+		f.err = refusal(f.path, err)
+		mark(f.path, f.err)
+	}
+	if f.s != nil {
+		f.s.Close()
+		f.s = nil
+	}
+	if err != nil {
+		return
+	}
+	fp, err := stat(f.path)
+	if err != nil {
+		s.Close()
+		f.err = refusal(f.path, err)
+		return
+	}
+	f.s, f.fp, f.err = s, fp, nil
+	f.opens++
+}
+
+// Close closes the store.
+func (f *File) Close() error {
+	f.rw.Lock()
+	defer f.rw.Unlock()
+	if f.s == nil {
+		return nil
+	}
+	err := f.s.Close()
+	f.s, f.err = nil, errors.New("sqlite: the state file is closed")
+	return err
+}
+
+// store is the open store, nil when refused (the caller holds Acquire).
+func (f *File) store() (*sqlstore.Store, error) {
+	if f.s == nil {
+		if f.err == nil {
+			return nil, refusal(f.path, errors.New("not opened"))
+		}
+		return nil, f.err
+	}
+	return f.s, nil
+}
+
+// failed notes err's cause in ctx and returns it, as a StateError.
+func (f *File) failed(ctx context.Context, err error) error {
+	if err == nil || errors.Is(err, veto.ErrConflict) {
+		return err
+	}
+	r := refusal(f.path, err)
+	sqlstore.Note(ctx, causeOf(r))
+	return r
+}
+
+func causeOf(err error) *sqlstore.StateError {
+	var se *sqlstore.StateError
+	if errors.As(err, &se) {
+		return se
+	}
+	return nil
+}
+
+// Load implements veto.Store.
+func (f *File) Load(ctx context.Context, run string) (veto.RunState, error) {
+	s, err := f.store()
+	if err != nil {
+		return veto.RunState{}, f.failed(ctx, err)
+	}
+	st, err := s.Load(ctx, run)
+	return st, f.failed(ctx, err)
+}
+
+// Append implements veto.Store.
+func (f *File) Append(ctx context.Context, run string, next uint64, events []veto.Event) error {
+	s, err := f.store()
+	if err != nil {
+		return f.failed(ctx, err)
+	}
+	return f.failed(ctx, s.Append(ctx, run, next, events))
+}
+
+// Events implements veto.Store.
+func (f *File) Events(ctx context.Context, run string, after uint64) ([]veto.Event, error) {
+	s, err := f.store()
+	if err != nil {
+		return nil, f.failed(ctx, err)
+	}
+	evs, err := s.Events(ctx, run, after)
+	return evs, f.failed(ctx, err)
+}
+
+// Decided returns the decision recorded for the call callID of run
+// (sqlstore.Store.Decided).
+func (f *File) Decided(ctx context.Context, run, callID string) (veto.Event, bool, error) {
+	s, err := f.store()
+	if err != nil {
+		return veto.Event{}, false, f.failed(ctx, err)
+	}
+	e, ok, err := s.Decided(ctx, run, callID)
+	return e, ok, f.failed(ctx, err)
+}
+
+// Store is the open store, for what is not on veto.Store (the caller
+// holds Acquire); nil when refused.
+func (f *File) Store() *sqlstore.Store { return f.s }

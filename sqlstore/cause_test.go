@@ -1,0 +1,48 @@
+package sqlstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/vetohq/veto/sqlstore"
+)
+
+// The system's errors name their cause, and a refusal's sentence names
+// the cause and the path and never the error's own text.
+func TestCauses(t *testing.T) {
+	for _, c := range []struct {
+		err   error
+		cause sqlstore.Cause
+		words string
+	}{
+		{&os.PathError{Op: "write", Path: "/s/veto.db", Err: syscall.ENOSPC}, sqlstore.CauseFull, "cannot be written: the disk is full"},
+		{fmt.Errorf("x: %w", syscall.EDQUOT), sqlstore.CauseFull, "cannot be written: the disk is full"},
+		{&os.PathError{Op: "mkdir", Path: "/s", Err: syscall.ENOTDIR}, sqlstore.CauseBadPath, "is not a usable path"},
+		{&os.PathError{Op: "open", Path: "/s", Err: syscall.EACCES}, sqlstore.CauseUnreachable, "cannot be reached (permission denied)"},
+		{errors.New("secret argument text"), sqlstore.CauseUnreachable, "cannot be reached"},
+	} {
+		se := sqlstore.CauseOf(c.err, sqlstore.OSCause)
+		se.Path = "/s/veto.db"
+		r := se.Reason()
+		if se.Cause != c.cause || !strings.Contains(r, "/s/veto.db "+c.words) || strings.Contains(r, "secret") || strings.Contains(r, "no space left") || strings.Contains(r, "quota") {
+			t.Errorf("%v: %q %q", c.err, se.Cause, r)
+		}
+		if !errors.Is(se, sqlstore.ErrUnavailable) || !errors.Is(se, c.err) {
+			t.Errorf("%v: the refusal does not wrap ErrUnavailable and its error", c.err)
+		}
+	}
+	ctx, causes := sqlstore.WithCauses(context.Background())
+	if causes.Last() != nil {
+		t.Fatal("a cause before any")
+	}
+	sqlstore.Note(ctx, &sqlstore.StateError{Cause: sqlstore.CauseLocked})
+	sqlstore.Note(context.Background(), &sqlstore.StateError{Cause: sqlstore.CauseFull}) // nowhere to note
+	if c := causes.Last(); c == nil || c.Cause != sqlstore.CauseLocked {
+		t.Fatalf("noted %+v", c)
+	}
+}

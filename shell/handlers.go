@@ -90,7 +90,7 @@ func buildHandlers() {
 		"launchctl": runLaunchctl,
 
 		"cd": runCd, "pushd": runCd, "popd": runPopd,
-		"printenv": envDump, "set": runSet, "export": runSet, "compgen": runCompgen,
+		"printenv": runPrintenv, "set": runSet, "export": runSet, "compgen": runCompgen,
 
 		"echo": runEcho, "printf": runPrintf,
 

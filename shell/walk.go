@@ -210,6 +210,7 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 			names++
 			if a.Value != nil {
 				x := w.word(a.Value, depth)
+				w.envHosts(a.Name.Value, x)
 				w.assign(a.Name.Value, x)
 			} else if a.Array != nil {
 				w.substsIn(a.Array, depth)

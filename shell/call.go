@@ -137,6 +137,24 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 		}
 		w.active[argv[0].lit] = true
 		defer delete(w.active, argv[0].lit)
+		// The function's positional parameters are its arguments, for its
+		// body only.
+		saved := make(map[string][]string, len(positional))
+		for _, p := range positional {
+			if v, ok := w.vars[p]; ok {
+				saved[p] = v
+			}
+		}
+		w.bindParams(argv[1:])
+		defer func() {
+			for _, p := range positional {
+				if v, ok := saved[p]; ok {
+					w.vars[p] = v
+				} else {
+					delete(w.vars, p)
+				}
+			}
+		}()
 		return w.stmt(body, depth+1, up)
 	}
 	c := &cmd{name: strings.ToLower(path.Base(argv[0].lit)), args: argv[1:], depth: depth, up: up, seg: seg, stdinArgs: stdinArgs, repl: repl}
@@ -158,3 +176,6 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	}
 	return st
 }
+
+// positional are the parameters bindParams sets.
+var positional = []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "#", "@", "*"}

@@ -239,7 +239,22 @@ func readsAll(spec optSpec) func(*walker, *cmd) stage {
 		for _, f := range o.operands {
 			w.access(f, false, false)
 		}
-		return stage{}
+		if c.name != "cat" {
+			return stage{}
+		}
+		// cat prints the files it reads, or passes its input on.
+		if len(o.operands) == 0 {
+			if len(c.up) > 0 {
+				return c.up[len(c.up)-1]
+			}
+			return stage{}
+		}
+		for _, f := range o.operands {
+			if f.unknown {
+				return stage{}
+			}
+		}
+		return stage{file: true}
 	}
 }
 

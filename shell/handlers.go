@@ -25,7 +25,7 @@ func handler(name string) func(*walker, *cmd) stage {
 	}
 	switch {
 	case pythonName(name):
-		return interp("c")
+		return runInterp
 	case strings.HasPrefix(name, "mkfs"):
 		return destroyDisk
 	}
@@ -72,8 +72,8 @@ func buildHandlers() {
 		"ash": runShell, "mksh": runShell, "csh": runShell, "tcsh": runShell, "yash": runShell,
 		"eval":   runEval,
 		"source": runSource, ".": runSource,
-		"node": interp("ep"), "nodejs": interp("ep"), "bun": interp("ep"), "perl": interp("eE"), "ruby": interp("e"),
-		"php": interp("r"), "lua": interp("e"),
+		"node": runInterp, "nodejs": runInterp, "bun": runInterp, "perl": runInterp, "ruby": runInterp,
+		"php": runInterp, "lua": runInterp, "luajit": runInterp,
 		"deno": runDeno,
 
 		"rm":   runRm,
@@ -130,8 +130,7 @@ func buildHandlers() {
 		"egrep": readsAfterPattern(optSpec{val: "efmABC"}, "e", "f"), "fgrep": readsAfterPattern(optSpec{val: "efmABC"}, "e", "f"),
 		"rg": readsAfterPattern(optSpec{val: "efgtTmABCjMrE", long: map[string]bool{"regexp": true, "file": true, "glob": true, "iglob": true, "type": true, "type-not": true, "type-add": true, "max-count": true, "after-context": true, "before-context": true, "context": true, "threads": true, "max-depth": true, "replace": true, "encoding": true, "engine": true, "sort": true, "sortr": true, "pre": true, "pre-glob": true, "max-columns": true, "max-filesize": true, "ignore-file": true, "path-separator": true, "color": true, "colors": true}}, "e", "f"),
 		"ag": readsAfterPattern(optSpec{val: "ABCGgm"}, "", ""), "ack": readsAfterPattern(optSpec{val: "ABCm"}, "", ""),
-		"awk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"), "gawk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"),
-		"mawk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"), "nawk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"),
+		"awk": runAwk, "gawk": runAwk, "mawk": runAwk, "nawk": runAwk,
 		"jq": readsAfterPattern(optSpec{val: "fL", long: map[string]bool{"from-file": true, "indent": true}}, "", "f"),
 		"yq": readsAfterPattern(optSpec{}, "", ""),
 	}

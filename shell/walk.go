@@ -80,6 +80,19 @@ type stage struct {
 	fetch  bool     // it downloads (curl, wget, …)
 	decode bool     // it decodes (base64 -d, xxd -r, …)
 	text   []string // the literal text it prints (echo, printf), when known
+	file   bool     // it prints a file it was given, which is judged as read (cat f, < f)
+}
+
+// merge is what two streams read in turn give: a download or decoding in
+// either, and text only when one of them is empty.
+func merge(a, b *stage) *stage {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	return &stage{fetch: a.fetch || b.fetch, decode: a.decode || b.decode}
 }
 
 func (w *walker) stmts(list []*syntax.Stmt, depth int) {
@@ -93,13 +106,21 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 	if st == nil {
 		return stage{}
 	}
+	var in *stage
 	for _, rd := range st.Redirs {
-		w.redirect(rd, depth)
+		if f := w.redirect(rd, depth); f != nil {
+			in = f
+		}
 	}
 	switch c := st.Cmd.(type) {
 	case nil:
 		return stage{}
 	case *syntax.CallExpr:
+		if in != nil {
+			// The command's own redirection is its input, in place of the
+			// pipe's.
+			up = append(up[:len(up):len(up)], *in)
+		}
 		return w.call(c, depth, up)
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
@@ -234,29 +255,80 @@ func (w *walker) assign(name string, x word) {
 	w.vars[name] = x.vals
 }
 
-// redirect records the file a redirection reads or writes.
-func (w *walker) redirect(rd *syntax.Redirect, depth int) {
-	if rd.Hdoc != nil {
-		w.substsIn(rd.Hdoc, depth)
+// redirect records the file a redirection reads or writes, and returns
+// what it gives the command on its input, if it gives any: a here-document's
+// or here-string's text, a file's, or a process substitution's output.
+func (w *walker) redirect(rd *syntax.Redirect, depth int) *stage {
+	switch rd.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		return w.hereDoc(rd, depth)
 	}
 	if rd.Word == nil {
-		return
+		return nil
 	}
 	x := w.word(rd.Word, depth)
 	switch rd.Op {
-	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
-		return
+	case syntax.WordHdoc:
+		if x.unknown {
+			return &stage{}
+		}
+		return &stage{text: x.vals}
 	case syntax.DplIn, syntax.DplOut:
 		if x.lit == "-" || isDigits(x.lit) {
-			return
+			if rd.Op == syntax.DplIn {
+				return &stage{}
+			}
+			return nil
 		}
 		if rd.Op == syntax.DplIn {
-			return
+			return &stage{}
 		}
 	}
 	write := rd.Op != syntax.RdrIn
 	w.seg = w.r.Segments // a redirection belongs to the command it precedes
 	w.access(x, write, false)
+	if write {
+		return nil
+	}
+	switch {
+	case x.feed != nil:
+		return x.feed
+	case x.unknown:
+		return &stage{}
+	case len(x.vals) == 1 && harmless[x.lit]:
+		return &stage{text: []string{""}}
+	}
+	return &stage{file: true}
+}
+
+// hereDoc is the text of a here-document: as written when its delimiter is
+// quoted, expanded (and its substitutions walked) when not.
+func (w *walker) hereDoc(rd *syntax.Redirect, depth int) *stage {
+	if rd.Hdoc == nil {
+		return &stage{text: []string{""}}
+	}
+	quoted := rd.Word != nil && (rd.Word.Lit() == "" || strings.Contains(rd.Word.Lit(), `\`))
+	vals := []string{""}
+	unknown := false
+	for _, p := range rd.Hdoc.Parts {
+		if l, ok := p.(*syntax.Lit); ok && quoted {
+			vals = product(vals, []string{l.Value})
+			continue
+		}
+		v, u, _ := w.part(p, depth, true)
+		if u {
+			unknown = true
+			continue
+		}
+		vals = product(vals, v)
+		if len(vals) > maxValues {
+			unknown, vals = true, vals[:1]
+		}
+	}
+	if unknown {
+		return &stage{}
+	}
+	return &stage{text: vals}
 }
 
 func isDigits(s string) bool {
@@ -357,7 +429,7 @@ type word struct {
 	vals    []string // the values it may have
 	unknown bool     // a part could not be known statically
 	lit     string   // the first value
-	fetch   bool     // a process substitution that downloads
+	feed    *stage   // what a process substitution in it prints; nil when it has none
 }
 
 const maxValues = 16
@@ -369,8 +441,8 @@ func (w *walker) word(x *syntax.Word, depth int) word {
 	}
 	syntax.SplitBraces(x) // {a,b} and {1..3} in unquoted parts become BraceExp, which part expands
 	for _, p := range x.Parts {
-		vals, unknown, fetch := w.part(p, depth, false)
-		out.fetch = out.fetch || fetch
+		vals, unknown, feed := w.part(p, depth, false)
+		out.feed = merge(out.feed, feed)
 		if unknown {
 			out.unknown = true
 			continue
@@ -392,37 +464,37 @@ func (w *walker) word(x *syntax.Word, depth int) word {
 // braces expands a brace expansion as bash does: each element of
 // {a,b,c}, or each step of {1..5}, {a..e}, {01..10..2}. More than
 // maxValues is unknown.
-func (w *walker) braces(b *syntax.BraceExp, depth int) (vals []string, unknown, fetch bool) {
+func (w *walker) braces(b *syntax.BraceExp, depth int) (vals []string, unknown bool, feed *stage) {
 	if !b.Sequence {
 		for _, e := range b.Elems {
 			x := w.word(e, depth)
-			fetch = fetch || x.fetch
+			feed = merge(feed, x.feed)
 			if x.unknown {
-				return nil, true, fetch
+				return nil, true, feed
 			}
 			vals = append(vals, x.vals...)
 			if len(vals) > maxValues {
-				return nil, true, fetch
+				return nil, true, feed
 			}
 		}
-		return vals, false, fetch
+		return vals, false, feed
 	}
 	var ends []string
 	for _, e := range b.Elems {
 		x := w.word(e, depth)
 		if x.unknown || len(x.vals) != 1 {
-			return nil, true, false
+			return nil, true, nil
 		}
 		ends = append(ends, x.lit)
 	}
 	if len(ends) < 2 {
-		return nil, true, false
+		return nil, true, nil
 	}
 	step := 1
 	if len(ends) == 3 {
 		n, err := strconv.Atoi(ends[2])
 		if err != nil || n == 0 {
-			return nil, true, false
+			return nil, true, nil
 		}
 		step = max(n, -n)
 	}
@@ -431,7 +503,7 @@ func (w *walker) braces(b *syntax.BraceExp, depth int) (vals []string, unknown, 
 	letters := false
 	if errA != nil || errB != nil {
 		if len(ends[0]) != 1 || len(ends[1]) != 1 {
-			return nil, true, false
+			return nil, true, nil
 		}
 		from, to, letters = int(ends[0][0]), int(ends[1][0]), true
 	}
@@ -444,7 +516,7 @@ func (w *walker) braces(b *syntax.BraceExp, depth int) (vals []string, unknown, 
 	}
 	for i := from; step > 0 && i <= to || step < 0 && i >= to; i += step {
 		if len(vals) >= maxValues {
-			return nil, true, false
+			return nil, true, nil
 		}
 		if letters {
 			vals = append(vals, string(rune(i)))
@@ -452,7 +524,7 @@ func (w *walker) braces(b *syntax.BraceExp, depth int) (vals []string, unknown, 
 			vals = append(vals, fmt.Sprintf("%0*d", width, i))
 		}
 	}
-	return vals, false, false
+	return vals, false, nil
 }
 
 func product(a, b []string) []string {
@@ -465,22 +537,25 @@ func product(a, b []string) []string {
 	return out
 }
 
-func (w *walker) part(p syntax.WordPart, depth int, quoted bool) (vals []string, unknown, fetch bool) {
+func (w *walker) part(p syntax.WordPart, depth int, quoted bool) (vals []string, unknown bool, feed *stage) {
 	switch p := p.(type) {
 	case *syntax.Lit:
 		if quoted {
-			return []string{unescapeQuoted(p.Value)}, false, false
+			return []string{unescapeQuoted(p.Value)}, false, nil
 		}
-		return []string{unescape(p.Value)}, false, false
+		return []string{unescape(p.Value)}, false, nil
 	case *syntax.SglQuoted:
-		return []string{p.Value}, false, false
+		if p.Dollar {
+			return []string{decodeANSIC(p.Value)}, false, nil
+		}
+		return []string{p.Value}, false, nil
 	case *syntax.BraceExp:
 		return w.braces(p, depth)
 	case *syntax.DblQuoted:
 		vals = []string{""}
 		for _, q := range p.Parts {
 			v, u, f := w.part(q, depth, true)
-			fetch = fetch || f
+			feed = merge(feed, f)
 			if u {
 				unknown = true
 				continue
@@ -490,29 +565,42 @@ func (w *walker) part(p syntax.WordPart, depth int, quoted bool) (vals []string,
 		if len(vals) > maxValues {
 			unknown = true
 		}
-		return vals, unknown, fetch
+		return vals, unknown, feed
 	case *syntax.ParamExp:
 		vals, unknown = w.param(p, depth)
-		return vals, unknown, false
+		return vals, unknown, nil
 	case *syntax.CmdSubst:
 		w.fork().stmts(p.Stmts, depth)
-		return nil, true, false
+		return nil, true, nil
 	case *syntax.ProcSubst:
-		sub := w.fork()
-		for _, st := range p.Stmts {
-			if s := sub.stmt(st, depth, nil); s.fetch {
-				fetch = true
-			}
-		}
-		return []string{"/dev/fd/63"}, false, fetch
+		return []string{"/dev/fd/63"}, false, w.procSubst(p, depth)
 	case *syntax.ArithmExp:
 		w.substsIn(p, depth)
-		return nil, true, false
+		return nil, true, nil
 	case *syntax.ExtGlob:
-		return []string{p.Op.String() + p.Pattern.Value + ")"}, false, false
+		return []string{p.Op.String() + p.Pattern.Value + ")"}, false, nil
 	}
 	w.substsIn(p, depth)
-	return nil, true, false
+	return nil, true, nil
+}
+
+// procSubst walks a process substitution and returns what it prints: the
+// last command's output, with a download or decoding anywhere in it.
+func (w *walker) procSubst(p *syntax.ProcSubst, depth int) *stage {
+	sub := w.fork()
+	out := &stage{}
+	for i, st := range p.Stmts {
+		s := sub.stmt(st, depth, nil)
+		out.fetch = out.fetch || s.fetch
+		out.decode = out.decode || s.decode
+		if i == len(p.Stmts)-1 {
+			out.text, out.file = s.text, s.file
+		}
+	}
+	if len(p.Stmts) != 1 {
+		out.text = nil
+	}
+	return out
 }
 
 // param evaluates a parameter expansion.

@@ -169,6 +169,91 @@ func TestAnalyzeInterpreters(t *testing.T) {
 	})
 }
 
+// TestAnalyzeInterpreterCode covers the flag clusters that name an
+// interpreter's code, and what the code itself is judged for.
+func TestAnalyzeInterpreterCode(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		// Flag clusters.
+		{`perl -le 'system("rm -rf ~")'`, "rm:~"},
+		{`perl -ne 'print' f`, "r:f"},
+		{`perl -pi -e 's/a/b/' f`, "r:f w:f"},
+		{`perl -i.bak -pe 's/a/b/' f`, "r:f w:f"},
+		{`perl -we 'print 1' -e 'system("git reset --hard")'`, "!git_destructive"},
+		{`perl -Mstrict -e 'print 1'`, ""},
+		{`perl -I lib -e 'print 1'`, ""},
+		{`perl script.pl`, "r:script.pl"},
+		{`python3 -Bc 'import os; os.system("git clean -fdx")'`, "!git_destructive"},
+		{`python3 -uc 'print(1)'`, ""},
+		{`python3 -Ic 'import os; os.system("crontab -r")'`, "!crontab_remove"},
+		{`python3 -W ignore -c 'import os; os.system("crontab -r")'`, "!crontab_remove"},
+		{`python3 -c 'print(1)' /etc/passwd`, ""},
+		{`python3 -u -m pytest`, ""},
+		{`python3 -`, ""},
+		{`ruby -we 'system("crontab -r")'`, "!crontab_remove"},
+		{`ruby -ne 'puts $_' f`, "r:f"},
+		{`ruby -rjson -e 'puts 1'`, ""},
+		{`node -pe '1+1'`, ""},
+		{`node -pe 'require("child_process").execSync("crontab -r")'`, "!crontab_remove"},
+		{`node --eval 'require("child_process").execSync("crontab -r")'`, "!crontab_remove"},
+		{`node -r ts-node/register app.ts`, "r:app.ts"},
+		{`php -r 'system("crontab -r");'`, "!crontab_remove"},
+		{`lua -e 'os.execute("crontab -r")'`, "!crontab_remove"},
+		{`luajit -e 'print(1)'`, ""},
+		{`awk 'BEGIN { system("crontab -r") }'`, "!crontab_remove"},
+		{`awk -F: '{ print $1 }' /etc/passwd`, "r:/etc/passwd"},
+		{`awk -v n=1 -f prog.awk data`, "r:prog.awk r:data"},
+		{`awk '{ print }' n=1 data`, "r:data"},
+		{`gawk -e 'BEGIN { system("crontab -r") }'`, "!crontab_remove"},
+		// The paths code names.
+		{`python3 -c 'print(open("/home/u/.aws/credentials").read())'`, "r:/home/u/.aws/credentials"},
+		{`python3 -c 'import os; print(open(os.path.expanduser("~/.ssh/id_rsa")).read())'`, "r:~/.ssh/id_rsa"},
+		{`python3 -c 'import os; p = os.path.join(os.path.expanduser("~"), ".aws", "credentials")'`, "r:~ r:.aws r:~/.aws"},
+		{`python3 -c 'open("/home/agent/.bashrc", "a").write("x")'`, "w:/home/agent/.bashrc"},
+		{`python3 -c 'import shutil, os; shutil.rmtree(os.path.expanduser("~"))'`, "rm:~"},
+		{`python3 -c 'import shutil; shutil.copy("a.txt", "/etc/x")'`, "r:a.txt w:/etc/x"},
+		{`python3 -c 'import json; print(json.load(open("package.json"))["version"])'`, "r:package.json"},
+		{`python3 -c 'print("a/b".split("/"))'`, "r:a/b r:/"},
+		{`node -e 'require("fs").writeFileSync(require("os").homedir() + "/.bashrc", "x")'`, "w:/.bashrc w:~/.bashrc"},
+		{`node -e 'require("fs").rmSync("/srv/app", {recursive: true})'`, "rm:/srv/app"},
+		{`perl -e 'open(F, ">>$ENV{HOME}/.bashrc"); print F "x"'`, "w:~/.bashrc"},
+		{`perl -e 'open(my $f, ">", "/etc/x")'`, "w:/etc/x"},
+		{`ruby -e 'File.write("/etc/x", "y")'`, "w:/etc/x"},
+		{`ruby -e 'require "fileutils"; FileUtils.rm_rf("/srv/x")'`, "rm:/srv/x"},
+		{`php -r 'file_put_contents("/etc/x", "y");'`, "w:/etc/x"},
+		{`lua -e 'io.open("/etc/x", "w")'`, "w:/etc/x"},
+		{`python3 -c 'import sys; sys.stdout.write("/usr/bin")'`, "r:/usr/bin"},
+		// The whole environment.
+		{`python3 -c 'import os; print(os.environ)'`, "!env_dump"},
+		{`python3 -c 'import os, json; print(json.dumps(dict(os.environ)))'`, "!env_dump"},
+		{`python3 -c 'import os; print(os.environ["HOME"])'`, ""},
+		{`python3 -c 'import os; print(os.environ.get("HOME"))'`, ""},
+		{`python3 -c 'import os, subprocess; subprocess.run(["ls"], env={**os.environ, "A": "1"})'`, ""},
+		{`node -e 'console.log(JSON.stringify(process.env))'`, "!env_dump"},
+		{`node -e 'console.log(process.env.HOME)'`, ""},
+		{`node -e 'require("child_process").spawn("ls", {env: {...process.env, A: 1}})'`, ""},
+		{`perl -e 'print "$_\n" for keys %ENV'`, "!env_dump"},
+		{`perl -e 'print $ENV{HOME}'`, ""},
+		{`ruby -e 'p ENV'`, "!env_dump"},
+		{`ruby -e 'puts ENV.to_h'`, "!env_dump"},
+		{`ruby -e 'puts ENV["HOME"]'`, ""},
+		{`php -r 'print_r(getenv());'`, "!env_dump"},
+		{`php -r 'echo getenv("HOME");'`, ""},
+		{`awk 'BEGIN { for (k in ENVIRON) print k, ENVIRON[k] }'`, "!env_dump"},
+		{`awk 'BEGIN { print ENVIRON["HOME"] }'`, ""},
+		{`python3 -c 'import subprocess; subprocess.run("env")'`, "!env_dump"},
+	})
+}
+
+// TestAnalyzeWords covers word evaluation: $'…', splitting of a program
+// held in a variable, and parameter expansions with pattern removal.
+func TestAnalyzeWords(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`$'\x72m' -rf /srv/x`, "rm:/srv/x"},
+		{`cat "$HOME"/$'\x2eaws'/credentials`, "r:/home/agent/.aws/credentials"},
+		{`cat $'a\tb' $'\101' $'\u00e9' $'\cA' $'q\'s' $'\z'`, "r:a\tb r:A r:é r:\x01 r:q's r:\\z"},
+	})
+}
+
 // TestAnalyzeEntryPoints covers every place a shell, source, eval or an
 // interpreter is handed a script: known text is analysed, anything else
 // is cannot_vouch.

@@ -31,9 +31,11 @@ func (w *walker) readCode(c *cmd, x word) stage {
 				w.host(c, s)
 				continue
 			}
-			sub := w.fork()
-			sub.code = true
-			sub.script(s, c.depth+1)
+			if !strings.HasPrefix(s, ">") && !strings.HasPrefix(s, "<") && !strings.HasPrefix(s, "+<") {
+				sub := w.fork()
+				sub.code = true
+				sub.script(s, c.depth+1) // not an open mode (perl's ">file")
+			}
 			w.codePath(t, l, home)
 		}
 	}
@@ -177,31 +179,46 @@ func (w *walker) codePath(t *codeText, l codeLit, home bool) {
 	case strings.HasPrefix(s, "<"):
 		s, mode = strings.TrimSpace(s[1:]), useRead
 	}
-	if !pathLike(s) {
-		return
-	}
+	named := mode != useNone
 	if mode == useNone {
 		mode = useRead
+	calls:
 		for _, call := range t.callsAround(l.start) {
 			u := call.use
-			if u == useDest {
+			switch {
+			case u == useNone && call.builder:
+				continue // os.path.join(…), expanduser(…): the path goes on outward
+			case u == useNone:
+				break calls
+			case u == useDest:
 				u = useRead
 				if call.arg > 0 {
 					u = useWrite
 				}
+			case call.open && call.arg > 0 && modeLit(s):
+				return
+			case call.arg > 0 && !call.open:
+				break calls // what is written: not the path
 			}
-			if u == useRead && call.opensForWrite {
+			if call.opensForWrite {
 				u = useWrite
 			}
-			if u != useNone {
-				mode = u
-				break
-			}
+			mode, named = u, true
+			break
 		}
 	}
+	// A literal a file call is given is a path if it could be one; any
+	// other only if it looks like one.
+	if !pathLike(s) && !(named && s != "" && !strings.ContainsAny(s, " \t\r\n") && !strings.Contains(s, "://")) {
+		return
+	}
 	paths := []string{s}
-	if home && s[0] != '/' && s[0] != '~' && !strings.HasPrefix(s, "./") {
+	switch {
+	case !home:
+	case s[0] != '/' && s[0] != '~' && !strings.HasPrefix(s, "./"):
 		paths = append(paths, "~/"+s)
+	case s[0] == '/' && strings.HasSuffix(strings.TrimRight(t.clean[:l.start], " "), "+"):
+		paths = append(paths, "~"+s) // homedir() + "/.bashrc"
 	}
 	for _, p := range paths {
 		switch mode {
@@ -220,7 +237,15 @@ type codeCall struct {
 	use           pathUse
 	arg           int  // which argument the literal is in
 	opensForWrite bool // an open whose mode writes ("w", "a", "x", "+", ">", O_WRONLY …)
+	open          bool // an open call: the path is any argument but the mode
+	builder       bool // a call that builds a path from its arguments (os.path.join, expanduser, Path)
 }
+
+// pathBuilders are the calls whose result is a path made of their
+// arguments, by the last part of their name, lower-case.
+var pathBuilders = map[string]bool{"join": true, "expanduser": true, "expandvars": true, "abspath": true, "realpath": true,
+	"normpath": true, "path": true, "resolve": true, "str": true, "fspath": true, "expand_path": true, "absolute_path": true,
+	"pathname": true, "joinpath": true, "catfile": true, "catdir": true, "purepath": true, "posixpath": true}
 
 // callsAround returns the calls the position pos of clean lies in,
 // innermost first, at most three.
@@ -246,7 +271,13 @@ func (t *codeText) callsAround(pos int) []codeCall {
 			name := identBefore(clean, i)
 			call := codeCall{arg: arg}
 			call.use = callUse(name)
+			last := name
+			if k := strings.LastIndexAny(name, ".:"); k >= 0 {
+				last = name[k+1:]
+			}
+			call.builder = pathBuilders[last]
 			if call.use == useRead && isOpen(name) {
+				call.open = true
 				call.opensForWrite = t.writeMode(i)
 			}
 			out = append(out, call)
@@ -337,11 +368,7 @@ func (t *codeText) writeMode(i int) bool {
 		if l.start <= i || l.start >= end {
 			continue
 		}
-		v := l.val
-		if v == ">" || v == ">>" || v == "+<" || v == "+>" {
-			return true
-		}
-		if v != "" && strings.Trim(v, "rwabxtU+") == "" && strings.ContainsAny(v, "wax+") {
+		if v := l.val; modeLit(v) && (strings.ContainsAny(v, "wax+>")) {
 			return true
 		}
 	}
@@ -435,4 +462,14 @@ func wholeUse(src string, u envUse) bool {
 			return true
 		}
 	}
+}
+
+// modeLit reports whether a literal is an open mode: letters of r, w, a,
+// b, x, t, U and +, or perl's <, >, >>, +<, +>.
+func modeLit(v string) bool {
+	switch v {
+	case "<", ">", ">>", "+<", "+>", "+>>", "<:raw", ">:raw", "<:utf8", ">:utf8", "<:encoding(UTF-8)", ">:encoding(UTF-8)":
+		return true
+	}
+	return v != "" && len(v) <= 4 && strings.Trim(v, "rwabxtU+") == ""
 }

@@ -159,7 +159,9 @@ type interpSpec struct {
 	code     string          // short options whose value is code (python -c, perl -e, node -e and -p)
 	longCode map[string]bool // long options whose value is code (--eval, --print)
 	val      string          // short options that take a value, attached or the next word
-	attached string          // short options that take the rest of their cluster only (perl -i.bak, -l0, -Mmod)
+	attached string          // short options that take the rest of their cluster only (perl -i.bak, -Mmod)
+	digits   string          // short options followed by digits only, in the cluster (perl -l, -0)
+	codeNext bool            // a code option's code is always the next word, and the cluster goes on (node -pe)
 	longVal  map[string]bool // long options that take the next word unless given with =
 	module   string          // short options that run a module or a named script veto does not read (python -m)
 	codeEnds bool            // the code ends the options: what follows are its arguments (python)
@@ -169,9 +171,9 @@ type interpSpec struct {
 
 var interpSpecs = map[string]interpSpec{
 	"python": {code: "c", val: "WXQ", module: "m", codeEnds: true, longVal: map[string]bool{"check-hash-based-pycs": true}},
-	"perl":   {code: "eE", val: "I", attached: "ilMmF0xdDC", inPlace: "i", loop: "np"},
-	"ruby":   {code: "e", val: "rICE", attached: "iFWTxKU0l", inPlace: "i", loop: "np", longVal: map[string]bool{"encoding": true}},
-	"node": {code: "ep", val: "rC", longCode: map[string]bool{"eval": true, "print": true},
+	"perl":   {code: "eE", val: "I", attached: "iMmFxdDC", digits: "l0", inPlace: "i", loop: "np"},
+	"ruby":   {code: "e", val: "rICE", attached: "iFWTxKU", digits: "0", inPlace: "i", loop: "np", longVal: map[string]bool{"encoding": true}},
+	"node": {code: "ep", val: "rC", codeNext: true, longCode: map[string]bool{"eval": true, "print": true},
 		longVal: map[string]bool{"require": true, "import": true, "loader": true, "experimental-loader": true, "input-type": true, "conditions": true, "env-file": true, "title": true, "inspect-port": true}},
 	"php": {code: "rBRE", val: "dcfFz", longVal: map[string]bool{"define": true}},
 	"lua": {code: "e", val: "l"},
@@ -239,10 +241,17 @@ func runInterp(w *walker, c *cmd) stage {
 			}
 			_ = val
 		case len(s) > 1 && s[0] == '-':
+			wantCode := false
 		cluster:
 			for j := 1; j < len(s); j++ {
 				f := s[j : j+1]
 				switch {
+				case spec.codeNext && strings.Contains(spec.code, f):
+					wantCode = true
+				case strings.Contains(spec.digits, f):
+					for j+1 < len(s) && s[j+1] >= '0' && s[j+1] <= '9' {
+						j++
+					}
 				case strings.Contains(spec.code, f):
 					if j+1 < len(s) {
 						codes = append(codes, tails(a, s[:j+1]))
@@ -269,6 +278,10 @@ func runInterp(w *walker, c *cmd) stage {
 				case strings.Contains(spec.loop, f):
 					loop = true
 				}
+			}
+			if wantCode && i+1 < len(args) {
+				i++
+				codes = append(codes, args[i])
 			}
 		default:
 			if len(codes) > 0 {

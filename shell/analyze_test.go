@@ -251,6 +251,34 @@ func TestAnalyzeWords(t *testing.T) {
 		{`$'\x72m' -rf /srv/x`, "rm:/srv/x"},
 		{`cat "$HOME"/$'\x2eaws'/credentials`, "r:/home/agent/.aws/credentials"},
 		{`cat $'a\tb' $'\101' $'\u00e9' $'\cA' $'q\'s' $'\z'`, "r:a\tb r:A r:é r:\x01 r:q's r:\\z"},
+		// Word splitting of unquoted expansions.
+		{`c="rm -rf $HOME"; $c`, "rm:/home/agent"},
+		{`IFS=,; c=rm,-rf,$HOME; $c`, "rm:/home/agent"},
+		{`f="a b"; cat $f`, "r:a r:b"},
+		{`f="a b"; cat "$f"`, "r:a b"},
+		{`f="  a  b  "; cat $f`, "r:a r:b"},
+		{`IFS=:; f=a::b; cat $f`, "r:a r:b"},
+		{`c="cat a"; x$c`, "!cannot_vouch"},
+		{`IFS=$X; c=rm; $c a`, "!cannot_vouch"},
+		{`c=cat; $c a`, "r:a"},
+		{`E=; $E cat a`, "r:a"},
+		{`if true; then c="rm -rf x"; else c="cat y"; fi; $c`, "!cannot_vouch"},
+		{`if true; then c=/srv/a; elif false; then c=/srv/b; fi; cat $c`, "r:/srv/a r:/srv/b"},
+		{`case $1 in a) d=/srv;; esac; cd $d && cat f`, "r:f@"},
+		{`if true; then cd /srv; else cd /srv; fi; cat f`, "r:f@/srv"},
+		// Pattern removal, case changes.
+		{`cat ${HOME%/}/.aws/credentials`, "r:/home/agent/.aws/credentials"},
+		{`cat ${HOME%%/*}x ${HOME#/home/} ${HOME##*/}`, "r:x r:agent r:agent"},
+		{`cat ${HOME%a*}`, "r:/home/"},
+		{`cat ${HOME%[a-z]nt}`, "r:/home/ag"},
+		{`cat ${HOME%$X}`, "r:?"},
+		{`U=${USER^^}; cat /x/$U`, "r:/x/AGENT"},
+		// A path with a part veto cannot know.
+		{`cat /proc/$$/environ`, "!env_dump r:?"},
+		{`cat /proc/$PPID/environ`, "!env_dump r:?"},
+		{`cat "/proc/$(pgrep x)/environ"`, "!env_dump r:?"},
+		{`cat /proc/$$/status`, "r:?"},
+		{`echo x > /proc/$$/environ`, "w:?"},
 	})
 }
 
@@ -632,7 +660,7 @@ func TestAnalyzeWalk(t *testing.T) {
 		{`cat ${HOME:?}`, "r:/home/agent"},
 		{`cat ${#HOME}`, "r:?"},
 		{`cat ${HOME/a/b}`, "r:?"},
-		{`cat ${HOME%/*}`, "r:?"},
+		{`cat ${HOME%/*}`, "r:/home"},
 		{`echo $((1+2)) > f`, "w:f"},
 		{`[[ -f $(cat a) ]]`, "r:a"},
 		{`let x=$(cat a)`, "r:a"},

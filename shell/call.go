@@ -87,9 +87,9 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 			w.vars[name] = append(append([]string(nil), prev...), val)
 		}
 	}
-	argv := make([]word, len(c.Args))
+	argv := make([]word, 0, len(c.Args))
 	for i, a := range c.Args {
-		argv[i] = w.word(a, depth)
+		argv = append(argv, w.split(a, w.word(a, depth), i == 0)...)
 	}
 	defer func() {
 		for name, s := range restore {
@@ -179,3 +179,99 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 
 // positional are the parameters bindParams sets.
 var positional = []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "#", "@", "*"}
+
+// split is word splitting of an evaluated word x: an unquoted expansion
+// whose value holds a character of IFS becomes several words, as in bash
+// (c="rm -rf x"; $c). veto splits a word that is one expansion with one
+// value; any other word that would split is left whole, except the
+// program's, which veto cannot then name: it is unknown.
+func (w *walker) split(src *syntax.Word, x word, program bool) []word {
+	if x.unknown || !unquotedExpansion(src) {
+		return []word{x}
+	}
+	ifs := " \t\n"
+	if v, set := w.vars["IFS"]; set {
+		if len(v) != 1 {
+			if program {
+				return []word{{unknown: true, src: src}}
+			}
+			return []word{x}
+		}
+		ifs = v[0]
+	}
+	splits := false
+	for _, v := range x.vals {
+		if strings.ContainsAny(v, ifs) {
+			splits = true
+		}
+	}
+	if len(src.Parts) == 1 && len(x.vals) == 1 && x.lit == "" {
+		return nil // an empty unquoted expansion is no word at all
+	}
+	if !splits || ifs == "" {
+		return []word{x}
+	}
+	if len(src.Parts) != 1 || len(x.vals) != 1 {
+		if program {
+			return []word{{unknown: true, src: src}}
+		}
+		return []word{x}
+	}
+	var out []word
+	for _, f := range ifsFields(x.lit, ifs) {
+		out = append(out, lit(f))
+	}
+	return out
+}
+
+// unquotedExpansion reports whether a word has an expansion outside
+// quotes, which the shell splits.
+func unquotedExpansion(x *syntax.Word) bool {
+	if x == nil {
+		return false
+	}
+	for _, p := range x.Parts {
+		switch p.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp:
+			return true
+		}
+	}
+	return false
+}
+
+// ifsFields splits s as bash splits an expansion: runs of IFS white space
+// separate fields and are trimmed at the ends; each other IFS character
+// ends a field, so two in a row make an empty one.
+func ifsFields(s, ifs string) []string {
+	white := func(c byte) bool { return (c == ' ' || c == '\t' || c == '\n') && strings.IndexByte(ifs, c) >= 0 }
+	var out []string
+	i := 0
+	for i < len(s) && white(s[i]) {
+		i++
+	}
+	for i < len(s) {
+		j := i
+		for j < len(s) && strings.IndexByte(ifs, s[j]) < 0 {
+			j++
+		}
+		out = append(out, s[i:j])
+		if j == len(s) {
+			break
+		}
+		// One delimiter: white space around at most one other IFS character.
+		for j < len(s) && white(s[j]) {
+			j++
+		}
+		if j < len(s) && strings.IndexByte(ifs, s[j]) >= 0 && !white(s[j]) {
+			j++
+			for j < len(s) && white(s[j]) {
+				j++
+			}
+			if j == len(s) {
+				break
+			}
+		}
+		i = j
+	}
+	return out
+}

@@ -36,6 +36,11 @@ type Access struct {
 	Removes bool // a recursive, forced removal: the path and all below it
 	Tree    bool // a recursive read: the path and every file below it (tar, grep -r, cp -r, …)
 	Segment int
+	// Pattern, for an Unknown path, is the path as far as veto knows it,
+	// each part it cannot know as "*", which may stand for several
+	// segments ("/proc/*/environ", "*/.aws/credentials"); "" when no part
+	// is known.
+	Pattern string `json:",omitempty"`
 }
 
 // Host is one network destination a command reaches.

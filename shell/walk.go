@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -137,10 +138,20 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 	case *syntax.Block:
 		w.stmts(c.Stmts, depth)
 	case *syntax.IfClause:
+		// Each branch may be the one taken: what they assign is merged.
+		var branches []*walker
+		last := c
 		for ic := c; ic != nil; ic = ic.Else {
 			w.stmts(ic.Cond, depth)
-			w.stmts(ic.Then, depth)
+			b := w.fork()
+			b.stmts(ic.Then, depth)
+			branches = append(branches, b)
+			last = ic
 		}
+		if len(last.Cond) > 0 {
+			branches = append(branches, w.fork()) // no else: none may be taken
+		}
+		w.join(branches)
 	case *syntax.WhileClause:
 		w.stmts(c.Cond, depth)
 		w.stmts(c.Do, depth)
@@ -164,12 +175,16 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		w.stmts(c.Do, depth)
 	case *syntax.CaseClause:
 		w.word(c.Word, depth)
+		branches := []*walker{w.fork()} // no pattern may match
 		for _, it := range c.Items {
 			for _, p := range it.Patterns {
 				w.word(p, depth)
 			}
-			w.stmts(it.Stmts, depth)
+			b := w.fork()
+			b.stmts(it.Stmts, depth)
+			branches = append(branches, b)
 		}
+		w.join(branches)
 	case *syntax.FuncDecl:
 		if c.Name != nil {
 			w.funcs[c.Name.Value] = c.Body
@@ -187,6 +202,54 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		w.finding(CannotVouch, w.r.Segments, "The command uses a construct veto does not analyse, so it cannot vouch for it.")
 	}
 	return stage{}
+}
+
+// join takes the state of branches one of which ran (if, case): a variable
+// may hold any value a branch left it, the directory is known when every
+// branch agrees, and the functions any branch defined are defined.
+func (w *walker) join(branches []*walker) {
+	names := map[string]bool{}
+	for _, b := range branches {
+		for k := range b.vars {
+			names[k] = true
+		}
+	}
+	for k := range names {
+		var vals []string
+		unknown := false
+		for _, b := range branches {
+			v, set := b.vars[k]
+			switch {
+			case !set:
+				if env, ok := w.env.Vars[k]; ok {
+					v = []string{env}
+				} else {
+					v = []string{""}
+				}
+			case v == nil:
+				unknown = true
+			}
+			for _, x := range v {
+				if !slices.Contains(vals, x) {
+					vals = append(vals, x)
+				}
+			}
+		}
+		if unknown || len(vals) > maxValues {
+			vals = nil
+		}
+		w.vars[k] = vals
+	}
+	w.cwd = branches[0].cwd
+	for _, b := range branches[1:] {
+		if b.cwd != w.cwd {
+			w.cwd = ""
+		}
+	}
+	for _, b := range branches {
+		maps.Copy(w.funcs, b.funcs)
+	}
+	w.dirs = branches[len(branches)-1].dirs
 }
 
 func flattenPipe(c *syntax.BinaryCmd) []*syntax.Stmt {
@@ -356,7 +419,11 @@ func (w *walker) access(x word, write, removes bool) {
 	}
 	seg := w.seg
 	if x.unknown {
-		w.r.Files = append(w.r.Files, Access{Dir: w.cwd, Write: write, Unknown: true, Removes: removes, Segment: seg})
+		pat := w.pattern(x.src)
+		if !write && strings.HasPrefix(pat, "/proc/") && strings.HasSuffix(pat, "/environ") {
+			w.r.find(RuleEnvDump, EnvDump, seg, "The command reads a process's environment, which holds secrets.")
+		}
+		w.r.Files = append(w.r.Files, Access{Dir: w.cwd, Write: write, Unknown: true, Removes: removes, Segment: seg, Pattern: pat})
 		return
 	}
 	for _, v := range x.vals {
@@ -367,6 +434,59 @@ func (w *walker) access(x word, write, removes bool) {
 			w.r.find(RuleEnvDump, EnvDump, seg, "The command reads a process's environment, which holds secrets.")
 		}
 		w.r.Files = append(w.r.Files, Access{Path: v, Dir: w.cwd, Write: write, Removes: removes, Segment: seg})
+	}
+}
+
+// pattern is a word as far as it is known without running anything, each
+// part veto cannot know as "*" (which may stand for several path
+// segments): "/proc/*/environ" for /proc/$$/environ. "" when nothing is
+// known.
+func (w *walker) pattern(x *syntax.Word) string {
+	if x == nil {
+		return ""
+	}
+	var b strings.Builder
+	w.patternParts(&b, x.Parts, false)
+	p := b.String()
+	if strings.Trim(p, "*") == "" {
+		return ""
+	}
+	return p
+}
+
+func (w *walker) patternParts(b *strings.Builder, parts []syntax.WordPart, quoted bool) {
+	star := func() {
+		if !strings.HasSuffix(b.String(), "*") {
+			b.WriteByte('*')
+		}
+	}
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if quoted {
+				b.WriteString(unescapeQuoted(p.Value))
+			} else {
+				b.WriteString(unescape(p.Value))
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				b.WriteString(decodeANSIC(p.Value))
+			} else {
+				b.WriteString(p.Value)
+			}
+		case *syntax.DblQuoted:
+			w.patternParts(b, p.Parts, true)
+		case *syntax.ParamExp:
+			if p.Param != nil && p.Exp == nil && !p.Excl && !p.Length && p.Index == nil && p.Slice == nil && p.Repl == nil && p.Names == 0 && p.NestedParam == nil {
+				if v, ok := w.lookup(p.Param.Value); ok && len(v) == 1 {
+					b.WriteString(v[0])
+					continue
+				}
+			}
+			star()
+		default:
+			star()
+		}
 	}
 }
 
@@ -430,12 +550,13 @@ type word struct {
 	unknown bool     // a part could not be known statically
 	lit     string   // the first value
 	feed    *stage   // what a process substitution in it prints; nil when it has none
+	src     *syntax.Word
 }
 
 const maxValues = 16
 
 func (w *walker) word(x *syntax.Word, depth int) word {
-	out := word{vals: []string{""}}
+	out := word{vals: []string{""}, src: x}
 	if x == nil {
 		return out
 	}
@@ -633,6 +754,30 @@ func (w *walker) param(p *syntax.ParamExp, depth int) ([]string, bool) {
 		return append([]string{""}, alt.vals...), false
 	case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
 		return own, !known
+	case syntax.RemSmallSuffix, syntax.RemLargeSuffix, syntax.RemSmallPrefix, syntax.RemLargePrefix:
+		if !known || alt.unknown {
+			return nil, true
+		}
+		var out []string
+		for _, v := range own {
+			for _, pat := range alt.vals {
+				out = append(out, trimPattern(v, pat, p.Exp.Op))
+			}
+		}
+		return out, len(out) > maxValues
+	case syntax.UpperAll, syntax.LowerAll:
+		if !known {
+			return nil, true
+		}
+		var out []string
+		for _, v := range own {
+			if p.Exp.Op == syntax.UpperAll {
+				out = append(out, strings.ToUpper(v))
+			} else {
+				out = append(out, strings.ToLower(v))
+			}
+		}
+		return out, false
 	}
 	return nil, true
 }
@@ -648,6 +793,108 @@ func (w *walker) lookup(name string) ([]string, bool) {
 		return []string{w.cwd}, true
 	}
 	return nil, false
+}
+
+// trimPattern is ${v%pat}, ${v%%pat}, ${v#pat} or ${v##pat}: the shortest
+// or longest suffix or prefix of v that the shell pattern pat matches,
+// removed.
+func trimPattern(v, pat string, op syntax.ParExpOperator) string {
+	switch op {
+	case syntax.RemSmallSuffix:
+		for i := len(v); i >= 0; i-- {
+			if shellMatch(pat, v[i:]) {
+				return v[:i]
+			}
+		}
+	case syntax.RemLargeSuffix:
+		for i := 0; i <= len(v); i++ {
+			if shellMatch(pat, v[i:]) {
+				return v[:i]
+			}
+		}
+	case syntax.RemSmallPrefix:
+		for i := 0; i <= len(v); i++ {
+			if shellMatch(pat, v[:i]) {
+				return v[i:]
+			}
+		}
+	case syntax.RemLargePrefix:
+		for i := len(v); i >= 0; i-- {
+			if shellMatch(pat, v[:i]) {
+				return v[i:]
+			}
+		}
+	}
+	return v
+}
+
+// shellMatch matches s against a shell pattern: * (any string, / too),
+// ?, […] classes with ! or ^ and ranges, and \ escapes.
+func shellMatch(pat, s string) bool {
+	for len(pat) > 0 {
+		switch pat[0] {
+		case '*':
+			for len(pat) > 0 && pat[0] == '*' {
+				pat = pat[1:]
+			}
+			if pat == "" {
+				return true
+			}
+			for i := 0; i <= len(s); i++ {
+				if shellMatch(pat, s[i:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if s == "" {
+				return false
+			}
+			pat, s = pat[1:], s[1:]
+		case '[':
+			end := strings.IndexByte(pat[1:], ']')
+			if end < 0 || s == "" {
+				if s == "" || s[0] != '[' {
+					return false
+				}
+				pat, s = pat[1:], s[1:]
+				continue
+			}
+			class := pat[1 : end+1]
+			neg := class != "" && (class[0] == '!' || class[0] == '^')
+			if neg {
+				class = class[1:]
+			}
+			in := false
+			for k := 0; k < len(class); k++ {
+				if k+2 < len(class) && class[k+1] == '-' {
+					if class[k] <= s[0] && s[0] <= class[k+2] {
+						in = true
+					}
+					k += 2
+					continue
+				}
+				if class[k] == s[0] {
+					in = true
+				}
+			}
+			if in == neg {
+				return false
+			}
+			pat, s = pat[end+2:], s[1:]
+		case '\\':
+			if len(pat) > 1 {
+				pat = pat[1:]
+			}
+			fallthrough
+		default:
+			if s == "" || s[0] != pat[0] {
+				return false
+			}
+			pat, s = pat[1:], s[1:]
+		}
+	}
+	return s == ""
 }
 
 // unescape removes the backslashes of an unquoted literal.

@@ -829,8 +829,7 @@ func TestAnalyzeUnknownCwd(t *testing.T) {
 func TestKnownGaps(t *testing.T) {
 	for _, tc := range []struct {
 		src, want, why string
-	}{
-	} {
+	}{} {
 		if got := summary(t, shell.Analyze(tc.src, env)); got == tc.want {
 			t.Errorf("%q now gives %q: move it to the tables above", tc.src, got)
 		} else {

@@ -164,7 +164,7 @@ func TestAnalyzeInterpreters(t *testing.T) {
 		{`php -r 'echo 1;'`, ""},
 		{`deno eval 'await fetch("https://x.example")'`, "h:x.example"},
 		{`deno run x.ts`, ""},
-		{`bun -e 'Bun.spawnSync(["sh", "-c", "crontab -r"])'`, "!crontab_remove"},
+		{`bun -e 'Bun.spawnSync(["sh", "-c", "crontab -r"])'`, "!crontab_remove !crontab_remove"},
 		{`echo 'cat a' | node`, "r:a"},
 	})
 }

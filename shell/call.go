@@ -89,7 +89,7 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 	}
 	argv := make([]word, 0, len(c.Args))
 	for i, a := range c.Args {
-		argv = append(argv, w.split(a, w.word(a, depth), i == 0)...)
+		argv = w.split(argv, a, w.word(a, depth), i == 0)
 	}
 	defer func() {
 		for name, s := range restore {
@@ -139,23 +139,11 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 		defer delete(w.active, argv[0].lit)
 		// The function's positional parameters are its arguments, for its
 		// body only.
-		saved := make(map[string][]string, len(positional))
-		for _, p := range positional {
-			if v, ok := w.vars[p]; ok {
-				saved[p] = v
-			}
-		}
-		w.bindParams(argv[1:])
-		defer func() {
-			for _, p := range positional {
-				if v, ok := saved[p]; ok {
-					w.vars[p] = v
-				} else {
-					delete(w.vars, p)
-				}
-			}
-		}()
-		return w.stmt(body, depth+1, up)
+		saved := w.params
+		w.params = newParams(w.params.dollar0(), argv[1:])
+		st := w.stmt(body, depth+1, up)
+		w.params = saved
+		return st
 	}
 	c := &cmd{name: strings.ToLower(path.Base(argv[0].lit)), args: argv[1:], depth: depth, up: up, seg: seg, stdinArgs: stdinArgs, repl: repl}
 	if repl != "" {
@@ -177,25 +165,22 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	return st
 }
 
-// positional are the parameters bindParams sets.
-var positional = []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "#", "@", "*"}
-
 // split is word splitting of an evaluated word x: an unquoted expansion
 // whose value holds a character of IFS becomes several words, as in bash
 // (c="rm -rf x"; $c). veto splits a word that is one expansion with one
 // value; any other word that would split is left whole, except the
 // program's, which veto cannot then name: it is unknown.
-func (w *walker) split(src *syntax.Word, x word, program bool) []word {
+func (w *walker) split(argv []word, src *syntax.Word, x word, program bool) []word {
 	if x.unknown || !unquotedExpansion(src) {
-		return []word{x}
+		return append(argv, x)
 	}
 	ifs := " \t\n"
 	if v, set := w.vars["IFS"]; set {
 		if len(v) != 1 {
 			if program {
-				return []word{{unknown: true, src: src}}
+				return append(argv, word{unknown: true, src: src})
 			}
-			return []word{x}
+			return append(argv, x)
 		}
 		ifs = v[0]
 	}
@@ -206,10 +191,10 @@ func (w *walker) split(src *syntax.Word, x word, program bool) []word {
 		}
 	}
 	if len(src.Parts) == 1 && len(x.vals) == 1 && x.lit == "" {
-		return nil // an empty unquoted expansion is no word at all
+		return argv // an empty unquoted expansion is no word at all
 	}
 	if !splits || ifs == "" {
-		return []word{x}
+		return append(argv, x)
 	}
 	if len(src.Parts) != 1 || len(x.vals) != 1 {
 		if program {
@@ -217,11 +202,10 @@ func (w *walker) split(src *syntax.Word, x word, program bool) []word {
 		}
 		return []word{x}
 	}
-	var out []word
 	for _, f := range ifsFields(x.lit, ifs) {
-		out = append(out, lit(f))
+		argv = append(argv, lit(f))
 	}
-	return out
+	return argv
 }
 
 // unquotedExpansion reports whether a word has an expansion outside

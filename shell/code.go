@@ -7,7 +7,10 @@ package shell
 // in a call that writes or removes, written, and reading the whole
 // environment is an environment dump.
 
-import "strings"
+import (
+	"path"
+	"strings"
+)
 
 // readCode reads interpreter code for what veto recognises.
 func (w *walker) readCode(c *cmd, x word) stage {
@@ -16,9 +19,12 @@ func (w *walker) readCode(c *cmd, x word) stage {
 		return stage{}
 	}
 	for _, src := range x.vals {
-		sub := w.fork()
-		sub.code = true
-		sub.script(src, c.depth+1)
+		if !strings.HasSuffix(c.name, "awk") {
+			// awk is not shell: its commands are in its strings only.
+			sub := w.fork()
+			sub.code = true
+			sub.script(src, c.depth+1)
+		}
 		if dumpsEnv(c.name, src) {
 			w.r.find(RuleEnvDump, EnvDump, c.seg, "The interpreter's code reads the whole environment, which holds secrets.")
 		}
@@ -31,15 +37,63 @@ func (w *walker) readCode(c *cmd, x word) stage {
 				w.host(c, s)
 				continue
 			}
-			if !strings.HasPrefix(s, ">") && !strings.HasPrefix(s, "<") && !strings.HasPrefix(s, "+<") {
+			if commandLike(s) {
 				sub := w.fork()
 				sub.code = true
-				sub.script(s, c.depth+1) // not an open mode (perl's ">file")
+				sub.script(s, c.depth+1)
 			}
 			w.codePath(t, l, home)
 		}
+		// An argument list of literals (["rm", "-rf", "/x"]) is a command too.
+		for _, argv := range literalLists(t) {
+			sub := w.fork()
+			sub.code = true
+			sub.script(argv, c.depth+1)
+		}
 	}
 	return stage{}
+}
+
+// commandLike reports whether a literal is worth reading as a shell
+// command: not an open mode (perl's ">file"), and either more than one
+// word or the name of a program veto judges.
+func commandLike(s string) bool {
+	switch {
+	case s == "", strings.HasPrefix(s, ">"), strings.HasPrefix(s, "<"), strings.HasPrefix(s, "+<"):
+		return false
+	case strings.ContainsAny(s, " \t\n;|&<>$`("):
+		return true
+	}
+	return handler(strings.ToLower(path.Base(s))) != nil
+}
+
+// literalLists returns each run of two or more literals that are the
+// whole of a bracketed list (["rm", "-rf", "/x"], ('git', 'reset')), as a
+// shell command with each literal quoted.
+func literalLists(t *codeText) []string {
+	var out []string
+	for i := 0; i < len(t.lits); {
+		j := i
+		for j+1 < len(t.lits) && strings.Trim(t.clean[t.lits[j].end:t.lits[j+1].start], " ,\t\n") == "" {
+			j++
+		}
+		if j > i {
+			open := strings.TrimRight(t.clean[:t.lits[i].start], " \t\n")
+			shut := strings.TrimLeft(t.clean[t.lits[j].end:], " ,\t\n")
+			if open != "" && strings.ContainsRune("[(", rune(open[len(open)-1])) && shut != "" && strings.ContainsRune("])", rune(shut[0])) {
+				var b strings.Builder
+				for k := i; k <= j; k++ {
+					if k > i {
+						b.WriteByte(' ')
+					}
+					b.WriteString("'" + strings.ReplaceAll(t.lits[k].val, "'", `'\''`) + "'")
+				}
+				out = append(out, b.String())
+			}
+		}
+		i = j + 1
+	}
+	return out
 }
 
 // codeLit is a string literal in code: its text, unescaped, and where its

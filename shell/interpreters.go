@@ -71,16 +71,16 @@ func runShell(w *walker, c *cmd) stage {
 
 // scriptWith analyses a shell's -c script with its positional parameters
 // bound to the words after it: the first is $0.
-func (w *walker) scriptWith(c *cmd, script word, params []word) stage {
+func (w *walker) scriptWith(c *cmd, script word, args []word) stage {
 	if script.unknown {
 		return w.scriptOf(c, script)
 	}
 	sub := w.fork()
-	if len(params) > 0 {
-		sub.vars["0"] = wordVals(params[0])
-		params = params[1:]
+	var zero []string // $0 of sh -c with no arguments: unknown
+	if len(args) > 0 {
+		zero, args = wordVals(args[0]), args[1:]
 	}
-	sub.bindParams(params)
+	sub.params = newParams(zero, args)
 	return sub.scriptOf(c, script)
 }
 
@@ -92,29 +92,51 @@ func wordVals(x word) []string {
 	return x.vals
 }
 
-// maxParams is how many positional parameters are bound by number; $@ and
-// $* are known for one.
-const maxParams = 9
+// params are the positional parameters of a function's body or of an
+// sh -c script: $0, then the arguments. At the top level there are none
+// (nil): $1 is unknown there.
+type params struct {
+	zero []string // $0; nil when unknown
+	args []word
+}
 
-// bindParams sets $1 … $9, $# and, for a single argument, $@ and $*.
-// Past the arguments, a positional parameter is empty.
-func (w *walker) bindParams(args []word) {
-	for i := 1; i <= maxParams; i++ {
-		v := []string{""}
-		if i <= len(args) {
-			v = wordVals(args[i-1])
+func newParams(zero []string, args []word) *params { return &params{zero: zero, args: args} }
+
+// dollar0 is $0 where p holds: a function keeps its caller's.
+func (p *params) dollar0() []string {
+	if p == nil {
+		return nil
+	}
+	return p.zero
+}
+
+// lookup is a positional or special parameter's value: $0 … $N (past the
+// arguments, empty), $#, and $@ and $* when there is at most one argument.
+func (p *params) lookup(name string) (vals []string, isParam, known bool) {
+	switch {
+	case name == "#":
+		return []string{strconv.Itoa(len(p.args))}, true, true
+	case name == "@" || name == "*":
+		switch len(p.args) {
+		case 0:
+			return []string{""}, true, true
+		case 1:
+			v := wordVals(p.args[0])
+			return v, true, v != nil
 		}
-		w.vars[strconv.Itoa(i)] = v
+		return nil, true, false
+	case name == "0":
+		return p.zero, true, p.zero != nil
 	}
-	w.vars["#"] = []string{strconv.Itoa(len(args))}
-	switch len(args) {
-	case 0:
-		w.vars["@"], w.vars["*"] = []string{""}, []string{""}
-	case 1:
-		w.vars["@"], w.vars["*"] = wordVals(args[0]), wordVals(args[0])
-	default:
-		w.vars["@"], w.vars["*"] = nil, nil
+	n, err := strconv.Atoi(name)
+	if err != nil || n < 1 {
+		return nil, false, false
 	}
+	if n > len(p.args) {
+		return []string{""}, true, true
+	}
+	v := wordVals(p.args[n-1])
+	return v, true, v != nil
 }
 
 // shellFile is a shell running a script file (or, with no file, its input).

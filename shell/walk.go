@@ -22,6 +22,7 @@ type walker struct {
 	active map[string]bool // functions being expanded, against recursion
 	dirs   []string        // pushd's stack
 	seg    int             // the segment paths are recorded under
+	params *params         // the positional parameters; nil at the top level
 
 	strict bool // recovered or remote input: a recursive forced removal is refused whatever its target
 	remote bool // the command runs on another machine: its paths are not ours
@@ -139,6 +140,13 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		w.stmts(c.Stmts, depth)
 	case *syntax.IfClause:
 		// Each branch may be the one taken: what they assign is merged.
+		if !changesState(c) {
+			for ic := c; ic != nil; ic = ic.Else {
+				w.stmts(ic.Cond, depth)
+				w.stmts(ic.Then, depth)
+			}
+			break
+		}
 		var branches []*walker
 		last := c
 		for ic := c; ic != nil; ic = ic.Else {
@@ -175,6 +183,15 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		w.stmts(c.Do, depth)
 	case *syntax.CaseClause:
 		w.word(c.Word, depth)
+		if !changesState(c) {
+			for _, it := range c.Items {
+				for _, p := range it.Patterns {
+					w.word(p, depth)
+				}
+				w.stmts(it.Stmts, depth)
+			}
+			break
+		}
 		branches := []*walker{w.fork()} // no pattern may match
 		for _, it := range c.Items {
 			for _, p := range it.Patterns {
@@ -202,6 +219,28 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		w.finding(CannotVouch, w.r.Segments, "The command uses a construct veto does not analyse, so it cannot vouch for it.")
 	}
 	return stage{}
+}
+
+// changesState reports whether a node may change what later commands
+// see: it assigns, loops over words, defines a function or changes
+// directory. Branches that cannot are walked in place, without a fork.
+func changesState(n syntax.Node) bool {
+	changes := false
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign, *syntax.FuncDecl, *syntax.WordIter:
+			changes = true
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 {
+				switch n.Args[0].Lit() {
+				case "cd", "pushd", "popd", "read", "source", ".", "eval", "mapfile", "readarray", "getopts", "printf", "shift", "set", "unset":
+					changes = true
+				}
+			}
+		}
+		return !changes
+	})
+	return changes
 }
 
 // join takes the state of branches one of which ran (if, case): a variable
@@ -783,6 +822,11 @@ func (w *walker) param(p *syntax.ParamExp, depth int) ([]string, bool) {
 }
 
 func (w *walker) lookup(name string) ([]string, bool) {
+	if w.params != nil && name != "" && (name[0] >= '0' && name[0] <= '9' || name == "#" || name == "@" || name == "*") {
+		if v, isParam, known := w.params.lookup(name); isParam {
+			return v, known
+		}
+	}
 	if v, ok := w.vars[name]; ok {
 		return v, v != nil
 	}

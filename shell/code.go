@@ -128,15 +128,6 @@ func literals(code string) []codeLit {
 	return out
 }
 
-// stringLiterals returns the text of the quoted strings in code.
-func stringLiterals(code string) []string {
-	var out []string
-	for _, l := range literals(code) {
-		out = append(out, l.val)
-	}
-	return out
-}
-
 // blankLiterals is code with the inside of every literal blanked, so that
 // brackets and commas in strings do not count.
 func blankLiterals(code string, lits []codeLit) string {

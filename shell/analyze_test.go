@@ -241,6 +241,10 @@ func TestAnalyzeInterpreterCode(t *testing.T) {
 		{`awk 'BEGIN { for (k in ENVIRON) print k, ENVIRON[k] }'`, "!env_dump"},
 		{`awk 'BEGIN { print ENVIRON["HOME"] }'`, ""},
 		{`python3 -c 'import subprocess; subprocess.run("env")'`, "!env_dump"},
+		// An argument list of literals is one command.
+		{`python3 -c 'import subprocess; subprocess.run(["git", "reset", "--hard"])'`, "!git_destructive"},
+		{`python3 -c 'import subprocess; subprocess.run(["git", "status"])'`, ""},
+		{`python3 -c 'x = ("a", "b"); print(x)'`, ""},
 	})
 }
 

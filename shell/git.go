@@ -291,7 +291,7 @@ func gitCodeKey(key string) bool {
 	switch key {
 	case "core.hookspath", "core.fsmonitor", "core.sshcommand", "core.pager", "core.editor", "core.askpass", "core.gitproxy",
 		"diff.external", "sequence.editor", "credential.helper", "gpg.program", "gpg.x509.program", "gpg.ssh.program",
-		"include.path", "init.templatedir", "uploadpack.packobjectshook", "core.worktree", "pager.log", "interactive.difffilter":
+		"include.path", "init.templatedir", "uploadpack.packobjectshook", "interactive.difffilter":
 		return true
 	}
 	switch {
@@ -347,7 +347,9 @@ func (w *walker) gitConfigValue(c *cmd, kv word, aliases map[string]string) {
 			w.fork().script(val, c.depth+1)
 		case strings.HasPrefix(val, "!"):
 			w.fork().script(val[1:], c.depth+1)
-		case lkey == "credential.helper" && val == "":
+		case (lkey == "credential.helper" || strings.HasPrefix(lkey, "credential.") && strings.HasSuffix(lkey, ".helper")) &&
+			!strings.ContainsAny(val, "/ \t"):
+			// "" turns helpers off; a plain name is git's own credential-NAME.
 		default:
 			w.finding(CannotVouch, c.seg, "git is told to run hooks, helpers or configuration from a place veto does not vouch for.")
 		}

@@ -48,6 +48,8 @@ func buildHandlers() {
 	handlers := map[string]func(*walker, *cmd) stage{
 		"sudo":     wrapSudo,
 		"doas":     wrapOpts(optSpec{val: "uC"}),
+		"su":       wrapSu,
+		"runuser":  wrapSu,
 		"env":      wrapEnv,
 		"command":  wrapOpts(optSpec{}),
 		"builtin":  wrapOpts(optSpec{}),

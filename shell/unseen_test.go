@@ -49,6 +49,8 @@ var unseenForms = []string{
 	`c="$UNSEEN"; W $c ARG`,
 	`c="x $(unseen)"; W $c ARG`,
 	`f(){ bash -c "$1"; }; W f "$UNSEEN" ARG`,
+	`W su -c "$UNSEEN" ARG`,
+	`unseen ARG | W su`,
 }
 
 // unseenWrappers are put before the program that runs the script.

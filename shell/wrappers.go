@@ -29,6 +29,23 @@ func wrapOperands(spec optSpec, n int) func(*walker, *cmd) stage {
 	}
 }
 
+// wrapSu is su and runuser: -c's command is a script for the user's
+// shell; without it, su starts that shell on its input.
+func wrapSu(w *walker, c *cmd) stage {
+	o := parseOpts(c.args, optSpec{val: "csgGw", long: map[string]bool{"command": true, "session-command": true, "shell": true,
+		"group": true, "supp-group": true, "whitelist-environment": true}}, false)
+	if scripts := o.all("c", "command", "session-command"); len(scripts) > 0 {
+		for _, s := range scripts {
+			w.scriptOf(c, s)
+		}
+		return stage{}
+	}
+	if len(o.operands) > 1 && c.name == "runuser" {
+		return w.nested(c, o.operands[1:]) // runuser -u user cmd …
+	}
+	return w.fromStdin(c, false)
+}
+
 func wrapSudo(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "ugpCDrtTUh", long: map[string]bool{"user": true, "group": true, "prompt": true,
 		"close-from": true, "chdir": true, "role": true, "type": true, "other-user": true, "host": true, "command-timeout": true}}, true)

@@ -239,6 +239,9 @@ func readsAll(spec optSpec) func(*walker, *cmd) stage {
 		for _, f := range o.operands {
 			w.access(f, false, false)
 		}
+		if c.name == "tree" || c.name == "iconv" {
+			w.optFiles(&o, true, notStdio, "o", "output") // the file they print to
+		}
 		if c.name != "cat" {
 			return stage{}
 		}

@@ -175,7 +175,7 @@ var readerSpecs = func() map[string]optSpec {
 		"column":   {val: "cslNOoRtEdWHT", long: map[string]bool{"separator": true, "output-separator": true, "table-columns": true}},
 		"expand":   {val: "t", long: map[string]bool{"tabs": true}, numeric: true},
 		"unexpand": {val: "t", long: map[string]bool{"tabs": true}, numeric: true},
-		"iconv":    {val: "ft", long: map[string]bool{"from-code": true, "to-code": true}},
+		"iconv":    {val: "fto", long: map[string]bool{"from-code": true, "to-code": true, "output": true}},
 		"zcat":     none, "bzcat": none, "xzcat": none, "zless": none,
 		"bat":      {val: "lHmrd", long: map[string]bool{"language": true, "highlight-line": true, "map-syntax": true, "line-range": true, "style": true, "theme": true, "tabs": true, "wrap": true, "terminal-width": true, "color": true, "italic-text": true, "decorations": true, "paging": true, "pager": true}},
 		"view":     {val: "cSTu"},

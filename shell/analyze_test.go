@@ -285,11 +285,22 @@ func TestAnalyzeWords(t *testing.T) {
 		{`cat ${HOME%$X}`, "r:?"},
 		{`U=${USER^^}; cat /x/$U`, "r:/x/AGENT"},
 		// A path with a part veto cannot know.
-		{`cat /proc/$$/environ`, "!env_dump r:?"},
-		{`cat /proc/$PPID/environ`, "!env_dump r:?"},
-		{`cat "/proc/$(pgrep x)/environ"`, "!env_dump r:?"},
-		{`cat /proc/$$/status`, "r:?"},
+		{`cat /proc/$$/environ`, "!env_dump r:? r:/proc"},
+		{`cat /proc/$PPID/environ`, "!env_dump r:? r:/proc"},
+		{`cat "/proc/$(pgrep x)/environ"`, "!env_dump r:? r:/proc"},
+		{`cat /proc/$$/status`, "r:? r:/proc"},
 		{`echo x > /proc/$$/environ`, "w:?"},
+		// What an unknown read could be is judged in its place: the
+		// directory its known beginning names, and its known end below ~.
+		{`cat $X/.aws/credentials`, "r:? r:~/.aws/credentials"},
+		{`cat "$D/id_rsa"`, "r:? r:~/id_rsa"},
+		{`cat ~/.aws/$F`, "r:? r:~/.aws"},
+		{`cat $HOME/.ssh/$K`, "r:? r:/home/agent/.ssh"},
+		{`cat ~/$F`, "r:?"},
+		{`cat /srv/$a/$b/x`, "r:? r:/srv"},
+		{`cat "$D"`, "r:?"},
+		{`cat $D/`, "r:?"},
+		{`rm $X/.bashrc`, "w:?"},
 	})
 }
 

@@ -462,7 +462,15 @@ func (w *walker) access(x word, write, removes bool) {
 		if !write && strings.HasPrefix(pat, "/proc/") && strings.HasSuffix(pat, "/environ") {
 			w.r.find(RuleEnvDump, EnvDump, seg, "The command reads a process's environment, which holds secrets.")
 		}
-		w.r.Files = append(w.r.Files, Access{Dir: w.cwd, Write: write, Unknown: true, Removes: removes, Segment: seg, Pattern: pat})
+		w.r.Files = append(w.r.Files, Access{Dir: w.cwd, Write: write, Unknown: true, Removes: removes, Segment: seg,
+			Pattern: strings.ReplaceAll(pat, unknownMark, "*")})
+		if !write {
+			// The file rules drop an unknown read; what it could be is judged
+			// in its place.
+			for _, p := range candidates(pat) {
+				w.r.Files = append(w.r.Files, Access{Path: p, Dir: w.cwd, Segment: seg})
+			}
+		}
 		return
 	}
 	for _, v := range x.vals {
@@ -487,16 +495,48 @@ func (w *walker) pattern(x *syntax.Word) string {
 	var b strings.Builder
 	w.patternParts(&b, x.Parts, false)
 	p := b.String()
-	if strings.Trim(p, "*") == "" {
+	if strings.Trim(p, unknownMark) == "" {
 		return ""
 	}
 	return p
 }
 
+// unknownMark stands for a part of a word veto cannot know, in pattern's
+// result; Access.Pattern spells it "*".
+const unknownMark = "\x00"
+
+// candidates are known paths an unknown read could be, for the file
+// rules to judge: the directory its known beginning names (~/.aws/$F
+// reads in ~/.aws), and, for a path whose beginning is unknown, its known
+// end below the home directory ($X/.aws/credentials could be
+// ~/.aws/credentials).
+func candidates(pat string) []string {
+	var out []string
+	first, last := strings.Index(pat, unknownMark), strings.LastIndex(pat, unknownMark)
+	if first < 0 {
+		return nil
+	}
+	if i := strings.LastIndexByte(pat[:first], '/'); i >= 0 {
+		dir := pat[:i]
+		if dir == "" {
+			dir = "/"
+		}
+		if dir != "/" && dir != "~" && dir != "." {
+			out = append(out, dir)
+		}
+	}
+	if first == 0 {
+		if tail := pat[last+len(unknownMark):]; strings.HasPrefix(tail, "/") && len(tail) > 1 {
+			out = append(out, "~"+tail)
+		}
+	}
+	return out
+}
+
 func (w *walker) patternParts(b *strings.Builder, parts []syntax.WordPart, quoted bool) {
 	star := func() {
-		if !strings.HasSuffix(b.String(), "*") {
-			b.WriteByte('*')
+		if !strings.HasSuffix(b.String(), unknownMark) {
+			b.WriteString(unknownMark)
 		}
 	}
 	for _, p := range parts {

@@ -285,10 +285,10 @@ func TestAnalyzeWords(t *testing.T) {
 		{`cat ${HOME%$X}`, "r:?"},
 		{`U=${USER^^}; cat /x/$U`, "r:/x/AGENT"},
 		// A path with a part veto cannot know.
-		{`cat /proc/$$/environ`, "!env_dump r:? r:/proc"},
-		{`cat /proc/$PPID/environ`, "!env_dump r:? r:/proc"},
-		{`cat "/proc/$(pgrep x)/environ"`, "!env_dump r:? r:/proc"},
-		{`cat /proc/$$/status`, "r:? r:/proc"},
+		{`cat /proc/$$/environ`, "!env_dump r:? r:/proc r:~/environ"},
+		{`cat /proc/$PPID/environ`, "!env_dump r:? r:/proc r:~/environ"},
+		{`cat "/proc/$(pgrep x)/environ"`, "!env_dump r:? r:/proc r:~/environ"},
+		{`cat /proc/$$/status`, "r:? r:/proc r:~/status"},
 		{`echo x > /proc/$$/environ`, "w:?"},
 		// What an unknown read could be is judged in its place: the
 		// directory its known beginning names, and its known end below ~.
@@ -297,7 +297,9 @@ func TestAnalyzeWords(t *testing.T) {
 		{`cat ~/.aws/$F`, "r:? r:~/.aws"},
 		{`cat $HOME/.ssh/$K`, "r:? r:/home/agent/.ssh"},
 		{`cat ~/$F`, "r:?"},
-		{`cat /srv/$a/$b/x`, "r:? r:/srv"},
+		{`cat /home/$U/.aws/credentials`, "r:? r:/home r:~/.aws/credentials"},
+		{`cat ~/$D/.ssh/id_rsa`, "r:? r:~/.ssh/id_rsa"},
+		{`cat /srv/$a/$b/x`, "r:? r:/srv r:~/x"},
 		{`cat "$D"`, "r:?"},
 		{`cat $D/`, "r:?"},
 		{`rm $X/.bashrc`, "w:?"},

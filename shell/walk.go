@@ -507,8 +507,8 @@ const unknownMark = "\x00"
 
 // candidates are known paths an unknown read could be, for the file
 // rules to judge: the directory its known beginning names (~/.aws/$F
-// reads in ~/.aws), and, for a path whose beginning is unknown, its known
-// end below the home directory ($X/.aws/credentials could be
+// reads in ~/.aws), and its known end below the home directory
+// ($X/.aws/credentials and /home/$U/.aws/credentials could be
 // ~/.aws/credentials).
 func candidates(pat string) []string {
 	var out []string
@@ -525,10 +525,8 @@ func candidates(pat string) []string {
 			out = append(out, dir)
 		}
 	}
-	if first == 0 {
-		if tail := pat[last+len(unknownMark):]; strings.HasPrefix(tail, "/") && len(tail) > 1 {
-			out = append(out, "~"+tail)
-		}
+	if tail := pat[last+len(unknownMark):]; strings.HasPrefix(tail, "/") && len(tail) > 1 {
+		out = append(out, "~"+tail)
 	}
 	return out
 }

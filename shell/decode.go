@@ -25,14 +25,70 @@ func runEcho(w *walker, c *cmd) stage {
 }
 
 func runPrintf(w *walker, c *cmd) stage {
-	if len(c.args) == 0 || c.args[0].unknown {
+	if len(c.args) == 0 || c.args[0].unknown || len(c.args[0].vals) != 1 {
 		return stage{}
 	}
-	f := c.args[0].lit
-	if strings.Contains(f, `\`) || (strings.Contains(f, "%") && len(c.args) > 1) {
-		return stage{decode: true}
+	for _, a := range c.args[1:] {
+		if a.unknown {
+			return stage{} // text veto cannot know
+		}
 	}
-	return stage{text: []string{f}}
+	if text, ok := printfText(c.args[0].lit, c.args[1:]); ok {
+		return stage{text: []string{text}}
+	}
+	return stage{decode: true}
+}
+
+// printfText is what printf prints for a format of plain text, %s, %%
+// and the escapes \n, \t and \\, with known arguments (the format is
+// reused while arguments remain, as printf does). Any other format may
+// spell what it prints in code: not known.
+func printfText(f string, args []word) (string, bool) {
+	for _, a := range args {
+		if a.unknown || len(a.vals) != 1 {
+			return "", false
+		}
+	}
+	var b strings.Builder
+	used := 0
+	for {
+		for i := 0; i < len(f); i++ {
+			switch c := f[i]; {
+			case c == '\\' && i+1 < len(f):
+				i++
+				switch f[i] {
+				case 'n':
+					b.WriteByte('\n')
+				case 't':
+					b.WriteByte('\t')
+				case '\\':
+					b.WriteByte('\\')
+				default:
+					return "", false
+				}
+			case c == '%' && i+1 < len(f):
+				i++
+				switch f[i] {
+				case '%':
+					b.WriteByte('%')
+				case 's':
+					if used < len(args) {
+						b.WriteString(args[used].lit)
+						used++
+					}
+				default:
+					return "", false
+				}
+			case c == '\\' || c == '%':
+				return "", false
+			default:
+				b.WriteByte(c)
+			}
+		}
+		if used >= len(args) || !strings.Contains(f, "%s") {
+			return b.String(), true
+		}
+	}
 }
 
 // runDecoder is a program that decodes with one of its flags.

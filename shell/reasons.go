@@ -24,7 +24,7 @@ const (
 	// GitDestructive is given for git operations that throw away work:
 	// checkout of paths or --force, switch --discard-changes, restore of
 	// the worktree, reset --hard or --merge, clean -f, push --force,
-	// +refspec, --mirror or --delete, branch -D, stash drop or clear,
+	// +refspec, :ref, --mirror or --delete, branch -D, stash drop or clear,
 	// worktree remove --force.
 	GitDestructive Reason = "git_destructive"
 	// RmRecursiveForce is given for rm -r -f of a target veto cannot

@@ -87,9 +87,14 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 			w.vars[name] = append(append([]string(nil), prev...), val)
 		}
 	}
+	first := w.word(c.Args[0], depth)
+	alts := w.programAlternatives(c.Args[0], first)
 	argv := make([]word, 0, len(c.Args))
-	for i, a := range c.Args {
-		argv = w.split(argv, a, w.word(a, depth), i == 0)
+	if alts == nil {
+		argv = w.split(argv, c.Args[0], first, true)
+	}
+	for _, a := range c.Args[1:] {
+		argv = w.split(argv, a, w.word(a, depth), false)
 	}
 	defer func() {
 		for name, s := range restore {
@@ -100,7 +105,45 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 			}
 		}
 	}()
-	return w.command(argv, depth, up, false, "")
+	if alts == nil {
+		return w.command(argv, depth, up, false, "")
+	}
+	// The program is one of several commands a variable may hold: each is
+	// judged.
+	var st stage
+	for _, alt := range alts {
+		st = w.command(append(alt, argv...), depth, up, false, "")
+	}
+	return st
+}
+
+// programAlternatives are the commands a program word may be when it is
+// one unquoted expansion with several possible values, each split on IFS
+// (if a; then c="git status"; else c="git log"; fi; $c); nil otherwise.
+func (w *walker) programAlternatives(src *syntax.Word, x word) [][]word {
+	if x.unknown || len(x.vals) < 2 || len(src.Parts) != 1 || !unquotedExpansion(src) {
+		return nil
+	}
+	ifs := " \t\n"
+	if v, set := w.vars["IFS"]; set {
+		if len(v) != 1 {
+			return nil
+		}
+		ifs = v[0]
+	}
+	alts := make([][]word, 0, len(x.vals))
+	for _, v := range x.vals {
+		var alt []word
+		if ifs == "" {
+			alt = []word{lit(v)}
+		} else {
+			for _, f := range ifsFields(v, ifs) {
+				alt = append(alt, lit(f))
+			}
+		}
+		alts = append(alts, alt)
+	}
+	return alts
 }
 
 // looksAssign reports whether a command word reads as an assignment,
@@ -198,9 +241,9 @@ func (w *walker) split(argv []word, src *syntax.Word, x word, program bool) []wo
 	}
 	if len(src.Parts) != 1 || len(x.vals) != 1 {
 		if program {
-			return []word{{unknown: true, src: src}}
+			return append(argv, word{unknown: true, src: src})
 		}
-		return []word{x}
+		return append(argv, x)
 	}
 	for _, f := range ifsFields(x.lit, ifs) {
 		argv = append(argv, lit(f))

@@ -210,6 +210,9 @@ func TestAnalyzeInterpreterCode(t *testing.T) {
 		{`awk -F: '{ print $1 }' /etc/passwd`, "r:/etc/passwd"},
 		{`awk -v n=1 -f prog.awk data`, "r:prog.awk r:data"},
 		{`awk '{ print }' n=1 data`, "r:data"},
+		{`awk "$P" -E x`, "!cannot_vouch r:-E r:x"},
+		{`awk -f "$F" data`, "!cannot_vouch r:data"},
+		{`awk '{ print }' -f x`, "r:-f r:x"},
 		{`gawk -e 'BEGIN { system("crontab -r") }'`, "!crontab_remove"},
 		// The paths code names.
 		{`python3 -c 'print(open("/home/u/.aws/credentials").read())'`, "r:/home/u/.aws/credentials"},

@@ -347,12 +347,18 @@ func runDeno(w *walker, c *cmd) stage {
 // runAwk is awk: its program (the first operand, or -e's) is code; -f's
 // file is read; the other operands are files read, but var=value.
 func runAwk(w *walker, c *cmd) stage {
+	// Options come before the program: the first operand ends them.
 	o := parseOpts(c.args, optSpec{val: "fvFeiEW", long: map[string]bool{"file": true, "assign": true, "field-separator": true,
-		"source": true, "include": true, "exec": true}}, false)
+		"source": true, "include": true, "exec": true}}, true)
 	ops := o.operands
-	w.optFiles(&o, false, nil, "f", "file", "i", "include", "E", "exec")
+	for _, f := range o.all("f", "file", "i", "include", "E", "exec") {
+		w.runFile(c, f, true) // a program file: read, or cannot_vouch when veto cannot name it
+	}
 	progs := o.all("e", "source")
-	if !o.has("f", "file", "E", "exec", "e", "source") && len(ops) > 0 {
+	if !o.has("f", "file", "E", "exec", "e", "source") {
+		if len(ops) == 0 {
+			return stage{}
+		}
 		progs, ops = ops[:1], ops[1:]
 	}
 	for _, p := range progs {

@@ -186,6 +186,7 @@ type interpSpec struct {
 	codeNext bool            // a code option's code is always the next word, and the cluster goes on (node -pe)
 	longVal  map[string]bool // long options that take the next word unless given with =
 	module   string          // short options that run a module or a named script veto does not read (python -m)
+	file     string          // short options whose value is the script file (php -f)
 	codeEnds bool            // the code ends the options: what follows are its arguments (python)
 	inPlace  string          // the option that edits the operand files in place (perl -i, ruby -i)
 	loop     string          // the options that read the operand files with the code (perl -n, -p)
@@ -197,7 +198,7 @@ var interpSpecs = map[string]interpSpec{
 	"ruby":   {code: "e", val: "rICE", attached: "iFWTxKU", digits: "0", inPlace: "i", loop: "np", longVal: map[string]bool{"encoding": true}},
 	"node": {code: "ep", val: "rC", codeNext: true, longCode: map[string]bool{"eval": true, "print": true},
 		longVal: map[string]bool{"require": true, "import": true, "loader": true, "experimental-loader": true, "input-type": true, "conditions": true, "env-file": true, "title": true, "inspect-port": true}},
-	"php": {code: "rBRE", val: "dcfFz", longVal: map[string]bool{"define": true}},
+	"php": {code: "rBRE", val: "dcFz", file: "f", longVal: map[string]bool{"define": true}},
 	"lua": {code: "e", val: "l"},
 }
 
@@ -285,6 +286,15 @@ func runInterp(w *walker, c *cmd) stage {
 					break cluster
 				case strings.Contains(spec.module, f):
 					return stage{} // a module: nothing veto reads
+				case strings.Contains(spec.file, f):
+					if j+1 < len(s) {
+						x := tails(a, s[:j+1])
+						script = &x
+					} else if i+1 < len(args) {
+						i++
+						script = &args[i]
+					}
+					break cluster
 				case strings.Contains(spec.val, f):
 					if j+1 == len(s) {
 						i++

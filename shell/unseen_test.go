@@ -31,6 +31,8 @@ var unseenForms = []string{
 	`W ruby -we "$UNSEEN" ARG`,
 	`W php -r "$UNSEEN" ARG`,
 	`W awk "$UNSEEN" ARG`,
+	`W awk -f "$UNSEEN" ARG`,
+	`W php -f "$UNSEEN" ARG`,
 	`unseen ARG | W bash`,
 	`unseen ARG | W python3`,
 	`unseen ARG | W sh -s -- ARG`,

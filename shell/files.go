@@ -228,6 +228,9 @@ func writesAll(spec optSpec) func(*walker, *cmd) stage {
 		if c.name == "touch" || c.name == "truncate" {
 			w.optFiles(&o, false, nil, "r", "reference")
 		}
+		if c.name == "tee" && len(c.up) > 0 {
+			return c.up[len(c.up)-1] // tee passes its input on
+		}
 		return stage{}
 	}
 }

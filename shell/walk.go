@@ -410,25 +410,39 @@ func (w *walker) hereDoc(rd *syntax.Redirect, depth int) *stage {
 		return &stage{text: []string{""}}
 	}
 	quoted := rd.Word != nil && (rd.Word.Lit() == "" || strings.Contains(rd.Word.Lit(), `\`))
-	vals := []string{""}
+	// The text is built in one piece while every part has one value; the
+	// parts' substitutions are walked whatever it turns out to be.
+	var b strings.Builder
+	var vals []string // nil while single-valued: the text is b
 	unknown := false
 	for _, p := range rd.Hdoc.Parts {
+		var v []string
 		if l, ok := p.(*syntax.Lit); ok && quoted {
-			vals = product(vals, []string{l.Value})
-			continue
+			v = []string{l.Value}
+		} else {
+			var u bool
+			if v, u, _ = w.part(p, depth, true); u {
+				unknown = true
+			}
 		}
-		v, u, _ := w.part(p, depth, true)
-		if u {
-			unknown = true
-			continue
-		}
-		vals = product(vals, v)
-		if len(vals) > maxValues {
-			unknown, vals = true, vals[:1]
+		switch {
+		case unknown:
+		case vals == nil && len(v) == 1:
+			b.WriteString(v[0])
+		default:
+			if vals == nil {
+				vals = []string{b.String()}
+			}
+			if vals = product(vals, v); len(vals) > maxValues {
+				unknown = true
+			}
 		}
 	}
-	if unknown {
+	switch {
+	case unknown:
 		return &stage{}
+	case vals == nil:
+		return &stage{text: []string{b.String()}}
 	}
 	return &stage{text: vals}
 }

@@ -250,7 +250,7 @@ func runInterp(w *walker, c *cmd) stage {
 		case s == "-":
 			done = true
 		case strings.HasPrefix(s, "--"):
-			name, val, hasVal := strings.Cut(s[2:], "=")
+			name, _, hasVal := strings.Cut(s[2:], "=")
 			switch {
 			case name == "help" || name == "version":
 				return stage{}
@@ -262,7 +262,6 @@ func runInterp(w *walker, c *cmd) stage {
 			case spec.longVal[name] && !hasVal:
 				i++
 			}
-			_ = val
 		case len(s) > 1 && s[0] == '-':
 			wantCode := false
 		cluster:

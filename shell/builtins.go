@@ -1,5 +1,7 @@
 package shell
 
+import "strings"
+
 // Builtins that change what later commands see (cd, pushd, popd) or
 // print the environment (printenv, set, export, compgen).
 
@@ -32,6 +34,51 @@ func runPopd(w *walker, c *cmd) stage {
 func envDump(w *walker, c *cmd) stage {
 	w.r.find(RuleEnvDump, EnvDump, c.seg, "The command prints the environment, which holds secrets.")
 	return stage{}
+}
+
+// runPrintenv is printenv: with no name it prints the environment; with
+// names, only those. A name shaped like a secret's (a key, a token, a
+// password, …), or one veto cannot read, is refused as an environment
+// dump; HOME or PATH is not.
+func runPrintenv(w *walker, c *cmd) stage {
+	names := 0
+	for _, a := range c.args {
+		if a.unknown {
+			return envDump(w, c)
+		}
+		if strings.HasPrefix(a.lit, "-") {
+			continue
+		}
+		names++
+		for _, v := range a.vals {
+			if secretName(v) {
+				return envDump(w, c)
+			}
+		}
+	}
+	if names == 0 {
+		return envDump(w, c)
+	}
+	return stage{}
+}
+
+// secretWords are the parts of a variable's name that say it holds a
+// secret.
+var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASS", "PWD", "CRED", "AUTH", "PRIVATE", "SESSION", "COOKIE",
+	"CERT", "SIGN", "DSN", "CONNECTION", "SALT", "OTP", "BEARER", "API", "ACCESS"}
+
+// secretName reports whether a variable's name is shaped like a secret's.
+func secretName(name string) bool {
+	n := strings.ToUpper(name)
+	if n == "PWD" || n == "OLDPWD" {
+		return false
+	}
+	for _, s := range secretWords {
+		if strings.Contains(n, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // runSet is set and export: with no arguments (or export -p) they print

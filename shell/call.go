@@ -87,9 +87,14 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 			w.vars[name] = append(append([]string(nil), prev...), val)
 		}
 	}
-	argv := make([]word, len(c.Args))
-	for i, a := range c.Args {
-		argv[i] = w.word(a, depth)
+	first := w.word(c.Args[0], depth)
+	alts := w.programAlternatives(c.Args[0], first)
+	argv := make([]word, 0, len(c.Args))
+	if alts == nil {
+		argv = w.split(argv, c.Args[0], first, true)
+	}
+	for _, a := range c.Args[1:] {
+		argv = w.split(argv, a, w.word(a, depth), false)
 	}
 	defer func() {
 		for name, s := range restore {
@@ -100,7 +105,45 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 			}
 		}
 	}()
-	return w.command(argv, depth, up, false, "")
+	if alts == nil {
+		return w.command(argv, depth, up, false, "")
+	}
+	// The program is one of several commands a variable may hold: each is
+	// judged.
+	var st stage
+	for _, alt := range alts {
+		st = w.command(append(alt, argv...), depth, up, false, "")
+	}
+	return st
+}
+
+// programAlternatives are the commands a program word may be when it is
+// one unquoted expansion with several possible values, each split on IFS
+// (if a; then c="git status"; else c="git log"; fi; $c); nil otherwise.
+func (w *walker) programAlternatives(src *syntax.Word, x word) [][]word {
+	if x.unknown || len(x.vals) < 2 || len(src.Parts) != 1 || !unquotedExpansion(src) {
+		return nil
+	}
+	ifs := " \t\n"
+	if v, set := w.vars["IFS"]; set {
+		if len(v) != 1 {
+			return nil
+		}
+		ifs = v[0]
+	}
+	alts := make([][]word, 0, len(x.vals))
+	for _, v := range x.vals {
+		var alt []word
+		if ifs == "" {
+			alt = []word{lit(v)}
+		} else {
+			for _, f := range ifsFields(v, ifs) {
+				alt = append(alt, lit(f))
+			}
+		}
+		alts = append(alts, alt)
+	}
+	return alts
 }
 
 // looksAssign reports whether a command word reads as an assignment,
@@ -137,7 +180,13 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 		}
 		w.active[argv[0].lit] = true
 		defer delete(w.active, argv[0].lit)
-		return w.stmt(body, depth+1, up)
+		// The function's positional parameters are its arguments, for its
+		// body only.
+		saved := w.params
+		w.params = newParams(w.params.dollar0(), argv[1:])
+		st := w.stmt(body, depth+1, up)
+		w.params = saved
+		return st
 	}
 	c := &cmd{name: strings.ToLower(path.Base(argv[0].lit)), args: argv[1:], depth: depth, up: up, seg: seg, stdinArgs: stdinArgs, repl: repl}
 	if repl != "" {
@@ -157,4 +206,99 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 		st.fetch = true
 	}
 	return st
+}
+
+// split is word splitting of an evaluated word x: an unquoted expansion
+// whose value holds a character of IFS becomes several words, as in bash
+// (c="rm -rf x"; $c). veto splits a word that is one expansion with one
+// value; any other word that would split is left whole, except the
+// program's, which veto cannot then name: it is unknown.
+func (w *walker) split(argv []word, src *syntax.Word, x word, program bool) []word {
+	if x.unknown || !unquotedExpansion(src) {
+		return append(argv, x)
+	}
+	ifs := " \t\n"
+	if v, set := w.vars["IFS"]; set {
+		if len(v) != 1 {
+			if program {
+				return append(argv, word{unknown: true, src: src})
+			}
+			return append(argv, x)
+		}
+		ifs = v[0]
+	}
+	splits := false
+	for _, v := range x.vals {
+		if strings.ContainsAny(v, ifs) {
+			splits = true
+		}
+	}
+	if len(src.Parts) == 1 && len(x.vals) == 1 && x.lit == "" {
+		return argv // an empty unquoted expansion is no word at all
+	}
+	if !splits || ifs == "" {
+		return append(argv, x)
+	}
+	if len(src.Parts) != 1 || len(x.vals) != 1 {
+		if program {
+			return append(argv, word{unknown: true, src: src})
+		}
+		return append(argv, x)
+	}
+	for _, f := range ifsFields(x.lit, ifs) {
+		argv = append(argv, lit(f))
+	}
+	return argv
+}
+
+// unquotedExpansion reports whether a word has an expansion outside
+// quotes, which the shell splits.
+func unquotedExpansion(x *syntax.Word) bool {
+	if x == nil {
+		return false
+	}
+	for _, p := range x.Parts {
+		switch p.(type) {
+		case *syntax.ParamExp, *syntax.CmdSubst, *syntax.ArithmExp:
+			return true
+		}
+	}
+	return false
+}
+
+// ifsFields splits s as bash splits an expansion: runs of IFS white space
+// separate fields and are trimmed at the ends; each other IFS character
+// ends a field, so two in a row make an empty one.
+func ifsFields(s, ifs string) []string {
+	white := func(c byte) bool { return (c == ' ' || c == '\t' || c == '\n') && strings.IndexByte(ifs, c) >= 0 }
+	var out []string
+	i := 0
+	for i < len(s) && white(s[i]) {
+		i++
+	}
+	for i < len(s) {
+		j := i
+		for j < len(s) && strings.IndexByte(ifs, s[j]) < 0 {
+			j++
+		}
+		out = append(out, s[i:j])
+		if j == len(s) {
+			break
+		}
+		// One delimiter: white space around at most one other IFS character.
+		for j < len(s) && white(s[j]) {
+			j++
+		}
+		if j < len(s) && strings.IndexByte(ifs, s[j]) >= 0 && !white(s[j]) {
+			j++
+			for j < len(s) && white(s[j]) {
+				j++
+			}
+			if j == len(s) {
+				break
+			}
+		}
+		i = j
+	}
+	return out
 }

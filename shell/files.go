@@ -228,6 +228,9 @@ func writesAll(spec optSpec) func(*walker, *cmd) stage {
 		if c.name == "touch" || c.name == "truncate" {
 			w.optFiles(&o, false, nil, "r", "reference")
 		}
+		if c.name == "tee" && len(c.up) > 0 {
+			return c.up[len(c.up)-1] // tee passes its input on
+		}
 		return stage{}
 	}
 }
@@ -239,7 +242,25 @@ func readsAll(spec optSpec) func(*walker, *cmd) stage {
 		for _, f := range o.operands {
 			w.access(f, false, false)
 		}
-		return stage{}
+		if c.name == "tree" || c.name == "iconv" {
+			w.optFiles(&o, true, notStdio, "o", "output") // the file they print to
+		}
+		if c.name != "cat" {
+			return stage{}
+		}
+		// cat prints the files it reads, or passes its input on.
+		if len(o.operands) == 0 {
+			if len(c.up) > 0 {
+				return c.up[len(c.up)-1]
+			}
+			return stage{}
+		}
+		for _, f := range o.operands {
+			if f.unknown {
+				return stage{}
+			}
+		}
+		return stage{file: true}
 	}
 }
 

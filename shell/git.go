@@ -12,6 +12,7 @@ var gitGlobalValued = map[string]bool{"-C": true, "-c": true, "--git-dir": true,
 func runGit(w *walker, c *cmd) stage {
 	args := c.args
 	dir := ""
+	aliases := map[string]string{}
 	for len(args) > 0 {
 		a := args[0]
 		if a.unknown {
@@ -27,11 +28,18 @@ func runGit(w *walker, c *cmd) stage {
 			if len(args) < 2 {
 				return stage{}
 			}
-			if s == "-C" {
+			switch s {
+			case "-C":
 				dir = args[1].lit
+			case "-c":
+				w.gitConfigValue(c, args[1], aliases)
+			case "--config-env":
+				w.gitConfigEnv(c, args[1])
 			}
 			args = args[2:]
 			continue
+		case strings.HasPrefix(s, "--config-env="):
+			w.gitConfigEnv(c, tails(a, "--config-env="))
 		case strings.HasPrefix(s, "-C"):
 			dir = s[2:]
 		case strings.HasPrefix(s, "--help"), s == "-h", s == "--version", s == "-v":
@@ -52,6 +60,17 @@ sub:
 	}
 	subcmd := strings.ToLower(args[0].lit)
 	rest := args[1:]
+	if alias, ok := aliases[subcmd]; ok {
+		// An alias given with -c for this call: its words take the
+		// subcommand's place.
+		var words []word
+		for _, f := range strings.Fields(alias) {
+			words = append(words, lit(f))
+		}
+		if len(words) > 0 {
+			subcmd, rest = strings.ToLower(words[0].lit), append(words[1:], rest...)
+		}
+	}
 	for _, a := range rest {
 		if !a.unknown && (a.lit == "--help" || a.lit == "-h") {
 			return stage{}
@@ -255,50 +274,168 @@ func gitPush(args []word) string {
 	if g.long["mirror"] || g.long["delete"] || g.short["d"] {
 		return "git push --mirror or --delete removes refs on the remote."
 	}
+	for _, r := range append(refs, g.afterDD...) {
+		if strings.HasPrefix(r, ":") && len(r) > 1 {
+			return "git push <remote> :<ref> deletes the ref on the remote."
+		}
+	}
 	return ""
 }
 
+// gitCodeKey reports whether a configuration key makes git run code or
+// read configuration from elsewhere: the hooks directory, a command git
+// runs (pager, editor, ssh, fsmonitor, credential helper, filters, diff
+// and merge drivers), an alias, or an included file.
+func gitCodeKey(key string) bool {
+	key = strings.ToLower(key)
+	switch key {
+	case "core.hookspath", "core.fsmonitor", "core.sshcommand", "core.pager", "core.editor", "core.askpass", "core.gitproxy",
+		"diff.external", "sequence.editor", "credential.helper", "gpg.program", "gpg.x509.program", "gpg.ssh.program",
+		"include.path", "init.templatedir", "uploadpack.packobjectshook", "interactive.difffilter":
+		return true
+	}
+	switch {
+	case strings.HasPrefix(key, "alias."), strings.HasPrefix(key, "pager."),
+		strings.HasPrefix(key, "includeif.") && strings.HasSuffix(key, ".path"),
+		strings.HasPrefix(key, "filter.") && (strings.HasSuffix(key, ".clean") || strings.HasSuffix(key, ".smudge") || strings.HasSuffix(key, ".process")),
+		strings.HasPrefix(key, "credential.") && strings.HasSuffix(key, ".helper"),
+		strings.HasSuffix(key, ".command"), strings.HasSuffix(key, ".textconv"), strings.HasSuffix(key, ".driver"),
+		strings.HasSuffix(key, ".cmd"), strings.HasSuffix(key, ".sshcommand"):
+		return true
+	}
+	return false
+}
+
+// gitShellKey reports whether git runs a key's value with the shell.
+func gitShellKey(key string) bool {
+	key = strings.ToLower(key)
+	switch key {
+	case "core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "diff.external", "sequence.editor",
+		"core.askpass", "gpg.program", "core.gitproxy", "uploadpack.packobjectshook", "interactive.difffilter":
+		return true
+	}
+	return strings.HasPrefix(key, "pager.") || strings.HasPrefix(key, "filter.") || strings.HasSuffix(key, ".command") ||
+		strings.HasSuffix(key, ".textconv") || strings.HasSuffix(key, ".driver") || strings.HasSuffix(key, ".cmd") ||
+		strings.HasSuffix(key, ".sshcommand")
+}
+
+// gitConfigValue judges git -c key=value, configuration for this call
+// only: a value git runs with the shell is analysed as a script; an alias
+// that starts with ! is a script, any other is remembered for the
+// subcommand; a hooks directory, an included file or a helper veto cannot
+// read is cannot_vouch.
+func (w *walker) gitConfigValue(c *cmd, kv word, aliases map[string]string) {
+	if kv.unknown {
+		w.finding(CannotVouch, c.seg, "git is given configuration veto cannot see (-c with a variable or an expansion), so it cannot vouch for it.")
+		return
+	}
+	for _, v := range kv.vals {
+		key, val, _ := strings.Cut(v, "=")
+		lkey := strings.ToLower(key)
+		if !gitCodeKey(lkey) {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(lkey, "alias."):
+			if script, ok := strings.CutPrefix(val, "!"); ok {
+				w.fork().script(script, c.depth+1)
+				continue
+			}
+			aliases[strings.TrimPrefix(lkey, "alias.")] = val
+		case lkey == "core.hookspath" && (val == "/dev/null" || val == ""):
+		case gitShellKey(lkey):
+			w.fork().script(val, c.depth+1)
+		case strings.HasPrefix(val, "!"):
+			w.fork().script(val[1:], c.depth+1)
+		case (lkey == "credential.helper" || strings.HasPrefix(lkey, "credential.") && strings.HasSuffix(lkey, ".helper")) &&
+			!strings.ContainsAny(val, "/ \t"):
+			// "" turns helpers off; a plain name is git's own credential-NAME.
+		default:
+			w.finding(CannotVouch, c.seg, "git is told to run hooks, helpers or configuration from a place veto does not vouch for.")
+		}
+	}
+}
+
+// gitConfigEnv judges git --config-env=key=VAR: a key that runs code, with
+// a value veto cannot see.
+func (w *walker) gitConfigEnv(c *cmd, kv word) {
+	if kv.unknown {
+		w.finding(CannotVouch, c.seg, "git is given configuration veto cannot see, so it cannot vouch for it.")
+		return
+	}
+	for _, v := range kv.vals {
+		if key, _, _ := strings.Cut(v, "="); gitCodeKey(key) {
+			w.finding(CannotVouch, c.seg, "git is given configuration veto cannot see, so it cannot vouch for it.")
+			return
+		}
+	}
+}
+
 // gitConfig treats setting a key that makes git run code as writing the
-// config file that holds it: the repository's (protected) or the user's
-// (a persistence target).
+// config file that holds it: the repository's (protected), the user's (a
+// persistence target) or the one --file names. Both forms are read: git
+// config [--file F] key value, and git 2.46's git config set key value.
 func (w *walker) gitConfig(c *cmd, args []word, dir string) {
-	global, set := false, false
-	var positional []string
-	for _, a := range args {
+	global := false
+	file := ""
+	var fileWord *word
+	var positional []word
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a.unknown {
-			positional = append(positional, "")
+			positional = append(positional, a)
 			continue
 		}
 		switch s := a.lit; {
 		case s == "--global" || s == "--system":
 			global = true
-		case s == "--get" || s == "--get-all" || s == "--list" || s == "-l" || s == "--get-regexp" || s == "--unset" || s == "--unset-all":
+		case s == "--get" || s == "--get-all" || s == "--list" || s == "-l" || s == "--get-regexp" || s == "--unset" ||
+			s == "--unset-all" || s == "--get-urlmatch" || s == "--get-color" || s == "--get-colorbool" || s == "-e" || s == "--edit":
 			return
+		case s == "--file" || s == "-f" || s == "--blob" || s == "--type" || s == "--default" || s == "--comment" || s == "--value":
+			if i+1 < len(args) {
+				i++
+				if s == "--file" || s == "-f" {
+					fileWord = &args[i]
+				}
+			}
+		case strings.HasPrefix(s, "--file="):
+			x := tails(a, "--file=")
+			fileWord = &x
 		case strings.HasPrefix(s, "-"):
 		default:
-			positional = append(positional, s)
+			positional = append(positional, a)
 		}
 	}
-	if len(positional) >= 2 {
-		set = true
-	}
-	if !set {
-		return
-	}
-	key := strings.ToLower(positional[0])
-	switch key {
-	case "core.hookspath", "core.fsmonitor", "core.sshcommand", "core.pager", "core.editor", "diff.external", "sequence.editor":
-	default:
-		if !strings.HasPrefix(key, "alias.") && !strings.HasSuffix(key, ".command") {
+	if len(positional) > 0 && !positional[0].unknown {
+		switch positional[0].lit {
+		case "set":
+			positional = positional[1:]
+		case "get", "list", "unset", "rename-section", "remove-section", "edit":
 			return
 		}
 	}
-	file := ".git/config"
-	if dir != "" {
-		file = strings.TrimSuffix(dir, "/") + "/.git/config"
+	if len(positional) < 2 {
+		return
 	}
-	if global {
+	if positional[0].unknown {
+		// A key veto cannot read: it may be one that runs code.
+		w.finding(CannotVouch, c.seg, "git config sets a key veto cannot see, so it cannot vouch for it.")
+		return
+	}
+	if !gitCodeKey(positional[0].lit) {
+		return
+	}
+	switch {
+	case fileWord != nil:
+		w.access(*fileWord, true, false)
+		return
+	case global:
 		file = "~/.gitconfig"
+	case dir != "":
+		file = strings.TrimSuffix(dir, "/") + "/.git/config"
+	default:
+		file = ".git/config"
 	}
 	w.access(lit(file), true, false)
 }

@@ -25,7 +25,7 @@ func handler(name string) func(*walker, *cmd) stage {
 	}
 	switch {
 	case pythonName(name):
-		return interp("c")
+		return runInterp
 	case strings.HasPrefix(name, "mkfs"):
 		return destroyDisk
 	}
@@ -48,6 +48,8 @@ func buildHandlers() {
 	handlers := map[string]func(*walker, *cmd) stage{
 		"sudo":     wrapSudo,
 		"doas":     wrapOpts(optSpec{val: "uC"}),
+		"su":       wrapSu,
+		"runuser":  wrapSu,
 		"env":      wrapEnv,
 		"command":  wrapOpts(optSpec{}),
 		"builtin":  wrapOpts(optSpec{}),
@@ -72,8 +74,8 @@ func buildHandlers() {
 		"ash": runShell, "mksh": runShell, "csh": runShell, "tcsh": runShell, "yash": runShell,
 		"eval":   runEval,
 		"source": runSource, ".": runSource,
-		"node": interp("ep"), "nodejs": interp("ep"), "bun": interp("ep"), "perl": interp("eE"), "ruby": interp("e"),
-		"php": interp("r"), "lua": interp("e"),
+		"node": runInterp, "nodejs": runInterp, "bun": runInterp, "perl": runInterp, "ruby": runInterp,
+		"php": runInterp, "lua": runInterp, "luajit": runInterp,
 		"deno": runDeno,
 
 		"rm":   runRm,
@@ -90,7 +92,7 @@ func buildHandlers() {
 		"launchctl": runLaunchctl,
 
 		"cd": runCd, "pushd": runCd, "popd": runPopd,
-		"printenv": envDump, "set": runSet, "export": runSet, "compgen": runCompgen,
+		"printenv": runPrintenv, "set": runSet, "export": runSet, "compgen": runCompgen,
 
 		"echo": runEcho, "printf": runPrintf,
 
@@ -130,16 +132,12 @@ func buildHandlers() {
 		"egrep": readsAfterPattern(optSpec{val: "efmABC"}, "e", "f"), "fgrep": readsAfterPattern(optSpec{val: "efmABC"}, "e", "f"),
 		"rg": readsAfterPattern(optSpec{val: "efgtTmABCjMrE", long: map[string]bool{"regexp": true, "file": true, "glob": true, "iglob": true, "type": true, "type-not": true, "type-add": true, "max-count": true, "after-context": true, "before-context": true, "context": true, "threads": true, "max-depth": true, "replace": true, "encoding": true, "engine": true, "sort": true, "sortr": true, "pre": true, "pre-glob": true, "max-columns": true, "max-filesize": true, "ignore-file": true, "path-separator": true, "color": true, "colors": true}}, "e", "f"),
 		"ag": readsAfterPattern(optSpec{val: "ABCGgm"}, "", ""), "ack": readsAfterPattern(optSpec{val: "ABCm"}, "", ""),
-		"awk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"), "gawk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"),
-		"mawk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"), "nawk": readsAfterPattern(optSpec{val: "fvF"}, "", "f"),
+		"awk": runAwk, "gawk": runAwk, "mawk": runAwk, "nawk": runAwk,
 		"jq": readsAfterPattern(optSpec{val: "fL", long: map[string]bool{"from-file": true, "indent": true}}, "", "f"),
 		"yq": readsAfterPattern(optSpec{}, "", ""),
 	}
-	for _, r := range []string{"cat", "tac", "nl", "head", "tail", "less", "more", "wc", "cut", "paste", "od", "hexdump", "strings",
-		"file", "stat", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "diff", "cmp",
-		"comm", "fold", "fmt", "column", "expand", "unexpand", "rev", "iconv", "zcat", "bzcat", "xzcat", "zless", "bat", "view",
-		"readlink", "realpath", "ls", "du", "tree"} {
-		handlers[r] = readsAll(optSpec{val: "ncCdfklsStwbIoe", long: map[string]bool{"lines": true, "bytes": true, "delimiter": true, "fields": true, "characters": true, "width": true}, numeric: true})
+	for name, spec := range readerSpecs {
+		handlers[name] = readsAll(spec)
 	}
 	handlerByName = handlers
 }
@@ -147,3 +145,46 @@ func buildHandlers() {
 // stage of a program as a pipeline source.
 var fetchers = map[string]bool{"curl": true, "wget": true, "fetch": true, "aria2c": true, "http": true, "https": true,
 	"nc": true, "ncat": true, "netcat": true, "socat": true, "ssh": true, "lynx": true, "links": true, "w3m": true}
+
+// readerSpecs are the programs that read every operand, each with the
+// options of its own that take a value: a flag (cat -n, wc -l, ls -l) is
+// not given the next word.
+var readerSpecs = func() map[string]optSpec {
+	none := optSpec{}
+	lines := optSpec{val: "nc", long: map[string]bool{"lines": true, "bytes": true}, numeric: true}
+	sums := optSpec{}
+	m := map[string]optSpec{
+		"cat": none, "tac": {val: "s", long: map[string]bool{"separator": true}}, "rev": none, "wc": none,
+		"nl":       {val: "bdfhilnsvw"},
+		"head":     lines,
+		"tail":     {val: "ncs", long: map[string]bool{"lines": true, "bytes": true, "pid": true, "sleep-interval": true, "max-unchanged-stats": true}, numeric: true},
+		"less":     {val: "bhjkoOpPtTxyz#", long: map[string]bool{"pattern": true, "tag": true, "log-file": true}},
+		"more":     {val: "n", numeric: true},
+		"cut":      {val: "bcdf", long: map[string]bool{"bytes": true, "characters": true, "delimiter": true, "fields": true, "output-delimiter": true}},
+		"paste":    {val: "d", long: map[string]bool{"delimiters": true}},
+		"od":       {val: "AjNStw", long: map[string]bool{"address-radix": true, "skip-bytes": true, "read-bytes": true, "strings": true, "format": true, "width": true}},
+		"hexdump":  {val: "efns"},
+		"strings":  {val: "ntTe", long: map[string]bool{"bytes": true, "radix": true, "encoding": true, "target": true}, numeric: true},
+		"file":     {val: "fmFP", long: map[string]bool{"files-from": true, "magic-file": true, "separator": true, "parameter": true}},
+		"stat":     {val: "c", long: map[string]bool{"format": true, "printf": true}},
+		"diff":     {val: "CUDFIxXSL", long: map[string]bool{"context": true, "unified": true, "ifdef": true, "show-function-line": true, "ignore-matching-lines": true, "exclude": true, "exclude-from": true, "starting-file": true, "label": true, "width": true, "tabsize": true, "line-format": true, "color": true, "palette": true}},
+		"cmp":      {val: "in", long: map[string]bool{"ignore-initial": true, "bytes": true}},
+		"comm":     {long: map[string]bool{"output-delimiter": true}},
+		"fold":     {val: "w", long: map[string]bool{"width": true}},
+		"fmt":      {val: "wpg", long: map[string]bool{"width": true, "prefix": true, "goal": true}, numeric: true},
+		"column":   {val: "cslNOoRtEdWHT", long: map[string]bool{"separator": true, "output-separator": true, "table-columns": true}},
+		"expand":   {val: "t", long: map[string]bool{"tabs": true}, numeric: true},
+		"unexpand": {val: "t", long: map[string]bool{"tabs": true}, numeric: true},
+		"iconv":    {val: "fto", long: map[string]bool{"from-code": true, "to-code": true, "output": true}},
+		"zcat":     none, "bzcat": none, "xzcat": none, "zless": none,
+		"bat":      {val: "lHmrd", long: map[string]bool{"language": true, "highlight-line": true, "map-syntax": true, "line-range": true, "style": true, "theme": true, "tabs": true, "wrap": true, "terminal-width": true, "color": true, "italic-text": true, "decorations": true, "paging": true, "pager": true}},
+		"view":     {val: "cSTu"},
+		"readlink": none, "realpath": {long: map[string]bool{"relative-to": true, "relative-base": true}},
+		"ls":     {val: "IwT", long: map[string]bool{"ignore": true, "hide": true, "width": true, "tabsize": true, "format": true, "sort": true, "time": true, "time-style": true, "block-size": true, "color": true, "quoting-style": true, "indicator-style": true}},
+		"du":     {val: "BdtX", long: map[string]bool{"block-size": true, "max-depth": true, "threshold": true, "exclude-from": true, "exclude": true, "time-style": true, "time": true, "files0-from": true}},
+		"tree":   {val: "LPIo", long: map[string]bool{"filelimit": true, "timefmt": true, "sort": true, "charset": true}},
+		"md5sum": sums, "sha1sum": sums, "sha224sum": sums, "sha256sum": sums, "sha384sum": sums, "sha512sum": sums,
+		"b2sum": {val: "l", long: map[string]bool{"length": true}}, "cksum": {val: "al", long: map[string]bool{"algorithm": true, "length": true}},
+	}
+	return m
+}()

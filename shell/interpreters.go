@@ -1,20 +1,28 @@
 package shell
 
-// Interpreters: shells with -c or a script, eval, source, and the
-// one-liners of python, node, perl, ruby, php, lua, deno and bun, whose
-// code is read for the commands it would run.
+// Interpreters: shells with -c, -s or a script, eval, source, and the
+// one-liners of python, node, perl, ruby, php, lua, awk, deno and bun,
+// whose code is read for the commands it would run and the files it
+// names (code.go).
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
-// runShell is a shell: -c runs a script, a file argument runs a file, and
-// with neither it runs its input.
+// runShell is a shell: -c runs a script, a file argument runs a file, -s
+// or no file runs its input. The words after -c's script, or after the
+// file, are its positional parameters ($0, $1, …).
 func runShell(w *walker, c *cmd) stage {
-	cflag := false
+	cflag, sflag := false, false
 	for i := 0; i < len(c.args); i++ {
 		a := c.args[i]
 		if a.unknown {
-			if cflag {
-				return w.scriptOf(c, a)
+			switch {
+			case cflag:
+				return w.scriptWith(c, a, c.args[i+1:])
+			case sflag:
+				return w.fromStdin(c, false)
 			}
 			w.finding(CannotVouch, c.seg, "The shell is given a script veto cannot see, so it cannot vouch for it.")
 			return stage{}
@@ -22,46 +30,135 @@ func runShell(w *walker, c *cmd) stage {
 		s := a.lit
 		switch {
 		case s == "--" || s == "-":
-			if cflag {
+			switch {
+			case cflag:
 				if i+1 < len(c.args) {
-					return w.scriptOf(c, c.args[i+1])
+					return w.scriptWith(c, c.args[i+1], c.args[i+2:])
 				}
 				return stage{}
+			case sflag || s == "-":
+				return w.fromStdin(c, false)
 			}
 			return w.shellFile(c, c.args[i+1:])
 		case s == "-o" || s == "+o" || s == "-O" || s == "+O" || s == "--rcfile" || s == "--init-file":
 			i++
 		case strings.HasPrefix(s, "--"):
 		case len(s) > 1 && (s[0] == '-' || s[0] == '+'):
-			if strings.ContainsRune(s[1:], 'c') && s[0] == '-' {
+			if s[0] == '-' && strings.ContainsRune(s[1:], 'c') {
 				cflag = true
 			}
+			if s[0] == '-' && strings.ContainsRune(s[1:], 's') {
+				sflag = true
+			}
 		default:
-			if cflag {
-				return w.scriptOf(c, a)
+			switch {
+			case cflag:
+				return w.scriptWith(c, a, c.args[i+1:])
+			case sflag:
+				return w.fromStdin(c, false) // the operands are arguments
 			}
 			return w.shellFile(c, c.args[i:])
 		}
 	}
-	if cflag {
+	if cflag || c.stdinArgs {
 		if c.stdinArgs {
 			w.finding(CannotVouch, c.seg, "The shell runs a script taken from input veto cannot see, so it cannot vouch for it.")
 		}
 		return stage{}
 	}
-	return w.fromStdin(c)
+	return w.fromStdin(c, false)
+}
+
+// scriptWith analyses a shell's -c script with its positional parameters
+// bound to the words after it: the first is $0.
+func (w *walker) scriptWith(c *cmd, script word, args []word) stage {
+	if script.unknown {
+		return w.scriptOf(c, script)
+	}
+	sub := w.fork()
+	var zero []string // $0 of sh -c with no arguments: unknown
+	if len(args) > 0 {
+		zero, args = wordVals(args[0]), args[1:]
+	}
+	sub.params = newParams(zero, args)
+	return sub.scriptOf(c, script)
+}
+
+// wordVals is a word's values for a variable: nil when unknown.
+func wordVals(x word) []string {
+	if x.unknown {
+		return nil
+	}
+	return x.vals
+}
+
+// params are the positional parameters of a function's body or of an
+// sh -c script: $0, then the arguments. At the top level there are none
+// (nil): $1 is unknown there.
+type params struct {
+	zero []string // $0; nil when unknown
+	args []word
+}
+
+func newParams(zero []string, args []word) *params { return &params{zero: zero, args: args} }
+
+// dollar0 is $0 where p holds: a function keeps its caller's.
+func (p *params) dollar0() []string {
+	if p == nil {
+		return nil
+	}
+	return p.zero
+}
+
+// lookup is a positional or special parameter's value: $0 … $N (past the
+// arguments, empty), $#, and $@ and $* when there is at most one argument.
+func (p *params) lookup(name string) (vals []string, isParam, known bool) {
+	switch {
+	case name == "#":
+		return []string{strconv.Itoa(len(p.args))}, true, true
+	case name == "@" || name == "*":
+		switch len(p.args) {
+		case 0:
+			return []string{""}, true, true
+		case 1:
+			v := wordVals(p.args[0])
+			return v, true, v != nil
+		}
+		return nil, true, false
+	case name == "0":
+		return p.zero, true, p.zero != nil
+	}
+	n, err := strconv.Atoi(name)
+	if err != nil || n < 1 {
+		return nil, false, false
+	}
+	if n > len(p.args) {
+		return []string{""}, true, true
+	}
+	v := wordVals(p.args[n-1])
+	return v, true, v != nil
 }
 
 // shellFile is a shell running a script file (or, with no file, its input).
 func (w *walker) shellFile(c *cmd, rest []word) stage {
 	if len(rest) == 0 {
-		return w.fromStdin(c)
+		return w.fromStdin(c, false)
 	}
-	if rest[0].fetch {
-		w.finding(FetchToShell, c.seg, "The command runs what it downloads, which veto cannot see.")
+	return w.runFile(c, rest[0], false)
+}
+
+// runFile is a shell or interpreter running the file f: a file read, or,
+// for a process substitution, what it prints; a file veto cannot name
+// cannot be vouched for.
+func (w *walker) runFile(c *cmd, f word, code bool) stage {
+	if f.feed != nil {
+		return w.runFeed(c, []stage{*f.feed}, code)
+	}
+	if f.unknown {
+		w.finding(CannotVouch, c.seg, "The command runs a file veto cannot determine, so it cannot vouch for it.")
 		return stage{}
 	}
-	w.access(rest[0], false, false)
+	w.access(f, false, false)
 	return stage{}
 }
 
@@ -76,50 +173,177 @@ func runSource(w *walker, c *cmd) stage {
 	if len(c.args) == 0 {
 		return stage{}
 	}
-	f := c.args[0]
-	if f.fetch {
-		w.finding(FetchToShell, c.seg, "The command runs what it downloads, which veto cannot see.")
-		return stage{}
-	}
-	if f.unknown {
-		w.finding(CannotVouch, c.seg, "The command sources a file veto cannot determine, so it cannot vouch for it.")
-		return stage{}
-	}
-	w.access(f, false, false)
-	return stage{}
+	return w.runFile(c, c.args[0], false)
 }
 
-// interp is an interpreter whose one-liner flags are flags: the code is
-// read for the shell commands it would run (its text as shell, and each
-// string literal in it) and the URLs it names.
-func interp(flags string) func(*walker, *cmd) stage {
-	return func(w *walker, c *cmd) stage {
-		for i := 0; i < len(c.args); i++ {
-			a := c.args[i]
-			if a.unknown {
+// interpSpec is how an interpreter's command line names its code.
+type interpSpec struct {
+	code     string          // short options whose value is code (python -c, perl -e, node -e and -p)
+	longCode map[string]bool // long options whose value is code (--eval, --print)
+	val      string          // short options that take a value, attached or the next word
+	attached string          // short options that take the rest of their cluster only (perl -i.bak, -Mmod)
+	digits   string          // short options followed by digits only, in the cluster (perl -l, -0)
+	codeNext bool            // a code option's code is always the next word, and the cluster goes on (node -pe)
+	longVal  map[string]bool // long options that take the next word unless given with =
+	module   string          // short options that run a module or a named script veto does not read (python -m)
+	file     string          // short options whose value is the script file (php -f)
+	codeEnds bool            // the code ends the options: what follows are its arguments (python)
+	inPlace  string          // the option that edits the operand files in place (perl -i, ruby -i)
+	loop     string          // the options that read the operand files with the code (perl -n, -p)
+}
+
+var interpSpecs = map[string]interpSpec{
+	"python": {code: "c", val: "WXQ", module: "m", codeEnds: true, longVal: map[string]bool{"check-hash-based-pycs": true}},
+	"perl":   {code: "eE", val: "I", attached: "iMmFxdDC", digits: "l0", inPlace: "i", loop: "np"},
+	"ruby":   {code: "e", val: "rICE", attached: "iFWTxKU", digits: "0", inPlace: "i", loop: "np", longVal: map[string]bool{"encoding": true}},
+	"node": {code: "ep", val: "rC", codeNext: true, longCode: map[string]bool{"eval": true, "print": true},
+		longVal: map[string]bool{"require": true, "import": true, "loader": true, "experimental-loader": true, "input-type": true, "conditions": true, "env-file": true, "title": true, "inspect-port": true}},
+	"php": {code: "rBRE", val: "dcFz", file: "f", longVal: map[string]bool{"define": true}},
+	"lua": {code: "e", val: "l"},
+}
+
+// interpFamily is the spec an interpreter's name uses.
+func interpFamily(name string) (interpSpec, bool) {
+	switch {
+	case pythonName(name):
+		return interpSpecs["python"], true
+	case name == "node" || name == "nodejs" || name == "bun":
+		return interpSpecs["node"], true
+	case name == "luajit" || strings.HasPrefix(name, "lua"):
+		return interpSpecs["lua"], true
+	case strings.HasPrefix(name, "php"):
+		return interpSpecs["php"], true
+	}
+	s, ok := interpSpecs[name]
+	return s, ok
+}
+
+// runInterp is an interpreter: the code its options give is read for the
+// shell commands it would run, the files it names and the environment it
+// reads; a script file is a file read; with neither it runs its input.
+func runInterp(w *walker, c *cmd) stage {
+	spec, _ := interpFamily(c.name)
+	var codes, files []word
+	var script *word
+	inPlace, loop := false, false
+	args := c.args
+	done := false
+	for i := 0; i < len(args) && !done && script == nil; i++ {
+		a := args[i]
+		if a.unknown {
+			if len(codes) > 0 {
+				files = append(files, args[i:]...)
 				break
 			}
-			s := a.lit
-			isFlag := len(s) == 2 && s[0] == '-' && strings.ContainsRune(flags, rune(s[1]))
-			if s == "--eval" || s == "--print" || isFlag {
-				if i+1 < len(c.args) {
-					return w.readCode(c, c.args[i+1])
-				}
+			script = &args[i]
+			break
+		}
+		s := a.lit
+		switch {
+		case s == "--":
+			if len(codes) == 0 && i+1 < len(args) {
+				script = &args[i+1]
+			} else {
+				files = append(files, args[i+1:]...)
+			}
+			done = true
+		case s == "-":
+			done = true
+		case strings.HasPrefix(s, "--"):
+			name, _, hasVal := strings.Cut(s[2:], "=")
+			switch {
+			case name == "help" || name == "version":
 				return stage{}
+			case spec.longCode[name] && hasVal:
+				codes = append(codes, tails(a, "--"+name+"="))
+			case spec.longCode[name] && i+1 < len(args):
+				i++
+				codes = append(codes, args[i])
+			case spec.longVal[name] && !hasVal:
+				i++
 			}
-			if strings.HasPrefix(s, "--eval=") || strings.HasPrefix(s, "--print=") {
-				_, v, _ := strings.Cut(s, "=")
-				return w.readCode(c, lit(v))
+		case len(s) > 1 && s[0] == '-':
+			wantCode := false
+		cluster:
+			for j := 1; j < len(s); j++ {
+				f := s[j : j+1]
+				switch {
+				case spec.codeNext && strings.Contains(spec.code, f):
+					wantCode = true
+				case strings.Contains(spec.digits, f):
+					for j+1 < len(s) && s[j+1] >= '0' && s[j+1] <= '9' {
+						j++
+					}
+				case strings.Contains(spec.code, f):
+					if j+1 < len(s) {
+						codes = append(codes, tails(a, s[:j+1]))
+					} else if i+1 < len(args) {
+						i++
+						codes = append(codes, args[i])
+					}
+					done = spec.codeEnds
+					break cluster
+				case strings.Contains(spec.module, f):
+					return stage{} // a module: nothing veto reads
+				case strings.Contains(spec.file, f):
+					if j+1 < len(s) {
+						x := tails(a, s[:j+1])
+						script = &x
+					} else if i+1 < len(args) {
+						i++
+						script = &args[i]
+					}
+					break cluster
+				case strings.Contains(spec.val, f):
+					if j+1 == len(s) {
+						i++
+					}
+					break cluster
+				case strings.Contains(spec.attached, f):
+					if strings.Contains(spec.inPlace, f) {
+						inPlace = true
+					}
+					break cluster
+				case strings.Contains(spec.inPlace, f):
+					inPlace = true
+				case strings.Contains(spec.loop, f):
+					loop = true
+				}
 			}
-			if strings.HasPrefix(s, "-m") && (s == "-m" || len(s) > 2) {
-				return stage{} // a module: nothing veto reads
+			if wantCode && i+1 < len(args) {
+				i++
+				codes = append(codes, args[i])
 			}
-			if !strings.HasPrefix(s, "-") {
-				return w.shellFile(c, c.args[i:])
+		default:
+			if len(codes) > 0 {
+				files = append(files, args[i:]...)
+				done = true
+				continue
+			}
+			script = &args[i]
+		}
+	}
+	if len(codes) == 0 && script == nil && !done {
+		return w.fromStdin(c, true)
+	}
+	if len(codes) == 0 {
+		if script == nil {
+			return w.fromStdin(c, true)
+		}
+		return w.runFile(c, *script, true)
+	}
+	for _, code := range codes {
+		w.readCode(c, code)
+	}
+	if inPlace || loop {
+		for _, f := range files {
+			w.access(f, false, false)
+			if inPlace {
+				w.access(f, true, false)
 			}
 		}
-		return w.fromStdin(c)
 	}
+	return stage{}
 }
 
 func runDeno(w *walker, c *cmd) stage {
@@ -129,50 +353,31 @@ func runDeno(w *walker, c *cmd) stage {
 	return stage{}
 }
 
-// code reads interpreter code for what veto recognises.
-func (w *walker) readCode(c *cmd, x word) stage {
-	if x.unknown {
-		w.finding(CannotVouch, c.seg, "The interpreter runs code veto cannot see, so it cannot vouch for it.")
-		return stage{}
+// runAwk is awk: its program (the first operand, or -e's) is code; -f's
+// file is read; the other operands are files read, but var=value.
+func runAwk(w *walker, c *cmd) stage {
+	// Options come before the program: the first operand ends them.
+	o := parseOpts(c.args, optSpec{val: "fvFeiEW", long: map[string]bool{"file": true, "assign": true, "field-separator": true,
+		"source": true, "include": true, "exec": true}}, true)
+	ops := o.operands
+	for _, f := range o.all("f", "file", "i", "include", "E", "exec") {
+		w.runFile(c, f, true) // a program file: read, or cannot_vouch when veto cannot name it
 	}
-	for _, src := range x.vals {
-		sub := w.fork()
-		sub.code = true
-		sub.script(src, c.depth+1)
-		for _, s := range stringLiterals(src) {
-			if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
-				w.host(c, s)
-				continue
-			}
-			sub := w.fork()
-			sub.code = true
-			sub.script(s, c.depth+1)
+	progs := o.all("e", "source")
+	if !o.has("f", "file", "E", "exec", "e", "source") {
+		if len(ops) == 0 {
+			return stage{}
 		}
+		progs, ops = ops[:1], ops[1:]
 	}
-	return stage{}
-}
-
-// stringLiterals returns the quoted strings in code, with \" and \'
-// unescaped.
-func stringLiterals(code string) []string {
-	var out []string
-	for i := 0; i < len(code); i++ {
-		q := code[i]
-		if q != '"' && q != '\'' && q != '`' {
+	for _, p := range progs {
+		w.readCode(c, p)
+	}
+	for _, f := range ops {
+		if !f.unknown && looksAssign(f.lit) {
 			continue
 		}
-		var b strings.Builder
-		j := i + 1
-		for ; j < len(code) && code[j] != q; j++ {
-			if code[j] == '\\' && j+1 < len(code) {
-				j++
-			}
-			b.WriteByte(code[j])
-		}
-		if j < len(code) {
-			out = append(out, b.String())
-		}
-		i = j
+		w.access(f, false, false)
 	}
-	return out
+	return stage{}
 }

@@ -24,7 +24,7 @@ const (
 	// GitDestructive is given for git operations that throw away work:
 	// checkout of paths or --force, switch --discard-changes, restore of
 	// the worktree, reset --hard or --merge, clean -f, push --force,
-	// +refspec, --mirror or --delete, branch -D, stash drop or clear,
+	// +refspec, :ref, --mirror or --delete, branch -D, stash drop or clear,
 	// worktree remove --force.
 	GitDestructive Reason = "git_destructive"
 	// RmRecursiveForce is given for rm -r -f of a target veto cannot
@@ -47,13 +47,15 @@ const (
 	// as <(…).
 	FetchToShell Reason = "fetch_to_shell"
 	// DecodeToShell is given when what base64 -d, xxd -r, openssl -d,
-	// uudecode, printf with escapes or echo -e decodes is piped into a
-	// shell.
+	// uudecode, printf with escapes or directives beyond %s, or echo -e
+	// decodes is piped into a shell.
 	DecodeToShell Reason = "decode_to_shell"
-	// CannotVouch is given when the program is a variable or an
-	// expansion, when eval, source, a shell's -c or an interpreter's code
-	// is not literal, when a shell's script comes from input, and for
-	// constructs the analyzer does not follow.
+	// CannotVouch is given when the program is an expansion veto cannot
+	// know or split, when a script, file or code handed to a shell,
+	// source, eval, an interpreter or git cannot be seen (a variable, an
+	// expansion, input from a producer veto cannot read, a process
+	// substitution of an unknown command), and for constructs the
+	// analyzer does not follow.
 	CannotVouch Reason = "cannot_vouch"
 	// ParseFailed is given for a command that does not parse, even after
 	// the unterminated-quote recovery.
@@ -62,8 +64,10 @@ const (
 	// wrappers or functions deeper than Env.MaxDepth.
 	DepthExceeded Reason = "depth_exceeded"
 	// EnvDump is given (by RuleEnvDump) for env, printenv, set, export,
-	// export -p, declare -x, compgen -v with nothing else to do, and for
-	// reading /proc/*/environ.
+	// export -p, declare -x, compgen -v with nothing else to do, printenv
+	// of a name shaped like a secret's, reading /proc/*/environ (a part
+	// unknown too), and interpreter code that reads the whole
+	// environment.
 	EnvDump Reason = "env_dump"
 )
 

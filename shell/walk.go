@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,7 @@ type walker struct {
 	active map[string]bool // functions being expanded, against recursion
 	dirs   []string        // pushd's stack
 	seg    int             // the segment paths are recorded under
+	params *params         // the positional parameters; nil at the top level
 
 	strict bool // recovered or remote input: a recursive forced removal is refused whatever its target
 	remote bool // the command runs on another machine: its paths are not ours
@@ -80,6 +82,19 @@ type stage struct {
 	fetch  bool     // it downloads (curl, wget, …)
 	decode bool     // it decodes (base64 -d, xxd -r, …)
 	text   []string // the literal text it prints (echo, printf), when known
+	file   bool     // it prints a file it was given, which is judged as read (cat f, < f)
+}
+
+// merge is what two streams read in turn give: a download or decoding in
+// either, and text only when one of them is empty.
+func merge(a, b *stage) *stage {
+	if a == nil {
+		return b
+	}
+	if b == nil {
+		return a
+	}
+	return &stage{fetch: a.fetch || b.fetch, decode: a.decode || b.decode}
 }
 
 func (w *walker) stmts(list []*syntax.Stmt, depth int) {
@@ -93,13 +108,21 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 	if st == nil {
 		return stage{}
 	}
+	var in *stage
 	for _, rd := range st.Redirs {
-		w.redirect(rd, depth)
+		if f := w.redirect(rd, depth); f != nil {
+			in = f
+		}
 	}
 	switch c := st.Cmd.(type) {
 	case nil:
 		return stage{}
 	case *syntax.CallExpr:
+		if in != nil {
+			// The command's own redirection is its input, in place of the
+			// pipe's.
+			up = append(up[:len(up):len(up)], *in)
+		}
 		return w.call(c, depth, up)
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
@@ -116,10 +139,27 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 	case *syntax.Block:
 		w.stmts(c.Stmts, depth)
 	case *syntax.IfClause:
+		// Each branch may be the one taken: what they assign is merged.
+		if !changesState(c) {
+			for ic := c; ic != nil; ic = ic.Else {
+				w.stmts(ic.Cond, depth)
+				w.stmts(ic.Then, depth)
+			}
+			break
+		}
+		var branches []*walker
+		last := c
 		for ic := c; ic != nil; ic = ic.Else {
 			w.stmts(ic.Cond, depth)
-			w.stmts(ic.Then, depth)
+			b := w.fork()
+			b.stmts(ic.Then, depth)
+			branches = append(branches, b)
+			last = ic
 		}
+		if len(last.Cond) > 0 {
+			branches = append(branches, w.fork()) // no else: none may be taken
+		}
+		w.join(branches)
 	case *syntax.WhileClause:
 		w.stmts(c.Cond, depth)
 		w.stmts(c.Do, depth)
@@ -143,12 +183,25 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		w.stmts(c.Do, depth)
 	case *syntax.CaseClause:
 		w.word(c.Word, depth)
+		if !changesState(c) {
+			for _, it := range c.Items {
+				for _, p := range it.Patterns {
+					w.word(p, depth)
+				}
+				w.stmts(it.Stmts, depth)
+			}
+			break
+		}
+		branches := []*walker{w.fork()} // no pattern may match
 		for _, it := range c.Items {
 			for _, p := range it.Patterns {
 				w.word(p, depth)
 			}
-			w.stmts(it.Stmts, depth)
+			b := w.fork()
+			b.stmts(it.Stmts, depth)
+			branches = append(branches, b)
 		}
+		w.join(branches)
 	case *syntax.FuncDecl:
 		if c.Name != nil {
 			w.funcs[c.Name.Value] = c.Body
@@ -166,6 +219,76 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		w.finding(CannotVouch, w.r.Segments, "The command uses a construct veto does not analyse, so it cannot vouch for it.")
 	}
 	return stage{}
+}
+
+// changesState reports whether a node may change what later commands
+// see: it assigns, loops over words, defines a function or changes
+// directory. Branches that cannot are walked in place, without a fork.
+func changesState(n syntax.Node) bool {
+	changes := false
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign, *syntax.FuncDecl, *syntax.WordIter:
+			changes = true
+		case *syntax.CallExpr:
+			if len(n.Args) > 0 {
+				switch n.Args[0].Lit() {
+				case "cd", "pushd", "popd", "read", "source", ".", "eval", "mapfile", "readarray", "getopts", "printf", "shift", "set", "unset":
+					changes = true
+				}
+			}
+		}
+		return !changes
+	})
+	return changes
+}
+
+// join takes the state of branches one of which ran (if, case): a variable
+// may hold any value a branch left it, the directory is known when every
+// branch agrees, and the functions any branch defined are defined.
+func (w *walker) join(branches []*walker) {
+	names := map[string]bool{}
+	for _, b := range branches {
+		for k := range b.vars {
+			names[k] = true
+		}
+	}
+	for k := range names {
+		var vals []string
+		unknown := false
+		for _, b := range branches {
+			v, set := b.vars[k]
+			switch {
+			case !set:
+				if env, ok := w.env.Vars[k]; ok {
+					v = []string{env}
+				} else {
+					v = []string{""}
+				}
+			case v == nil:
+				unknown = true
+			}
+			for _, x := range v {
+				if !slices.Contains(vals, x) {
+					vals = append(vals, x)
+				}
+			}
+		}
+		if unknown || len(vals) > maxValues {
+			vals = nil
+		}
+		w.vars[k] = vals
+	}
+	w.cwd = branches[0].cwd
+	for _, b := range branches[1:] {
+		if b.cwd != w.cwd {
+			w.cwd = ""
+		}
+	}
+	for _, b := range branches {
+		maps.Copy(w.funcs, b.funcs)
+	}
+	w.dirs = branches[len(branches)-1].dirs
 }
 
 func flattenPipe(c *syntax.BinaryCmd) []*syntax.Stmt {
@@ -210,6 +333,7 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 			names++
 			if a.Value != nil {
 				x := w.word(a.Value, depth)
+				w.envHosts(a.Name.Value, x)
 				w.assign(a.Name.Value, x)
 			} else if a.Array != nil {
 				w.substsIn(a.Array, depth)
@@ -233,29 +357,94 @@ func (w *walker) assign(name string, x word) {
 	w.vars[name] = x.vals
 }
 
-// redirect records the file a redirection reads or writes.
-func (w *walker) redirect(rd *syntax.Redirect, depth int) {
-	if rd.Hdoc != nil {
-		w.substsIn(rd.Hdoc, depth)
+// redirect records the file a redirection reads or writes, and returns
+// what it gives the command on its input, if it gives any: a here-document's
+// or here-string's text, a file's, or a process substitution's output.
+func (w *walker) redirect(rd *syntax.Redirect, depth int) *stage {
+	switch rd.Op {
+	case syntax.Hdoc, syntax.DashHdoc:
+		return w.hereDoc(rd, depth)
 	}
 	if rd.Word == nil {
-		return
+		return nil
 	}
 	x := w.word(rd.Word, depth)
 	switch rd.Op {
-	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
-		return
+	case syntax.WordHdoc:
+		if x.unknown {
+			return &stage{}
+		}
+		return &stage{text: x.vals}
 	case syntax.DplIn, syntax.DplOut:
 		if x.lit == "-" || isDigits(x.lit) {
-			return
+			if rd.Op == syntax.DplIn {
+				return &stage{}
+			}
+			return nil
 		}
 		if rd.Op == syntax.DplIn {
-			return
+			return &stage{}
 		}
 	}
 	write := rd.Op != syntax.RdrIn
 	w.seg = w.r.Segments // a redirection belongs to the command it precedes
 	w.access(x, write, false)
+	if write {
+		return nil
+	}
+	switch {
+	case x.feed != nil:
+		return x.feed
+	case x.unknown:
+		return &stage{}
+	case len(x.vals) == 1 && harmless[x.lit]:
+		return &stage{text: []string{""}}
+	}
+	return &stage{file: true}
+}
+
+// hereDoc is the text of a here-document: as written when its delimiter is
+// quoted, expanded (and its substitutions walked) when not.
+func (w *walker) hereDoc(rd *syntax.Redirect, depth int) *stage {
+	if rd.Hdoc == nil {
+		return &stage{text: []string{""}}
+	}
+	quoted := rd.Word != nil && (rd.Word.Lit() == "" || strings.Contains(rd.Word.Lit(), `\`))
+	// The text is built in one piece while every part has one value; the
+	// parts' substitutions are walked whatever it turns out to be.
+	var b strings.Builder
+	var vals []string // nil while single-valued: the text is b
+	unknown := false
+	for _, p := range rd.Hdoc.Parts {
+		var v []string
+		if l, ok := p.(*syntax.Lit); ok && quoted {
+			v = []string{l.Value}
+		} else {
+			var u bool
+			if v, u, _ = w.part(p, depth, true); u {
+				unknown = true
+			}
+		}
+		switch {
+		case unknown:
+		case vals == nil && len(v) == 1:
+			b.WriteString(v[0])
+		default:
+			if vals == nil {
+				vals = []string{b.String()}
+			}
+			if vals = product(vals, v); len(vals) > maxValues {
+				unknown = true
+			}
+		}
+	}
+	switch {
+	case unknown:
+		return &stage{}
+	case vals == nil:
+		return &stage{text: []string{b.String()}}
+	}
+	return &stage{text: vals}
 }
 
 func isDigits(s string) bool {
@@ -283,7 +472,19 @@ func (w *walker) access(x word, write, removes bool) {
 	}
 	seg := w.seg
 	if x.unknown {
-		w.r.Files = append(w.r.Files, Access{Dir: w.cwd, Write: write, Unknown: true, Removes: removes, Segment: seg})
+		pat := w.pattern(x.src)
+		if !write && strings.HasPrefix(pat, "/proc/") && strings.HasSuffix(pat, "/environ") {
+			w.r.find(RuleEnvDump, EnvDump, seg, "The command reads a process's environment, which holds secrets.")
+		}
+		w.r.Files = append(w.r.Files, Access{Dir: w.cwd, Write: write, Unknown: true, Removes: removes, Segment: seg,
+			Pattern: strings.ReplaceAll(pat, unknownMark, "*")})
+		if !write {
+			// The file rules drop an unknown read; what it could be is judged
+			// in its place.
+			for _, p := range candidates(pat) {
+				w.r.Files = append(w.r.Files, Access{Path: p, Dir: w.cwd, Segment: seg})
+			}
+		}
 		return
 	}
 	for _, v := range x.vals {
@@ -294,6 +495,89 @@ func (w *walker) access(x word, write, removes bool) {
 			w.r.find(RuleEnvDump, EnvDump, seg, "The command reads a process's environment, which holds secrets.")
 		}
 		w.r.Files = append(w.r.Files, Access{Path: v, Dir: w.cwd, Write: write, Removes: removes, Segment: seg})
+	}
+}
+
+// pattern is a word as far as it is known without running anything, each
+// part veto cannot know as "*" (which may stand for several path
+// segments): "/proc/*/environ" for /proc/$$/environ. "" when nothing is
+// known.
+func (w *walker) pattern(x *syntax.Word) string {
+	if x == nil {
+		return ""
+	}
+	var b strings.Builder
+	w.patternParts(&b, x.Parts, false)
+	p := b.String()
+	if strings.Trim(p, unknownMark) == "" {
+		return ""
+	}
+	return p
+}
+
+// unknownMark stands for a part of a word veto cannot know, in pattern's
+// result; Access.Pattern spells it "*".
+const unknownMark = "\x00"
+
+// candidates are known paths an unknown read could be, for the file
+// rules to judge: the directory its known beginning names (~/.aws/$F
+// reads in ~/.aws), and its known end below the home directory
+// ($X/.aws/credentials and /home/$U/.aws/credentials could be
+// ~/.aws/credentials).
+func candidates(pat string) []string {
+	var out []string
+	first, last := strings.Index(pat, unknownMark), strings.LastIndex(pat, unknownMark)
+	if first < 0 {
+		return nil
+	}
+	if i := strings.LastIndexByte(pat[:first], '/'); i >= 0 {
+		dir := pat[:i]
+		if dir == "" {
+			dir = "/"
+		}
+		if dir != "/" && dir != "~" && dir != "." {
+			out = append(out, dir)
+		}
+	}
+	if tail := pat[last+len(unknownMark):]; strings.HasPrefix(tail, "/") && len(tail) > 1 {
+		out = append(out, "~"+tail)
+	}
+	return out
+}
+
+func (w *walker) patternParts(b *strings.Builder, parts []syntax.WordPart, quoted bool) {
+	star := func() {
+		if !strings.HasSuffix(b.String(), unknownMark) {
+			b.WriteString(unknownMark)
+		}
+	}
+	for _, p := range parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if quoted {
+				b.WriteString(unescapeQuoted(p.Value))
+			} else {
+				b.WriteString(unescape(p.Value))
+			}
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				b.WriteString(decodeANSIC(p.Value))
+			} else {
+				b.WriteString(p.Value)
+			}
+		case *syntax.DblQuoted:
+			w.patternParts(b, p.Parts, true)
+		case *syntax.ParamExp:
+			if p.Param != nil && p.Exp == nil && !p.Excl && !p.Length && p.Index == nil && p.Slice == nil && p.Repl == nil && p.Names == 0 && p.NestedParam == nil {
+				if v, ok := w.lookup(p.Param.Value); ok && len(v) == 1 {
+					b.WriteString(v[0])
+					continue
+				}
+			}
+			star()
+		default:
+			star()
+		}
 	}
 }
 
@@ -356,20 +640,21 @@ type word struct {
 	vals    []string // the values it may have
 	unknown bool     // a part could not be known statically
 	lit     string   // the first value
-	fetch   bool     // a process substitution that downloads
+	feed    *stage   // what a process substitution in it prints; nil when it has none
+	src     *syntax.Word
 }
 
 const maxValues = 16
 
 func (w *walker) word(x *syntax.Word, depth int) word {
-	out := word{vals: []string{""}}
+	out := word{vals: []string{""}, src: x}
 	if x == nil {
 		return out
 	}
 	syntax.SplitBraces(x) // {a,b} and {1..3} in unquoted parts become BraceExp, which part expands
 	for _, p := range x.Parts {
-		vals, unknown, fetch := w.part(p, depth, false)
-		out.fetch = out.fetch || fetch
+		vals, unknown, feed := w.part(p, depth, false)
+		out.feed = merge(out.feed, feed)
 		if unknown {
 			out.unknown = true
 			continue
@@ -391,37 +676,37 @@ func (w *walker) word(x *syntax.Word, depth int) word {
 // braces expands a brace expansion as bash does: each element of
 // {a,b,c}, or each step of {1..5}, {a..e}, {01..10..2}. More than
 // maxValues is unknown.
-func (w *walker) braces(b *syntax.BraceExp, depth int) (vals []string, unknown, fetch bool) {
+func (w *walker) braces(b *syntax.BraceExp, depth int) (vals []string, unknown bool, feed *stage) {
 	if !b.Sequence {
 		for _, e := range b.Elems {
 			x := w.word(e, depth)
-			fetch = fetch || x.fetch
+			feed = merge(feed, x.feed)
 			if x.unknown {
-				return nil, true, fetch
+				return nil, true, feed
 			}
 			vals = append(vals, x.vals...)
 			if len(vals) > maxValues {
-				return nil, true, fetch
+				return nil, true, feed
 			}
 		}
-		return vals, false, fetch
+		return vals, false, feed
 	}
 	var ends []string
 	for _, e := range b.Elems {
 		x := w.word(e, depth)
 		if x.unknown || len(x.vals) != 1 {
-			return nil, true, false
+			return nil, true, nil
 		}
 		ends = append(ends, x.lit)
 	}
 	if len(ends) < 2 {
-		return nil, true, false
+		return nil, true, nil
 	}
 	step := 1
 	if len(ends) == 3 {
 		n, err := strconv.Atoi(ends[2])
 		if err != nil || n == 0 {
-			return nil, true, false
+			return nil, true, nil
 		}
 		step = max(n, -n)
 	}
@@ -430,7 +715,7 @@ func (w *walker) braces(b *syntax.BraceExp, depth int) (vals []string, unknown, 
 	letters := false
 	if errA != nil || errB != nil {
 		if len(ends[0]) != 1 || len(ends[1]) != 1 {
-			return nil, true, false
+			return nil, true, nil
 		}
 		from, to, letters = int(ends[0][0]), int(ends[1][0]), true
 	}
@@ -443,7 +728,7 @@ func (w *walker) braces(b *syntax.BraceExp, depth int) (vals []string, unknown, 
 	}
 	for i := from; step > 0 && i <= to || step < 0 && i >= to; i += step {
 		if len(vals) >= maxValues {
-			return nil, true, false
+			return nil, true, nil
 		}
 		if letters {
 			vals = append(vals, string(rune(i)))
@@ -451,7 +736,7 @@ func (w *walker) braces(b *syntax.BraceExp, depth int) (vals []string, unknown, 
 			vals = append(vals, fmt.Sprintf("%0*d", width, i))
 		}
 	}
-	return vals, false, false
+	return vals, false, nil
 }
 
 func product(a, b []string) []string {
@@ -464,22 +749,25 @@ func product(a, b []string) []string {
 	return out
 }
 
-func (w *walker) part(p syntax.WordPart, depth int, quoted bool) (vals []string, unknown, fetch bool) {
+func (w *walker) part(p syntax.WordPart, depth int, quoted bool) (vals []string, unknown bool, feed *stage) {
 	switch p := p.(type) {
 	case *syntax.Lit:
 		if quoted {
-			return []string{unescapeQuoted(p.Value)}, false, false
+			return []string{unescapeQuoted(p.Value)}, false, nil
 		}
-		return []string{unescape(p.Value)}, false, false
+		return []string{unescape(p.Value)}, false, nil
 	case *syntax.SglQuoted:
-		return []string{p.Value}, false, false
+		if p.Dollar {
+			return []string{decodeANSIC(p.Value)}, false, nil
+		}
+		return []string{p.Value}, false, nil
 	case *syntax.BraceExp:
 		return w.braces(p, depth)
 	case *syntax.DblQuoted:
 		vals = []string{""}
 		for _, q := range p.Parts {
 			v, u, f := w.part(q, depth, true)
-			fetch = fetch || f
+			feed = merge(feed, f)
 			if u {
 				unknown = true
 				continue
@@ -489,29 +777,42 @@ func (w *walker) part(p syntax.WordPart, depth int, quoted bool) (vals []string,
 		if len(vals) > maxValues {
 			unknown = true
 		}
-		return vals, unknown, fetch
+		return vals, unknown, feed
 	case *syntax.ParamExp:
 		vals, unknown = w.param(p, depth)
-		return vals, unknown, false
+		return vals, unknown, nil
 	case *syntax.CmdSubst:
 		w.fork().stmts(p.Stmts, depth)
-		return nil, true, false
+		return nil, true, nil
 	case *syntax.ProcSubst:
-		sub := w.fork()
-		for _, st := range p.Stmts {
-			if s := sub.stmt(st, depth, nil); s.fetch {
-				fetch = true
-			}
-		}
-		return []string{"/dev/fd/63"}, false, fetch
+		return []string{"/dev/fd/63"}, false, w.procSubst(p, depth)
 	case *syntax.ArithmExp:
 		w.substsIn(p, depth)
-		return nil, true, false
+		return nil, true, nil
 	case *syntax.ExtGlob:
-		return []string{p.Op.String() + p.Pattern.Value + ")"}, false, false
+		return []string{p.Op.String() + p.Pattern.Value + ")"}, false, nil
 	}
 	w.substsIn(p, depth)
-	return nil, true, false
+	return nil, true, nil
+}
+
+// procSubst walks a process substitution and returns what it prints: the
+// last command's output, with a download or decoding anywhere in it.
+func (w *walker) procSubst(p *syntax.ProcSubst, depth int) *stage {
+	sub := w.fork()
+	out := &stage{}
+	for i, st := range p.Stmts {
+		s := sub.stmt(st, depth, nil)
+		out.fetch = out.fetch || s.fetch
+		out.decode = out.decode || s.decode
+		if i == len(p.Stmts)-1 {
+			out.text, out.file = s.text, s.file
+		}
+	}
+	if len(p.Stmts) != 1 {
+		out.text = nil
+	}
+	return out
 }
 
 // param evaluates a parameter expansion.
@@ -544,11 +845,40 @@ func (w *walker) param(p *syntax.ParamExp, depth int) ([]string, bool) {
 		return append([]string{""}, alt.vals...), false
 	case syntax.ErrorUnset, syntax.ErrorUnsetOrNull:
 		return own, !known
+	case syntax.RemSmallSuffix, syntax.RemLargeSuffix, syntax.RemSmallPrefix, syntax.RemLargePrefix:
+		if !known || alt.unknown {
+			return nil, true
+		}
+		var out []string
+		for _, v := range own {
+			for _, pat := range alt.vals {
+				out = append(out, trimPattern(v, pat, p.Exp.Op))
+			}
+		}
+		return out, len(out) > maxValues
+	case syntax.UpperAll, syntax.LowerAll:
+		if !known {
+			return nil, true
+		}
+		var out []string
+		for _, v := range own {
+			if p.Exp.Op == syntax.UpperAll {
+				out = append(out, strings.ToUpper(v))
+			} else {
+				out = append(out, strings.ToLower(v))
+			}
+		}
+		return out, false
 	}
 	return nil, true
 }
 
 func (w *walker) lookup(name string) ([]string, bool) {
+	if w.params != nil && name != "" && (name[0] >= '0' && name[0] <= '9' || name == "#" || name == "@" || name == "*") {
+		if v, isParam, known := w.params.lookup(name); isParam {
+			return v, known
+		}
+	}
 	if v, ok := w.vars[name]; ok {
 		return v, v != nil
 	}
@@ -559,6 +889,108 @@ func (w *walker) lookup(name string) ([]string, bool) {
 		return []string{w.cwd}, true
 	}
 	return nil, false
+}
+
+// trimPattern is ${v%pat}, ${v%%pat}, ${v#pat} or ${v##pat}: the shortest
+// or longest suffix or prefix of v that the shell pattern pat matches,
+// removed.
+func trimPattern(v, pat string, op syntax.ParExpOperator) string {
+	switch op {
+	case syntax.RemSmallSuffix:
+		for i := len(v); i >= 0; i-- {
+			if shellMatch(pat, v[i:]) {
+				return v[:i]
+			}
+		}
+	case syntax.RemLargeSuffix:
+		for i := 0; i <= len(v); i++ {
+			if shellMatch(pat, v[i:]) {
+				return v[:i]
+			}
+		}
+	case syntax.RemSmallPrefix:
+		for i := 0; i <= len(v); i++ {
+			if shellMatch(pat, v[:i]) {
+				return v[i:]
+			}
+		}
+	case syntax.RemLargePrefix:
+		for i := len(v); i >= 0; i-- {
+			if shellMatch(pat, v[:i]) {
+				return v[i:]
+			}
+		}
+	}
+	return v
+}
+
+// shellMatch matches s against a shell pattern: * (any string, / too),
+// ?, […] classes with ! or ^ and ranges, and \ escapes.
+func shellMatch(pat, s string) bool {
+	for len(pat) > 0 {
+		switch pat[0] {
+		case '*':
+			for len(pat) > 0 && pat[0] == '*' {
+				pat = pat[1:]
+			}
+			if pat == "" {
+				return true
+			}
+			for i := 0; i <= len(s); i++ {
+				if shellMatch(pat, s[i:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if s == "" {
+				return false
+			}
+			pat, s = pat[1:], s[1:]
+		case '[':
+			end := strings.IndexByte(pat[1:], ']')
+			if end < 0 || s == "" {
+				if s == "" || s[0] != '[' {
+					return false
+				}
+				pat, s = pat[1:], s[1:]
+				continue
+			}
+			class := pat[1 : end+1]
+			neg := class != "" && (class[0] == '!' || class[0] == '^')
+			if neg {
+				class = class[1:]
+			}
+			in := false
+			for k := 0; k < len(class); k++ {
+				if k+2 < len(class) && class[k+1] == '-' {
+					if class[k] <= s[0] && s[0] <= class[k+2] {
+						in = true
+					}
+					k += 2
+					continue
+				}
+				if class[k] == s[0] {
+					in = true
+				}
+			}
+			if in == neg {
+				return false
+			}
+			pat, s = pat[end+2:], s[1:]
+		case '\\':
+			if len(pat) > 1 {
+				pat = pat[1:]
+			}
+			fallthrough
+		default:
+			if s == "" || s[0] != pat[0] {
+				return false
+			}
+			pat, s = pat[1:], s[1:]
+		}
+	}
+	return s == ""
 }
 
 // unescape removes the backslashes of an unquoted literal.

@@ -29,6 +29,23 @@ func wrapOperands(spec optSpec, n int) func(*walker, *cmd) stage {
 	}
 }
 
+// wrapSu is su and runuser: -c's command is a script for the user's
+// shell; without it, su starts that shell on its input.
+func wrapSu(w *walker, c *cmd) stage {
+	o := parseOpts(c.args, optSpec{val: "csgGw", long: map[string]bool{"command": true, "session-command": true, "shell": true,
+		"group": true, "supp-group": true, "whitelist-environment": true}}, false)
+	if scripts := o.all("c", "command", "session-command"); len(scripts) > 0 {
+		for _, s := range scripts {
+			w.scriptOf(c, s)
+		}
+		return stage{}
+	}
+	if len(o.operands) > 1 && c.name == "runuser" {
+		return w.nested(c, o.operands[1:]) // runuser -u user cmd …
+	}
+	return w.fromStdin(c, false)
+}
+
 func wrapSudo(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "ugpCDrtTUh", long: map[string]bool{"user": true, "group": true, "prompt": true,
 		"close-from": true, "chdir": true, "role": true, "type": true, "other-user": true, "host": true, "command-timeout": true}}, true)
@@ -199,7 +216,7 @@ func wrapParallel(w *walker, c *cmd) stage {
 			}
 			return stage{}
 		}
-		return w.fromStdin(c)
+		return w.fromStdin(c, false)
 	}
 	if !sawSep {
 		return w.command(command, c.depth, nil, true, repl)
@@ -243,10 +260,22 @@ func wrapParallel(w *walker, c *cmd) stage {
 	return w.command(argv, c.depth, nil, false, "")
 }
 
-// fromStdin analyses commands a program reads from its input: the literal
-// text an upstream echo printed, or nothing veto can vouch for.
-func (w *walker) fromStdin(c *cmd) stage {
-	for _, s := range c.up {
+// fromStdin analyses what a shell (or, with code, an interpreter) reads
+// from its input: a download or decoding anywhere upstream is refused; the
+// literal text an echo, a here-document or a here-string gives is
+// analysed; a file given with cat or < is a file read; any other producer
+// cannot be vouched for. With no input at all there is nothing to run.
+func (w *walker) fromStdin(c *cmd, code bool) stage {
+	if len(c.up) == 0 {
+		return stage{}
+	}
+	return w.runFeed(c, c.up, code)
+}
+
+// runFeed analyses a stream a shell or interpreter runs: the last of
+// stages, with what the ones before it did.
+func (w *walker) runFeed(c *cmd, stages []stage, code bool) stage {
+	for _, s := range stages {
 		switch {
 		case s.fetch:
 			w.finding(FetchToShell, c.seg, "The command runs what it downloads, which veto cannot see.")
@@ -256,14 +285,19 @@ func (w *walker) fromStdin(c *cmd) stage {
 			return stage{}
 		}
 	}
-	if len(c.up) == 0 {
+	last := stages[len(stages)-1]
+	switch {
+	case last.file:
 		return stage{}
-	}
-	last := c.up[len(c.up)-1]
-	if last.text == nil {
+	case last.text == nil:
+		w.finding(CannotVouch, c.seg, "The command runs a script it reads from input veto cannot see, so it cannot vouch for it.")
 		return stage{}
 	}
 	for _, t := range last.text {
+		if code {
+			w.readCode(c, lit(t))
+			continue
+		}
 		w.fork().script(t, c.depth+1)
 	}
 	return stage{}

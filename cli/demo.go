@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto/claudecode"
+	"github.com/vetohq/veto/hook"
 )
 
 //go:embed demo/session.jsonl
@@ -101,7 +102,7 @@ func runDemo(ctx context.Context, e *env, args []string) int {
 			Tool string `json:"tool_name"`
 		}
 		json.Unmarshal(event, &head)
-		r := hookReply(ctx, claudecode.Adapter{ProjectDir: ws}, bytes.NewReader(event), state, 5*time.Second, false, time.Time{})
+		r := hookReply(ctx, claudecode.Adapter{ProjectDir: ws}, bytes.NewReader(event), hook.Options{State: state, Timeout: 5 * time.Second})
 		if head.Name != "PreToolUse" {
 			if r.Exit != 0 {
 				fmt.Fprintf(tw, "\t%s\t%s\t%s\t(%s failed: %s)\n", head.Tool, "-", "-", head.Name, strings.TrimSpace(r.Stderr))

@@ -18,6 +18,7 @@ import (
 	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/sqlite"
 )
 
@@ -329,6 +330,18 @@ func (d *doctor) policy(dir string) {
 }
 
 func (d *doctor) state(ctx context.Context) {
+	if dsn := os.Getenv("VETO_POSTGRES"); dsn != "" {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		s, err := postgres.Open(cctx, dsn)
+		if err != nil {
+			d.problem("start the database, or fix VETO_POSTGRES", "state: the PostgreSQL database in VETO_POSTGRES cannot be reached, so every call is refused")
+			return
+		}
+		defer s.Close()
+		d.chains(ctx, s, "the PostgreSQL database in VETO_POSTGRES")
+		return
+	}
 	path := os.Getenv("VETO_STATE")
 	if path == "" {
 		p, err := sqlite.DefaultPath()
@@ -356,6 +369,12 @@ func (d *doctor) state(ctx context.Context) {
 		return
 	}
 	defer s.Close()
+	d.chains(ctx, s, path)
+}
+
+// chains verifies every run's hash chain in the store s, named where.
+func (d *doctor) chains(ctx context.Context, s durableStore, where string) {
+	path := where
 	runs, err := s.Runs(ctx)
 	if err != nil {
 		d.problem("move it aside; veto starts a new state", "state: %s cannot be read: %v", path, err)

@@ -26,12 +26,14 @@ func hookDescription() string {
 veto fails closed: an unreadable event, a policy that does not load, a state that cannot
 be opened, a panic or its own deadline all block the call, in the form the client obeys.
 Decisions and what calls did are recorded in the SQLite state ($XDG_STATE_HOME/veto/veto.db,
-or --state FILE, or $VETO_STATE).`
+or --state FILE, or $VETO_STATE), or in a PostgreSQL database shared by many vetos
+(--postgres DSN, or $VETO_POSTGRES).`
 }
 
 func runHook(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "hook", strings.Join(hook.Clients, "|")+" [--state FILE] [--timeout 2s]", hookDescription())
 	state := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file")
+	pg := fs.String("postgres", os.Getenv("VETO_POSTGRES"), "decide on this PostgreSQL database (a DSN) instead of the SQLite state")
 	timeout := fs.Duration("timeout", 2*time.Second, "refuse the call when no answer is ready in this time")
 	approve := fs.Bool("approve", false, "answer allow for the user (skips the client's own permission prompt)")
 	askedAt := fs.Int64("asked-at", 0, "veto-hook's: when it sent this event to a hook server that did not answer (Unix ns)")
@@ -51,7 +53,8 @@ func runHook(ctx context.Context, e *env, args []string) int {
 	if *askedAt > 0 {
 		asked = time.Unix(0, *askedAt)
 	}
-	reply := hookReply(ctx, hook.AdapterFor(args[0]), e.stdin, *state, *timeout, *approve, asked)
+	reply := hookReply(ctx, hook.AdapterFor(args[0]), e.stdin, hook.Options{State: *state, Postgres: *pg, Timeout: *timeout,
+		Approve: *approve, AskedAt: asked})
 	io.WriteString(e.stdout, reply.Stdout)
 	io.WriteString(e.stderr, reply.Stderr)
 	return reply.Exit
@@ -59,7 +62,8 @@ func runHook(ctx context.Context, e *env, args []string) int {
 
 // hookReply answers one hook event with veto's full program: CEL rules
 // compile here. Whatever goes wrong, a tool call is blocked.
-func hookReply(ctx context.Context, a agent.Adapter, stdin io.Reader, state string, timeout time.Duration, approve bool, askedAt time.Time) agent.Reply {
-	r, _ := hook.Reply(ctx, a, stdin, hook.Options{State: state, Timeout: timeout, Approve: approve, AskedAt: askedAt, Compiler: &lazyCEL{}})
+func hookReply(ctx context.Context, a agent.Adapter, stdin io.Reader, o hook.Options) agent.Reply {
+	o.Compiler = &lazyCEL{}
+	r, _ := hook.Reply(ctx, a, stdin, o)
 	return r
 }

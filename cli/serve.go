@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/signal"
 	"syscall"
 	"time"
@@ -32,6 +33,7 @@ func runServeHooks(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "serve-hooks", "[--socket PATH] [--idle 30m]", serveDescription)
 	sock := fs.String("socket", hook.SocketPath(), "the Unix socket to listen on")
 	idle := fs.Duration("idle", 0, "exit after this long without a request (0: never)")
+	pg := fs.String("postgres", os.Getenv("VETO_POSTGRES"), "decide on this PostgreSQL database (a DSN) instead of the SQLite state")
 	status := fs.Bool("status", false, "report whether a server answers on the socket, and exit")
 	stop := fs.Bool("stop", false, "stop the server on the socket, and exit")
 	if code, done := parse(e, fs, args); done {
@@ -79,7 +81,7 @@ func runServeHooks(ctx context.Context, e *env, args []string) int {
 	ctx, quit := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer quit()
 	fmt.Fprintf(e.stderr, "veto serve-hooks: listening on %s\n", *sock)
-	if err := hook.Serve(ctx, l, hook.Options{Compiler: &lazyCEL{}, Timeout: 2 * time.Second}, *idle); err != nil {
+	if err := hook.Serve(ctx, l, hook.Options{Compiler: &lazyCEL{}, Timeout: 2 * time.Second, Postgres: *pg}, *idle); err != nil {
 		fmt.Fprintln(e.stderr, "veto serve-hooks:", err)
 		return ExitDeny
 	}

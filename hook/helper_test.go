@@ -21,7 +21,10 @@ type testServer struct {
 	err           error         // what Serve returned
 }
 
-func startServer(t testing.TB) *testServer {
+func startServer(t testing.TB) *testServer { t.Helper(); return startServerWith(t, hook.Options{}) }
+
+// startServerWith starts it with the options o (Postgres, say).
+func startServerWith(t testing.TB, o hook.Options) *testServer {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "vh")
 	if err != nil {
@@ -50,7 +53,8 @@ func startServer(t testing.TB) *testServer {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	go func() {
-		s.err = hook.Serve(ctx, l, hook.Options{Timeout: 2 * time.Second}, 0)
+		o.Timeout = 2 * time.Second
+		s.err = hook.Serve(ctx, l, o, 0)
 		close(s.finished)
 	}()
 	t.Cleanup(func() { s.stop(t) })

@@ -25,6 +25,7 @@ import (
 	"github.com/vetohq/veto/geminicli"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/sqlite"
 	"github.com/vetohq/veto/sqlstore"
 )
@@ -58,9 +59,13 @@ func adapter(name, projectDir string) agent.Adapter {
 
 // Options are one hook invocation's settings.
 type Options struct {
-	State   string        // the SQLite state file; "" : the default path
-	Timeout time.Duration // refuse the call when no answer is ready by then
-	Approve bool          // answer allow for the user
+	State string // the SQLite state file; "" : the default path
+	// Postgres, when set, is a PostgreSQL DSN (VETO_POSTGRES, --postgres):
+	// decisions are made on that database instead of the SQLite state,
+	// shared by every veto that names it.
+	Postgres string
+	Timeout  time.Duration // refuse the call when no answer is ready by then
+	Approve  bool          // answer allow for the user
 	// AskedAt, when set, is when veto-hook sent this event to a hook
 	// server that did not answer: a decision recorded for the call since
 	// then is that server's, and is the answer (the call is not decided
@@ -73,6 +78,9 @@ type Options struct {
 	// open opens the state; nil opens the SQLite file for this event and
 	// closes it after. The hook server keeps its stores open.
 	open func(ctx context.Context, path string) (veto.Store, func(), error)
+	// openPG opens the PostgreSQL store; nil connects for this event. The
+	// hook server keeps one pool per DSN.
+	openPG func(ctx context.Context, path string) (veto.Store, func(), error)
 	// gates, when set, keeps built gates by policy files and state.
 	gates *gateCache
 }
@@ -159,7 +167,20 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		lo.Compiler = stand
 	}
 	path := o.State
-	if path == "" {
+	open := o.open
+	switch {
+	case o.Postgres != "":
+		// The DSN may hold a password: it names the store only in the
+		// gate cache's key, never in a message.
+		path = "postgres\x00" + o.Postgres
+		if o.openPG != nil {
+			open = o.openPG
+		} else {
+			open = func(ctx context.Context, _ string) (veto.Store, func(), error) {
+				return openPostgresOnce(ctx, o.Postgres, BusyTimeout(o.Timeout))
+			}
+		}
+	case path == "":
 		if path, err = sqlite.DefaultPath(); err != nil {
 			return failed(stateRefused(err)), nil
 		}
@@ -167,7 +188,6 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 	// The state is proved sound before every answer, the cached gate's
 	// as well: a file damaged, replaced or newer is refused, its cause
 	// named.
-	open := o.open
 	if open == nil {
 		open = func(ctx context.Context, path string) (veto.Store, func(), error) {
 			return openOnce(ctx, path, BusyTimeout(o.Timeout))
@@ -247,6 +267,18 @@ func openOnce(ctx context.Context, path string, busy time.Duration) (veto.Store,
 		return nil, nil, err
 	}
 	return f, func() { release(); f.Close() }, nil
+}
+
+// openPostgresOnce connects to the database for one event, within
+// limit, and closes the pool after.
+func openPostgresOnce(ctx context.Context, dsn string, limit time.Duration) (veto.Store, func(), error) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	st, err := postgres.Open(ctx, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, func() { st.Close() }, nil
 }
 
 // BusyTimeout is how long a store waits for another writer's lock when

@@ -18,8 +18,10 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/probe"
 	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // The hook server: a long-lived veto that keeps the state open and answers
@@ -135,7 +137,7 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 			}
 			ro.Timeout = min(ro.Timeout, left)
 		}
-		ro.open, ro.gates = stores.open, gates
+		ro.open, ro.openPG, ro.gates = stores.open, stores.openPostgres, gates
 		r, _ := Reply(ctx, a, bytesReader(rq.Event), ro)
 		rs.Exit, rs.Stdout, rs.Stderr = r.Exit, r.Stdout, r.Stderr
 		served.Add(1)
@@ -156,7 +158,8 @@ func ServerTimeout(timeout time.Duration) time.Duration {
 type storeCache struct {
 	mu   sync.Mutex
 	m    map[string]*sqlite.File
-	busy time.Duration // the stores' busy timeout
+	pg   map[string]*sqlstore.Store // by DSN: a pool each, which reconnects by itself
+	busy time.Duration              // the stores' busy timeout
 }
 
 func (sc *storeCache) open(ctx context.Context, path string) (veto.Store, func(), error) {
@@ -180,11 +183,36 @@ func (sc *storeCache) open(ctx context.Context, path string) (veto.Store, func()
 	return f, release, nil
 }
 
+// openPostgres is the pool of the server's DSN, opened at its first use
+// (a database that was down is tried again at the next request).
+func (sc *storeCache) openPostgres(ctx context.Context, key string) (veto.Store, func(), error) {
+	dsn := strings.TrimPrefix(key, "postgres\x00")
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if st, ok := sc.pg[dsn]; ok {
+		return st, func() {}, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, sc.busy)
+	defer cancel()
+	st, err := postgres.Open(cctx, dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sc.pg == nil {
+		sc.pg = map[string]*sqlstore.Store{}
+	}
+	sc.pg[dsn] = st
+	return st, func() {}, nil
+}
+
 func (sc *storeCache) close() {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	for _, f := range sc.m {
 		f.Close()
+	}
+	for _, st := range sc.pg {
+		st.Close()
 	}
 }
 

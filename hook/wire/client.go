@@ -104,7 +104,7 @@ func absolute(state string) bool {
 		return false
 	}
 	for _, k := range EnvKeys {
-		if v := os.Getenv(k); v != "" && k != "USER" && !filepath.IsAbs(v) {
+		if v := os.Getenv(k); v != "" && k != "USER" && k != "VETO_POSTGRES" && !filepath.IsAbs(v) {
 			return false
 		}
 	}

@@ -38,7 +38,7 @@ const MaxEvent = clients.MaxEvent
 // state are, what ~ and $TMPDIR mean. The server answers only requests
 // whose values equal its own; Claude Code's per-session
 // CLAUDE_PROJECT_DIR travels in the request instead.
-var EnvKeys = []string{"HOME", "USER", "TMPDIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "VETO_MANAGED_POLICY", "VETO_STATE"}
+var EnvKeys = []string{"HOME", "USER", "TMPDIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "VETO_MANAGED_POLICY", "VETO_STATE", "VETO_POSTGRES"}
 
 // Request is one event sent to the server.
 type Request struct {

@@ -1,0 +1,169 @@
+package hook_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/vetohq/veto/claudecode"
+	"github.com/vetohq/veto/hook"
+	"github.com/vetohq/veto/hook/wire"
+)
+
+// pgBase is the server the tests use: $VETO_TEST_POSTGRES, or the local one.
+func pgBase() string {
+	if d := os.Getenv("VETO_TEST_POSTGRES"); d != "" {
+		return d
+	}
+	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+}
+
+// pgFresh returns the DSN of a new, empty schema, dropped after the test;
+// it skips, saying how to run it, when no server answers (fails under CI).
+func pgFresh(t *testing.T) string {
+	t.Helper()
+	db, err := sql.Open("pgx", pgBase())
+	check(t, err)
+	defer db.Close()
+	c, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := db.PingContext(c); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("PostgreSQL at %s: %v", pgBase(), err)
+		}
+		t.Skipf("no PostgreSQL at %s (%v); set VETO_TEST_POSTGRES", pgBase(), err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "veto_hook_" + hex.EncodeToString(b[:])
+	_, err = db.Exec("CREATE SCHEMA " + schema)
+	check(t, err)
+	t.Cleanup(func() {
+		if d, err := sql.Open("pgx", pgBase()); err == nil {
+			d.Exec("DROP SCHEMA " + schema + " CASCADE")
+			d.Close()
+		}
+	})
+	return pgBase() + "&search_path=" + schema
+}
+
+// TestDecidesOnPostgres: veto hook decides on a PostgreSQL database that
+// many vetos share: a Read one process observed is known to the Write
+// another decides (no read-before-write refusal), what a run did is in
+// the database and not in any SQLite file, and a database that cannot be
+// reached refuses the call with its cause, never naming the DSN's
+// password.
+func TestDecidesOnPostgres(t *testing.T) {
+	dsn := pgFresh(t)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	check(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
+	check(t, os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("VETO_MANAGED_POLICY", filepath.Join(dir, "none.yaml"))
+	a := claudecode.Adapter{}
+	answer := func(o hook.Options, ev string) (int, string) {
+		o.Timeout = 5 * time.Second
+		r, _ := hook.Reply(context.Background(), a, strings.NewReader(ev), o)
+		return r.Exit, r.Stderr
+	}
+	event := func(name, id, tool, input string) string {
+		return `{"session_id":"pg","cwd":"` + ws + `","hook_event_name":"` + name + `","tool_name":"` + tool +
+			`","tool_input":` + input + `,"tool_use_id":"` + id + `","source":"startup"}`
+	}
+	pg := hook.Options{Postgres: dsn}
+	if code, out := answer(pg, `{"session_id":"pg","cwd":"`+ws+`","hook_event_name":"SessionStart","source":"startup"}`); code != 0 {
+		t.Fatalf("start: %d %s", code, out)
+	}
+	read := `{"file_path":"` + ws + `/main.go"}`
+	write := `{"file_path":"` + ws + `/main.go","content":"package main // edited\n"}`
+	if code, out := answer(pg, event("PreToolUse", "w0", "Write", write)); code != 2 || !strings.Contains(out, "overwrite_unread") {
+		t.Fatalf("a Write before any Read: %d %s", code, out)
+	}
+	if code, out := answer(pg, event("PreToolUse", "r1", "Read", read)); code != 0 {
+		t.Fatalf("read: %d %s", code, out)
+	}
+	if code, out := answer(pg, event("PostToolUse", "r1", "Read", read)); code != 0 {
+		t.Fatalf("read observed: %d %s", code, out)
+	}
+	// Another process, another pool: it knows the read.
+	if code, out := answer(hook.Options{Postgres: dsn}, event("PreToolUse", "w1", "Write", write)); code != 0 {
+		t.Fatalf("the Write after the Read another veto observed: %d %s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state", "veto", "veto.db")); err == nil {
+		t.Error("a SQLite state was made beside the database")
+	}
+	db, err := sql.Open("pgx", dsn)
+	check(t, err)
+	defer db.Close()
+	var n int
+	check(t, db.QueryRow(`SELECT count(*) FROM veto_events WHERE run = 'pg'`).Scan(&n))
+	if n < 5 {
+		t.Errorf("%d events of the run in the database, want its start, three decisions and an observation", n)
+	}
+
+	// Unreachable: a closed port, a password in the DSN.
+	down := hook.Options{Postgres: "postgres://veto:canary-pw-81c2@127.0.0.1:1/test?sslmode=disable&connect_timeout=1"}
+	start := time.Now()
+	code, out := answer(down, event("PreToolUse", "r2", "Read", read))
+	if code != 2 || !strings.Contains(out, "state_unavailable") || !strings.Contains(out, "cannot be reached") {
+		t.Fatalf("an unreachable database: %d %s", code, out)
+	}
+	if strings.Contains(out, "canary-pw") || strings.Contains(out, "127.0.0.1:1") {
+		t.Errorf("the refusal names the DSN: %s", out)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the refusal took %s", took)
+	}
+}
+
+// TestServerDecidesOnPostgres: a hook server started on a database keeps
+// one pool for it: what a call through it did is known to a veto hook on
+// the same database.
+func TestServerDecidesOnPostgres(t *testing.T) {
+	dsn := pgFresh(t)
+	t.Setenv("VETO_POSTGRES", dsn)
+	srv := startServerWith(t, hook.Options{Postgres: dsn})
+	ws := srv.ws
+	ev := func(name, id, tool, input string) string {
+		return `{"session_id":"pgs","cwd":"` + ws + `","hook_event_name":"` + name + `","tool_name":"` + tool +
+			`","tool_input":` + input + `,"tool_use_id":"` + id + `","source":"startup"}`
+	}
+	call := func(e string) (int, string) {
+		var out, errb bytes.Buffer
+		code := wire.Run([]string{"claude-code"}, strings.NewReader(e), &out, &errb, inProcess, nil)
+		return code, out.String() + errb.String()
+	}
+	n0 := hook.Served()
+	read := `{"file_path":"` + ws + `/main.go"}`
+	if code, out := call(`{"session_id":"pgs","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`); code != 0 {
+		t.Fatalf("start: %d %s", code, out)
+	}
+	if code, out := call(ev("PreToolUse", "r1", "Read", read)); code != 0 {
+		t.Fatalf("read: %d %s", code, out)
+	}
+	if code, out := call(ev("PostToolUse", "r1", "Read", read)); code != 0 {
+		t.Fatalf("read observed: %d %s", code, out)
+	}
+	if hook.Served()-n0 != 3 {
+		t.Fatalf("the server answered %d of 3", hook.Served()-n0)
+	}
+	r, _ := hook.Reply(context.Background(), claudecode.Adapter{}, strings.NewReader(ev("PreToolUse", "w1", "Write",
+		`{"file_path":"`+ws+`/main.go","content":"x"}`)), hook.Options{Postgres: dsn, Timeout: 5 * time.Second})
+	if r.Exit != 0 {
+		t.Fatalf("a veto hook on the same database did not know the server's read: %d %s", r.Exit, r.Stderr)
+	}
+	if _, err := os.Stat(os.Getenv("VETO_STATE")); err == nil {
+		t.Error("the server made a SQLite state beside the database")
+	}
+}

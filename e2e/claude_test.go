@@ -253,6 +253,9 @@ type failure struct {
 	// ran: the call is expected to run (a measurement of the client's
 	// default, not veto's registration).
 	ran bool
+	// says is text the model must get back when the call is blocked: who
+	// blocked it and why.
+	says string
 }
 
 // TestClaudeCodeFailsClosed breaks veto each way it can break and checks
@@ -289,15 +292,15 @@ func TestClaudeCodeFailsClosed(t *testing.T) {
 				t.Fatal(err)
 			}
 			return nil
-		}},
+		}, says: `blocking because onFailure is "block"`},
 		{name: "the client name is mistyped", setup: func(t *testing.T, s *sandbox) func() {
 			edit(t, s, "veto-hook claude-code", "veto-hook claude")
 			return nil
-		}},
+		}, says: `blocking because onFailure is "block"`},
 		{name: "the policy file is broken", setup: func(t *testing.T, s *sandbox) func() {
 			s.write("home/src/project/.veto/veto.yaml", "files: [this is not\n  a policy\n", 0o644)
 			return nil
-		}},
+		}, says: "veto's policy does not load"},
 		{name: "the state is locked", setup: func(t *testing.T, s *sandbox) func() {
 			p := newState(t, s)
 			db, err := sql.Open("sqlite", "file:"+p)
@@ -316,17 +319,16 @@ func TestClaudeCodeFailsClosed(t *testing.T) {
 				conn.Close()
 				db.Close()
 			}
-		}},
+		}, says: "veto did not decide within 2s, so the call is blocked"},
 		{name: "the state cannot be opened", setup: func(t *testing.T, s *sandbox) func() {
 			// Its directory is a file.
 			os.RemoveAll(s.state)
 			s.write("state", "not a directory\n", 0o644)
 			return nil
-		}},
+		}, says: "veto cannot open its state, so the call is blocked"},
 		{name: "the hook program is missing, without onFailure (Claude Code's default)", ran: true,
 			setup: func(t *testing.T, s *sandbox) func() {
-				edit(t, s, `,
-          "onFailure": "block"`, "")
+				edit(t, s, `"onFailure": "block",`, "")
 				if err := os.Rename(filepath.Join(s.bin, "veto-hook"), filepath.Join(s.bin, "veto-hook.moved")); err != nil {
 					t.Fatal(err)
 				}
@@ -369,6 +371,8 @@ func TestClaudeCodeFailsClosed(t *testing.T) {
 				t.Errorf("the call ran: %v, want %v (is_error %v: %.500s)", ran, fc.ran, r.IsError, r.Content)
 			case !ran && !r.IsError:
 				t.Errorf("the call did not run, yet the result is not an error")
+			case !ran && !strings.Contains(r.Content, fc.says):
+				t.Errorf("the model's result does not say %q", fc.says)
 			}
 			if t.Failed() {
 				t.Logf("claude exit %d\nstdout: %.3000s\nstderr: %.3000s", o.Exit, o.Stdout, o.Stderr)

@@ -250,6 +250,9 @@ func TestClaudeCode(t *testing.T) {
 type failure struct {
 	name  string
 	setup func(t *testing.T, s *sandbox) (undo func())
+	// readOnly are the sandbox's directories (relative to its root) made
+	// read-only in the namespace.
+	readOnly []string
 	// ran: the call is expected to run (a measurement of the client's
 	// default, not veto's registration).
 	ran bool
@@ -320,6 +323,10 @@ func TestClaudeCodeFailsClosed(t *testing.T) {
 				db.Close()
 			}
 		}, says: "veto did not decide within 2s, so the call is blocked"},
+		{name: "the state is read-only", readOnly: []string{"state"}, setup: func(t *testing.T, s *sandbox) func() {
+			newState(t, s)
+			return nil
+		}, says: "veto cannot open its state, so the call is blocked"},
 		{name: "the state cannot be opened", setup: func(t *testing.T, s *sandbox) func() {
 			// Its directory is a file.
 			os.RemoveAll(s.state)
@@ -347,7 +354,11 @@ func TestClaudeCodeFailsClosed(t *testing.T) {
 			if undo := fc.setup(t, s); undo != nil {
 				defer undo()
 			}
-			o := play(t, claudeRun(t, s, node, calls))
+			spec := claudeRun(t, s, node, calls)
+			for _, d := range fc.readOnly {
+				spec.ReadOnly = append(spec.ReadOnly, filepath.Join(s.root, d))
+			}
+			o := play(t, spec)
 			s.finish()
 			r, answered := o.Results[callID(0)]
 			_, err := os.Stat(marker)

@@ -38,7 +38,11 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(innerEnv); spec != "" {
 		os.Exit(inner(spec))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 // Call is one tool call the scripted model asks for.
@@ -70,7 +74,10 @@ type runSpec struct {
 	Calls    []Call            `json:"calls"`
 	Canaries map[string]string `json:"canaries"`
 	Timeout  time.Duration     `json:"timeout"`
-	Report   string            `json:"report"` // where to write the outcome
+	// ReadOnly are directories bound read-only over themselves in the
+	// namespace's own mount namespace: read-only even for root.
+	ReadOnly []string `json:"read_only,omitempty"`
+	Report   string   `json:"report"` // where to write the outcome
 }
 
 // outcome is what a run produced.
@@ -107,6 +114,14 @@ func inner(specPath string) int {
 	if err := loopbackOnly(); err != nil {
 		out.Err = err.Error()
 		return write()
+	}
+	for _, p := range spec.ReadOnly {
+		for _, args := range [][]string{{"--bind", p, p}, {"-o", "remount,bind,ro", p}} {
+			if b, err := exec.Command("mount", args...).CombinedOutput(); err != nil {
+				out.Err = fmt.Sprintf("mount %s: %v: %s", strings.Join(args, " "), err, b)
+				return write()
+			}
+		}
 	}
 	ep := newAnthropic(spec.Calls, spec.Canaries)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -164,7 +179,7 @@ func loopbackOnly() error {
 }
 
 // play runs spec in a new network namespace: the test binary again, under
-// unshare --net.
+// unshare --net (and --mount).
 func play(t *testing.T, spec runSpec) outcome {
 	t.Helper()
 	dir := t.TempDir()
@@ -178,7 +193,8 @@ func play(t *testing.T, spec runSpec) outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("unshare", "--net", "--", self)
+	// A mount namespace too, so a read-only bind stays in it.
+	cmd := exec.Command("unshare", "--net", "--mount", "--", self)
 	cmd.Env = []string{innerEnv + "=" + specPath, "PATH=" + os.Getenv("PATH")}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("unshare --net: %v\n%s", err, out)
@@ -221,8 +237,7 @@ var (
 )
 
 // vetoBin builds veto and veto-hook once, into a directory that outlives
-// the tests' own (removed by TestMain's process exit is not possible, so
-// it lives under the OS temp dir and is removed at the end).
+// each test's own; TestMain removes it.
 func vetoBin(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {

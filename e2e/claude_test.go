@@ -30,6 +30,7 @@ func claudeRun(t *testing.T, s *sandbox, node string, calls []Call) runSpec {
 			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"),
 		Dir:      s.ws,
 		BaseEnv:  "ANTHROPIC_BASE_URL",
+		API:      "anthropic",
 		Calls:    calls,
 		Canaries: map[string]string{"the SSH key": s.sshKey, "the .env secret": s.envSecret, "the API key": s.apiKey},
 		Timeout:  3 * time.Minute,
@@ -54,6 +55,7 @@ func loadCalls(t *testing.T, s *sandbox, name string) []Call {
 type logEvent struct {
 	Run     string `json:"run"`
 	Seq     int    `json:"seq"`
+	Time    string `json:"time"`
 	Kind    string `json:"kind"`
 	CallID  string `json:"call_id"`
 	Tool    string `json:"tool"`
@@ -121,129 +123,9 @@ func isDecision(kind string) bool {
 func TestClaudeCode(t *testing.T) {
 	need(t)
 	node := clients(t)
-	start := time.Now()
-	s := newSandbox(t)
-	if code, out, errOut := s.veto("init", "claude-code"); code != 0 {
-		t.Fatalf("veto init claude-code: exit %d\n%s%s", code, out, errOut)
-	}
-	calls := loadCalls(t, s, "claude-code.json")
-	s.snapshot(calls)
-	o := play(t, claudeRun(t, s, node, calls))
-	s.finish()
-	if o.Err != "" {
-		t.Errorf("%s", o.Err)
-	}
-	if o.Exit != 0 {
-		t.Errorf("claude exited %d\nstdout: %s\nstderr: %s", o.Exit, o.Stdout, o.Stderr)
-	}
-	for _, name := range o.Leaks {
-		t.Errorf("%s reached the model endpoint", name)
-	}
-	t.Logf("Claude Code offered %d tools: %s", len(o.Tools), strings.Join(o.Tools, ", "))
-	if len(o.Unknown) > 0 {
-		t.Logf("requests the endpoint does not script: %v", o.Unknown)
-	}
-	byCall, _ := vetoLog(t, s)
-
-	var rows []row
-	for i, c := range calls {
-		id := callID(i)
-		r, answered := o.Results[id]
-		ev := byCall[id]
-		var decisions, observations []logEvent
-		for _, e := range ev {
-			switch {
-			case isDecision(e.Kind):
-				decisions = append(decisions, e)
-			case e.Kind == "observation":
-				observations = append(observations, e)
-			}
-		}
-		rw := row{n: i + 1, tool: c.Tool, verdict: "none", name: c.Name, result: r.Content}
-		if len(decisions) == 1 {
-			d := decisions[0]
-			rw.verdict = map[bool]string{true: "allow", false: "DENY"}[d.Kind == "invocation_allowed"]
-			if d.Rule != "" {
-				rw.why = d.Rule + "/" + d.Reason
-			} else {
-				rw.why = d.Reason
-			}
-		}
-		rw.ran = len(observations) > 0
-		if rw.ran {
-			rw.outcome = observations[0].Outcome
-		}
-		rows = append(rows, rw)
-
-		fail := func(format string, args ...any) {
-			t.Errorf("#%d %s (%s): %s\n  the client sent back (is_error %v): %.600s", i+1, c.Name, c.Tool, fmt.Sprintf(format, args...), r.IsError, r.Content)
-		}
-		if !answered {
-			fail("the endpoint got no tool_result for %s", id)
-			continue
-		}
-		if len(decisions) != 1 {
-			fail("veto log holds %d decisions for %s, want 1", len(decisions), id)
-		}
-		switch c.Want {
-		case "allow", "fail":
-			if rw.verdict != "allow" {
-				fail("veto's verdict is %s, want allow", rw.verdict)
-			}
-			if r.IsError != (c.Want == "fail") {
-				fail("is_error is %v, want %v", r.IsError, c.Want == "fail")
-			}
-			if c.Output != "" && !strings.Contains(r.Content, c.Output) {
-				fail("the output does not hold %q", c.Output)
-			}
-			want := map[string]string{"allow": "succeeded", "fail": "failed"}[c.Want]
-			if len(observations) != 1 || observations[0].Outcome != want {
-				fail("veto log holds %d observations (%v) for %s, want one, %s", len(observations), observations, id, want)
-			}
-		case "deny":
-			if rw.verdict != "DENY" {
-				fail("veto's verdict is %s, want deny", rw.verdict)
-			}
-			if !r.IsError {
-				fail("the client sent back a result that is not an error")
-			}
-			if c.Rule != "" && !strings.HasPrefix(rw.why, c.Rule+"/") {
-				fail("decided by %s, want rule %s", rw.why, c.Rule)
-			}
-			// veto's reason text, whole: the rule and the reason code.
-			if d := decisions; len(d) == 1 && d[0].Rule != "" && !strings.Contains(r.Content, d[0].Rule) {
-				fail("veto's reason (rule %s) is not in what the model got", d[0].Rule)
-			}
-			if len(observations) != 0 {
-				fail("a refused call has %d observations", len(observations))
-			}
-		default:
-			t.Fatalf("#%d: want is allow, fail or deny, not %q", i+1, c.Want)
-		}
-		for _, p := range c.Unchanged {
-			if b, _ := os.ReadFile(p); !bytes.Equal(b, s.before[p]) {
-				fail("%s changed", p)
-			}
-		}
-		for _, p := range c.Absent {
-			if _, err := os.Stat(p); err == nil {
-				fail("%s exists: the call ran", p)
-			}
-		}
-		for p, want := range c.Holds {
-			if b, _ := os.ReadFile(p); !strings.Contains(string(b), want) {
-				fail("%s does not hold %q", p, want)
-			}
-		}
-	}
-	if refs := s.git(s.remote, "for-each-ref"); refs != s.refsBefore {
-		t.Errorf("the remote's refs moved:\nbefore %s\nafter %s", s.refsBefore, refs)
-	}
-	if t.Failed() {
-		t.Logf("claude stdout: %s\nstderr: %s", o.Stdout, o.Stderr)
-	}
-	printTable(t, "Claude Code", rows, fmt.Sprintf(" (%d scenarios, client run %s, %d requests, whole test %s)",
-		len(calls), o.Duration.Round(100*time.Millisecond), o.Requests, time.Since(start).Round(100*time.Millisecond)))
+	playScenarios(t, clientRun{display: "Claude Code", name: "claude-code", file: "claude-code.json",
+		spec:        func(t *testing.T, s *sandbox, calls []Call) runSpec { return claudeRun(t, s, node, calls) },
+		failIsError: true, sharedIDs: true})
 }
 
 // A failure of the hook itself, set up in a sandbox veto init wrote.

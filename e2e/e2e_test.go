@@ -71,6 +71,7 @@ type runSpec struct {
 	Env      []string          `json:"env"`
 	Dir      string            `json:"dir"`
 	BaseEnv  string            `json:"base_env"` // the variable that points the client at the endpoint
+	API      string            `json:"api"`      // the endpoint's: "anthropic" or "gemini"
 	Calls    []Call            `json:"calls"`
 	Canaries map[string]string `json:"canaries"`
 	Timeout  time.Duration     `json:"timeout"`
@@ -123,7 +124,19 @@ func inner(specPath string) int {
 			}
 		}
 	}
-	ep := newAnthropic(spec.Calls, spec.Canaries)
+	var ep interface {
+		http.Handler
+		report() report
+	}
+	switch spec.API {
+	case "anthropic":
+		ep = newAnthropic(spec.Calls, spec.Canaries)
+	case "gemini":
+		ep = newGemini(spec.Calls, spec.Canaries)
+	default:
+		out.Err = "no endpoint for the API " + spec.API
+		return write()
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		out.Err = err.Error()

@@ -60,6 +60,28 @@ func newState(t *testing.T, s *sandbox) string {
 	return p
 }
 
+// lockState holds an exclusive lock on veto's state until undone.
+func lockState(t *testing.T, s *sandbox) (undo func()) {
+	t.Helper()
+	p := newState(t, s)
+	db, err := sql.Open("sqlite", "file:"+p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE"); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		conn.ExecContext(context.Background(), "ROLLBACK")
+		conn.Close()
+		db.Close()
+	}
+}
+
 func hideHook(t *testing.T, s *sandbox) {
 	t.Helper()
 	if err := os.Rename(filepath.Join(s.bin, "veto-hook"), filepath.Join(s.bin, "veto-hook.moved")); err != nil {
@@ -82,24 +104,16 @@ var failures = []failure{
 		return nil
 	}, says: map[string]string{"": "veto's policy does not load"}},
 	{name: "the state is locked", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
-		p := newState(t, s)
-		db, err := sql.Open("sqlite", "file:"+p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		conn, err := db.Conn(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.ExecContext(context.Background(), "BEGIN EXCLUSIVE"); err != nil {
-			t.Fatal(err)
-		}
-		return func() {
-			conn.ExecContext(context.Background(), "ROLLBACK")
-			conn.Close()
-			db.Close()
-		}
+		return lockState(t, s)
 	}, says: map[string]string{"": "veto did not decide within 2s, so the call is blocked"}},
+	{name: "the hook outlives the client's timeout (1 s, the state locked)", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
+		from, to := `"timeout": 5,`, `"timeout": 1,`
+		if cr.name == "gemini-cli" {
+			from, to = `"timeout": 5000`, `"timeout": 1000`
+		}
+		editSettings(t, s, cr, from, to)
+		return lockState(t, s)
+	}, says: map[string]string{"claude-code": "timed out"}},
 	{name: "the state is read-only", readOnly: []string{"state"}, setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		newState(t, s)
 		return nil
@@ -199,11 +213,15 @@ func TestClaudeCodeFailsClosed(t *testing.T) {
 
 // TestGeminiCLIFailsClosed: Gemini CLI has no fail-closed switch, yet
 // 0.61.0 blocks the call on a hook that cannot start (exit 127) or exits
-// with veto-hook's usage code (64), its stderr as the reason.
+// with veto-hook's usage code (64), its stderr as the reason: any exit
+// but 0 and 1 denies. A hook that times out lets the call run.
 func TestGeminiCLIFailsClosed(t *testing.T) {
 	need(t, "node")
 	node := clients(t)
 	cr := clientRun{display: "Gemini CLI", name: "gemini-cli", setup: geminiUser,
 		spec: func(t *testing.T, s *sandbox, calls []Call) runSpec { return geminiRun(t, s, node, calls) }}
-	failClosed(t, cr, "write_file", nil)
+	failClosed(t, cr, "write_file", map[string]string{
+		"the hook outlives the client's timeout (1 s, the state locked)": "Gemini CLI takes a hook that times out as no objection; " +
+			"the 5 s veto init registers, against veto's own 2 s deadline, is what keeps it from happening",
+	})
 }

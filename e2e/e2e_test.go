@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,6 +38,9 @@ const innerEnv = "VETO_E2E_INNER"
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(innerEnv); spec != "" {
 		os.Exit(inner(spec))
+	}
+	if os.Getenv(mcpEnv) != "" {
+		os.Exit(mcpServer())
 	}
 	code := m.Run()
 	if binDir != "" {
@@ -354,6 +358,10 @@ func newSandbox(t *testing.T) *sandbox {
 	// A curl that only notes it ran: a wrong allow sends nothing anywhere
 	// (and the namespace has no network besides).
 	s.write("bin/curl", "#!/bin/sh\necho \"$@\" > "+filepath.Join(root, "curl-ran")+"\n", 0o755)
+	// The sandbox lives under /tmp, which veto counts as a write root: the
+	// user's policy narrows the temporary directories to the sandbox's
+	// own TMPDIR, so that its HOME is outside the roots as a real one is.
+	s.write("config/veto/veto.yaml", "files:\n  temp_dirs: ["+strconv.Quote(s.tmp)+"]\n", 0o644)
 	s.write("home/.ssh/id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\n"+s.sshKey+"\n-----END OPENSSH PRIVATE KEY-----\n", 0o600)
 	s.write("home/.bashrc", "# the sandbox's .bashrc\nexport PS1='$ '\n", 0o644)
 	s.write("home/.gitconfig", "[user]\n\tname = veto e2e\n\temail = e2e@veto.invalid\n[init]\n\tdefaultBranch = main\n", 0o644)

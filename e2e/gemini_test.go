@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,15 +32,21 @@ func geminiRun(t *testing.T, s *sandbox, node string, calls []Call) runSpec {
 }
 
 // geminiUser writes the user's settings Gemini CLI needs to talk to the
-// endpoint with an API key, and nothing sent elsewhere.
+// endpoint with an API key, nothing sent elsewhere, and the notes MCP
+// server.
 func geminiUser(t *testing.T, s *sandbox) {
-	s.write("home/.gemini/settings.json", `{
-  "security": {"auth": {"selectedType": "gemini-api-key"}},
-  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
-  "privacy": {"usageStatisticsEnabled": false},
-  "telemetry": {"enabled": false}
-}
-`, 0o644)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings, _ := json.MarshalIndent(map[string]any{
+		"security":   map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+		"general":    map[string]any{"disableAutoUpdate": true, "disableUpdateNag": true},
+		"privacy":    map[string]any{"usageStatisticsEnabled": false},
+		"telemetry":  map[string]any{"enabled": false},
+		"mcpServers": mcpServers(self),
+	}, "", "  ")
+	s.write("home/.gemini/settings.json", string(settings)+"\n", 0o644)
 }
 
 // TestGeminiCLI plays the scenarios in the real Gemini CLI.
@@ -47,6 +55,6 @@ func TestGeminiCLI(t *testing.T) {
 	node := clients(t)
 	playScenarios(t, clientRun{display: "Gemini CLI", name: "gemini-cli", file: "gemini-cli.json",
 		spec:      func(t *testing.T, s *sandbox, calls []Call) runSpec { return geminiRun(t, s, node, calls) },
-		setup:     geminiUser,
+		setup:     func(t *testing.T, s *sandbox) { geminiUser(t, s); describeNotes(t, s) },
 		knownGaps: map[string]string{"ids": "issue 15: Gemini CLI sends no tool call id, so veto makes an AfterTool's id from another timestamp than its BeforeTool's"}})
 }

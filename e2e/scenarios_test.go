@@ -81,7 +81,15 @@ func playScenarios(t *testing.T, cr clientRun) {
 	if len(o.Unknown) > 0 {
 		t.Logf("requests the endpoint does not script: %v", o.Unknown)
 	}
-	byCall, _ := vetoLog(t, s)
+	byCall, logText := vetoLog(t, s)
+	for name, c := range map[string]string{"the API key": s.apiKey, "the SSH key": s.sshKey, "the .env secret": s.envSecret} {
+		if strings.Contains(logText, c) {
+			t.Errorf("%s is in veto log's output", name)
+		}
+	}
+	if code, out, errOut := s.veto("log", "verify"); code != 0 {
+		t.Errorf("veto log verify: exit %d: %s%s", code, out, errOut)
+	}
 
 	// Without shared ids the calls are matched, in order and by tool, to
 	// the decisions and the observations veto made.
@@ -118,6 +126,9 @@ func playScenarios(t *testing.T, cr clientRun) {
 		rw := row{n: i + 1, tool: c.Tool, verdict: "none", name: c.Name, result: r.Content}
 		if len(decisions) == 1 {
 			d := decisions[0]
+			if d.Tool != c.Tool {
+				rw.tool = c.Tool + " (veto: " + d.Tool + ")"
+			}
 			rw.verdict = map[bool]string{true: "allow", false: "DENY"}[d.Kind == "invocation_allowed"]
 			if d.Rule != "" {
 				rw.why = d.Rule + "/" + d.Reason

@@ -25,6 +25,9 @@ type failure struct {
 	// says is text the model must get back when the call is blocked: who
 	// blocked it and why (by client name; "" : anything).
 	says map[string]string
+	// control, when set, says why the call is expected to run: a
+	// measurement of the client without veto's registration.
+	control string
 }
 
 // settingsPath is the project settings file veto init wrote for cr.
@@ -171,6 +174,10 @@ func failClosed(t *testing.T, cr clientRun, writeTool string, ranAnyway map[stri
 			}
 			why, known := ranAnyway[fc.name]
 			switch {
+			case fc.control != "" && ran:
+				t.Logf("CONTROL (%s): the call ran, as expected", fc.control)
+			case fc.control != "":
+				t.Errorf("CONTROL (%s): the call was blocked, yet it should run", fc.control)
 			case !answered && !ran:
 				t.Logf("no result reached the endpoint; exit %d\nstdout: %.2000s\nstderr: %.2000s", o.Exit, o.Stdout, o.Stderr)
 			case !answered:
@@ -202,13 +209,12 @@ func TestClaudeCodeFailsClosed(t *testing.T) {
 	node := clients(t)
 	cr := clientRun{display: "Claude Code", name: "claude-code",
 		spec: func(t *testing.T, s *sandbox, calls []Call) runSpec { return claudeRun(t, s, node, calls) }}
-	failClosed(t, cr, "Write", map[string]string{
-		"the hook program is missing, without onFailure": "Claude Code's default: a hook that cannot start is no objection",
-	}, failure{name: "the hook program is missing, without onFailure", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
-		editSettings(t, s, cr, `"onFailure": "block",`, "")
-		hideHook(t, s)
-		return nil
-	}})
+	failClosed(t, cr, "Write", nil, failure{name: "the hook program is missing, without onFailure",
+		control: "Claude Code's default: a hook that cannot start is no objection", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
+			editSettings(t, s, cr, `"onFailure": "block",`, "")
+			hideHook(t, s)
+			return nil
+		}})
 }
 
 // TestGeminiCLIFailsClosed: Gemini CLI has no fail-closed switch, yet

@@ -184,6 +184,12 @@ func playScenarios(t *testing.T, cr clientRun) {
 			if len(observations) != 0 {
 				fail("a refused call has %d observations", len(observations))
 			}
+			// The explanation reaches the model whole, with what to do
+			// instead, whatever words the call's description shares with
+			// it: not the generic text the leak guard falls back to.
+			if !strings.Contains(r.Content, "ask the user") || strings.Contains(r.Content, "refused this call (") {
+				fail("the denial's explanation did not reach the model whole")
+			}
 		default:
 			t.Fatalf("#%d: want is allow, fail or deny, not %q", i+1, c.Want)
 		}

@@ -481,7 +481,7 @@ func (s *sandbox) snapshot(calls []Call) {
 	s.refsBefore = s.git(s.remote, "for-each-ref")
 }
 
-// stopServer ends the hook server veto-hook started in the sandbox, and
+// finish ends the hook server veto-hook started in the sandbox, and
 // checks no veto file holds the canaries.
 func (s *sandbox) finish() {
 	s.t.Helper()

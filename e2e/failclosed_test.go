@@ -198,7 +198,7 @@ func failClosed(t *testing.T, cr clientRun, writeTool string, ranAnyway map[stri
 			}
 		})
 	}
-	printTable(t, cr.display+", fail closed", rows, fmt.Sprintf(" (%d cases)", len(rows)))
+	printTable(cr.display+", fail closed", rows, fmt.Sprintf(" (%d cases)", len(rows)))
 }
 
 // TestClaudeCodeFailsClosed: every failure blocks in Claude Code, whose

@@ -1,12 +1,18 @@
 // Package e2e drives the real agent clients, installed at the versions
-// e2e/node/package-lock.json pins, against veto: each client runs in a
-// network namespace of its own (unshare --net, only loopback up) with a
-// throw-away HOME, pointed at a scripted model endpoint on 127.0.0.1 in
-// the same namespace that asks for one tool call a turn. The tests check
-// what the endpoint got back, the sandbox world and veto log.
+// e2e/node/package-lock.json pins, against veto. Each client runs in a
+// network namespace of its own (unshare --net --mount: the test binary
+// again, which brings lo up and makes sure it is the only interface) with
+// a throw-away HOME, pointed at a scripted model endpoint on 127.0.0.1 in
+// that namespace, which asks for one tool call a turn from a scenario
+// file in testdata. Every dangerous call aims at the sandbox: canary
+// credentials, a local bare remote, the sandbox's own ~/.bashrc, a curl
+// that only notes it ran. The tests check what the endpoint got back, the
+// sandbox world and veto log, then print each client's table of calls;
+// and they break veto each way it can break and check the client blocks.
 //
 // The tests run only with VETO_E2E=1 (.ci/run sets it): they need npm,
-// unshare and ip, and take a minute or more.
+// unshare, mount, ip and git, and root (or the capabilities to create
+// namespaces and bind mounts).
 package e2e
 
 import (
@@ -326,7 +332,6 @@ type sandbox struct {
 	apiKey, sshKey, envSecret   string
 	before                      map[string][]byte
 	refsBefore                  string
-	extraEnv                    []string
 }
 
 func newSandbox(t *testing.T) *sandbox {
@@ -420,7 +425,7 @@ func (s *sandbox) env() []string {
 		"VETO_MANAGED_POLICY=" + filepath.Join(s.root, "managed-veto.yaml"),
 		"GIT_CONFIG_NOSYSTEM=1", "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=", "CGO_ENABLED=0",
 	}
-	return append(e, s.extraEnv...)
+	return e
 }
 
 func runtimeGOROOT() string {

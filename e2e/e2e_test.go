@@ -246,7 +246,7 @@ func need(t *testing.T, tools ...string) {
 	if runtime.GOOS != "linux" {
 		t.Skip("network namespaces are Linux's")
 	}
-	for _, tool := range append([]string{"unshare", "ip", "git", "npm"}, tools...) {
+	for _, tool := range append([]string{"unshare", "mount", "ip", "git", "npm"}, tools...) {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the end-to-end suite needs %s on PATH", tool)
 		}

@@ -76,12 +76,15 @@ type Call struct {
 
 // runSpec is one client run, handed to the namespace's process.
 type runSpec struct {
-	Program  string            `json:"program"`
-	Args     []string          `json:"args"`
-	Env      []string          `json:"env"`
-	Dir      string            `json:"dir"`
-	BaseEnv  string            `json:"base_env"` // the variable that points the client at the endpoint
-	API      string            `json:"api"`      // the endpoint's: "anthropic" or "gemini"
+	Program string   `json:"program"`
+	Args    []string `json:"args"`
+	Env     []string `json:"env"`
+	Dir     string   `json:"dir"`
+	BaseEnv string   `json:"base_env"` // the variable that points the client at the endpoint
+	API     string   `json:"api"`      // the endpoint's: "anthropic", "gemini" or "openai"
+	// Port is the endpoint's port, for a client configured in a file
+	// before the run (0: any); the namespace is new, so every port is free.
+	Port     int               `json:"port,omitempty"`
 	Calls    []Call            `json:"calls"`
 	Canaries map[string]string `json:"canaries"`
 	Timeout  time.Duration     `json:"timeout"`
@@ -143,11 +146,13 @@ func inner(specPath string) int {
 		ep = newAnthropic(spec.Calls, spec.Canaries)
 	case "gemini":
 		ep = newGemini(spec.Calls, spec.Canaries)
+	case "openai":
+		ep = newResponses(spec.Calls, spec.Canaries)
 	default:
 		out.Err = "no endpoint for the API " + spec.API
 		return write()
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", spec.Port))
 	if err != nil {
 		out.Err = err.Error()
 		return write()
@@ -368,6 +373,9 @@ func newSandbox(t *testing.T) *sandbox {
 	// own TMPDIR, so that its HOME is outside the roots as a real one is.
 	s.write("config/veto/veto.yaml", "files:\n  temp_dirs: ["+strconv.Quote(s.tmp)+"]\n", 0o644)
 	s.write("home/.ssh/id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----\n"+s.sshKey+"\n-----END OPENSSH PRIVATE KEY-----\n", 0o600)
+	// A login shell (Codex runs bash -lc) resets PATH in /etc/profile;
+	// the sandbox's ~/.profile puts its own directories back.
+	s.write("home/.profile", "PATH="+s.bin+":"+filepath.Join(runtimeGOROOT(), "bin")+":$PATH\n", 0o644)
 	s.write("home/.bashrc", "# the sandbox's .bashrc\nexport PS1='$ '\n", 0o644)
 	s.write("home/.gitconfig", "[user]\n\tname = veto e2e\n\temail = e2e@veto.invalid\n[init]\n\tdefaultBranch = main\n", 0o644)
 	s.write("home/src/project/README.md", "# e2e project\n\nA small Go program for veto's end-to-end suite.\n", 0o644)

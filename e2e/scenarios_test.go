@@ -27,9 +27,11 @@ type clientRun struct {
 	// Code's tool_use_id); else the calls are matched to the decisions
 	// in order, and each observation to its decision by veto's id.
 	sharedIDs bool
-	// knownGaps are veto's known bugs the run shows, by check ("ids"),
-	// each with where it is filed: logged, not failed; once a gap is no
-	// longer seen the test fails until it is removed here.
+	// knownGaps are veto's known bugs the run shows, each with where it
+	// is filed: by scenario name (its observation is missing or has
+	// another outcome), or "ids" (observations carry other ids than their
+	// decisions). A gap is logged, not failed; once it is no longer seen
+	// the test fails until it is removed here.
 	knownGaps map[string]string
 }
 
@@ -99,6 +101,7 @@ func playScenarios(t *testing.T, cr clientRun) {
 	// the decisions and the observations veto made.
 	decided, observed := inOrder(byCall, isDecision), inOrder(byCall, func(k string) bool { return k == "observation" })
 	mismatched := 0
+	seen := map[string]bool{} // the known gaps seen
 
 	var rows []row
 	for i, c := range calls {
@@ -169,7 +172,12 @@ func playScenarios(t *testing.T, cr clientRun) {
 			}
 			want := map[string]string{"allow": "succeeded", "fail": "failed"}[c.Want]
 			if len(observations) != 1 || observations[0].Outcome != want {
-				fail("veto log holds %d observations (%v) for %s, want one, %s", len(observations), observations, logID, want)
+				if gap, known := cr.knownGaps[c.Name]; known {
+					seen[c.Name] = true
+					t.Logf("KNOWN GAP (%s): #%d %s: veto log holds %d observations (%v), want one, %s", gap, i+1, c.Name, len(observations), observations, want)
+				} else {
+					fail("veto log holds %d observations (%v) for %s, want one, %s", len(observations), observations, logID, want)
+				}
 			}
 		case "deny":
 			if rw.verdict != "DENY" {
@@ -211,6 +219,11 @@ func playScenarios(t *testing.T, cr clientRun) {
 			if b, _ := os.ReadFile(p); !strings.Contains(string(b), want) {
 				fail("%s does not hold %q", p, want)
 			}
+		}
+	}
+	for name, gap := range cr.knownGaps {
+		if name != "ids" && !seen[name] {
+			t.Errorf("the known gap %q (%s) is no longer seen; remove it", name, gap)
 		}
 	}
 	if !cr.sharedIDs {

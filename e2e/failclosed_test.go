@@ -32,6 +32,9 @@ type failure struct {
 
 // settingsPath is the project settings file veto init wrote for cr.
 func settingsPath(s *sandbox, cr clientRun) string {
+	if cr.name == "codex" {
+		return filepath.Join(s.ws, ".codex", "hooks.json")
+	}
 	return filepath.Join(s.ws, map[string]string{"claude-code": ".claude", "gemini-cli": ".gemini"}[cr.name], "settings.json")
 }
 
@@ -85,6 +88,13 @@ func lockState(t *testing.T, s *sandbox) (undo func()) {
 	}
 }
 
+// writeFile is a client's call writing a new file with its file tool.
+func writeFile(tool string) func(marker string) Call {
+	return func(marker string) Call {
+		return Call{Tool: tool, Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q, "content": "ran\n"}`, marker))}
+	}
+}
+
 func hideHook(t *testing.T, s *sandbox) {
 	t.Helper()
 	if err := os.Rename(filepath.Join(s.bin, "veto-hook"), filepath.Join(s.bin, "veto-hook.moved")); err != nil {
@@ -99,7 +109,11 @@ var failures = []failure{
 		return nil
 	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: No such file or directory"}},
 	{name: "the client name is mistyped", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
-		editSettings(t, s, cr, "veto-hook "+cr.name, "veto-hook "+strings.Split(cr.name, "-")[0])
+		typo := strings.Split(cr.name, "-")[0] // veto-hook claude
+		if typo == cr.name {
+			typo = cr.name[:len(cr.name)-1] // veto-hook code
+		}
+		editSettings(t, s, cr, "veto-hook "+cr.name, "veto-hook "+typo)
 		return nil
 	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: want a client"}},
 	{name: "the policy file is broken", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
@@ -130,10 +144,11 @@ var failures = []failure{
 }
 
 // failClosed breaks veto each way it can break and checks the real client
-// blocks the call (a new file's Write, which veto allows when it runs).
-// ranAnyway are the failures the client is known to let through (by
-// name, with why), and extra are the client's own cases.
-func failClosed(t *testing.T, cr clientRun, writeTool string, ranAnyway map[string]string, extra ...failure) {
+// blocks the call: write makes the call that writes a new file, marker,
+// which veto allows when it runs. ranAnyway are the failures the client is
+// known to let through (by name, with why), and extra are the client's own
+// cases.
+func failClosed(t *testing.T, cr clientRun, write func(marker string) Call, ranAnyway map[string]string, extra ...failure) {
 	var rows []row
 	for i, fc := range append(failures, extra...) {
 		t.Run(fc.name, func(t *testing.T) {
@@ -145,7 +160,9 @@ func failClosed(t *testing.T, cr clientRun, writeTool string, ranAnyway map[stri
 				cr.setup(t, s)
 			}
 			marker := filepath.Join(s.ws, "failclosed.txt")
-			calls := []Call{{Name: fc.name, Tool: writeTool, Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q, "content": "ran\n"}`, marker))}}
+			call := write(marker)
+			call.Name = fc.name
+			calls := []Call{call}
 			if undo := fc.setup(t, s, cr); undo != nil {
 				defer undo()
 			}
@@ -162,7 +179,7 @@ func failClosed(t *testing.T, cr clientRun, writeTool string, ranAnyway map[stri
 			if ran {
 				verdict = "RAN"
 			}
-			rows = append(rows, row{n: i + 1, tool: writeTool, verdict: verdict, ran: ran,
+			rows = append(rows, row{n: i + 1, tool: call.Tool, verdict: verdict, ran: ran,
 				why: fmt.Sprintf("exit %d, %s", o.Exit, o.Duration.Round(100*time.Millisecond)), name: fc.name})
 			t.Logf("the model got (is_error %v): %.500s", r.IsError, r.Content)
 			for _, name := range o.Leaks {
@@ -209,7 +226,7 @@ func TestClaudeCodeFailsClosed(t *testing.T) {
 	node := clients(t)
 	cr := clientRun{display: "Claude Code", name: "claude-code",
 		spec: func(t *testing.T, s *sandbox, calls []Call) runSpec { return claudeRun(t, s, node, calls) }}
-	failClosed(t, cr, "Write", nil, failure{name: "the hook program is missing, without onFailure",
+	failClosed(t, cr, writeFile("Write"), nil, failure{name: "the hook program is missing, without onFailure",
 		control: "Claude Code's default: a hook that cannot start is no objection", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 			editSettings(t, s, cr, `"onFailure": "block",`, "")
 			hideHook(t, s)
@@ -226,8 +243,26 @@ func TestGeminiCLIFailsClosed(t *testing.T) {
 	node := clients(t)
 	cr := clientRun{display: "Gemini CLI", name: "gemini-cli", setup: geminiUser,
 		spec: func(t *testing.T, s *sandbox, calls []Call) runSpec { return geminiRun(t, s, node, calls) }}
-	failClosed(t, cr, "write_file", map[string]string{
+	failClosed(t, cr, writeFile("write_file"), map[string]string{
 		"the hook outlives the client's timeout (1 s, the state locked)": "Gemini CLI takes a hook that times out as no objection; " +
+			"the 5 s veto init registers, against veto's own 2 s deadline, is what keeps it from happening",
+	})
+}
+
+// TestCodexFailsClosed: Codex takes any hook failure but exit 2 as no
+// objection and has no switch to say otherwise; what veto answers blocks.
+func TestCodexFailsClosed(t *testing.T) {
+	need(t)
+	node := clients(t)
+	cr := clientRun{display: "Codex", name: "codex", setup: codexUser,
+		spec: func(t *testing.T, s *sandbox, calls []Call) runSpec { return codexRun(t, s, node, calls) }}
+	write := func(marker string) Call {
+		return Call{Tool: "exec_command", Input: json.RawMessage(fmt.Sprintf(`{"cmd": %q}`, "echo ran > '"+marker+"'"))}
+	}
+	failClosed(t, cr, write, map[string]string{
+		"the hook program is missing": "issue 15: Codex takes a hook that cannot start (exit 127) as no objection, and veto init writes no form that blocks",
+		"the client name is mistyped": "issue 15: Codex takes veto-hook's usage exit 64 as no objection",
+		"the hook outlives the client's timeout (1 s, the state locked)": "Codex takes a hook that times out as no objection; " +
 			"the 5 s veto init registers, against veto's own 2 s deadline, is what keeps it from happening",
 	})
 }

@@ -92,8 +92,9 @@ func (a *responses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if json.Unmarshal(it.Output, &out) != nil {
 				out = string(it.Output)
 			}
+			// Codex's output is text; a call a hook stopped says so.
 			a.results[it.CallID] = ToolResult{ID: it.CallID, Content: out,
-				IsError: strings.Contains(out, "hook") && strings.Contains(out, "block")}
+				IsError: strings.Contains(out, "blocked by PreToolUse hook")}
 		}
 	}
 	a.mu.Unlock()

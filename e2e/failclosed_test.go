@@ -122,7 +122,7 @@ var failures = []failure{
 	}, says: map[string]string{"": "veto's policy does not load"}},
 	{name: "the state is locked", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		return lockState(t, s)
-	}, says: map[string]string{"": "veto did not decide within 2s, so the call is blocked"}},
+	}, says: map[string]string{"": "is locked by another writer past the busy timeout"}},
 	{name: "the hook outlives the client's timeout (1 s, the state locked)", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		from, to := `"timeout": 5,`, `"timeout": 1,`
 		if cr.name == "gemini-cli" {
@@ -134,13 +134,13 @@ var failures = []failure{
 	{name: "the state is read-only", readOnly: []string{"state"}, setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		newState(t, s)
 		return nil
-	}, says: map[string]string{"": "veto cannot open its state, so the call is blocked"}},
+	}, says: map[string]string{"": "cannot be reached (SQLite cannot open it), so the call is blocked (state_unavailable)"}},
 	{name: "the state cannot be opened", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		// Its directory is a file.
 		os.RemoveAll(s.state)
 		s.write("state", "not a directory\n", 0o644)
 		return nil
-	}, says: map[string]string{"": "veto cannot open its state, so the call is blocked"}},
+	}, says: map[string]string{"": "is not a usable path, so the call is blocked (state_unavailable)"}},
 }
 
 // failClosed breaks veto each way it can break and checks the real client

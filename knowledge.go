@@ -167,7 +167,7 @@ type PathUse struct {
 	Dir     string // the directory Path is relative to; empty when unknown
 	Write   bool
 	Unknown bool // the path cannot be known statically: for a write, it is outside every root
-	Removes bool // a recursive, forced removal of the path and everything below it
+	Removes bool // a recursive removal (forced or not) of the path and everything below it
 	Tree    bool // a read of the path and everything below it (a recursive copy, archive or search)
 }
 

@@ -27,7 +27,7 @@ func runRm(w *walker, c *cmd) stage {
 		return stage{}
 	}
 	for _, x := range o.operands {
-		w.access(x, true, rf)
+		w.access(x, true, recursive) // without -f it removes as much (no one answers its prompts)
 	}
 	return stage{}
 }

@@ -33,7 +33,7 @@ type Access struct {
 	Dir     string // the directory Path is relative to; "" when unknown
 	Write   bool
 	Unknown bool // the path cannot be known statically
-	Removes bool // a recursive, forced removal: the path and all below it
+	Removes bool // a recursive removal (forced or not): the path and all below it
 	Tree    bool // a recursive read: the path and every file below it (tar, grep -r, cp -r, …)
 	Segment int
 	// Pattern, for an Unknown path, is the path as far as veto knows it,

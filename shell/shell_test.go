@@ -132,7 +132,7 @@ func TestFactsOfAccessesAndHosts(t *testing.T) {
 		{"cat a.txt > out.txt", []shell.Access{{Path: "out.txt", Dir: "/work/ws", Write: true}, {Path: "a.txt", Dir: "/work/ws"}}, nil},
 		{"cd /srv && cp a b", []shell.Access{{Path: "a", Dir: "/srv", Segment: 1}, {Path: "b", Dir: "/srv", Write: true, Segment: 1}}, nil},
 		{"rm -rf build", []shell.Access{{Path: "build", Dir: "/work/ws", Write: true, Removes: true}}, nil},
-		{"TMPDIR=/x rm -r $TMPDIR/y", []shell.Access{{Path: "/tmp/y", Dir: "/work/ws", Write: true}, {Path: "/x/y", Dir: "/work/ws", Write: true}}, nil},
+		{"TMPDIR=/x rm -r $TMPDIR/y", []shell.Access{{Path: "/tmp/y", Dir: "/work/ws", Write: true, Removes: true}, {Path: "/x/y", Dir: "/work/ws", Write: true, Removes: true}}, nil},
 		{"echo x 2>/dev/null >&2", nil, nil},
 		{"curl -o /tmp/x https://example.com/a", []shell.Access{{Path: "/tmp/x", Dir: "/work/ws", Write: true}}, []string{"example.com"}},
 		{"git clone git@github.com:org/repo.git", nil, []string{"github.com"}},

@@ -19,7 +19,7 @@ type pathArg struct {
 	err     error
 	command bool   // found by an extractor in a command, not named by a role
 	unknown bool   // the command's path cannot be known statically
-	removes bool   // a recursive, forced removal, or a move away (the path leaves its place with everything below it)
+	removes bool   // a recursive removal, or a move away (the path leaves its place with everything below it)
 	tree    bool   // a command reads it with everything below it
 	tool    string // for a sniffed argument, the undescribed tool's name
 }

@@ -466,6 +466,8 @@ func TestRootRemovalWithHomeInsideARoot(t *testing.T) {
 		want want
 	}{
 		{"rm home", "Bash", bash("rm -rf ~"), removal},
+		{"rm home without -f", "Bash", bash("rm -r ~"), removal},
+		{"rm -R home", "Bash", bash("rm -R ~/"), removal},
 		{"rm home variable", "Bash", bash(`rm -rf "$HOME"`), removal},
 		{"rm home slash", "Bash", bash("rm -rf ~/"), removal},
 		{"rm home in bash -c", "Bash", bash(`bash -c "rm -rf ~/"`), removal},

@@ -169,6 +169,10 @@ type PathUse struct {
 	Unknown bool // the path cannot be known statically: for a write, it is outside every root
 	Removes bool // a recursive removal (forced or not) of the path and everything below it
 	Tree    bool // a read of the path and everything below it (a recursive copy, archive or search)
+	// Pattern, for an Unknown path, is what is known of it, each part that
+	// is not as "*" (which may stand for several segments):
+	// "/proc/*/environ", "*/.aws/credentials"; "" when nothing is.
+	Pattern string
 }
 
 // PathExtractor finds the paths of a call that descriptor roles cannot

@@ -216,7 +216,8 @@ func (p paths) Paths(_ context.Context, in *veto.Input) ([]veto.PathUse, error) 
 	}
 	out := make([]veto.PathUse, 0, len(a.report.Files))
 	for _, f := range a.report.Files {
-		out = append(out, veto.PathUse{Path: f.Path, Dir: f.Dir, Write: f.Write, Unknown: f.Unknown, Removes: f.Removes, Tree: f.Tree})
+		out = append(out, veto.PathUse{Path: f.Path, Dir: f.Dir, Write: f.Write, Unknown: f.Unknown, Removes: f.Removes, Tree: f.Tree,
+			Pattern: f.Pattern})
 	}
 	return out, nil
 }

@@ -43,8 +43,9 @@ type analysis struct {
 	wsErr     error
 	workspace string
 	roots     []string
-	written   []pathArg // paths the call writes (or may: sniffed)
-	read      []pathArg // paths the call reads
+	written   []pathArg    // paths the call writes (or may: sniffed)
+	read      []pathArg    // paths the call reads
+	unseen    []unseenRead // reads a command makes of paths veto knows only in part
 	desc      *veto.Descriptor
 	failed    error // an extractor's error: the analysis is this alone
 }
@@ -107,6 +108,9 @@ func (s *Set) addUses(a *analysis, c *veto.Call, uses []veto.PathUse) {
 			p.unknown = true // relative to a directory veto lost track of
 		}
 		if p.unknown {
+			if !u.Write && u.Pattern != "" {
+				a.unseen = append(a.unseen, unseenRead{pattern: u.Pattern, dir: u.Dir})
+			}
 			add(p, u.Write)
 			continue
 		}

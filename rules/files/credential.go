@@ -2,8 +2,10 @@ package files
 
 import (
 	"context"
+	"strings"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/toolpath"
 )
 
 // credential denies reading or writing a file that holds secrets, and a
@@ -31,6 +33,13 @@ func (r *credential) Check(ctx context.Context, in *veto.Input) (veto.Decision, 
 			}
 		}
 	}
+	// A read of a path known only in part is judged by every credential
+	// pattern it could match, its unknown parts taken as anything.
+	for _, u := range a.unseen {
+		if r.s.couldBeCredential(u) {
+			return credentialPath.Deny("A path the command uses"), nil
+		}
+	}
 	// A search tool's directory, or a command's recursive read (tar, cp -r,
 	// grep -r, …), reads the tree below it.
 	searches := a.desc.Has(veto.CapSearchesTree)
@@ -44,4 +53,88 @@ func (r *credential) Check(ctx context.Context, in *veto.Input) (veto.Decision, 
 		}
 	}
 	return veto.Allow(), nil
+}
+
+// unseenRead is a read of a path veto knows only in part.
+type unseenRead struct {
+	pattern string // "*" for each unknown part
+	dir     string // what a relative pattern is relative to; "" when unknown
+}
+
+// maxUnseen bounds the candidate paths one pattern is tried as.
+const maxUnseen = 4096
+
+// couldBeCredential reports whether the path u names could be a file that
+// holds credentials: each unknown part is tried as every literal segment
+// the credential patterns name, the home directory, the root and a name
+// that matches any segment, and each candidate is judged as a path is.
+func (s *Set) couldBeCredential(u unseenRead) bool {
+	parts := strings.Split(u.pattern, "*")
+	cands := []string{parts[0]}
+	for _, rest := range parts[1:] {
+		next := make([]string, 0, len(cands)*len(s.credFillers))
+		for _, c := range cands {
+			for _, f := range s.credFillers {
+				if len(next) < maxUnseen {
+					next = append(next, c+f+rest)
+				}
+			}
+		}
+		cands = next
+	}
+	env := s.env(u.dir)
+	if u.dir == "" {
+		env = s.env("/")
+	}
+	for _, c := range cands {
+		if !strings.HasPrefix(c, "/") && !strings.HasPrefix(c, "~") && u.dir == "" {
+			c = "/" + c
+		}
+		p, err := toolpath.Resolve(c, env)
+		if err != nil {
+			continue
+		}
+		if matchAny(&s.credentials, p, "") {
+			return true
+		}
+	}
+	return false
+}
+
+// fillers are what an unknown part of a path is tried as: the literal
+// segments of the credential patterns (".aws", "credentials", "gh"…),
+// joined runs of them ("gh/hosts.yml"), the home directory, the root and a
+// plain name.
+func fillers(patterns []string, home string) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(f string) {
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	add("x")
+	add("")
+	if home != "" {
+		add(home)
+	}
+	add("/")
+	for _, p := range patterns {
+		p = strings.TrimPrefix(strings.TrimPrefix(p, "!"), "~/")
+		segs := strings.Split(strings.Trim(p, "/"), "/")
+		var run []string
+		for _, seg := range segs {
+			if seg == "" || strings.ContainsAny(seg, "*?[") {
+				run = nil
+				continue
+			}
+			add(seg)
+			run = append(run, seg)
+			if len(run) > 1 {
+				add(strings.Join(run, "/"))
+			}
+		}
+	}
+	return out
 }

@@ -72,6 +72,7 @@ type Set struct {
 	credentials patterns
 	tasks       patterns
 	credAnchors []string
+	credFillers []string        // what an unknown part of a read path is tried as
 	manifest    map[string]bool // absolute entries; relative ones are joined to the workspace per call
 	manifestRel []string
 	scopes      []patterns
@@ -184,6 +185,11 @@ func New(cfg Config) (*Set, error) {
 		}
 	}
 	s.credAnchors = s.credentials.anchors()
+	creds := cfg.Credentials
+	if creds == nil {
+		creds = DefaultCredentials
+	}
+	s.credFillers = fillers(creds, s.home)
 	if cfg.Manifest != nil {
 		s.manifest = map[string]bool{}
 		for _, m := range cfg.Manifest {

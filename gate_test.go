@@ -464,38 +464,90 @@ func TestOutcomesStayDistinctThroughPersistence(t *testing.T) {
 		}
 		return veto.Allow(), nil
 	})
-	f := newFixture(t, veto.Config{Store: store, Rules: []veto.Rule{deny}})
+	f := newFixture(t, veto.Config{Store: store, Rules: []veto.Rule{deny}, Offer: &veto.Offer{Unavailable: []string{"Off"}}})
 	run := veto.Run{Ref: "e11", Fresh: true}
 	for _, id := range []string{"ok", "bad", "stop", "wait"} {
 		f.g.Decide(ctx, inRun(run, id, "Read", nil))
 	}
 	f.g.Decide(ctx, inRun(run, "refused", "Write", nil))
+	f.g.Decide(ctx, inRun(run, "unoffered", "Off", nil))
 	for id, o := range map[string]veto.Outcome{"ok": veto.Succeeded, "bad": veto.Failed, "stop": veto.Cancelled} {
 		if err := f.g.Observe(ctx, "e11", veto.Observation{CallID: id, Tool: "Read", Outcome: o}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := map[string]veto.Outcome{"ok": veto.Succeeded, "bad": veto.Failed, "stop": veto.Cancelled, "wait": veto.Pending, "refused": veto.Denied}
+	want := map[string]veto.Outcome{"ok": veto.Succeeded, "bad": veto.Failed, "stop": veto.Cancelled, "wait": veto.Pending,
+		"refused": veto.Denied, "unoffered": veto.Denied}
 
-	// A second gate on the same store rebuilds the history from the stored bytes.
-	g2 := newFixture(t, veto.Config{Store: store})
+	// The stored bytes themselves name each reported outcome, read here
+	// without veto's decoder.
+	raw := store.Raw("e11")
+	stored := map[string]string{}
+	kinds := map[string]string{}
+	for _, b := range raw {
+		var e struct {
+			Kind    string `json:"kind"`
+			CallID  string `json:"call_id"`
+			Outcome string `json:"outcome"`
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			t.Fatalf("stored event %s: %v", b, err)
+		}
+		if e.Kind == "observation" {
+			stored[e.CallID] = e.Outcome
+		} else if e.CallID != "" {
+			kinds[e.CallID] = e.Kind
+		}
+	}
+	for id, o := range map[string]string{"ok": "succeeded", "bad": "failed", "stop": "cancelled"} {
+		if stored[id] != o {
+			t.Errorf("call %s: stored outcome %q, want %q", id, stored[id], o)
+		}
+	}
+	for id, k := range map[string]string{"wait": "invocation_allowed", "refused": "invocation_denied", "unoffered": "tool_denied"} {
+		if kinds[id] != k {
+			t.Errorf("call %s: stored decision %q, want %q", id, kinds[id], k)
+		}
+	}
+
+	// A second store rebuilds the history from those bytes alone.
+	second := memstore.New()
+	for _, b := range raw {
+		second.AppendRaw("e11", b)
+	}
+	g2 := newFixture(t, veto.Config{Store: second})
 	h := g2.history(t, "e11")
 	got := map[string]veto.Outcome{}
 	for _, o := range h.All() {
 		got[o.CallID] = o.Outcome
 	}
-	if len(got) != 5 || !h.Complete() {
-		t.Fatalf("history %+v; want five observations, complete", h)
+	if len(got) != len(want) || !h.Complete() {
+		t.Fatalf("history %+v; want %d observations, complete", h, len(want))
 	}
 	for id, o := range want {
 		if got[id] != o {
-			t.Errorf("call %s: outcome %q after reload, want %q", id, got[id], o)
+			t.Errorf("call %s: outcome %q rebuilt from stored bytes, want %q", id, got[id], o)
 		}
 	}
-	// And through the stored form a suspension keeps.
+	// And through the stored form a suspension keeps, read back by veto
+	// and without it.
 	b, err := veto.EncodeHistory(h)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var plain struct {
+		Observations []struct {
+			CallID  string `json:"call_id"`
+			Outcome string `json:"outcome"`
+		} `json:"observations"`
+	}
+	if err := json.Unmarshal(b, &plain); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range plain.Observations {
+		if o.Outcome != string(want[o.CallID]) {
+			t.Errorf("call %s: outcome %q in the stored history, want %q", o.CallID, o.Outcome, want[o.CallID])
+		}
 	}
 	h2 := veto.DecodeHistory(b)
 	if !h2.Complete() || !slices.Equal(h2.Observations(), h.Observations()) {

@@ -357,6 +357,17 @@ func TestFreshRunCompleteSeededRunIncomplete(t *testing.T) {
 		{"seeded-authoritative-empty", veto.Run{PriorTurns: 2, Initial: []veto.Observation{}}, true, 0},
 		{"not-fresh-authoritative", veto.Run{Initial: obs}, true, 1},
 		{"authoritative-damaged", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: "p", Tool: "Read", Outcome: "exploded"}}}, false, 0},
+		{"authoritative-duplicate-ids", veto.Run{PriorTurns: 1, Initial: []veto.Observation{
+			{CallID: "p", Tool: "Read", Outcome: veto.Succeeded}, {CallID: "p", Tool: "Write", Outcome: veto.Failed}}}, false, 0},
+		{"authoritative-empty-id", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: "", Tool: "Read", Outcome: veto.Succeeded}}}, false, 0},
+		{"authoritative-long-id", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: strings.Repeat("i", veto.DefaultLimits.MaxName+1), Tool: "Read", Outcome: veto.Succeeded}}}, false, 0},
+		{"authoritative-long-tool", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: "p", Tool: strings.Repeat("t", veto.DefaultLimits.MaxName+1), Outcome: veto.Succeeded}}}, false, 0},
+		{"authoritative-long-target", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: "p", Tool: "Read", Outcome: veto.Succeeded,
+			Target: veto.Target{Kind: "file", ID: "/" + strings.Repeat("p", veto.DefaultLimits.MaxPath)}}}}, false, 0},
+		{"authoritative-valid-then-damaged", veto.Run{PriorTurns: 1, Initial: []veto.Observation{
+			{CallID: "p1", Tool: "Read", Outcome: veto.Succeeded}, {CallID: "p2", Tool: "Read", Outcome: "exploded"}}}, false, 0},
+		{"authoritative-two", veto.Run{PriorTurns: 1, Initial: []veto.Observation{
+			{CallID: "p1", Tool: "Read", Outcome: veto.Succeeded}, {CallID: "p2", Tool: "Read", Outcome: veto.Cancelled}}}, true, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var seen veto.History

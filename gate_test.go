@@ -707,6 +707,47 @@ func TestApprovalResumeDecidesAgainLive(t *testing.T) {
 	if h := other.history(t, "e14"); !h.Complete() || h.Len() != 2 {
 		t.Fatalf("carried history complete=%v len=%d, want complete with 2", h.Complete(), h.Len())
 	}
+
+	// A suspension of another shape version carries no history veto can vouch for.
+	var top map[string]any
+	if err := json.Unmarshal(b, &top); err != nil {
+		t.Fatal(err)
+	}
+	top["v"] = veto.SuspensionVersion + 1
+	if restored, err := veto.DecodeSuspension([]byte(mustJSON(t, top)), veto.DefaultLimits); err != nil {
+		t.Fatal(err)
+	} else if restored.History.Complete() {
+		t.Fatal("a suspension of another shape version decoded with a complete history")
+	} else if res := newFixture(t, veto.Config{Rules: []veto.Rule{needy}}).g.ResumeApproval(ctx, restored); res.Execute ||
+		res.Verdict.Reason != veto.ReasonHistoryIncomplete {
+		t.Fatalf("resume of another shape version = %+v; want history_incomplete", res.Verdict)
+	}
+
+	// An incomplete suspension history is not carried as authoritative.
+	partial := veto.Run{Ref: "e14-partial"} // not fresh: its history cannot be proven
+	f.g.Decide(ctx, inRun(partial, "earlier", "Read", nil))
+	s2, err := f.g.Suspend(ctx, inRun(partial, "later", "Bash", nil), veto.AwaitApproval, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.History.Complete() || s2.History.Len() != 1 {
+		t.Fatalf("suspension history complete=%v len=%d; want incomplete with the earlier call", s2.History.Complete(), s2.History.Len())
+	}
+	b2, err := veto.EncodeSuspension(s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored2, err := veto.DecodeSuspension(b2, veto.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := newFixture(t, veto.Config{Rules: []veto.Rule{needy}})
+	if res := elsewhere.g.ResumeApproval(ctx, restored2); res.Execute || res.Verdict.Reason != veto.ReasonHistoryIncomplete {
+		t.Fatalf("resume of an incomplete suspension elsewhere = %+v; want history_incomplete", res.Verdict)
+	}
+	if h := elsewhere.history(t, "e14-partial"); h.Complete() {
+		t.Fatal("an incomplete suspension history was carried as complete")
+	}
 }
 
 // E15
@@ -745,6 +786,7 @@ func TestInputResumeAppliesHumanValuesFirst(t *testing.T) {
 	for name, human := range map[string]map[string]any{
 		"undeclared-field": {"branch": "feature", "remote": "evil"},
 		"missing-field":    {},
+		"renamed-field":    {"remote": "evil"},
 	} {
 		res := f.g.ResumeInput(ctx, s, human)
 		if res.Execute || res.Verdict.Reason != veto.ReasonInputRejected || res.Verdict.Stage != veto.StageResume {
@@ -753,6 +795,13 @@ func TestInputResumeAppliesHumanValuesFirst(t *testing.T) {
 	}
 	if res := f.g.ResumeApproval(ctx, s); res.Execute {
 		t.Fatal("an input suspension was resumed as approved")
+	}
+	approval, err := f.g.Suspend(ctx, inRun(run, "a", "push", map[string]any{"branch": "dev"}), veto.AwaitApproval, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := f.g.ResumeInput(ctx, approval, map[string]any{}); res.Execute || res.Verdict.Reason != veto.ReasonInputRejected {
+		t.Fatalf("an approval suspension resumed with input: %+v; want input_rejected", res.Verdict)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -126,13 +127,51 @@ func TestRunHandsOnWhatTheServerCannotAnswer(t *testing.T) {
 // E27
 func TestRunWithoutAnyAnswerBlocks(t *testing.T) {
 	t.Setenv("VETO_NO_SERVER", "1")
+	const reason = "veto-hook could not reach the hook server nor run veto, so the call is blocked."
+	// Each client's blocking reply, written here from its hook protocol
+	// rather than taken from the table veto-hook answers with.
+	want := map[string]struct {
+		exit   int
+		stdout string // JSON, compared as a value; "" for none
+		stderr string
+	}{
+		"claude-code": {2, "", reason + "\n"},
+		"gemini-cli":  {2, `{"decision":"deny","reason":"` + reason + `"}`, reason + "\n"},
+		"copilot-cli": {0, `{"permissionDecision":"deny","permissionDecisionReason":"` + reason + `"}`, ""},
+		"cursor":      {0, `{"continue":true,"permission":"deny","user_message":"` + reason + `","agent_message":"` + reason + `"}`, ""},
+		"codex": {2, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"` +
+			reason + `"}}`, reason + "\n"},
+	}
+	if len(wire.Clients) != len(want) {
+		t.Fatalf("veto-hook speaks to %v; this test knows the replies of %d clients", wire.Clients, len(want))
+	}
 	for _, c := range wire.Clients {
+		w, ok := want[c]
+		if !ok {
+			t.Fatalf("%s: no reply written for this client", c)
+		}
 		var o, e bytes.Buffer
 		code := wire.Run([]string{c}, strings.NewReader(event), &o, &e,
 			func([]string, []byte, io.Writer, io.Writer) (int, bool) { return 0, false }, nil)
-		want, wout, werr := wire.Deny(c, "veto-hook could not reach the hook server nor run veto, so the call is blocked.")
-		if code != want || o.String() != wout || e.String() != werr {
-			t.Errorf("%s: %d %q %q", c, code, o.String(), e.String())
+		if code != w.exit || e.String() != w.stderr {
+			t.Errorf("%s: exit %d stderr %q; want exit %d stderr %q", c, code, e.String(), w.exit, w.stderr)
+		}
+		if w.stdout == "" {
+			if o.Len() != 0 {
+				t.Errorf("%s: stdout %q, want none", c, o.String())
+			}
+			continue
+		}
+		var got, exp any
+		if err := json.Unmarshal(o.Bytes(), &got); err != nil {
+			t.Errorf("%s: stdout %q is not JSON: %v", c, o.String(), err)
+			continue
+		}
+		if err := json.Unmarshal([]byte(w.stdout), &exp); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, exp) {
+			t.Errorf("%s: stdout %s, want %s", c, o.String(), w.stdout)
 		}
 	}
 }

@@ -284,3 +284,81 @@ func TestSocketPathFollowsTheSettings(t *testing.T) {
 		t.Fatal("VETO_SOCKET is not used as given")
 	}
 }
+
+// A socket is asked only in a directory of this user's that no one else
+// can enter: one reached through a symlink, one others may enter or list,
+// or one owned by another user is never asked, and the call is handed to
+// veto hook.
+func TestRunNeverAsksASocketOutsideAPrivateDirectory(t *testing.T) {
+	t.Setenv("VETO_NO_SERVER", "")
+	try := func(t *testing.T, sockDir string) (asked bool, fb *recorder) {
+		t.Helper()
+		t.Setenv("VETO_SOCKET", filepath.Join(sockDir, "hook.sock"))
+		fb = &recorder{}
+		code := wire.Run([]string{"claude-code"}, strings.NewReader(event), io.Discard, io.Discard, fb.run, func(string) error {
+			t.Error("a server was started for a socket veto-hook may not use")
+			return nil
+		})
+		if asked := fb.calls == 0; asked && code != 0 {
+			t.Fatalf("exit %d without the fallback", code)
+		}
+		return fb.calls == 0, fb
+	}
+	listen := func(t *testing.T, dir string) {
+		t.Helper()
+		serveOnce(t, filepath.Join(dir, "hook.sock"), func(wire.Request) string { return `{"exit":0}` + "\n" })
+	}
+
+	t.Run("private", func(t *testing.T) {
+		dir := privateDir(t)
+		listen(t, dir)
+		if asked, _ := try(t, dir); !asked {
+			t.Fatal("the socket in a private directory was not asked")
+		}
+	})
+	t.Run("symlinked", func(t *testing.T) {
+		dir := privateDir(t)
+		listen(t, dir)
+		link := filepath.Join(privateDir(t), "l")
+		if err := os.Symlink(dir, link); err != nil {
+			t.Fatal(err)
+		}
+		if asked, fb := try(t, link); asked || fb.calls != 1 {
+			t.Fatalf("a socket reached through a symlinked directory was asked (fallback %d)", fb.calls)
+		}
+	})
+	for _, mode := range []os.FileMode{0o710, 0o701, 0o750, 0o705, 0o770, 0o777, 0o720, 0o702} {
+		t.Run("mode-"+mode.String(), func(t *testing.T) {
+			dir := privateDir(t)
+			listen(t, dir)
+			if err := os.Chmod(dir, mode); err != nil {
+				t.Fatal(err)
+			}
+			if asked, _ := try(t, dir); asked {
+				t.Fatalf("a socket in a directory of mode %v was asked", mode)
+			}
+		})
+	}
+	t.Run("another-users", func(t *testing.T) {
+		if os.Getuid() != 0 {
+			t.Skip("needs root to give a directory to another user")
+		}
+		dir := privateDir(t)
+		listen(t, dir)
+		if err := os.Chown(dir, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if asked, _ := try(t, dir); asked {
+			t.Fatal("a socket in another user's directory was asked")
+		}
+	})
+	t.Run("not-a-directory", func(t *testing.T) {
+		file := filepath.Join(privateDir(t), "f")
+		if err := os.WriteFile(file, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := wire.Private(file); err == nil {
+			t.Fatal("a regular file was taken for a private directory")
+		}
+	})
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"os"
@@ -65,6 +66,9 @@ func collect(dir string, only *regexp.Regexp) ([]Mutant, error) {
 		base := filepath.Base(name)
 		if strings.HasSuffix(base, "_test.go") || (only != nil && !only.MatchString(base)) {
 			continue
+		}
+		if ok, err := build.Default.MatchFile(dir, base); err != nil || !ok {
+			continue // not built here (another OS, a build tag): its mutants would all survive
 		}
 		src, err := os.ReadFile(name)
 		if err != nil {

@@ -1,0 +1,134 @@
+package wire_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto/hook/wire"
+)
+
+// fakeVeto writes an executable standing in for veto: it prints its
+// arguments and its input, appends its arguments to log, and exits with
+// the code in $FAKE_EXIT (or kills itself when it is "signal").
+func fakeVeto(t *testing.T, dir, log string) string {
+	t.Helper()
+	p := filepath.Join(dir, "veto")
+	script := "#!/bin/sh\necho \"args:$*\"\necho \"$*\" >> " + log + "\ncat\n" +
+		"if [ \"$FAKE_EXIT\" = signal ]; then kill -9 $$; fi\nexit ${FAKE_EXIT:-0}\n"
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// RunVeto runs veto with the event as its input and hands back its exit;
+// a veto that cannot be found, run or that dies by a signal is no answer.
+func TestRunVetoHandsBackVetosAnswer(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	full := fakeVeto(t, dir, log)
+	t.Setenv("VETO_FULL", full)
+	for _, tc := range []struct {
+		exit string
+		code int
+		ok   bool
+	}{{"0", 0, true}, {"2", 2, true}, {"7", 7, true}, {"signal", 0, false}} {
+		t.Setenv("FAKE_EXIT", tc.exit)
+		var o, e bytes.Buffer
+		code, ok := wire.RunVeto([]string{"hook", "claude-code"}, []byte(`{"e":1}`), &o, &e)
+		if code != tc.code || ok != tc.ok {
+			t.Errorf("exit %s: %d %v, want %d %v", tc.exit, code, ok, tc.code, tc.ok)
+		}
+		if tc.ok && o.String() != "args:hook claude-code\n{\"e\":1}" {
+			t.Errorf("exit %s: veto printed %q", tc.exit, o.String())
+		}
+	}
+	t.Setenv("FAKE_EXIT", "")
+
+	// Where veto is looked for: $VETO_FULL (which must be executable), else PATH.
+	if p, err := wire.VetoPath(); err != nil || p != full {
+		t.Fatalf("VetoPath = %q %v, want %q", p, err, full)
+	}
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{plain, dir, filepath.Join(dir, "missing")} {
+		t.Setenv("VETO_FULL", bad)
+		if p, err := wire.VetoPath(); err == nil {
+			t.Errorf("VETO_FULL=%s: found %q", bad, p)
+		}
+		if _, ok := wire.RunVeto([]string{"hook"}, nil, &bytes.Buffer{}, &bytes.Buffer{}); ok {
+			t.Errorf("VETO_FULL=%s: an answer", bad)
+		}
+	}
+	t.Setenv("VETO_FULL", "")
+	t.Setenv("PATH", dir)
+	if p, err := wire.VetoPath(); err != nil || p != full {
+		t.Errorf("veto on PATH: %q %v", p, err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if p, err := wire.VetoPath(); err == nil {
+		t.Errorf("no veto anywhere, found %q", p)
+	}
+}
+
+// Main hands a call it cannot send to a server to veto hook CLIENT, and a
+// server it finds missing is started for the next call.
+func TestMainFallsBackToVetoAndStartsAServer(t *testing.T) {
+	dir := privateDir(t)
+	log := filepath.Join(dir, "log")
+	t.Setenv("VETO_FULL", fakeVeto(t, dir, log))
+	t.Setenv("FAKE_EXIT", "2")
+	sock := filepath.Join(dir, "hook.sock")
+	t.Setenv("VETO_SOCKET", sock)
+	t.Setenv("VETO_NO_SERVER", "")
+	var o, e bytes.Buffer
+	if code := wire.Main([]string{"claude-code"}, strings.NewReader(event), &o, &e); code != 2 || !strings.HasPrefix(o.String(), "args:hook claude-code\n") {
+		t.Fatalf("exit %d, stdout %q", code, o.String())
+	}
+	want := "serve-hooks --socket " + sock + " --idle " + wire.ServerIdle.String()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		b, _ := os.ReadFile(log)
+		if strings.Contains(string(b), want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no server started; veto ran with:\n%s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Setenv("VETO_FULL", filepath.Join(dir, "missing"))
+	if err := wire.StartServer(sock); err == nil {
+		t.Error("a server was started without veto")
+	}
+}
+
+// Two environments are the same when they agree on every key an answer
+// depends on, and only those.
+func TestSameEnvComparesTheKeysAnswersDependOn(t *testing.T) {
+	a := wire.EnvNow()
+	b := map[string]string{}
+	for k, v := range a {
+		b[k] = v
+	}
+	b["UNRELATED"] = "x"
+	if !wire.SameEnv(a, b) {
+		t.Error("an unrelated variable made the environments differ")
+	}
+	for _, k := range wire.EnvKeys {
+		c := map[string]string{}
+		for k, v := range a {
+			c[k] = v
+		}
+		c[k] += "/other"
+		if wire.SameEnv(a, c) {
+			t.Errorf("%s differs, yet the environments are the same", k)
+		}
+	}
+}

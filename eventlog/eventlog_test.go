@@ -86,6 +86,14 @@ func TestProjectionTallyIsTheHistoryAddedUp(t *testing.T) {
 		obs(7, "a", veto.Cancelled, veto.Target{}),
 		allowed(8, "d", veto.Target{Kind: "url", ID: "x.example"}),
 		obs(9, "d", veto.Failed, veto.Target{}),
+		// The first call on a file moves away while a later one stays: the
+		// later one becomes the first; then it stops counting too.
+		allowed(10, "e", file("/w/q")),
+		allowed(11, "f", file("/w/q")),
+		allowed(12, "g", file("/w/q")),
+		obs(13, "e", veto.Succeeded, file("/w/r")),
+		obs(14, "f", veto.Denied, veto.Target{}),
+		obs(15, "g", veto.Denied, veto.Target{}),
 	}
 	p := eventlog.NewProjection("r")
 	for _, e := range evs {
@@ -107,8 +115,11 @@ func TestProjectionTallyIsTheHistoryAddedUp(t *testing.T) {
 			t.Fatalf("after %d: files %v, want %v", e.Seq, got, files)
 		}
 	}
-	if st := p.State(); !st.History.Complete() || st.Next != 10 || st.History.Len() != 4 {
-		t.Fatalf("state complete=%v next=%d len=%d; want complete, 10, 4", st.History.Complete(), st.Next, st.History.Len())
+	if st := p.State(); !st.History.Complete() || st.Next != 16 || st.History.Len() != 7 {
+		t.Fatalf("state complete=%v next=%d len=%d; want complete, 16, 7", st.History.Complete(), st.Next, st.History.Len())
+	}
+	if b := (&eventlog.ChainBreak{Seq: 4, Reason: "broken"}); b.Error() != "event 4: broken" {
+		t.Fatalf("chain break reads %q", b.Error())
 	}
 }
 

@@ -388,6 +388,9 @@ func TestFreshRunCompleteSeededRunIncomplete(t *testing.T) {
 		{"authoritative-long-tool", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: "p", Tool: strings.Repeat("t", veto.DefaultLimits.MaxName+1), Outcome: veto.Succeeded}}}, false, 0},
 		{"authoritative-long-target", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: "p", Tool: "Read", Outcome: veto.Succeeded,
 			Target: veto.Target{Kind: "file", ID: "/" + strings.Repeat("p", veto.DefaultLimits.MaxPath)}}}}, false, 0},
+		{"authoritative-at-the-bounds", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: strings.Repeat("i", veto.DefaultLimits.MaxName),
+			Tool: strings.Repeat("t", veto.DefaultLimits.MaxName), Outcome: veto.Succeeded,
+			Target: veto.Target{Kind: "file", ID: "/" + strings.Repeat("p", veto.DefaultLimits.MaxPath-1)}}}}, true, 1},
 		{"authoritative-valid-then-damaged", veto.Run{PriorTurns: 1, Initial: []veto.Observation{
 			{CallID: "p1", Tool: "Read", Outcome: veto.Succeeded}, {CallID: "p2", Tool: "Read", Outcome: "exploded"}}}, false, 0},
 		{"authoritative-two", veto.Run{PriorTurns: 1, Initial: []veto.Observation{

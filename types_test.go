@@ -152,3 +152,36 @@ func TestNewGateRefusesABrokenConfig(t *testing.T) {
 func ruleWith(info veto.RuleInfo) veto.Rule {
 	return &rule.Func{RuleInfo: info, Fn: func(context.Context, *veto.Input) (veto.Decision, error) { return veto.Allow(), nil }}
 }
+
+// Each tool denial says which, in its own sentence.
+func TestToolDenialsSayWhich(t *testing.T) {
+	offer := &veto.Offer{RequireRegistered: true, Unavailable: []string{"Off"}, Actors: map[string][]string{"agent:*": {"Read"}}}
+	tools := []veto.Descriptor{{Name: "Read"}, {Name: "Off"}, {Name: "Grep"}, {Name: "Zoned", TrustZones: []string{"local"}}}
+	f := newFixture(t, veto.Config{Offer: offer, Tools: tools})
+	calls := map[veto.ToolDenial]*veto.Call{
+		veto.NotRegistered: call("Nope", nil),
+		veto.Unavailable:   call("Off", nil),
+	}
+	c := call("Grep", nil)
+	c.Actor = veto.Actor{Kind: "agent", ID: "x"}
+	calls[veto.ActorNotAllowed] = c
+	c = call("Grep", nil)
+	c.Run.AllowedTools = []string{"Read"}
+	calls[veto.NotInRunAllowlist] = c
+	c = call("Zoned", nil)
+	c.Run.TrustZone = "cloud"
+	calls[veto.OutsideTrustZone] = c
+	want := map[veto.ToolDenial]string{
+		veto.NotRegistered:     "This tool is not registered with veto's policy, which requires it.",
+		veto.Unavailable:       "This tool is not available in this run.",
+		veto.ActorNotAllowed:   "The acting user or agent may not use this tool.",
+		veto.NotInRunAllowlist: "This tool is not on this run's list of allowed tools.",
+		veto.OutsideTrustZone:  "This tool may not be used by a model outside its trust zone.",
+	}
+	for td, c := range calls {
+		v := f.g.Decide(ctx, c)
+		if v.ToolDenial != td || v.Message != want[td] || v.Advice.Policy != "offer" || v.Risk != veto.RiskMedium {
+			t.Errorf("%s: %+v, want the message %q", td, v, want[td])
+		}
+	}
+}

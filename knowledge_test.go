@@ -226,6 +226,11 @@ func TestFileFactSame(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.same)
 		}
 	}
+	empty := veto.FileFact{Exists: true, ModTime: at}
+	if (veto.FileFact{}).Same(empty) || empty.Same(veto.FileFact{Exists: true, Dir: true, ModTime: at}) ||
+		(veto.FileFact{Exists: true, Dir: true, ModTime: at}).Same(empty) {
+		t.Error("a missing file, an empty file and a directory are the same")
+	}
 	if !(veto.FileFact{}).Same(veto.FileFact{Size: 9}) || !(veto.FileFact{Exists: true, Dir: true}).Same(veto.FileFact{Exists: true, Dir: true, Size: 9}) {
 		t.Error("two missing files, or two directories, differ")
 	}

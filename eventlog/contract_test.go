@@ -59,6 +59,22 @@ func TestEncodeEventKeepsEveryField(t *testing.T) {
 			t.Fatalf("%s: decoded\n%+v\nwant\n%+v", kind, back, want)
 		}
 	}
+	// A time in another zone, and an event of no kind, are written as
+	// encoding/json writes them.
+	for _, e := range []veto.Event{
+		{V: 1, Seq: 1, Kind: veto.EventAllowed, CallID: "c", Time: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 3600))},
+		{V: 1, Seq: 1, Time: time.Unix(5, 0).UTC()},
+	} {
+		b, err := eventlog.EncodeEvent(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ours, std any
+		sb, _ := json.Marshal(e)
+		if json.Unmarshal(b, &ours) != nil || json.Unmarshal(sb, &std) != nil || !reflect.DeepEqual(ours, std) {
+			t.Errorf("stored form\n%s\nencoding/json\n%s", b, sb)
+		}
+	}
 	// An event with nothing optional set writes only its fixed fields.
 	b, err := eventlog.EncodeEvent(veto.Event{V: 1, Run: "", Seq: 3, Kind: veto.EventAllowed, Time: time.Unix(0, 0).UTC(),
 		Fact: &veto.FileFact{Path: "p"}})
@@ -90,7 +106,7 @@ func TestEncodeEventStringsAsEncodingJSON(t *testing.T) {
 			cases = append(cases, "a"+string(rune(c))+"b")
 		}
 	}
-	cases = append(cases, "", "plain", "\xff", "a\xffb\xfe", "\u2028", "x\u2029y", "é中🙂", "\"\\/", "<>&", "tail\x1f")
+	cases = append(cases, "", "plain", "\xff", "a\xffb\xfe", "\u2028", "x\u2029y", "é中🙂", "\"\\/", "<>&", "tail\x1f", "\uFFFD", "a\uFFFDb\xff")
 	for _, s := range cases {
 		b, err := eventlog.EncodeEvent(veto.Event{V: 1, Run: s, Seq: 1, Kind: veto.EventRunStarted})
 		if err != nil {
@@ -180,10 +196,13 @@ func TestDecodeEventRefusesWhatItCannotVouchFor(t *testing.T) {
 		if name != "no-seq" && p.State().History.Complete() {
 			t.Errorf("%s: applied without damage", name)
 		}
+		if name != "no-seq" && (p.State().History.Len() != 0 || len(p.Egress()) != 0 || len(p.KnownFiles()) != 0) {
+			t.Errorf("%s: folded into the run (history %d, egress %v, files %v)", name, p.State().History.Len(), p.Egress(), p.KnownFiles())
+		}
 	}
 	for _, b := range []string{"", "{", "[]", `{"v":"1"}`} {
-		if _, err := eventlog.DecodeEvent([]byte(b)); err == nil {
-			t.Errorf("%q decoded", b)
+		if _, err := eventlog.DecodeEvent([]byte(b)); err == nil || !strings.HasPrefix(err.Error(), "decode event: ") {
+			t.Errorf("%q decoded, or refused as %v", b, err)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,11 @@ func TestVerifyChain(t *testing.T) {
 	relinked := stored(t, evs[1:]) // the first event's predecessor forgotten
 	if b := eventlog.VerifyChain(append([][]byte{good[0]}, relinked...), 1, ""); b == nil || b.Seq != 2 {
 		t.Fatalf("a link to the wrong predecessor: %v, want a break at 2", b)
+	}
+	// A well-linked event whose sequence number skips one.
+	skipped := stored(t, []veto.Event{evs[0], ev(3, veto.EventAllowed, "a")})
+	if b := eventlog.VerifyChain(skipped, 1, ""); b == nil || b.Seq != 3 || !strings.Contains(b.Reason, "sequence number 3 where 2") {
+		t.Fatalf("a gap in a linked chain: %v, want a break at 3", b)
 	}
 	if b := eventlog.VerifyChain([][]byte{good[0], []byte("{")}, 1, ""); b == nil || b.Seq != 2 {
 		t.Fatalf("undecodable bytes: %v, want a break at 2", b)

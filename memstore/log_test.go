@@ -229,3 +229,32 @@ func TestAppendAllOrNothing(t *testing.T) {
 		t.Fatalf("the chain broke after a failed batch: %v", b)
 	}
 }
+
+// Events at the same time are scanned by run, then sequence number; a run
+// whose events were all pruned is still a run; AppendRaw keeps its own
+// copy of the bytes.
+func TestScanTiesRunsAndRaw(t *testing.T) {
+	s := memstore.New()
+	at := t0.Add(time.Minute)
+	if err := s.Append(ctx, "b", 1, []veto.Event{started("b", t0), decided("b", 2, veto.EventAllowed, at)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "a", 1, []veto.Event{started("a", t0), decided("a", 2, veto.EventAllowed, t0), decided("a", 3, veto.EventAllowed, at)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := scan(t, s, veto.LogQuery{Since: at}); !slices.Equal(got, []string{"a3", "b2"}) {
+		t.Errorf("same-time events %v, want by run first", got)
+	}
+	if n, err := s.Prune(ctx, at.Add(time.Hour)); err != nil || n != 5 {
+		t.Fatalf("pruned %d %v", n, err)
+	}
+	if runs, err := s.Runs(ctx); err != nil || !slices.Equal(runs, []string{"a", "b"}) {
+		t.Errorf("runs after pruning everything: %v %v", runs, err)
+	}
+	b := []byte(`{"v":1,"run":"c","seq":1,"kind":"run_started","time":"2026-01-01T00:00:00Z","complete":true}`)
+	s.AppendRaw("c", b)
+	b[0] = 'X'
+	if got := s.Raw("c")[0]; got[0] != '{' {
+		t.Errorf("AppendRaw kept the caller's bytes: %s", got)
+	}
+}

@@ -2,6 +2,7 @@ package wire_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,5 +131,24 @@ func TestSameEnvComparesTheKeysAnswersDependOn(t *testing.T) {
 		if wire.SameEnv(a, c) {
 			t.Errorf("%s differs, yet the environments are the same", k)
 		}
+	}
+}
+
+// A socket that cannot be dialled for another reason than its absence
+// (a path longer than a socket address holds) is that error, not "no
+// server": nothing is started for it.
+func TestAskReportsAnUndiallableSocket(t *testing.T) {
+	dir := privateDir(t)
+	deep := filepath.Join(dir, strings.Repeat("d", 60), strings.Repeat("e", 60))
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := wire.Ask(filepath.Join(deep, "hook.sock"), wire.Request{V: 1, Event: []byte(event)}, time.Second)
+	var pe *os.PathError
+	if err == nil || err == wire.ErrNoServer || !errors.As(err, &pe) || pe.Op != "connect" {
+		t.Fatalf("Ask of an undiallable socket = %v, want the connect error", err)
+	}
+	if _, err := wire.Ask(filepath.Join(dir, "x.sock"), wire.Request{V: 1, Event: []byte("not json")}, time.Second); err == nil {
+		t.Fatal("an event that is not JSON was sent")
 	}
 }

@@ -3,6 +3,7 @@ package wire_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,7 +149,80 @@ func TestAskReportsAnUndiallableSocket(t *testing.T) {
 	if err == nil || err == wire.ErrNoServer || !errors.As(err, &pe) || pe.Op != "connect" {
 		t.Fatalf("Ask of an undiallable socket = %v, want the connect error", err)
 	}
-	if _, err := wire.Ask(filepath.Join(dir, "x.sock"), wire.Request{V: 1, Event: []byte("not json")}, time.Second); err == nil {
-		t.Fatal("an event that is not JSON was sent")
+	sock := filepath.Join(dir, "x.sock")
+	asked := false
+	serveOnce(t, sock, func(wire.Request) string { asked = true; return `{"exit":0}` + "\n" })
+	if _, err := wire.Ask(sock, wire.Request{V: 1, Event: []byte("not json")}, time.Second); err == nil || asked {
+		t.Fatalf("an event that is not JSON was sent: %v", err)
+	}
+}
+
+// Run's command line: help, a stray argument, a timeout that is not
+// positive, and a bad flag (its usage on the given stderr); without
+// --approve the request does not approve.
+func TestRunCommandLine(t *testing.T) {
+	t.Setenv("VETO_NO_SERVER", "1")
+	fallback := func([]string, []byte, io.Writer, io.Writer) (int, bool) { return 5, true }
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"claude-code", "-h"}, 0},
+		{[]string{"claude-code", "stray"}, 64},
+		{[]string{"claude-code", "--timeout", "0s"}, 64},
+		{[]string{"claude-code", "--timeout", "-1s"}, 64},
+		{[]string{"claude-code", "--no-such-flag"}, 64},
+		{[]string{"claude-code", "--timeout", "1ns"}, 5},
+		{[]string{}, 64},
+		{[]string{"emacs"}, 64},
+	} {
+		var e bytes.Buffer
+		if code := wire.Run(tc.args, strings.NewReader(event), io.Discard, &e, fallback, nil); code != tc.code {
+			t.Errorf("%q: exit %d, want %d (%s)", tc.args, code, tc.code, e.String())
+		}
+		if tc.code == 64 && e.Len() == 0 {
+			t.Errorf("%q: nothing said on stderr", tc.args)
+		}
+	}
+	dir := privateDir(t)
+	sock := filepath.Join(dir, "hook.sock")
+	t.Setenv("VETO_SOCKET", sock)
+	t.Setenv("VETO_NO_SERVER", "")
+	var got wire.Request
+	serveOnce(t, sock, func(rq wire.Request) string { got = rq; return `{"exit":0}` + "\n" })
+	wire.Run([]string{"claude-code"}, strings.NewReader(event), io.Discard, io.Discard, fallback, nil)
+	if got.V != 1 || got.Approve || got.TimeoutMS != 2000 {
+		t.Fatalf("request %+v; want no approval and the 2s default timeout", got)
+	}
+}
+
+// StartServer reports a veto that cannot be started, and veto is found
+// next to this program before PATH.
+func TestStartServerAndVetoNextToThisProgram(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "veto")
+	if err := os.WriteFile(bad, []byte("\x00\x01 not a program"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("VETO_FULL", bad)
+	if err := wire.StartServer(filepath.Join(dir, "s.sock")); err == nil {
+		t.Fatal("a veto that cannot start was started")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := filepath.Join(filepath.Dir(self), "veto")
+	if _, err := os.Stat(next); err == nil {
+		t.Skip("a veto already lies next to the test binary")
+	}
+	if err := os.WriteFile(next, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Skipf("cannot write next to the test binary: %v", err)
+	}
+	defer os.Remove(next)
+	t.Setenv("VETO_FULL", "")
+	t.Setenv("PATH", t.TempDir())
+	if p, err := wire.VetoPath(); err != nil || p != next {
+		t.Fatalf("VetoPath = %q %v, want %s", p, err, next)
 	}
 }

@@ -97,3 +97,43 @@ func TestLiveEnv(t *testing.T) {
 		t.Error("a home for no user")
 	}
 }
+
+// Glob's bound admits exactly max matches; a POSIX class of any kind
+// matches every name; a pattern at the root lists the root.
+func TestGlobEdges(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"a1", "a2", "a3", "b"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := toolpath.Env{Cwd: root}
+	if got, ok, err := toolpath.Glob(root+"/a*", env, 3); err != nil || !ok || len(got) != 3 {
+		t.Errorf("three matches with a bound of 3: %v %v %v", got, ok, err)
+	}
+	if _, _, err := toolpath.Glob(root+"/a*", env, 2); !errors.Is(err, toolpath.ErrTooMany) {
+		t.Errorf("three matches with a bound of 2: %v", err)
+	}
+	for _, class := range []string{"[[:alpha:]]", "[[=a=]]", "[[.a.]]"} {
+		if got, _, err := toolpath.Glob(root+"/"+class, env, 10); err != nil || len(got) != 4 {
+			t.Errorf("%s matched %v %v, want every name", class, got, err)
+		}
+	}
+	if got, ok, err := toolpath.Glob("/*", env, 1000); err != nil || !ok || !slices.Contains(got, "/tmp") && !slices.Contains(got, "/proc") {
+		t.Errorf("/* matched %v %v %v", got, ok, err)
+	}
+}
+
+// What Resolve refuses: a file URL that does not parse, and "~user"
+// without a way to look users up.
+func TestResolveRefusals(t *testing.T) {
+	if _, err := toolpath.Resolve("file:///a%zz", toolpath.Env{Cwd: "/"}); err == nil {
+		t.Error("a malformed file URL resolved")
+	}
+	if _, err := toolpath.Resolve("~bob/x", toolpath.Env{Cwd: "/", Home: "/home/me"}); !errors.Is(err, toolpath.ErrNoHome) {
+		t.Errorf("~bob without LookupHome: %v", err)
+	}
+}

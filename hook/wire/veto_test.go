@@ -226,3 +226,11 @@ func TestStartServerAndVetoNextToThisProgram(t *testing.T) {
 		t.Fatalf("VetoPath = %q %v, want %s", p, err, next)
 	}
 }
+
+// A test binary carries no module version and no VCS stamp: its build is
+// "devel", the same on every call.
+func TestBuildOfAnUnstampedBinary(t *testing.T) {
+	if b := wire.Build(); b != "devel" || wire.Build() != b {
+		t.Fatalf("Build() = %q, want devel", b)
+	}
+}

@@ -9,7 +9,7 @@
 //
 // Usage:
 //
-//	go run ./internal/mutate [-timeout 60s] [-test ./memstore,./sqlite] [-sample n] [-list] [-only id] ./eventlog
+//	go run ./internal/mutate [-timeout 60s] [-test ./memstore,./sqlite] [-sample n [-offset k]] [-list] [-only id] ./eventlog
 //
 // It is a main package of its own; neither veto nor veto-hook links it.
 package main
@@ -41,6 +41,7 @@ func main() {
 	run := flag.String("run", "", "passed to go test -run")
 	verbose := flag.Bool("v", false, "print each mutant's result as it is known")
 	sample := flag.Int("sample", 1, "run every n-th mutant only (a bounded estimate; 1 runs all)")
+	offset := flag.Int("offset", 0, "with -sample n: start at this mutant (0 to n-1), for another sample of the same size")
 	keep := flag.String("overlay", "", "with one -only id: write that mutant's overlay to this file and exit (for running tests by hand)")
 	flag.Parse()
 	if flag.NArg() != 1 {
@@ -76,7 +77,7 @@ func main() {
 	if *sample > 1 {
 		var kept []Mutant
 		for i, m := range mutants {
-			if i%*sample == 0 {
+			if i%*sample == *offset {
 				kept = append(kept, m)
 			}
 		}

@@ -2,6 +2,7 @@ package veto_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -50,5 +51,31 @@ func TestResolverClaimsWithinBounds(t *testing.T) {
 		if v.Reason != tc.reason || (tc.reason == "" && (v.Target.Kind != tc.kind || v.Target.ID != tc.id)) {
 			t.Errorf("%s: %+v", tc.name, v)
 		}
+	}
+}
+
+// A refusal for a bound names the bound; an allow-list entry for a run
+// whose reference is past its bound is refused even when a store holds
+// such a run.
+func TestBoundsNameThemselves(t *testing.T) {
+	l := veto.DefaultLimits
+	l.MaxHistory = 2
+	f := newFixture(t, veto.Config{Limits: l})
+	c := call("Read", nil)
+	c.Run.Initial = make([]veto.Observation, 3)
+	for i := range c.Run.Initial {
+		c.Run.Initial[i] = veto.Observation{CallID: "p" + itoa(i), Tool: "Read", Outcome: veto.Succeeded}
+	}
+	v := f.g.Decide(ctx, c)
+	if v.Reason != veto.ReasonBoundsExceeded || !strings.Contains(v.Message, "initial history longer than 2 observations") {
+		t.Fatalf("%+v", v)
+	}
+	long := strings.Repeat("r", veto.DefaultLimits.MaxName+1)
+	ok := true
+	if err := f.store.Append(ctx, long, 1, []veto.Event{{V: veto.EventVersion, Run: long, Seq: 1, Kind: veto.EventRunStarted, Complete: &ok}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.g.AllowEgress(ctx, long, "x.example"); err == nil || errors.Is(err, veto.ErrNoRun) {
+		t.Fatalf("an allow-list entry for an over-long run: %v", err)
 	}
 }

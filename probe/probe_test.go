@@ -121,3 +121,34 @@ func TestRecordedAnswersPerCall(t *testing.T) {
 		}
 	}
 }
+
+// The hash is the file's SHA-256 at every size around the read buffer's;
+// a cancelled look, or a path through a file, is an error.
+func TestLiveHashesEverySize(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	for _, n := range []int{0, 1, 32<<10 - 1, 32 << 10, 32<<10 + 1, 64 << 10, 100<<10 + 3} {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(i*7 + n)
+		}
+		p := filepath.Join(dir, "f")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		f, err := probe.Live{}.File(ctx, p)
+		if err != nil || f.Hash != hex.EncodeToString(sum[:]) || f.Size != int64(n) {
+			t.Errorf("%d bytes: %+v %v", n, f, err)
+		}
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := (probe.Live{}).File(done, dir); err == nil {
+		t.Error("a cancelled look answered")
+	}
+	file := filepath.Join(dir, "f")
+	if f, err := (probe.Live{}).File(ctx, filepath.Join(file, "below")); err == nil {
+		t.Errorf("a path through a file: %+v", f)
+	}
+}

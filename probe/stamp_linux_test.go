@@ -317,3 +317,22 @@ func stampDir(t *testing.T) string {
 	}
 	return dir
 }
+
+// The hash memory never holds more than its bound, after any look.
+func TestHashMemoryBoundAfterEveryLook(t *testing.T) {
+	dir := stampDir(t)
+	l := NewLive(2)
+	l.Now = func() time.Time { return time.Now().Add(time.Minute) }
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.File(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		if len(l.hashes.m) > 2 || len(l.hashes.m) == 0 {
+			t.Fatalf("after %s: %d remembered, bound 2", n, len(l.hashes.m))
+		}
+	}
+}

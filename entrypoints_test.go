@@ -84,6 +84,52 @@ func TestEveryEntryPointUsesTheOneDecision(t *testing.T) {
 		t.Errorf("cli exit %d verdict %s, want 1 deny", code, byCLI.Verdict)
 	}
 
+	// The refusals of a resume (input that does not match, a suspension of
+	// the wrong kind) go through the same stages: the bounds come first, and
+	// the refusal is recorded as any decision is, on a store that has never
+	// seen the run.
+	long := map[string]any{"note": strings.Repeat("x", 100)}
+	sInput, err := f.g.Suspend(ctx, inRun(run, "long-input", "ask", long), veto.AwaitInput, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sApproval, err := f.g.Suspend(ctx, inRun(run, "long-approval", "Bash", long), veto.AwaitApproval, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := veto.DefaultLimits
+	small.MaxString = 16
+	bounded := newFixture(t, veto.Config{Limits: small, Tools: []veto.Descriptor{{Name: "ask", Params: map[string]veto.Role{"answer": veto.RoleInput}}}})
+	for name, v := range map[string]veto.Verdict{
+		"input-rejected":     bounded.g.ResumeInput(ctx, sInput, map[string]any{"wrong": 1}).Verdict,
+		"wrong-kind":         bounded.g.ResumeApproval(ctx, sInput).Verdict,
+		"input-for-approval": bounded.g.ResumeInput(ctx, sApproval, map[string]any{}).Verdict,
+	} {
+		if v.Allowed || v.Stage != veto.StageBounds || v.Reason != veto.ReasonBoundsExceeded {
+			t.Errorf("%s past a bound: stage %s reason %s, want the bounds stage first", name, v.Stage, v.Reason)
+		}
+	}
+	elsewhere := newFixture(t, veto.Config{Rules: []veto.Rule{witness}})
+	for i, resume := range []func() veto.Resumed{
+		func() veto.Resumed { return elsewhere.g.ResumeInput(ctx, si, map[string]any{"wrong": 1}) },
+		func() veto.Resumed { return elsewhere.g.ResumeApproval(ctx, si) },
+	} {
+		res := resume()
+		v := res.Verdict
+		if res.Execute || v.Stage != veto.StageResume || v.Reason != veto.ReasonInputRejected {
+			t.Fatalf("refused resume %d: %+v", i, v)
+		}
+		evs := elsewhere.events(t, "e22")
+		last := evs[len(evs)-1]
+		if evs[0].Kind != veto.EventRunStarted || last.Kind != veto.EventDenied || last.CallID != "input" ||
+			last.Stage != veto.StageResume || last.Reason != veto.ReasonInputRejected || last.Seq != v.Seq {
+			t.Fatalf("refused resume %d recorded as %+v (verdict seq %d)", i, evs, v.Seq)
+		}
+	}
+	if n := strings.Count(elsewhere.log.String(), `"reason":"input_rejected"`); n != 2 {
+		t.Fatalf("%d refused resumes logged, want 2:\n%s", n, elsewhere.log.String())
+	}
+
 	// Structure: the stages live in one function. evaluate is called only
 	// by decide, the rules only by evaluate, and decide only by the entry
 	// points.

@@ -1,9 +1,11 @@
 package veto_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -124,7 +126,29 @@ func TestFirstDenyWinsLaterRulesNotCalled(t *testing.T) {
 	if v.Risk != veto.RiskHigh {
 		t.Fatalf("risk %v, want the rule's mapping (high)", v.Risk)
 	}
+
+	// A scoped rule is consulted for the calls it applies to, in its place,
+	// and skipped for the others.
+	shellOnly := &scopedRule{counting: denyRule("shell.only", "no_shell"), tool: "Bash"}
+	after := denyRule("after", "later_no")
+	f = newFixture(t, veto.Config{Rules: []veto.Rule{allowRule("first"), shellOnly, after}})
+	wantVerdict(t, f.g.Decide(ctx, call("Bash", nil)), false, veto.StageRule, "shell.only", "no_shell")
+	if shellOnly.n.Load() != 1 || after.n.Load() != 0 {
+		t.Fatalf("scoped rule ran %d times, later rule %d; want 1 and 0", shellOnly.n.Load(), after.n.Load())
+	}
+	wantVerdict(t, f.g.Decide(ctx, call("Read", nil)), false, veto.StageRule, "after", "later_no")
+	if shellOnly.n.Load() != 1 || after.n.Load() != 1 {
+		t.Fatalf("scoped rule ran %d times for a call it does not apply to", shellOnly.n.Load()-1)
+	}
 }
+
+// scopedRule is a counting rule that applies to one tool only.
+type scopedRule struct {
+	*counting
+	tool string
+}
+
+func (s *scopedRule) AppliesTo(c *veto.Call) bool { return c.Tool == s.tool }
 
 // offerFunc adapts a function to Offerability.
 type offerFunc func(ctx context.Context, c *veto.Call, d *veto.Descriptor) (veto.ToolDenial, error)
@@ -357,6 +381,20 @@ func TestFreshRunCompleteSeededRunIncomplete(t *testing.T) {
 		{"seeded-authoritative-empty", veto.Run{PriorTurns: 2, Initial: []veto.Observation{}}, true, 0},
 		{"not-fresh-authoritative", veto.Run{Initial: obs}, true, 1},
 		{"authoritative-damaged", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: "p", Tool: "Read", Outcome: "exploded"}}}, false, 0},
+		{"authoritative-duplicate-ids", veto.Run{PriorTurns: 1, Initial: []veto.Observation{
+			{CallID: "p", Tool: "Read", Outcome: veto.Succeeded}, {CallID: "p", Tool: "Write", Outcome: veto.Failed}}}, false, 0},
+		{"authoritative-empty-id", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: "", Tool: "Read", Outcome: veto.Succeeded}}}, false, 0},
+		{"authoritative-long-id", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: strings.Repeat("i", veto.DefaultLimits.MaxName+1), Tool: "Read", Outcome: veto.Succeeded}}}, false, 0},
+		{"authoritative-long-tool", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: "p", Tool: strings.Repeat("t", veto.DefaultLimits.MaxName+1), Outcome: veto.Succeeded}}}, false, 0},
+		{"authoritative-long-target", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: "p", Tool: "Read", Outcome: veto.Succeeded,
+			Target: veto.Target{Kind: "file", ID: "/" + strings.Repeat("p", veto.DefaultLimits.MaxPath)}}}}, false, 0},
+		{"authoritative-at-the-bounds", veto.Run{PriorTurns: 1, Initial: []veto.Observation{{CallID: strings.Repeat("i", veto.DefaultLimits.MaxName),
+			Tool: strings.Repeat("t", veto.DefaultLimits.MaxName), Outcome: veto.Succeeded,
+			Target: veto.Target{Kind: "file", ID: "/" + strings.Repeat("p", veto.DefaultLimits.MaxPath-1)}}}}, true, 1},
+		{"authoritative-valid-then-damaged", veto.Run{PriorTurns: 1, Initial: []veto.Observation{
+			{CallID: "p1", Tool: "Read", Outcome: veto.Succeeded}, {CallID: "p2", Tool: "Read", Outcome: "exploded"}}}, false, 0},
+		{"authoritative-two", veto.Run{PriorTurns: 1, Initial: []veto.Observation{
+			{CallID: "p1", Tool: "Read", Outcome: veto.Succeeded}, {CallID: "p2", Tool: "Read", Outcome: veto.Cancelled}}}, true, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var seen veto.History
@@ -464,38 +502,90 @@ func TestOutcomesStayDistinctThroughPersistence(t *testing.T) {
 		}
 		return veto.Allow(), nil
 	})
-	f := newFixture(t, veto.Config{Store: store, Rules: []veto.Rule{deny}})
+	f := newFixture(t, veto.Config{Store: store, Rules: []veto.Rule{deny}, Offer: &veto.Offer{Unavailable: []string{"Off"}}})
 	run := veto.Run{Ref: "e11", Fresh: true}
 	for _, id := range []string{"ok", "bad", "stop", "wait"} {
 		f.g.Decide(ctx, inRun(run, id, "Read", nil))
 	}
 	f.g.Decide(ctx, inRun(run, "refused", "Write", nil))
+	f.g.Decide(ctx, inRun(run, "unoffered", "Off", nil))
 	for id, o := range map[string]veto.Outcome{"ok": veto.Succeeded, "bad": veto.Failed, "stop": veto.Cancelled} {
 		if err := f.g.Observe(ctx, "e11", veto.Observation{CallID: id, Tool: "Read", Outcome: o}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want := map[string]veto.Outcome{"ok": veto.Succeeded, "bad": veto.Failed, "stop": veto.Cancelled, "wait": veto.Pending, "refused": veto.Denied}
+	want := map[string]veto.Outcome{"ok": veto.Succeeded, "bad": veto.Failed, "stop": veto.Cancelled, "wait": veto.Pending,
+		"refused": veto.Denied, "unoffered": veto.Denied}
 
-	// A second gate on the same store rebuilds the history from the stored bytes.
-	g2 := newFixture(t, veto.Config{Store: store})
+	// The stored bytes themselves name each reported outcome, read here
+	// without veto's decoder.
+	raw := store.Raw("e11")
+	stored := map[string]string{}
+	kinds := map[string]string{}
+	for _, b := range raw {
+		var e struct {
+			Kind    string `json:"kind"`
+			CallID  string `json:"call_id"`
+			Outcome string `json:"outcome"`
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			t.Fatalf("stored event %s: %v", b, err)
+		}
+		if e.Kind == "observation" {
+			stored[e.CallID] = e.Outcome
+		} else if e.CallID != "" {
+			kinds[e.CallID] = e.Kind
+		}
+	}
+	for id, o := range map[string]string{"ok": "succeeded", "bad": "failed", "stop": "cancelled"} {
+		if stored[id] != o {
+			t.Errorf("call %s: stored outcome %q, want %q", id, stored[id], o)
+		}
+	}
+	for id, k := range map[string]string{"wait": "invocation_allowed", "refused": "invocation_denied", "unoffered": "tool_denied"} {
+		if kinds[id] != k {
+			t.Errorf("call %s: stored decision %q, want %q", id, kinds[id], k)
+		}
+	}
+
+	// A second store rebuilds the history from those bytes alone.
+	second := memstore.New()
+	for _, b := range raw {
+		second.AppendRaw("e11", b)
+	}
+	g2 := newFixture(t, veto.Config{Store: second})
 	h := g2.history(t, "e11")
 	got := map[string]veto.Outcome{}
 	for _, o := range h.All() {
 		got[o.CallID] = o.Outcome
 	}
-	if len(got) != 5 || !h.Complete() {
-		t.Fatalf("history %+v; want five observations, complete", h)
+	if len(got) != len(want) || !h.Complete() {
+		t.Fatalf("history %+v; want %d observations, complete", h, len(want))
 	}
 	for id, o := range want {
 		if got[id] != o {
-			t.Errorf("call %s: outcome %q after reload, want %q", id, got[id], o)
+			t.Errorf("call %s: outcome %q rebuilt from stored bytes, want %q", id, got[id], o)
 		}
 	}
-	// And through the stored form a suspension keeps.
+	// And through the stored form a suspension keeps, read back by veto
+	// and without it.
 	b, err := veto.EncodeHistory(h)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var plain struct {
+		Observations []struct {
+			CallID  string `json:"call_id"`
+			Outcome string `json:"outcome"`
+		} `json:"observations"`
+	}
+	if err := json.Unmarshal(b, &plain); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range plain.Observations {
+		if o.Outcome != string(want[o.CallID]) {
+			t.Errorf("call %s: outcome %q in the stored history, want %q", o.CallID, o.Outcome, want[o.CallID])
+		}
 	}
 	h2 := veto.DecodeHistory(b)
 	if !h2.Complete() || !slices.Equal(h2.Observations(), h.Observations()) {
@@ -644,6 +734,47 @@ func TestApprovalResumeDecidesAgainLive(t *testing.T) {
 	if h := other.history(t, "e14"); !h.Complete() || h.Len() != 2 {
 		t.Fatalf("carried history complete=%v len=%d, want complete with 2", h.Complete(), h.Len())
 	}
+
+	// A suspension of another shape version carries no history veto can vouch for.
+	var top map[string]any
+	if err := json.Unmarshal(b, &top); err != nil {
+		t.Fatal(err)
+	}
+	top["v"] = veto.SuspensionVersion + 1
+	if restored, err := veto.DecodeSuspension([]byte(mustJSON(t, top)), veto.DefaultLimits); err != nil {
+		t.Fatal(err)
+	} else if restored.History.Complete() {
+		t.Fatal("a suspension of another shape version decoded with a complete history")
+	} else if res := newFixture(t, veto.Config{Rules: []veto.Rule{needy}}).g.ResumeApproval(ctx, restored); res.Execute ||
+		res.Verdict.Reason != veto.ReasonHistoryIncomplete {
+		t.Fatalf("resume of another shape version = %+v; want history_incomplete", res.Verdict)
+	}
+
+	// An incomplete suspension history is not carried as authoritative.
+	partial := veto.Run{Ref: "e14-partial"} // not fresh: its history cannot be proven
+	f.g.Decide(ctx, inRun(partial, "earlier", "Read", nil))
+	s2, err := f.g.Suspend(ctx, inRun(partial, "later", "Bash", nil), veto.AwaitApproval, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.History.Complete() || s2.History.Len() != 1 {
+		t.Fatalf("suspension history complete=%v len=%d; want incomplete with the earlier call", s2.History.Complete(), s2.History.Len())
+	}
+	b2, err := veto.EncodeSuspension(s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restored2, err := veto.DecodeSuspension(b2, veto.DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := newFixture(t, veto.Config{Rules: []veto.Rule{needy}})
+	if res := elsewhere.g.ResumeApproval(ctx, restored2); res.Execute || res.Verdict.Reason != veto.ReasonHistoryIncomplete {
+		t.Fatalf("resume of an incomplete suspension elsewhere = %+v; want history_incomplete", res.Verdict)
+	}
+	if h := elsewhere.history(t, "e14-partial"); h.Complete() {
+		t.Fatal("an incomplete suspension history was carried as complete")
+	}
 }
 
 // E15
@@ -682,6 +813,7 @@ func TestInputResumeAppliesHumanValuesFirst(t *testing.T) {
 	for name, human := range map[string]map[string]any{
 		"undeclared-field": {"branch": "feature", "remote": "evil"},
 		"missing-field":    {},
+		"renamed-field":    {"remote": "evil"},
 	} {
 		res := f.g.ResumeInput(ctx, s, human)
 		if res.Execute || res.Verdict.Reason != veto.ReasonInputRejected || res.Verdict.Stage != veto.StageResume {
@@ -690,6 +822,13 @@ func TestInputResumeAppliesHumanValuesFirst(t *testing.T) {
 	}
 	if res := f.g.ResumeApproval(ctx, s); res.Execute {
 		t.Fatal("an input suspension was resumed as approved")
+	}
+	approval, err := f.g.Suspend(ctx, inRun(run, "a", "push", map[string]any{"branch": "dev"}), veto.AwaitApproval, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := f.g.ResumeInput(ctx, approval, map[string]any{}); res.Execute || res.Verdict.Reason != veto.ReasonInputRejected {
+		t.Fatalf("an approval suspension resumed with input: %+v; want input_rejected", res.Verdict)
 	}
 }
 
@@ -740,7 +879,52 @@ func TestDecisionEventKindsAndLogLevels(t *testing.T) {
 	if !slices.Equal(lines, want) {
 		t.Fatalf("log lines\n%+v\nwant\n%+v", lines, want)
 	}
+
+	// The engine's own denials log at warn too: an internal failure, an
+	// unreadable state and a decision that could not be recorded.
+	unreadable := memstore.New()
+	unreadable.Fail(errors.New("gone"))
+	for _, tc := range []struct {
+		name   string
+		store  veto.Store
+		reason string
+	}{
+		{"internal", panicking{memstore.New()}, veto.ReasonInternal},
+		{"state-unavailable", unreadable, veto.ReasonStateUnavailable},
+		{"record-failure", appendFails{memstore.New()}, veto.ReasonStateUnavailable},
+	} {
+		var buf bytes.Buffer
+		g, err := veto.NewGate(veto.Config{Store: tc.store, Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := call("Read", nil)
+		if v := g.Decide(ctx, c); v.Allowed || v.Reason != tc.reason {
+			t.Fatalf("%s: verdict %+v, want denied %s", tc.name, v, tc.reason)
+		}
+		found := false
+		for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("%s: log line %q: %v", tc.name, l, err)
+			}
+			if m["msg"] == "denied" {
+				found = true
+				if m["level"] != "WARN" || m["reason"] != tc.reason || m["call_id"] != c.ID || m["tool"] != "Read" {
+					t.Errorf("%s: denial logged as %v", tc.name, m)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no denial in the log:\n%s", tc.name, buf.String())
+		}
+	}
 }
+
+// panicking wraps a store whose loads panic: veto's own failure while deciding.
+type panicking struct{ *memstore.Store }
+
+func (panicking) Load(context.Context, string) (veto.RunState, error) { panic("store bug") }
 
 // E17
 func TestCanaryNeverLeaks(t *testing.T) {
@@ -792,6 +976,60 @@ func TestCanaryNeverLeaks(t *testing.T) {
 	noCanary(t, canary, "verdict, event or log", outputs...)
 	if !strings.Contains(f.log.String(), "quotes.args") {
 		t.Fatal("the log does not name the rule: the test would pass vacuously")
+	}
+
+	// A rule that quotes one word of an argument, an element of an array,
+	// the working directory or the workspace is caught the same way: the
+	// rule holds the canary itself, as if it had parsed it out.
+	word := ruleOf("quotes.word", veto.Needs{}, func(context.Context, *veto.Input) (veto.Decision, error) {
+		return veto.Deny("bad_word", "The word "+canary+" is not allowed."), nil
+	})
+	fw := newFixture(t, veto.Config{Rules: []veto.Rule{word}})
+	var calls []*veto.Call
+	for _, sep := range []string{" ", "\t", "\n", "/", "=", `"`, "'", ";", "|", "&"} {
+		calls = append(calls, call("Tool", map[string]any{"value": "x" + sep + canary + sep + "y"}))
+	}
+	calls = append(calls,
+		call("Tool", map[string]any{"list": []any{"x", []any{"a " + canary + " b"}}}),
+		call("Tool", map[string]any{"nested": map[string]any{"k": "a " + canary + " b"}}),
+		call("Tool", map[string]any{"whole": canary}))
+	cwd := call("Tool", nil)
+	cwd.Cwd = "/work/" + canary + "/sub"
+	ws := call("Tool", nil)
+	ws.Workspace = "/work/" + canary + "/ws"
+	calls = append(calls, cwd, ws)
+	for _, c := range calls {
+		v := fw.g.Decide(ctx, c)
+		noCanary(t, canary, "the message of a call with "+mustJSON(t, c.Args)+" cwd "+c.Cwd+" workspace "+c.Workspace, v.Message)
+		if v.Reason != "bad_word" {
+			t.Fatalf("verdict %+v, want the rule's denial", v)
+		}
+	}
+	// The thresholds: a whole value of six bytes or a word of eight is a
+	// quote; a message that quotes none keeps its words.
+	for _, tc := range []struct {
+		arg, msg string
+		kept     bool
+	}{
+		{"Zq7Xw9", "Value Zq7Xw9 refused.", false},
+		{"Zq7Xw", "Value Zq7Xw refused.", true},
+		{"ab Zq7Xw9Yk cd", "Word Zq7Xw9Yk refused.", false},
+		{"ab Zq7Xw9Y cd", "Word Zq7Xw9Y refused.", true},
+		{"none", strings.Repeat("m", 399) + ".", true},
+		{"none", strings.Repeat("m", 400) + ".", false},
+		{"none", "A tab\there.", false},
+		{"none", "A delete\x7fhere.", false},
+		{"none", "A broken \uFFFD here.", false},
+		{"none", "", false},
+	} {
+		msg := tc.msg
+		r := ruleOf("says", veto.Needs{}, func(context.Context, *veto.Input) (veto.Decision, error) {
+			return veto.Deny("said", msg), nil
+		})
+		v := newFixture(t, veto.Config{Rules: []veto.Rule{r}}).g.Decide(ctx, call("Tool", map[string]any{"v": tc.arg}))
+		if kept := v.Message == tc.msg; kept != tc.kept {
+			t.Errorf("argument %q, message %q: the verdict says %q; kept=%v, want %v", tc.arg, tc.msg, v.Message, kept, tc.kept)
+		}
 	}
 }
 
@@ -850,6 +1088,88 @@ func TestBoundsExceededIsDeny(t *testing.T) {
 		}
 		wantVerdict(t, f.g.Decide(ctx, inRun(run, "4", "Read", nil)), false, veto.StageBounds, "", veto.ReasonBoundsExceeded)
 	})
+
+	// Each bound admits a call at its limit and refuses one past it.
+	l := veto.DefaultLimits
+	l.MaxString, l.MaxArgBytes, l.MaxDepth, l.MaxNodes, l.MaxName, l.MaxPath = 16, 64, 3, 10, 12, 20
+	keys := func(n, width int) map[string]any {
+		m := map[string]any{}
+		for i := range n {
+			m[string(rune('a'+i))+strings.Repeat("k", width-1)] = true
+		}
+		return m
+	}
+	nest := func(n int, leaf any, wrap func(any) any) any {
+		v := leaf
+		for range n {
+			v = wrap(v)
+		}
+		return v
+	}
+	inMap := func(v any) any { return map[string]any{"n": v} }
+	inList := func(v any) any { return []any{v} }
+	name := func(n int) string { return strings.Repeat("n", n) }
+	for _, tc := range []struct {
+		name string
+		mut  func(c *veto.Call, over int)
+	}{
+		{"string", func(c *veto.Call, o int) { c.Args = map[string]any{"s": strings.Repeat("x", 16+o)} }},
+		{"key", func(c *veto.Call, o int) { c.Args = map[string]any{strings.Repeat("k", 16+o): 1} }},
+		{"total-bytes", func(c *veto.Call, o int) {
+			c.Args = map[string]any{"a": strings.Repeat("x", 15), "b": strings.Repeat("x", 15), "c": strings.Repeat("x", 15), "d": strings.Repeat("x", 15+o)}
+		}},
+		{"key-bytes", func(c *veto.Call, o int) { c.Args = keys(3+o, 16) }},
+		{"number-bytes", func(c *veto.Call, o int) {
+			c.Args = map[string]any{"a": 1, "b": 2.5, "c": int64(3), "d": uint8(4), "e": float32(5), "f": int32(6), "g": json.Number(strings.Repeat("9", 9+o))}
+		}},
+		{"values", func(c *veto.Call, o int) { c.Args = keys(9+o, 1) }},
+		{"map-depth", func(c *veto.Call, o int) { c.Args = nest(3+o, 1, inMap).(map[string]any) }},
+		{"list-depth", func(c *veto.Call, o int) { c.Args = map[string]any{"l": nest(1+o, []any{1}, inList)} }},
+		{"tool", func(c *veto.Call, o int) { c.Tool = name(12 + o) }},
+		{"call-id", func(c *veto.Call, o int) { c.ID = name(12 + o) }},
+		{"run-ref", func(c *veto.Call, o int) { c.Run.Ref = name(12 + o) }},
+		{"actor-kind", func(c *veto.Call, o int) { c.Actor.Kind = name(12 + o) }},
+		{"actor-id", func(c *veto.Call, o int) { c.Actor.ID = name(12 + o) }},
+		{"actor-agent", func(c *veto.Call, o int) { c.Actor.Agent = name(12 + o) }},
+		{"trust-zone", func(c *veto.Call, o int) { c.Run.TrustZone = name(12 + o) }},
+		{"cwd", func(c *veto.Call, o int) { c.Cwd = "/" + name(19+o) }},
+		{"workspace", func(c *veto.Call, o int) { c.Workspace = "/" + name(19+o) }},
+		{"allow-list", func(c *veto.Call, o int) {
+			c.Run.AllowedTools = append(make([]string, 9+o), "Read")
+		}},
+		{"prior-turns", func(c *veto.Call, o int) { c.Run.PriorTurns = -o }},
+		{"prior-calls", func(c *veto.Call, o int) { c.Run.PriorCalls = -o }},
+	} {
+		t.Run("limit-"+tc.name, func(t *testing.T) {
+			for over := range 2 {
+				f := newFixture(t, veto.Config{Limits: l})
+				c := call("Read", nil)
+				tc.mut(c, over)
+				v := f.g.Decide(ctx, c)
+				if over == 0 && v.Reason == veto.ReasonBoundsExceeded {
+					t.Fatalf("a call at the limit was refused: %s", v.Message)
+				}
+				if over == 1 {
+					wantVerdict(t, v, false, veto.StageBounds, "", veto.ReasonBoundsExceeded)
+				}
+			}
+		})
+	}
+
+	// A patch is held to the same bounds: one that breaks a bound is a
+	// failed patch, never a truncated or oversized call.
+	for _, p := range map[string]func(args map[string]any){
+		"long-string": func(args map[string]any) { args["s"] = strings.Repeat("x", 17) },
+		"too-deep":    func(args map[string]any) { args["d"] = nest(3, 1, inMap) },
+	} {
+		patch := p
+		grow := patcherFunc(func(_ context.Context, _ *veto.Input, args map[string]any) (map[string]any, bool, error) {
+			patch(args)
+			return args, true, nil
+		})
+		f := newFixture(t, veto.Config{Limits: l, Patchers: []veto.Patcher{grow}})
+		wantVerdict(t, f.g.Decide(ctx, call("Read", nil)), false, veto.StagePatch, "", veto.ReasonPatchFailed)
+	}
 }
 
 func itoa(i int) string {
@@ -960,6 +1280,20 @@ func TestOnlyAllowedCallsArePatched(t *testing.T) {
 	})
 	f = newFixture(t, veto.Config{Patchers: []veto.Patcher{broken}})
 	wantVerdict(t, f.g.Decide(ctx, call("Bash", nil)), false, veto.StagePatch, "", veto.ReasonPatchFailed)
+
+	// An allowed, patched call that cannot be recorded, or whose decision
+	// ran out of time, is denied, and the denial carries no patched input.
+	f = newFixture(t, veto.Config{Store: appendFails{memstore.New()}, Patchers: []veto.Patcher{timeout}})
+	wantVerdict(t, f.g.Decide(ctx, call("Bash", map[string]any{"command": "make", "nested": map[string]any{}})),
+		false, veto.StageRecord, "", veto.ReasonStateUnavailable)
+	f = newFixture(t, veto.Config{Patchers: []veto.Patcher{timeout}})
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	c = call("Bash", map[string]any{"command": "make", "nested": map[string]any{}})
+	wantVerdict(t, f.g.Decide(done, c), false, veto.StageRecord, "", veto.ReasonCancelled)
+	if e := f.lastDecision(t, c.Run.Ref); e.Patched || e.Kind != veto.EventDenied {
+		t.Fatalf("a cancelled decision recorded as %+v", e)
+	}
 }
 
 func TestUnreachableStoreDenies(t *testing.T) {

@@ -1,6 +1,7 @@
 package veto_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -51,5 +52,81 @@ func TestHistoryVersionsStayApart(t *testing.T) {
 				t.Fatal("AsIncomplete must mark only its own result incomplete, for good")
 			}
 		})
+	}
+}
+
+// A lazy history knows its length and completeness without loading; it
+// loads once, on the first read, keeps only its first n observations, and
+// a load that fails or falls short panics with ErrHistoryUnavailable
+// (which the gate turns into a denial). Appending, replacing or marking it
+// incomplete loads it and keeps its completeness as it was.
+func TestLazyHistoryLoadsOnceOnFirstRead(t *testing.T) {
+	obs := func(id string) veto.Observation {
+		return veto.Observation{CallID: id, Tool: "Read", Outcome: veto.Failed}
+	}
+	loads := 0
+	three := func() ([]veto.Observation, error) {
+		loads++
+		return []veto.Observation{obs("a"), obs("b"), obs("c")}, nil
+	}
+	h := veto.LazyHistory(2, true, three)
+	if h.Len() != 2 || !h.Complete() || loads != 0 {
+		t.Fatalf("len %d complete %v loads %d before any read", h.Len(), h.Complete(), loads)
+	}
+	if h.At(1).CallID != "b" || len(h.Observations()) != 2 || loads != 1 {
+		t.Fatalf("after reads: %v, %d loads", h.Observations(), loads)
+	}
+	for _, o := range h.All() {
+		_ = o
+	}
+	if loads != 1 {
+		t.Fatalf("%d loads, want 1", loads)
+	}
+	for name, f := range map[string]func(veto.History) veto.History{
+		"appended":   func(h veto.History) veto.History { return h.Appended(obs("d")) },
+		"replaced":   func(h veto.History) veto.History { return h.Replaced(0, obs("z")) },
+		"incomplete": func(h veto.History) veto.History { return h.AsIncomplete() },
+	} {
+		for _, complete := range []bool{true, false} {
+			got := f(veto.LazyHistory(3, complete, three))
+			want := complete && name != "incomplete"
+			if got.Complete() != want || got.At(0).CallID == "" {
+				t.Errorf("%s of a lazy history (complete %v): complete %v", name, complete, got.Complete())
+			}
+		}
+	}
+	if got := veto.LazyHistory(3, true, three).Replaced(2, obs("z")); got.At(2).CallID != "z" || got.At(0).CallID != "a" || got.Len() != 3 {
+		t.Errorf("replaced: %v", got.Observations())
+	}
+	for name, load := range map[string]func() ([]veto.Observation, error){
+		"error": func() ([]veto.Observation, error) { return nil, errors.New("disk") },
+		"short": func() ([]veto.Observation, error) { return []veto.Observation{obs("a")}, nil },
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != veto.ErrHistoryUnavailable {
+					t.Errorf("%s: recovered %v, want ErrHistoryUnavailable", name, r)
+				}
+			}()
+			veto.LazyHistory(2, true, load).At(0)
+		}()
+	}
+	for name, f := range map[string]func(){
+		"at-negative":       func() { veto.NewHistory([]veto.Observation{obs("a")}, true).At(-1) },
+		"at-past-end":       func() { veto.NewHistory([]veto.Observation{obs("a")}, true).At(1) },
+		"replaced-past-end": func() { veto.NewHistory([]veto.Observation{obs("a")}, true).Replaced(1, obs("b")) },
+		"replaced-negative": func() { veto.NewHistory(nil, true).Replaced(-1, obs("b")) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+	if empty := veto.LazyHistory(0, true, func() ([]veto.Observation, error) { t.Error("an empty history loaded"); return nil, nil }); len(empty.Observations()) != 0 {
+		t.Error("an empty lazy history has observations")
 	}
 }

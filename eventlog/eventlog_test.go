@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,11 @@ func TestVerifyChain(t *testing.T) {
 	if b := eventlog.VerifyChain(append([][]byte{good[0]}, relinked...), 1, ""); b == nil || b.Seq != 2 {
 		t.Fatalf("a link to the wrong predecessor: %v, want a break at 2", b)
 	}
+	// A well-linked event whose sequence number skips one.
+	skipped := stored(t, []veto.Event{evs[0], ev(3, veto.EventAllowed, "a")})
+	if b := eventlog.VerifyChain(skipped, 1, ""); b == nil || b.Seq != 3 || !strings.Contains(b.Reason, "sequence number 3 where 2") {
+		t.Fatalf("a gap in a linked chain: %v, want a break at 3", b)
+	}
 	if b := eventlog.VerifyChain([][]byte{good[0], []byte("{")}, 1, ""); b == nil || b.Seq != 2 {
 		t.Fatalf("undecodable bytes: %v, want a break at 2", b)
 	}
@@ -86,6 +92,14 @@ func TestProjectionTallyIsTheHistoryAddedUp(t *testing.T) {
 		obs(7, "a", veto.Cancelled, veto.Target{}),
 		allowed(8, "d", veto.Target{Kind: "url", ID: "x.example"}),
 		obs(9, "d", veto.Failed, veto.Target{}),
+		// The first call on a file moves away while a later one stays: the
+		// later one becomes the first; then it stops counting too.
+		allowed(10, "e", file("/w/q")),
+		allowed(11, "f", file("/w/q")),
+		allowed(12, "g", file("/w/q")),
+		obs(13, "e", veto.Succeeded, file("/w/r")),
+		obs(14, "f", veto.Denied, veto.Target{}),
+		obs(15, "g", veto.Denied, veto.Target{}),
 	}
 	p := eventlog.NewProjection("r")
 	for _, e := range evs {
@@ -107,8 +121,11 @@ func TestProjectionTallyIsTheHistoryAddedUp(t *testing.T) {
 			t.Fatalf("after %d: files %v, want %v", e.Seq, got, files)
 		}
 	}
-	if st := p.State(); !st.History.Complete() || st.Next != 10 || st.History.Len() != 4 {
-		t.Fatalf("state complete=%v next=%d len=%d; want complete, 10, 4", st.History.Complete(), st.Next, st.History.Len())
+	if st := p.State(); !st.History.Complete() || st.Next != 16 || st.History.Len() != 7 {
+		t.Fatalf("state complete=%v next=%d len=%d; want complete, 16, 7", st.History.Complete(), st.Next, st.History.Len())
+	}
+	if b := (&eventlog.ChainBreak{Seq: 4, Reason: "broken"}); b.Error() != "event 4: broken" {
+		t.Fatalf("chain break reads %q", b.Error())
 	}
 }
 

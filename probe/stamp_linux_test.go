@@ -111,6 +111,83 @@ func TestFileAgainTrustsOnlyAnUnmovedSettledStamp(t *testing.T) {
 	}
 
 	t.Run("open for writing", noStampWhileOpenForWriting)
+	t.Run("clock set back", stampNotTrustedFromTheFuture)
+	t.Run("swapped between lstat and open", noStampForAFileSwappedWhileLooking)
+}
+
+// stampNotTrustedFromTheFuture: a stamp whose change time is later than
+// the probe's clock (the clock was set back) is not believed, and a file
+// changed "in the future" is not settled.
+func stampNotTrustedFromTheFuture(t *testing.T) {
+	file, later := settledFile(t)
+	ctx := context.Background()
+	known, err := later.File(ctx, file)
+	if err != nil || known.Stamp == (veto.FileStamp{}) {
+		t.Fatalf("settled file: %+v %v", known, err)
+	}
+	fake := known
+	fake.Hash = "feed"
+	back := Live{Now: func() time.Time { return time.Now().Add(-time.Hour) }}
+	f, err := back.FileAgain(ctx, file, fake)
+	if err != nil || f.Hash != known.Hash {
+		t.Fatalf("a stamp newer than the clock was believed: %+v %v", f, err)
+	}
+	if f.Stamp != (veto.FileStamp{}) {
+		t.Fatalf("a change newer than the clock was taken as settled: %+v", f)
+	}
+	// Just inside and just outside the settling time, by the probe's clock.
+	st := known.Stamp.Change
+	for _, tc := range []struct {
+		after   time.Duration
+		stamped bool
+	}{{Settle, false}, {Settle + time.Millisecond, true}} {
+		at := time.Unix(0, st).Add(tc.after)
+		l := Live{Now: func() time.Time { return at }}
+		f, err := l.File(ctx, file)
+		if err != nil || (f.Stamp != (veto.FileStamp{})) != tc.stamped {
+			t.Errorf("%v after the change: stamp %+v, want stamped=%v (%v)", tc.after, f.Stamp, tc.stamped, err)
+		}
+	}
+}
+
+// noStampForAFileSwappedWhileLooking: another file renamed over the path
+// after lstat and before open is hashed, but the stamp lstat saw is not
+// recorded with its hash.
+func noStampForAFileSwappedWhileLooking(t *testing.T) {
+	file, later := settledFile(t)
+	ctx := context.Background()
+	known, err := later.File(ctx, file)
+	if err != nil || known.Stamp == (veto.FileStamp{}) {
+		t.Fatalf("settled file: %+v %v", known, err)
+	}
+	fi, _ := os.Stat(file)
+	swapped := false
+	racy := later
+	// The filesystem check runs between lstat and open: swap the file there.
+	racy.trusts = func(string) bool {
+		swap := filepath.Join(filepath.Dir(file), "swap.go")
+		if err := os.WriteFile(swap, []byte("package z\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(swap, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(swap, file); err != nil {
+			t.Fatal(err)
+		}
+		swapped = true
+		return false
+	}
+	f, err := racy.FileAgain(ctx, file, known)
+	if err != nil || !swapped {
+		t.Fatalf("%+v %v swapped=%v", f, err, swapped)
+	}
+	if f.Hash == known.Hash {
+		t.Fatalf("the swapped-in file was not read: %+v", f)
+	}
+	if f.Stamp != (veto.FileStamp{}) {
+		t.Fatalf("the stamp of the file lstat saw was recorded with the hash of another: %+v", f)
+	}
 }
 
 func TestNetworkFilesystemsKeepNoStamps(t *testing.T) {
@@ -239,4 +316,23 @@ func stampDir(t *testing.T) string {
 		t.Skipf("the temporary directory's filesystem (%#x) keeps no stamps", sfs.Type)
 	}
 	return dir
+}
+
+// The hash memory never holds more than its bound, after any look.
+func TestHashMemoryBoundAfterEveryLook(t *testing.T) {
+	dir := stampDir(t)
+	l := NewLive(2)
+	l.Now = func() time.Time { return time.Now().Add(time.Minute) }
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, []byte(n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.File(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+		if len(l.hashes.m) > 2 || len(l.hashes.m) == 0 {
+			t.Fatalf("after %s: %d remembered, bound 2", n, len(l.hashes.m))
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -131,13 +132,51 @@ func TestRunHandsOnWhatTheServerCannotAnswer(t *testing.T) {
 // E27
 func TestRunWithoutAnyAnswerBlocks(t *testing.T) {
 	t.Setenv("VETO_NO_SERVER", "1")
+	const reason = "veto-hook could not reach the hook server nor run veto, so the call is blocked."
+	// Each client's blocking reply, written here from its hook protocol
+	// rather than taken from the table veto-hook answers with.
+	want := map[string]struct {
+		exit   int
+		stdout string // JSON, compared as a value; "" for none
+		stderr string
+	}{
+		"claude-code": {2, "", reason + "\n"},
+		"gemini-cli":  {2, `{"decision":"deny","reason":"` + reason + `"}`, reason + "\n"},
+		"copilot-cli": {0, `{"permissionDecision":"deny","permissionDecisionReason":"` + reason + `"}`, ""},
+		"cursor":      {0, `{"continue":true,"permission":"deny","user_message":"` + reason + `","agent_message":"` + reason + `"}`, ""},
+		"codex": {2, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"` +
+			reason + `"}}`, reason + "\n"},
+	}
+	if len(wire.Clients) != len(want) {
+		t.Fatalf("veto-hook speaks to %v; this test knows the replies of %d clients", wire.Clients, len(want))
+	}
 	for _, c := range wire.Clients {
+		w, ok := want[c]
+		if !ok {
+			t.Fatalf("%s: no reply written for this client", c)
+		}
 		var o, e bytes.Buffer
 		code := wire.Run([]string{c}, strings.NewReader(event), &o, &e,
 			func([]string, []byte, io.Writer, io.Writer) (int, bool) { return 0, false }, nil)
-		want, wout, werr := wire.Deny(c, "veto-hook could not reach the hook server nor run veto, so the call is blocked.")
-		if code != want || o.String() != wout || e.String() != werr {
-			t.Errorf("%s: %d %q %q", c, code, o.String(), e.String())
+		if code != w.exit || e.String() != w.stderr {
+			t.Errorf("%s: exit %d stderr %q; want exit %d stderr %q", c, code, e.String(), w.exit, w.stderr)
+		}
+		if w.stdout == "" {
+			if o.Len() != 0 {
+				t.Errorf("%s: stdout %q, want none", c, o.String())
+			}
+			continue
+		}
+		var got, exp any
+		if err := json.Unmarshal(o.Bytes(), &got); err != nil {
+			t.Errorf("%s: stdout %q is not JSON: %v", c, o.String(), err)
+			continue
+		}
+		if err := json.Unmarshal([]byte(w.stdout), &exp); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, exp) {
+			t.Errorf("%s: stdout %s, want %s", c, o.String(), w.stdout)
 		}
 	}
 }
@@ -323,4 +362,82 @@ func TestServerEnvKeepsOnlyWhatAnswersNeed(t *testing.T) {
 	if strings.Join(got, " ") != want {
 		t.Fatalf("ServerEnv = %q, want %q", got, want)
 	}
+}
+
+// A socket is asked only in a directory of this user's that no one else
+// can enter: one reached through a symlink, one others may enter or list,
+// or one owned by another user is never asked, and the call is handed to
+// veto hook.
+func TestRunNeverAsksASocketOutsideAPrivateDirectory(t *testing.T) {
+	t.Setenv("VETO_NO_SERVER", "")
+	try := func(t *testing.T, sockDir string) (asked bool, fb *recorder) {
+		t.Helper()
+		t.Setenv("VETO_SOCKET", filepath.Join(sockDir, "hook.sock"))
+		fb = &recorder{}
+		code := wire.Run([]string{"claude-code"}, strings.NewReader(event), io.Discard, io.Discard, fb.run, func(string) error {
+			t.Error("a server was started for a socket veto-hook may not use")
+			return nil
+		})
+		if asked := fb.calls == 0; asked && code != 0 {
+			t.Fatalf("exit %d without the fallback", code)
+		}
+		return fb.calls == 0, fb
+	}
+	listen := func(t *testing.T, dir string) {
+		t.Helper()
+		serveOnce(t, filepath.Join(dir, "hook.sock"), func(wire.Request) string { return `{"exit":0}` + "\n" })
+	}
+
+	t.Run("private", func(t *testing.T) {
+		dir := privateDir(t)
+		listen(t, dir)
+		if asked, _ := try(t, dir); !asked {
+			t.Fatal("the socket in a private directory was not asked")
+		}
+	})
+	t.Run("symlinked", func(t *testing.T) {
+		dir := privateDir(t)
+		listen(t, dir)
+		link := filepath.Join(privateDir(t), "l")
+		if err := os.Symlink(dir, link); err != nil {
+			t.Fatal(err)
+		}
+		if asked, fb := try(t, link); asked || fb.calls != 1 {
+			t.Fatalf("a socket reached through a symlinked directory was asked (fallback %d)", fb.calls)
+		}
+	})
+	for _, mode := range []os.FileMode{0o710, 0o701, 0o750, 0o705, 0o770, 0o777, 0o720, 0o702} {
+		t.Run("mode-"+mode.String(), func(t *testing.T) {
+			dir := privateDir(t)
+			listen(t, dir)
+			if err := os.Chmod(dir, mode); err != nil {
+				t.Fatal(err)
+			}
+			if asked, _ := try(t, dir); asked {
+				t.Fatalf("a socket in a directory of mode %v was asked", mode)
+			}
+		})
+	}
+	t.Run("another-users", func(t *testing.T) {
+		if os.Getuid() != 0 {
+			t.Skip("needs root to give a directory to another user")
+		}
+		dir := privateDir(t)
+		listen(t, dir)
+		if err := os.Chown(dir, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if asked, _ := try(t, dir); asked {
+			t.Fatal("a socket in another user's directory was asked")
+		}
+	})
+	t.Run("not-a-directory", func(t *testing.T) {
+		file := filepath.Join(privateDir(t), "f")
+		if err := os.WriteFile(file, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := wire.Private(file); err == nil {
+			t.Fatal("a regular file was taken for a private directory")
+		}
+	})
 }

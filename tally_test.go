@@ -37,6 +37,8 @@ func (h hiddenHistory) Load(ctx context.Context, run string) (veto.RunState, err
 // alone: a read of private material taints the run whatever became of it
 // (succeeded, failed, cancelled or never reported), a denied one does not,
 // and the calls let through are counted, as the history adds them up.
+//
+// E28
 func TestHistoryRulesDecideFromTheStoresTally(t *testing.T) {
 	secret := veto.Target{Kind: veto.TargetFile, ID: "/w/secrets/k"}
 	rules, err := sequence.Rules(sequence.Config{Private: []string{"secrets/**"}, MaxCalls: map[string]int{"Write": 2}})

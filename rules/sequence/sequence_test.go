@@ -176,8 +176,6 @@ func TestBadConfigIsRefused(t *testing.T) {
 // whose observations cannot be read (as a store's 100,000 observations
 // are never loaded) they decide as over the history itself, so their
 // cost does not grow with the run.
-//
-// E28
 func TestHistoryRulesReadOnlyTheTally(t *testing.T) {
 	file := func(p string) veto.Target { return veto.Target{Kind: "file", ID: p} }
 	real := veto.NewHistory([]veto.Observation{

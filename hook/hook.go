@@ -94,15 +94,20 @@ var ErrNeedsCEL = errors.New("hook: the policy has CEL rules")
 // Reply answers the event read from stdin. Whatever goes wrong, a tool
 // call is blocked.
 func Reply(ctx context.Context, a agent.Adapter, stdin io.Reader, o Options) (agent.Reply, error) {
-	b, err := io.ReadAll(io.LimitReader(stdin, agent.MaxEvent+1))
-	if err != nil || len(b) > agent.MaxEvent {
-		return a.Deny("veto could not read the hook event, so the call is blocked."), nil
-	}
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Second
 	}
+	// The deadline covers reading the event too: a client that never
+	// closes stdin is refused within it.
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	b, err := wire.ReadEvent(stdin, agent.MaxEvent+1, o.Timeout)
+	if errors.Is(err, wire.ErrSlowInput) {
+		return a.Deny(fmt.Sprintf("veto did not receive the whole hook event within %s (its input was not closed), so the call is blocked.", o.Timeout)), nil
+	}
+	if err != nil || len(b) > agent.MaxEvent {
+		return a.Deny("veto could not read the hook event, so the call is blocked."), nil
+	}
 	type answer struct {
 		r   agent.Reply
 		err error

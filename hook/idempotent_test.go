@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/claudecode"
 	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/sqlite"
@@ -135,7 +136,7 @@ func TestRunSaysWhenItAskedAServer(t *testing.T) {
 	before := time.Now().UnixNano()
 	wire.Run([]string{"claude-code"}, strings.NewReader(ev), io.Discard, io.Discard, fb, nil)
 	after := time.Now().UnixNano()
-	if len(args) != 4 || args[2] != "--asked-at" {
+	if len(args) != 6 || args[2] != "--asked-at" || args[4] != "--timeout" {
 		t.Fatalf("fallback args %v", args)
 	}
 	if at, err := strconv.ParseInt(args[3], 10, 64); err != nil || at < before || at > after {
@@ -162,5 +163,21 @@ func TestServerDecidesNothingPastTheDeadline(t *testing.T) {
 	}
 	if decisions(t, state, "late1") != 0 || decisions(t, state, "ontime1") != 1 {
 		t.Fatal("decided past the deadline, or not in time")
+	}
+}
+
+// veto hook's deadline covers reading the event: a client that never
+// closes stdin is refused within it, in its blocking form.
+func TestReplyRefusesAnEventThatNeverEnds(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	go io.WriteString(w, `{"session_id":"s","hook_event_name":"PreToolUse"`) // and never more
+	start := time.Now()
+	rep, _ := hook.Reply(context.Background(), claudecode.Adapter{}, r, hook.Options{Timeout: 300 * time.Millisecond})
+	if rep.Exit != 2 || !strings.Contains(rep.Stderr, "did not receive the whole hook event within 300ms") {
+		t.Fatalf("reply %+v", rep)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("answered after %s", took)
 	}
 }

@@ -59,18 +59,29 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 		fmt.Fprintln(stderr, "veto-hook: --timeout must be positive")
 		return 64
 	}
+	// One budget covers the whole answer, from reading the event to the
+	// reply, across the server and veto hook: a client that never closes
+	// stdin, or a server that never answers, is refused within it.
+	deadline := time.Now().Add(*timeout)
+	in, err := ReadEvent(stdin, MaxEvent+1, *timeout)
+	if errors.Is(err, ErrSlowInput) {
+		code, o, e := Deny(client, fmt.Sprintf("veto-hook did not receive the whole hook event within %s (its input was not closed), so the call is blocked.", *timeout))
+		io.WriteString(stdout, o)
+		io.WriteString(stderr, e)
+		return code
+	}
 	// An event that cannot be read whole, or is too long, is still handed
 	// on: veto answers it with the client's denial.
-	in, _ := io.ReadAll(io.LimitReader(stdin, MaxEvent+1))
 	build, known := VetoBuild()
 	var asked []string // set when a server may have decided the event without answering
 	if os.Getenv("VETO_NO_SERVER") == "" && len(in) <= MaxEvent && absolute(*state) && known {
 		sock := SocketFor(build)
-		rq := Request{V: 1, Build: build, Client: client, State: *state, Approve: *approve, TimeoutMS: timeout.Milliseconds(),
+		wait := time.Until(deadline)
+		rq := Request{V: 1, Build: build, Client: client, State: *state, Approve: *approve, TimeoutMS: wait.Milliseconds(),
 			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Env: EnvNow(), Event: in}
 		at := time.Now()
-		rq.DeadlineNS = at.Add(*timeout).UnixNano()
-		rs, err := Ask(sock, rq, *timeout)
+		rq.DeadlineNS = deadline.UnixNano()
+		rs, err := Ask(sock, rq, wait)
 		if err == nil {
 			io.WriteString(stdout, rs.Stdout)
 			io.WriteString(stderr, rs.Stderr)
@@ -85,6 +96,14 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 			asked = []string{"--asked-at", strconv.FormatInt(at.UnixNano(), 10)}
 		}
 	}
+	left := time.Until(deadline)
+	if left < minLeft {
+		code, o, e := Deny(client, fmt.Sprintf("veto did not decide within %s, so the call is blocked.", *timeout))
+		io.WriteString(stdout, o)
+		io.WriteString(stderr, e)
+		return code
+	}
+	asked = append(asked, "--timeout", left.Round(time.Millisecond).String())
 	code, ok := fallback(append(append([]string{"hook"}, args...), asked...), in, stdout, stderr)
 	if ok {
 		return code
@@ -93,6 +112,37 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 	io.WriteString(stdout, o)
 	io.WriteString(stderr, e)
 	return code
+}
+
+// minLeft is the least of the budget worth handing to veto hook: less,
+// and the call is refused at once.
+const minLeft = 100 * time.Millisecond
+
+// ErrSlowInput is ReadEvent's error when the event did not arrive whole in
+// time.
+var ErrSlowInput = errors.New("wire: the hook event did not arrive in time")
+
+// ReadEvent reads r to its end, at most max bytes, within d: a client that
+// never closes its input is ErrSlowInput once d has passed (the reader is
+// left to the process's exit).
+func ReadEvent(r io.Reader, max int64, d time.Duration) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, max))
+		ch <- result{b, err}
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case res := <-ch:
+		return res.b, res.err
+	case <-t.C:
+		return nil, ErrSlowInput
+	}
 }
 
 // absolute reports whether state and every setting an answer depends on

@@ -90,7 +90,7 @@ func TestMainFallsBackToVetoAndStartsAServer(t *testing.T) {
 	t.Setenv("VETO_SOCKET", sock)
 	t.Setenv("VETO_NO_SERVER", "")
 	var o, e bytes.Buffer
-	if code := wire.Main([]string{"claude-code"}, strings.NewReader(event), &o, &e); code != 2 || !strings.HasPrefix(o.String(), "args:hook claude-code\n") {
+	if code := wire.Main([]string{"claude-code"}, strings.NewReader(event), &o, &e); code != 2 || !strings.HasPrefix(o.String(), "args:hook claude-code --timeout ") {
 		t.Fatalf("exit %d, stdout %q", code, o.String())
 	}
 	want := "serve-hooks --socket " + sock + " --idle " + wire.ServerIdle.String()
@@ -172,7 +172,7 @@ func TestRunCommandLine(t *testing.T) {
 		{[]string{"claude-code", "--timeout", "0s"}, 64},
 		{[]string{"claude-code", "--timeout", "-1s"}, 64},
 		{[]string{"claude-code", "--no-such-flag"}, 64},
-		{[]string{"claude-code", "--timeout", "1ns"}, 5},
+		{[]string{"claude-code", "--timeout", "1ns"}, 2}, // the budget is spent before veto hook could start
 		{[]string{}, 64},
 		{[]string{"emacs"}, 64},
 	} {
@@ -191,8 +191,8 @@ func TestRunCommandLine(t *testing.T) {
 	var got wire.Request
 	serveOnce(t, sock, func(rq wire.Request) string { got = rq; return `{"exit":0}` + "\n" })
 	wire.Run([]string{"claude-code"}, strings.NewReader(event), io.Discard, io.Discard, fallback, nil)
-	if got.V != 1 || got.Approve || got.TimeoutMS != 2000 {
-		t.Fatalf("request %+v; want no approval and the 2s default timeout", got)
+	if got.V != 1 || got.Approve || got.TimeoutMS > 2000 || got.TimeoutMS < 1500 {
+		t.Fatalf("request %+v; want no approval and what is left of the 2s default budget", got)
 	}
 }
 

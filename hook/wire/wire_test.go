@@ -82,7 +82,7 @@ func TestRunAsksTheServerElseHandsOn(t *testing.T) {
 
 	// No server: handed on whole, with the flags, and one is started.
 	code, out, fb, started := run(nil, "--approve")
-	if code != 7 || out != "fallback\n" || string(fb.event) != event || strings.Join(fb.args, " ") != "hook gemini-cli --approve" {
+	if code != 7 || out != "fallback\n" || string(fb.event) != event || !strings.HasPrefix(strings.Join(fb.args, " "), "hook gemini-cli --approve --timeout ") {
 		t.Fatalf("no server: %d %q %q %q", code, out, fb.event, fb.args)
 	}
 	if len(started) != 1 || started[0] != sock {
@@ -100,7 +100,7 @@ func TestRunAsksTheServerElseHandsOn(t *testing.T) {
 	if code != 2 || out != "{\"decision\":\"deny\"}\nno\n" || fb.calls != 0 || len(started) != 0 {
 		t.Fatalf("served: %d %q fallback %d started %v", code, out, fb.calls, started)
 	}
-	if got.V != 1 || got.Client != "gemini-cli" || !got.Approve || got.TimeoutMS != 3000 || got.State != "/state.db" ||
+	if got.V != 1 || got.Client != "gemini-cli" || !got.Approve || got.TimeoutMS > 3000 || got.TimeoutMS < 2500 || got.State != "/state.db" ||
 		string(got.Event) != event || !wire.SameEnv(got.Env, wire.EnvNow()) {
 		t.Fatalf("request %+v", got)
 	}
@@ -438,6 +438,58 @@ func TestRunNeverAsksASocketOutsideAPrivateDirectory(t *testing.T) {
 		}
 		if err := wire.Private(file); err == nil {
 			t.Fatal("a regular file was taken for a private directory")
+		}
+	})
+}
+
+// One budget covers the whole answer: an input that is never closed, and
+// a server that takes the event and never answers, are each refused in the
+// client's blocking form within it, never handed on with a budget of
+// their own.
+func TestOneBudgetCoversTheAnswer(t *testing.T) {
+	t.Run("stdin never closed", func(t *testing.T) {
+		t.Setenv("VETO_NO_SERVER", "1")
+		r, w := io.Pipe()
+		defer w.Close()
+		go io.WriteString(w, `{"hook_event_name":`) // and never more
+		fb := &recorder{}
+		var o, e bytes.Buffer
+		start := time.Now()
+		code := wire.Run([]string{"claude-code", "--timeout", "300ms"}, r, &o, &e, fb.run, nil)
+		took := time.Since(start)
+		if code != 2 || !strings.Contains(e.String(), "did not receive the whole hook event within 300ms") || fb.calls != 0 {
+			t.Fatalf("exit %d %q %q, fallback %d", code, o.String(), e.String(), fb.calls)
+		}
+		if took > 2*time.Second {
+			t.Errorf("answered after %s", took)
+		}
+	})
+	t.Run("a server that never answers", func(t *testing.T) {
+		dir := privateDir(t)
+		sock := filepath.Join(dir, "hook.sock")
+		t.Setenv("VETO_SOCKET", sock)
+		t.Setenv("VETO_NO_SERVER", "")
+		serveOnce(t, sock, func(wire.Request) string { time.Sleep(time.Second); return "" })
+		fb := &recorder{}
+		var o, e bytes.Buffer
+		start := time.Now()
+		code := wire.Run([]string{"claude-code", "--timeout", "300ms"}, strings.NewReader(event), &o, &e, fb.run, nil)
+		took := time.Since(start)
+		if code != 2 || !strings.Contains(e.String(), "did not decide within 300ms") || fb.calls != 0 {
+			t.Fatalf("exit %d %q, fallback %d", code, e.String(), fb.calls)
+		}
+		if took > 900*time.Millisecond {
+			t.Errorf("answered after %s, past the 300ms budget", took)
+		}
+	})
+	t.Run("what is left goes to veto hook", func(t *testing.T) {
+		t.Setenv("VETO_NO_SERVER", "1")
+		fb := &recorder{}
+		wire.Run([]string{"claude-code", "--timeout", "3s"}, strings.NewReader(event), io.Discard, io.Discard, fb.run, nil)
+		args := strings.Join(fb.args, " ")
+		left, err := time.ParseDuration(args[strings.LastIndex(args, " ")+1:])
+		if !strings.HasPrefix(args, "hook claude-code --timeout 3s --timeout ") || err != nil || left > 3*time.Second || left < 2*time.Second {
+			t.Fatalf("veto hook was given %q", args)
 		}
 	})
 }

@@ -54,7 +54,6 @@ func TestGeminiCLI(t *testing.T) {
 	need(t, "node")
 	node := clients(t)
 	playScenarios(t, clientRun{display: "Gemini CLI", name: "gemini-cli", file: "gemini-cli.json",
-		spec:      func(t *testing.T, s *sandbox, calls []Call) runSpec { return geminiRun(t, s, node, calls) },
-		setup:     func(t *testing.T, s *sandbox) { geminiUser(t, s); describeNotes(t, s) },
-		knownGaps: map[string]string{"ids": "issue 15: Gemini CLI sends no tool call id, so veto makes an AfterTool's id from another timestamp than its BeforeTool's"}})
+		spec:  func(t *testing.T, s *sandbox, calls []Call) runSpec { return geminiRun(t, s, node, calls) },
+		setup: func(t *testing.T, s *sandbox) { geminiUser(t, s); describeNotes(t, s) }})
 }

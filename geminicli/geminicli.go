@@ -72,8 +72,12 @@ func (Adapter) Decode(b []byte) (agent.Event, error) {
 	}
 	id := e.ToolCallID
 	if id == "" {
-		// Gemini CLI may not name the call: the name, time and input do.
-		id = "gemini-" + fmt.Sprintf("%x", sum(e.ToolName, e.Timestamp, string(e.ToolInput)))
+		// Gemini CLI does not name the call. Its session, tool and input
+		// do, the same in BeforeTool and AfterTool (their timestamps
+		// differ), so a call's decision and what it did share an id; a
+		// later call of the same tool with the same input shares it too,
+		// and is decided again as another call.
+		id = "gemini-" + fmt.Sprintf("%x", sum(e.SessionID, e.ToolName, string(canonicalJSON(e.ToolInput))))
 	}
 	ev.Call = veto.Call{ID: id, Tool: e.ToolName, Cwd: e.Cwd, Run: veto.Run{Ref: e.SessionID},
 		Actor: veto.Actor{Kind: "agent", ID: Client.Actor}}
@@ -88,6 +92,21 @@ func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reaso
 
 // Allow implements agent.Adapter: {} (or {"decision":"allow"}, approving).
 func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }
+
+// canonicalJSON is raw re-encoded with sorted keys and no spaces, so that
+// the same input spelt two ways names one call; raw itself when it does
+// not decode.
+func canonicalJSON(raw json.RawMessage) []byte {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return b
+}
 
 // ShellTool is Gemini CLI's shell tool. A command that ran and failed is
 // no error to Gemini CLI: its exit code is only in the text the model

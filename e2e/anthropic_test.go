@@ -16,7 +16,11 @@ import (
 // and end_turn. Every tool_result the client sends back is recorded by its
 // tool_use id. Side requests (titles, summaries, quota checks) get a short
 // text answer. Every request body is searched for the canaries.
-type anthropic struct {
+type anthropic struct{ script }
+
+// script is what every scripted endpoint keeps: the calls it asks for,
+// the canaries it looks for, and what it saw.
+type script struct {
 	calls    []Call
 	canaries map[string]string // name → text that must never reach the model
 
@@ -29,6 +33,36 @@ type anthropic struct {
 	tools    []string // the tools the client offered, in its first main request
 }
 
+func newScript(calls []Call, canaries map[string]string) script {
+	return script{calls: calls, canaries: canaries, results: map[string]ToolResult{}, leaks: map[string]bool{}}
+}
+
+// read reads a request's body, counts the request and looks for the
+// canaries in it.
+func (s *script) read(r *http.Request) []byte {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests++
+	for name, c := range s.canaries {
+		if strings.Contains(string(body), c) {
+			s.leaks[name] = true
+		}
+	}
+	return body
+}
+
+// notScripted records a request the script has no answer for and
+// answers it 404 with the API's own error body.
+func (s *script) notScripted(w http.ResponseWriter, r *http.Request, errorBody string) {
+	s.mu.Lock()
+	s.unknown = append(s.unknown, r.Method+" "+r.URL.Path)
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNotFound)
+	io.WriteString(w, errorBody)
+}
+
 // ToolResult is what the client sent back for one call.
 type ToolResult struct {
 	ID      string `json:"id"`
@@ -37,7 +71,7 @@ type ToolResult struct {
 }
 
 func newAnthropic(calls []Call, canaries map[string]string) *anthropic {
-	return &anthropic{calls: calls, canaries: canaries, results: map[string]ToolResult{}, leaks: map[string]bool{}}
+	return &anthropic{newScript(calls, canaries)}
 }
 
 // callID is the tool_use id of the script's call i.
@@ -86,15 +120,7 @@ func text(raw json.RawMessage) string {
 }
 
 func (a *anthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	a.mu.Lock()
-	a.requests++
-	for name, c := range a.canaries {
-		if strings.Contains(string(body), c) {
-			a.leaks[name] = true
-		}
-	}
-	a.mu.Unlock()
+	body := a.read(r)
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
 		w.Header().Set("Content-Type", "application/json")
@@ -102,12 +128,7 @@ func (a *anthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
 	default:
-		a.mu.Lock()
-		a.unknown = append(a.unknown, r.Method+" "+r.URL.Path)
-		a.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		io.WriteString(w, `{"type":"error","error":{"type":"not_found_error","message":"not scripted"}}`)
+		a.notScripted(w, r, `{"type":"error","error":{"type":"not_found_error","message":"not scripted"}}`)
 		return
 	}
 	var rq msgRequest
@@ -225,11 +246,11 @@ type report struct {
 	Tools    []string              `json:"tools"`
 }
 
-func (a *anthropic) report() report {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	r := report{Requests: a.requests, Main: a.main, Unknown: a.unknown, Results: a.results, Tools: a.tools}
-	for name := range a.leaks {
+func (s *script) report() report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := report{Requests: s.requests, Main: s.main, Unknown: s.unknown, Results: s.results, Tools: s.tools}
+	for name := range s.leaks {
 		r.Leaks = append(r.Leaks, name)
 	}
 	return r

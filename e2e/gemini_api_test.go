@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 )
 
 // gemini is a scripted model endpoint speaking the Gemini API
@@ -15,21 +14,10 @@ import (
 // offers function declarations it asks for the script's next call as one
 // functionCall; once done, text. The functionResponses the client sends
 // back are recorded in order, as the calls' results.
-type gemini struct {
-	calls    []Call
-	canaries map[string]string
-
-	mu       sync.Mutex
-	results  map[string]ToolResult
-	leaks    map[string]bool
-	requests int
-	main     int
-	unknown  []string
-	tools    []string
-}
+type gemini struct{ script }
 
 func newGemini(calls []Call, canaries map[string]string) *gemini {
-	return &gemini{calls: calls, canaries: canaries, results: map[string]ToolResult{}, leaks: map[string]bool{}}
+	return &gemini{newScript(calls, canaries)}
 }
 
 type gemRequest struct {
@@ -58,15 +46,7 @@ type gemPart struct {
 }
 
 func (g *gemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	g.mu.Lock()
-	g.requests++
-	for name, c := range g.canaries {
-		if strings.Contains(string(body), c) {
-			g.leaks[name] = true
-		}
-	}
-	g.mu.Unlock()
+	body := g.read(r)
 	path := r.URL.Path
 	model, method, _ := strings.Cut(path[strings.LastIndexByte(path, '/')+1:], ":")
 	if r.Method != http.MethodPost || !strings.Contains(path, "/models/") {
@@ -79,12 +59,7 @@ func (g *gemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case "generateContent", "streamGenerateContent":
 	default:
-		g.mu.Lock()
-		g.unknown = append(g.unknown, r.Method+" "+path)
-		g.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		io.WriteString(w, `{"error":{"code":404,"message":"not scripted","status":"NOT_FOUND"}}`)
+		g.notScripted(w, r, `{"error":{"code":404,"message":"not scripted","status":"NOT_FOUND"}}`)
 		return
 	}
 	stream := method == "streamGenerateContent"
@@ -159,14 +134,4 @@ func (g *gemini) reply(w http.ResponseWriter, stream bool, model string, call *t
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	fmt.Fprintf(w, "data: %s\r\n\r\n", b)
-}
-
-func (g *gemini) report() report {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	r := report{Requests: g.requests, Main: g.main, Unknown: g.unknown, Results: g.results, Tools: g.tools}
-	for name := range g.leaks {
-		r.Leaks = append(r.Leaks, name)
-	}
-	return r
 }

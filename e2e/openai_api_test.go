@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 )
 
 // responses is a scripted model endpoint speaking the OpenAI Responses API
@@ -14,21 +13,10 @@ import (
 // through a model_providers entry: on each request that offers tools it
 // asks for the script's next call as one function_call item; once done, a
 // message. The outputs the client sends back are recorded by call id.
-type responses struct {
-	calls    []Call
-	canaries map[string]string
-
-	mu       sync.Mutex
-	results  map[string]ToolResult
-	leaks    map[string]bool
-	requests int
-	main     int
-	unknown  []string
-	tools    []string
-}
+type responses struct{ script }
 
 func newResponses(calls []Call, canaries map[string]string) *responses {
-	return &responses{calls: calls, canaries: canaries, results: map[string]ToolResult{}, leaks: map[string]bool{}}
+	return &responses{newScript(calls, canaries)}
 }
 
 type respRequest struct {
@@ -45,22 +33,9 @@ type respRequest struct {
 }
 
 func (a *responses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-	a.mu.Lock()
-	a.requests++
-	for name, c := range a.canaries {
-		if strings.Contains(string(body), c) {
-			a.leaks[name] = true
-		}
-	}
-	a.mu.Unlock()
+	body := a.read(r)
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") {
-		a.mu.Lock()
-		a.unknown = append(a.unknown, r.Method+" "+r.URL.Path)
-		a.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		io.WriteString(w, `{"error":{"message":"not scripted","type":"invalid_request_error"}}`)
+		a.notScripted(w, r, `{"error":{"message":"not scripted","type":"invalid_request_error"}}`)
 		return
 	}
 	var rq respRequest
@@ -129,14 +104,4 @@ func (a *responses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	event(map[string]any{"type": "response.completed", "response": map[string]any{"id": id, "usage": map[string]any{
 		"input_tokens": 100, "input_tokens_details": map[string]int{"cached_tokens": 0}, "output_tokens": 20,
 		"output_tokens_details": map[string]int{"reasoning_tokens": 0}, "total_tokens": 120}}})
-}
-
-func (a *responses) report() report {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	r := report{Requests: a.requests, Main: a.main, Unknown: a.unknown, Results: a.results, Tools: a.tools}
-	for name := range a.leaks {
-		r.Leaks = append(r.Leaks, name)
-	}
-	return r
 }

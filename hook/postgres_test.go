@@ -3,9 +3,7 @@ package hook_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,44 +15,8 @@ import (
 	"github.com/vetohq/veto/claudecode"
 	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/hook/wire"
+	"github.com/vetohq/veto/postgres/pgtest"
 )
-
-// pgBase is the server the tests use: $VETO_TEST_POSTGRES, or the local one.
-func pgBase() string {
-	if d := os.Getenv("VETO_TEST_POSTGRES"); d != "" {
-		return d
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
-
-// pgFresh returns the DSN of a new, empty schema, dropped after the test;
-// it skips, saying how to run it, when no server answers (fails under CI).
-func pgFresh(t *testing.T) string {
-	t.Helper()
-	db, err := sql.Open("pgx", pgBase())
-	check(t, err)
-	defer db.Close()
-	c, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if err := db.PingContext(c); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("PostgreSQL at %s: %v", pgBase(), err)
-		}
-		t.Skipf("no PostgreSQL at %s (%v); set VETO_TEST_POSTGRES", pgBase(), err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "veto_hook_" + hex.EncodeToString(b[:])
-	_, err = db.Exec("CREATE SCHEMA " + schema)
-	check(t, err)
-	t.Cleanup(func() {
-		if d, err := sql.Open("pgx", pgBase()); err == nil {
-			d.Exec("DROP SCHEMA " + schema + " CASCADE")
-			d.Close()
-		}
-	})
-	return pgBase() + "&search_path=" + schema
-}
 
 // TestDecidesOnPostgres: veto hook decides on a PostgreSQL database that
 // many vetos share: a Read one process observed is known to the Write
@@ -63,7 +25,7 @@ func pgFresh(t *testing.T) string {
 // reached refuses the call with its cause, never naming the DSN's
 // password.
 func TestDecidesOnPostgres(t *testing.T) {
-	dsn := pgFresh(t)
+	dsn := pgtest.Fresh(t)
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "ws")
 	check(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
@@ -131,7 +93,7 @@ func TestDecidesOnPostgres(t *testing.T) {
 // one pool for it: what a call through it did is known to a veto hook on
 // the same database.
 func TestServerDecidesOnPostgres(t *testing.T) {
-	dsn := pgFresh(t)
+	dsn := pgtest.Fresh(t)
 	t.Setenv("VETO_POSTGRES", dsn)
 	srv := startServerWith(t, hook.Options{Postgres: dsn})
 	ws := srv.ws

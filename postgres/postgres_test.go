@@ -2,9 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"os"
 	"testing"
 	"time"
@@ -13,57 +10,21 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/postgres"
+	"github.com/vetohq/veto/postgres/pgtest"
 	"github.com/vetohq/veto/sqlstore"
 	"github.com/vetohq/veto/storetest"
 )
 
 var ctx = context.Background()
 
-// base is the server the tests use: $VETO_TEST_POSTGRES, or the local one.
-func base() string {
-	if d := os.Getenv("VETO_TEST_POSTGRES"); d != "" {
-		return d
-	}
-	return "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
-}
+func base() string { return pgtest.Base() }
 
 func TestMain(m *testing.M) {
 	storetest.ChildMain(func() (veto.Store, error) { return postgres.Open(ctx, os.Getenv("VETO_STORETEST_DSN")) })
 	os.Exit(m.Run())
 }
 
-// fresh returns the DSN of a new, empty schema, dropped after the test;
-// it skips the test, saying how to run it, when no server answers.
-func fresh(t testing.TB) string {
-	t.Helper()
-	db, err := sql.Open("pgx", base())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	c, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if err := db.PingContext(c); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("PostgreSQL at %s: %v", base(), err)
-		}
-		t.Skipf("no PostgreSQL at %s (%v): start it with pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start, or set VETO_TEST_POSTGRES", base(), err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "veto_test_" + hex.EncodeToString(b[:])
-	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		d, err := sql.Open("pgx", base())
-		if err == nil {
-			d.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
-			d.Close()
-		}
-	})
-	return base() + "&search_path=" + schema
-}
+func fresh(t testing.TB) string { return pgtest.Fresh(t) }
 
 func open(t testing.TB, dsn string) *sqlstore.Store {
 	t.Helper()

@@ -84,16 +84,6 @@ func (i *Info) RuleInfo() veto.RuleInfo {
 	return i.info
 }
 
-// Reason returns the declared reason with the code, or nil.
-func (i *Info) Reason(code string) *Reason {
-	for _, r := range i.Reasons {
-		if r.Code == code {
-			return r
-		}
-	}
-	return nil
-}
-
 var (
 	famMu    sync.Mutex
 	families []*Family
@@ -198,18 +188,6 @@ func IDs() []string {
 		}
 	}
 	return out
-}
-
-// Lookup returns the declaration of a built-in rule, or nil.
-func Lookup(id string) *Info {
-	for _, f := range Families() {
-		for _, r := range f.Rules {
-			if r.ID == id {
-				return r
-			}
-		}
-	}
-	return nil
 }
 
 // Sections returns every registered section, in the families' order.

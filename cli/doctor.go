@@ -246,28 +246,19 @@ func splitCommand(cmd, client string) ([]string, error) {
 }
 
 // registeredTimeout is the timeout the client gives the hook, from the
-// entry (seconds, or milliseconds for Gemini CLI), else 60 s.
+// entry's field the client table names, else 60 s.
 func registeredTimeout(c *clients.Client, e map[string]any) time.Duration {
-	for _, k := range []string{"timeout", "timeoutSec"} {
-		n, ok := e[k].(json.Number)
-		if !ok {
-			if f, isFloat := e[k].(float64); isFloat {
-				n, ok = json.Number(fmt.Sprint(f)), true
-			}
-		}
-		if !ok {
-			continue
-		}
-		f, err := n.Float64()
-		if err != nil || f <= 0 {
-			continue
-		}
-		if c == &clients.GeminiCLI {
-			return time.Duration(f) * time.Millisecond
-		}
-		return time.Duration(f * float64(time.Second))
+	var f float64
+	switch v := e[c.Settings.TimeoutKey].(type) {
+	case json.Number:
+		f, _ = v.Float64()
+	case float64:
+		f = v
 	}
-	return 60 * time.Second
+	if c.Settings.TimeoutKey == "" || f <= 0 {
+		return 60 * time.Second
+	}
+	return time.Duration(f * float64(c.Settings.TimeoutUnit))
 }
 
 // probe runs argv with the client's probe event, on a scratch state and

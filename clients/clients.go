@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -62,7 +63,11 @@ type Settings struct {
 	Grouped    bool
 	CommandKey string         // the entry's field holding the command
 	Entry      map[string]any // the entry's other fields (type, timeout)
-	Top        map[string]any // fields the file needs at its top level (version)
+	// TimeoutKey is the entry's field that holds the client's timeout for
+	// the hook, in TimeoutUnit ("" : the client's own default applies).
+	TimeoutKey  string
+	TimeoutUnit time.Duration
+	Top         map[string]any // fields the file needs at its top level (version)
 	// FailClosed are the fields of an entry that make the client block a
 	// call when the hook itself fails: cannot start (a missing binary),
 	// times out, or exits with a code the client does not read as a
@@ -159,7 +164,7 @@ var (
 		Events: []Event{{Name: "SessionStart"}, {Name: "PreToolUse", Matcher: "*"}, {Name: "PostToolUse", Matcher: "*"},
 			{Name: "PostToolUseFailure", Matcher: "*"}},
 		Settings: Settings{Project: ".claude/settings.json", User: ".claude/settings.json", Grouped: true, CommandKey: "command",
-			Entry: obj{"type": "command", "timeout": json.Number("5")},
+			Entry: obj{"type": "command", "timeout": json.Number("5")}, TimeoutKey: "timeout", TimeoutUnit: time.Second,
 			// Claude Code 2.1.295 and later: a hook that cannot start, times
 			// out or exits unexpectedly blocks the call; older versions
 			// ignore the field.
@@ -174,7 +179,7 @@ var (
 		Approve: Reply{Stdout: obj{"decision": "allow"}},
 		Events:  []Event{{Name: "SessionStart"}, {Name: "BeforeTool", Matcher: ".*"}, {Name: "AfterTool", Matcher: ".*"}},
 		Settings: Settings{Project: ".gemini/settings.json", User: ".gemini/settings.json", Grouped: true, CommandKey: "command",
-			Entry: obj{"type": "command", "name": "veto", "timeout": json.Number("5000")}},
+			Entry: obj{"type": "command", "name": "veto", "timeout": json.Number("5000")}, TimeoutKey: "timeout", TimeoutUnit: time.Millisecond},
 		Probe: `{"session_id":"veto-doctor","cwd":$CWD,"hook_event_name":"BeforeTool","tool_name":"read_file",` +
 			`"tool_input":{"absolute_path":"~/.ssh/id_rsa"},"tool_call_id":"veto-doctor-1"}`,
 	}
@@ -186,7 +191,7 @@ var (
 		Events:  []Event{{Name: "sessionStart"}, {Name: "preToolUse"}, {Name: "postToolUse"}},
 		// Copilot CLI reads hooks from the repository only.
 		Settings: Settings{Project: ".github/hooks/veto.json", CommandKey: "bash",
-			Entry: obj{"type": "command", "timeoutSec": json.Number("5")}, Top: obj{"version": json.Number("1")}},
+			Entry: obj{"type": "command", "timeoutSec": json.Number("5")}, TimeoutKey: "timeoutSec", TimeoutUnit: time.Second, Top: obj{"version": json.Number("1")}},
 		Probe: `{"timestamp":1764584200000,"cwd":$CWD,"toolName":"bash","toolArgs":"{\"command\":\"cat ~/.ssh/id_rsa\"}"}`,
 	}
 	Cursor = Client{
@@ -214,7 +219,7 @@ var (
 		Approve: Reply{},
 		Events:  []Event{{Name: "SessionStart"}, {Name: "PreToolUse", Matcher: "*"}, {Name: "PostToolUse", Matcher: "*"}},
 		Settings: Settings{Project: ".codex/hooks.json", User: ".codex/hooks.json", UserDirEnv: "CODEX_HOME", Grouped: true,
-			CommandKey: "command", Entry: obj{"type": "command", "timeout": json.Number("5")}},
+			CommandKey: "command", Entry: obj{"type": "command", "timeout": json.Number("5")}, TimeoutKey: "timeout", TimeoutUnit: time.Second},
 		Probe: `{"session_id":"veto-doctor","cwd":$CWD,"hook_event_name":"PreToolUse","tool_name":"shell",` +
 			`"tool_input":{"command":["bash","-lc","cat ~/.ssh/id_rsa"]},"tool_use_id":"veto-doctor-1"}`,
 		Note: "Codex runs a new or changed hook only once it is trusted: open /hooks in Codex and trust veto's (a project's hooks also need the project trusted).",

@@ -1,0 +1,347 @@
+package cli
+
+import (
+	"context"
+	"crypto/tls"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/postgres"
+	"github.com/vetohq/veto/server"
+	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/sqlstore"
+)
+
+const serveHTTPDescription = `Decide tool calls over HTTP/JSON: veto's decision service, for runtimes in any language
+and for many instances sharing one PostgreSQL database.
+
+  veto serve --listen 127.0.0.1:8181 [--postgres DSN | --state FILE] [--policy FILE]
+             [--tls-cert FILE --tls-key FILE] [--deadline 2s] [--log-level warn]
+
+  POST /v1/decide            a call in veto check's JSON → its verdict
+  POST /v1/observe           the call as it ran, with "outcome" → recorded
+  POST /v1/runs              {"ref", "fresh"}: start a run
+  GET  /v1/runs/{run}/events a run's history
+  POST /v1/suspend, /v1/resume   park a call for a person; decide it again on approval or input
+  GET  /v1/events            server-sent events, with veto log's filters (run, tool, verdict, since, all)
+  GET  /v1/policy            the effective policy
+  POST /v1/hooks/claude-code Claude Code's HTTP hook (veto init claude-code --url URL)
+  GET  /healthz, /readyz, /metrics
+
+Every request but /healthz, /readyz and /metrics needs a token (Authorization: Bearer …) made
+by veto token create against the same state; the identity a call acts as is the token's.
+Listening beyond loopback needs --tls-cert and --tls-key. The policy is the built-in default,
+the user's and the managed file, and --policy: project files are not read, since a request
+must not choose which files the service reads. SIGTERM finishes the decisions in flight.
+docs/openapi.json describes the API.`
+
+func runServeHTTP(ctx context.Context, e *env, args []string) int {
+	fs := newFlags(e, "serve", "--listen ADDR [--postgres DSN | --state FILE] [flags]", serveHTTPDescription)
+	listen := fs.String("listen", "127.0.0.1:8181", "the address to listen on (host:port)")
+	state := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file (default: $XDG_STATE_HOME/veto/veto.db)")
+	pg := fs.String("postgres", os.Getenv("VETO_POSTGRES"), "decide on this PostgreSQL database (a DSN), shared by every instance that names it")
+	policyFile := fs.String("policy", "", "a policy file applied after the user's and the managed one")
+	certFile := fs.String("tls-cert", "", "serve TLS with this certificate (PEM)")
+	keyFile := fs.String("tls-key", "", "the certificate's private key (PEM)")
+	deadline := fs.Duration("deadline", 2*time.Second, "refuse a call not decided in this time")
+	noAuth := fs.Bool("insecure-no-auth", false, "accept requests without a token, acting as the actor the body names (loopback only)")
+	level := fs.String("log-level", "warn", "log to stderr as JSON at this level: off, debug, info, warn, error")
+	grace := fs.Duration("grace", 10*time.Second, "on SIGTERM, how long the decisions in flight may take")
+	if code, done := parse(e, fs, args); done {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(e.stderr, "veto serve: unexpected argument %q\n", fs.Arg(0))
+		return ExitUsage
+	}
+	log, err := logger(e.stderr, *level)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto serve:", err)
+		return ExitUsage
+	}
+	loopback, err := isLoopback(*listen)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto serve: --listen:", err)
+		return ExitUsage
+	}
+	useTLS := *certFile != "" || *keyFile != ""
+	switch {
+	case useTLS && (*certFile == "" || *keyFile == ""):
+		fmt.Fprintln(e.stderr, "veto serve: --tls-cert and --tls-key go together")
+		return ExitUsage
+	case !loopback && !useTLS:
+		fmt.Fprintln(e.stderr, "veto serve: listening beyond loopback needs TLS: give --tls-cert and --tls-key")
+		return ExitUsage
+	case *noAuth && !loopback:
+		fmt.Fprintln(e.stderr, "veto serve: --insecure-no-auth is for loopback addresses only")
+		return ExitUsage
+	}
+	st, err := openServiceState(ctx, *state, *pg)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto serve: cannot open the state:", stateCause(err))
+		return ExitDeny
+	}
+	defer st.close()
+	lo := policy.Locate("", "")
+	lo.FlagPath = *policyFile
+	lo.Compiler = &lazyCEL{}
+	p, err := policy.Load(lo)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto serve: the policy does not load; run: veto validate")
+		fmt.Fprintln(e.stderr, err)
+		return ExitDeny
+	}
+	g, err := p.Gate(policy.BuildOptions{Store: st.store, Logger: log})
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto serve: cannot build the gate:", err)
+		return ExitDeny
+	}
+	cfg := server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, Policy: showPolicy(p),
+		Logger: log, Deadline: *deadline}
+	if !*noAuth {
+		if cfg.Tokens, err = st.tokens(ctx); err != nil {
+			fmt.Fprintln(e.stderr, "veto serve: cannot open the token table:", stateCause(err))
+			return ExitDeny
+		}
+	}
+	h, err := server.New(cfg)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto serve:", err)
+		return ExitDeny
+	}
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto serve:", err)
+		return ExitDeny
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: *deadline + 10*time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	scheme := "http"
+	if useTLS {
+		scheme = "https"
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	ctx, quit := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer quit()
+	done := make(chan error, 1)
+	go func() {
+		if useTLS {
+			done <- srv.ServeTLS(l, *certFile, *keyFile)
+		} else {
+			done <- srv.Serve(l)
+		}
+	}()
+	// The first line says where: tests and scripts read the port from it.
+	fmt.Fprintf(e.stderr, "veto serve: listening on %s://%s\n", scheme, l.Addr())
+	select {
+	case err := <-done:
+		fmt.Fprintln(e.stderr, "veto serve:", err)
+		return ExitDeny
+	case <-ctx.Done():
+	}
+	// Stop taking requests; finish the ones in flight (their decisions
+	// are recorded and answered), within the grace period.
+	sctx, cancel := context.WithTimeout(context.Background(), *grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		fmt.Fprintln(e.stderr, "veto serve: stopping:", err)
+		return ExitDeny
+	}
+	fmt.Fprintln(e.stderr, "veto serve: stopped")
+	return ExitAllow
+}
+
+// isLoopback reports whether addr (host:port) listens on loopback only.
+func isLoopback(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}
+
+// stateCause names what is wrong with a state, never a driver's message.
+func stateCause(err error) string {
+	var se *sqlstore.StateError
+	if errors.As(err, &se) {
+		return se.Reason()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "it did not answer in time"
+	}
+	return "it cannot be reached"
+}
+
+// serviceState is the state a service decides on: an SQLite file proved
+// sound before each request, or a PostgreSQL pool.
+type serviceState struct {
+	store   veto.Store
+	log     server.Store
+	acquire func(ctx context.Context) (func(), error)
+	db      func() *sql.DB
+	dialect string
+	close   func()
+}
+
+func openServiceState(ctx context.Context, path, dsn string) (*serviceState, error) {
+	if dsn != "" {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		s, err := postgres.Open(cctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		return &serviceState{store: s, log: s, db: s.DB, dialect: "postgres", close: func() { s.Close() }}, nil
+	}
+	if path == "" {
+		p, err := sqlite.DefaultPath()
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	}
+	f := sqlite.OpenFile(path, sqlite.Options{Verify: true, BusyTimeout: time.Second})
+	release, err := f.Acquire(ctx)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	release()
+	return &serviceState{store: f, log: fileLog{f}, acquire: f.Acquire, db: func() *sql.DB { return f.Store().DB() },
+		dialect: "sqlite", close: func() { f.Close() }}, nil
+}
+
+func (st *serviceState) tokens(ctx context.Context) (*server.Tokens, error) {
+	if st.acquire != nil {
+		release, err := st.acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
+	return server.OpenTokens(ctx, st.db, st.dialect)
+}
+
+// fileLog is an SQLite file's decision log, used while the file is
+// acquired.
+type fileLog struct{ f *sqlite.File }
+
+func (l fileLog) Load(ctx context.Context, run string) (veto.RunState, error) { return l.f.Load(ctx, run) }
+func (l fileLog) Append(ctx context.Context, run string, next uint64, evs []veto.Event) error {
+	return l.f.Append(ctx, run, next, evs)
+}
+func (l fileLog) Events(ctx context.Context, run string, after uint64) ([]veto.Event, error) {
+	return l.f.Events(ctx, run, after)
+}
+func (l fileLog) Runs(ctx context.Context) ([]string, error) { return l.f.Store().Runs(ctx) }
+func (l fileLog) Scan(ctx context.Context, q veto.LogQuery, fn func(string, uint64, []byte) error) error {
+	return l.f.Store().Scan(ctx, q, fn)
+}
+func (l fileLog) Chain(ctx context.Context, run string) (uint64, string, [][]byte, error) {
+	return l.f.Store().Chain(ctx, run)
+}
+func (l fileLog) Prune(ctx context.Context, before time.Time) (int, error) {
+	return l.f.Store().Prune(ctx, before)
+}
+
+const tokenDescription = `Make, list and revoke the bearer tokens of veto serve. Each token is bound to an actor:
+every call made with it acts as that actor. Only a hash of a token is stored; its secret is
+printed once, by create.
+
+  veto token create --actor KIND:ID [--state FILE | --postgres DSN]   KIND: user, schedule, agent, service
+  veto token list [--state FILE | --postgres DSN]
+  veto token revoke ID [--state FILE | --postgres DSN]`
+
+func runToken(ctx context.Context, e *env, args []string) int {
+	sub := ""
+	if len(args) > 0 && (args[0] == "create" || args[0] == "list" || args[0] == "revoke") {
+		sub, args = args[0], args[1:]
+	}
+	fs := newFlags(e, "token", "create|list|revoke [flags]", tokenDescription)
+	state := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file")
+	pg := fs.String("postgres", os.Getenv("VETO_POSTGRES"), "a PostgreSQL database instead (a DSN)")
+	actor := fs.String("actor", "", "create: the actor the token acts as, KIND:ID")
+	if code, done := parse(e, fs, args); done {
+		return code
+	}
+	if sub == "" {
+		fmt.Fprintln(e.stderr, "veto token: want create, list or revoke")
+		return ExitUsage
+	}
+	var a veto.Actor
+	if sub == "create" {
+		var err error
+		if a, err = server.ParseActor(*actor); err != nil {
+			fmt.Fprintln(e.stderr, "veto token create: --actor:", err)
+			return ExitUsage
+		}
+	}
+	if (sub == "revoke") != (fs.NArg() == 1) || fs.NArg() > 1 {
+		fmt.Fprintln(e.stderr, "veto token: revoke takes one token id; create and list take none")
+		return ExitUsage
+	}
+	st, err := openServiceState(ctx, *state, *pg)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto token: cannot open the state:", stateCause(err))
+		return ExitDeny
+	}
+	defer st.close()
+	toks, err := st.tokens(ctx)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto token: cannot open the token table:", stateCause(err))
+		return ExitDeny
+	}
+	switch sub {
+	case "create":
+		tok, secret, err := toks.Create(ctx, a, time.Now())
+		if err != nil {
+			fmt.Fprintln(e.stderr, "veto token create: the token could not be stored")
+			return ExitDeny
+		}
+		fmt.Fprintln(e.stdout, secret)
+		fmt.Fprintf(e.stderr, "token %s acts as %s:%s; its secret is printed once, above\n", tok.ID, a.Kind, a.ID)
+	case "list":
+		list, err := toks.List(ctx)
+		if err != nil {
+			fmt.Fprintln(e.stderr, "veto token list: the tokens could not be read")
+			return ExitDeny
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tACTOR\tCREATED\tREVOKED")
+		for _, t := range list {
+			rev := "-"
+			if !t.Revoked.IsZero() {
+				rev = t.Revoked.Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s:%s\t%s\t%s\n", t.ID, t.Actor.Kind, t.Actor.ID, t.Created.Format(time.RFC3339), rev)
+		}
+		tw.Flush()
+	case "revoke":
+		if err := toks.Revoke(ctx, fs.Arg(0), time.Now()); err != nil {
+			if errors.Is(err, server.ErrNoToken) {
+				fmt.Fprintf(e.stderr, "veto token revoke: no live token has the id %q\n", fs.Arg(0))
+				return ExitDeny
+			}
+			fmt.Fprintln(e.stderr, "veto token revoke: the token could not be revoked")
+			return ExitDeny
+		}
+		fmt.Fprintf(e.stdout, "revoked %s\n", fs.Arg(0))
+	}
+	return ExitAllow
+}

@@ -1,0 +1,375 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/sqlstore"
+)
+
+// reasonRequestInvalid refuses a request veto cannot read; its message
+// names the field, never its value.
+const reasonRequestInvalid = "request_invalid"
+
+// status is the HTTP status of a verdict: 200 for an answer about the
+// call, 503 when the state refused it, 504 when the deadline did.
+func status(v *veto.Verdict) int {
+	switch {
+	case v.Allowed:
+		return http.StatusOK
+	case v.Reason == veto.ReasonStateUnavailable:
+		return http.StatusServiceUnavailable
+	case v.Reason == veto.ReasonCancelled:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusOK
+}
+
+// readCall reads a request's call in veto check's JSON form. The actor
+// comes from the token: a body naming another is refused.
+func (s *Server) readCall(w http.ResponseWriter, r *http.Request, b []byte) (veto.Call, bool) {
+	c, err := veto.DecodeCall(b, s.cfg.Limits)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The call cannot be read: "+err.Error()+".")
+		return veto.Call{}, false
+	}
+	if a, ok := actorOf(r); ok {
+		if (c.Actor.Kind != "" && c.Actor.Kind != a.Kind) || (c.Actor.ID != "" && c.Actor.ID != a.ID) {
+			writeError(w, http.StatusForbidden, "actor_mismatch",
+				"The call names an actor other than its token's; the identity a call acts as comes from the token.")
+			return veto.Call{}, false
+		}
+		c.Actor.Kind, c.Actor.ID = a.Kind, a.ID
+	}
+	return c, true
+}
+
+// body reads the request body within the call's bound.
+func (s *Server) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	b, err := readBody(w, r, veto.MaxCallJSON(s.cfg.Limits)+4096)
+	if errors.Is(err, errTooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, veto.ReasonBoundsExceeded, "The request is larger than veto reads, so the call is refused.")
+		return nil, false
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The request body could not be read, so the call is refused.")
+		return nil, false
+	}
+	return b, true
+}
+
+// withState runs f on the state proved sound, within the deadline; a
+// state refused is answered here, its cause named, and f does not run.
+func (s *Server) withState(w http.ResponseWriter, r *http.Request, refuse func(msg string), f func(ctx context.Context)) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+	defer cancel()
+	release, err := s.acquire(ctx)
+	if err != nil {
+		s.metrics.storeError()
+		refuse("veto cannot use its state: " + s.cfg.Cause(err) + ", so the call is refused.")
+		return
+	}
+	defer release()
+	f(ctx)
+}
+
+func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	c, ok := s.readCall(w, r, b)
+	if !ok {
+		return
+	}
+	refuse := func(msg string) {
+		v := veto.Verdict{CallID: c.ID, Tool: c.Tool, Run: c.Run.Ref, Stage: veto.StageState,
+			Reason: veto.ReasonStateUnavailable, Risk: veto.RiskHigh, Message: msg}
+		s.metrics.decision(&v, 0)
+		writeJSON(w, status(&v), v)
+	}
+	s.withState(w, r, refuse, func(ctx context.Context) {
+		v := s.decideCall(ctx, &c)
+		writeJSON(w, status(&v), v)
+	})
+}
+
+// decideCall is one decision, measured, with the cause of a state refusal
+// named.
+func (s *Server) decideCall(ctx context.Context, c *veto.Call) veto.Verdict {
+	ctx, causes := sqlstore.WithCauses(ctx)
+	start := s.cfg.Now()
+	v := s.cfg.Gate.Decide(ctx, c)
+	if !v.Allowed && v.Reason == veto.ReasonStateUnavailable {
+		s.metrics.storeError()
+		if se := causes.Last(); se != nil {
+			v.Message = withCause(v.Message, se.Reason())
+		}
+	}
+	s.metrics.decision(&v, s.cfg.Now().Sub(start))
+	return v
+}
+
+// withCause adds cause to one of the gate's sentences ("…, so the call is
+// refused.").
+func withCause(msg, cause string) string {
+	if head, ok := strings.CutSuffix(msg, ", so the call is refused."); ok {
+		return head + ": " + cause + ", so the call is refused."
+	}
+	return msg + " (" + cause + ")"
+}
+
+// observeJSON is /v1/observe's body: the call as it ran (veto check's
+// form) and what it did.
+type observeJSON struct {
+	Outcome veto.Outcome `json:"outcome"`
+}
+
+func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The observation is not a JSON object.")
+		return
+	}
+	var o observeJSON
+	if raw, ok := fields["outcome"]; !ok || json.Unmarshal(raw, &o.Outcome) != nil || !o.Outcome.Valid() || o.Outcome == veto.Pending {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid,
+			"field outcome: required, one of succeeded, failed, denied, cancelled.")
+		return
+	}
+	delete(fields, "outcome")
+	rest, _ := json.Marshal(fields)
+	c, ok := s.readCall(w, r, rest)
+	if !ok {
+		return
+	}
+	if c.ID == "" || c.Run.Ref == "" {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "fields call_id and run.ref: an observation names the call and its run.")
+		return
+	}
+	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
+	s.withState(w, r, refuse, func(ctx context.Context) {
+		ctx, causes := sqlstore.WithCauses(ctx)
+		if err := s.cfg.Gate.ObserveCall(ctx, &c, o.Outcome); err != nil {
+			s.storeFailure(w, causes, err, "veto could not record what the call did")
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"recorded": true, "run": c.Run.Ref, "call_id": c.ID})
+	})
+}
+
+// storeFailure answers a write the state refused: 503 with its cause, or
+// 400 when the gate refused the request itself (bounds, a missing run).
+func (s *Server) storeFailure(w http.ResponseWriter, causes *sqlstore.Causes, err error, what string) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		writeError(w, http.StatusGatewayTimeout, veto.ReasonCancelled, what+" within its deadline.")
+		return
+	}
+	if se := causes.Last(); se != nil || errors.Is(err, sqlstore.ErrUnavailable) {
+		s.metrics.storeError()
+		cause := "it cannot be reached"
+		if se != nil {
+			cause = se.Reason()
+		}
+		writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, what+": its state "+cause+".")
+		return
+	}
+	writeError(w, http.StatusBadRequest, reasonRequestInvalid, what+": the request is out of bounds or names no run.")
+}
+
+// runJSON is /v1/runs's body.
+type runJSON struct {
+	Ref   string `json:"ref"`
+	Fresh bool   `json:"fresh"`
+}
+
+func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	var rj runJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rj); err != nil || rj.Ref == "" {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, `The run cannot be read: {"ref": "…", "fresh": true|false}.`)
+		return
+	}
+	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
+	s.withState(w, r, refuse, func(ctx context.Context) {
+		ctx, causes := sqlstore.WithCauses(ctx)
+		if err := s.cfg.Gate.Start(ctx, veto.Run{Ref: rj.Ref, Fresh: rj.Fresh}); err != nil {
+			s.storeFailure(w, causes, err, "veto could not start the run")
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"run": rj.Ref, "started": true})
+	})
+}
+
+// runEvents is a run's history: its stored events, in order, with the
+// sequence number the first carries.
+func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
+	run := r.PathValue("run")
+	if run == "" || len(run) > s.cfg.Limits.MaxName {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The run's name is missing or too long.")
+		return
+	}
+	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
+	s.withState(w, r, refuse, func(ctx context.Context) {
+		first, _, stored, err := s.cfg.Store.Chain(ctx, run)
+		if err != nil {
+			s.metrics.storeError()
+			writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto cannot read the run's events: its state "+s.cfg.Cause(err)+".")
+			return
+		}
+		if len(stored) == 0 {
+			writeError(w, http.StatusNotFound, "run_unknown", "veto has no events of this run.")
+			return
+		}
+		evs := make([]json.RawMessage, len(stored))
+		for i, b := range stored {
+			evs[i] = json.RawMessage(b)
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"run": run, "first": first, "events": evs})
+	})
+}
+
+// suspendJSON is /v1/suspend's body.
+type suspendJSON struct {
+	Call   json.RawMessage  `json:"call"`
+	Kind   veto.SuspendKind `json:"kind"`
+	Fields []string         `json:"fields,omitempty"`
+}
+
+func (s *Server) suspend(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	var sj suspendJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&sj); err != nil || len(sj.Call) == 0 {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, `The suspension cannot be read: {"call": {…}, "kind": "approval"|"input", "fields": […]}.`)
+		return
+	}
+	c, ok := s.readCall(w, r, sj.Call)
+	if !ok {
+		return
+	}
+	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
+	s.withState(w, r, refuse, func(ctx context.Context) {
+		ctx, causes := sqlstore.WithCauses(ctx)
+		sus, err := s.cfg.Gate.Suspend(ctx, &c, sj.Kind, sj.Fields)
+		if err != nil {
+			s.storeFailure(w, causes, err, "veto could not suspend the call")
+			return
+		}
+		enc, err := veto.EncodeSuspension(sus)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, veto.ReasonInternal, "veto could not encode the suspension.")
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"suspension": json.RawMessage(enc), "call_id": sus.Call.ID, "run": sus.Call.Run.Ref})
+	})
+}
+
+// resumeJSON is /v1/resume's body: the suspension as /v1/suspend gave
+// it, and either an approval or a person's input.
+type resumeJSON struct {
+	Suspension json.RawMessage `json:"suspension"`
+	Approved   bool            `json:"approved,omitempty"`
+	Input      map[string]any  `json:"input,omitempty"`
+}
+
+// resumedJSON is /v1/resume's answer. A call denied at resume is a
+// failed tool call, never a new request.
+type resumedJSON struct {
+	Verdict veto.Verdict   `json:"verdict"`
+	Execute bool           `json:"execute"`
+	Args    map[string]any `json:"args,omitempty"` // the arguments to run with
+}
+
+func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
+	b, ok := s.body(w, r)
+	if !ok {
+		return
+	}
+	var rj resumeJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(&rj); err != nil || len(rj.Suspension) == 0 || rj.Approved == (rj.Input != nil) {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, `The resume cannot be read: {"suspension": {…}, and "approved": true or "input": {…}}.`)
+		return
+	}
+	sus, err := veto.DecodeSuspension(rj.Suspension, s.cfg.Limits)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The suspension cannot be read.")
+		return
+	}
+	if a, ok := actorOf(r); ok && (sus.Call.Actor.Kind != a.Kind || sus.Call.Actor.ID != a.ID) {
+		writeError(w, http.StatusForbidden, "actor_mismatch", "The suspension belongs to another actor than the token's.")
+		return
+	}
+	refuse := func(msg string) {
+		v := veto.Verdict{CallID: sus.Call.ID, Tool: sus.Call.Tool, Run: sus.Call.Run.Ref, Stage: veto.StageState,
+			Reason: veto.ReasonStateUnavailable, Risk: veto.RiskHigh, Message: msg}
+		writeJSON(w, status(&v), resumedJSON{Verdict: v})
+	}
+	s.withState(w, r, refuse, func(ctx context.Context) {
+		var res veto.Resumed
+		if rj.Approved {
+			res = s.cfg.Gate.ResumeApproval(ctx, sus)
+		} else {
+			res = s.cfg.Gate.ResumeInput(ctx, sus, rj.Input)
+		}
+		s.metrics.decision(&res.Verdict, 0)
+		out := resumedJSON{Verdict: res.Verdict, Execute: res.Execute}
+		if res.Execute {
+			out.Args = res.Call.Args
+			if res.Verdict.Args != nil {
+				out.Args = res.Verdict.Args
+			}
+		}
+		writeJSON(w, status(&res.Verdict), out)
+	})
+}
+
+func (s *Server) policy(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/yaml; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprint(w, s.cfg.Policy)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+}
+
+// readyz reports whether the state answers: a request now would be
+// decided rather than refused.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+	defer cancel()
+	release, err := s.acquire(ctx)
+	if err == nil {
+		_, err = s.cfg.Store.Load(ctx, "veto-readyz") // a run no call has: one small query
+		release()
+	}
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": veto.ReasonStateUnavailable,
+			"message": "veto's state " + s.cfg.Cause(err) + "."})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ready": true})
+}

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
+)
+
+// events streams stored events as server-sent events, oldest first, then
+// each new one as it is stored, with veto log's filters: run, tool,
+// verdict (allow, deny), since (RFC 3339), all (every event, not only
+// decisions). Each event's id is its cursor: a client that reconnects
+// with Last-Event-ID goes on after it. The data is the stored event,
+// which holds no argument text.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	q, err := logQuery(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, err.Error())
+		return
+	}
+	tool := r.URL.Query().Get("tool")
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		if !parseCursor(id, &q) {
+			writeError(w, http.StatusBadRequest, reasonRequestInvalid, "Last-Event-ID is not a cursor of this stream.")
+			return
+		}
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	// A stream outlives the server's write timeout; each write gets its own.
+	rc.SetWriteDeadline(time.Time{})
+	fmt.Fprint(w, ": veto events\n\n")
+	rc.Flush()
+	send := func(run string, seq uint64, b []byte) error {
+		ev, err := eventlog.DecodeEvent(b)
+		q.AfterRun, q.AfterSeq = run, seq
+		if err != nil {
+			return nil // an undecodable event is not streamed; veto log verify names it
+		}
+		q.AfterTime = ev.Time.UnixNano()
+		if tool != "" && ev.Tool != tool {
+			return nil
+		}
+		rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		_, err = fmt.Fprintf(w, "id: %s\nevent: %s\ndata: %s\n\n", cursor(&q), ev.Kind, b)
+		return err
+	}
+	tick := time.NewTicker(s.cfg.Poll)
+	defer tick.Stop()
+	for {
+		err := func() error {
+			ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+			defer cancel()
+			release, err := s.acquire(ctx)
+			if err != nil {
+				return err
+			}
+			defer release()
+			return s.cfg.Store.Scan(ctx, q, send)
+		}()
+		if r.Context().Err() != nil {
+			return
+		}
+		if err != nil {
+			// The state failed: said on the stream, and tried again.
+			s.metrics.storeError()
+			fmt.Fprintf(w, "event: error\ndata: {\"reason\":%q,\"message\":%q}\n\n", veto.ReasonStateUnavailable,
+				"veto cannot read its state: "+s.cfg.Cause(err)+".")
+		}
+		if rc.Flush() != nil {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// logQuery reads veto log's filters from the request's query.
+func logQuery(r *http.Request) (veto.LogQuery, error) {
+	v := r.URL.Query()
+	q := veto.LogQuery{Run: v.Get("run")}
+	switch v.Get("verdict") {
+	case "":
+		if v.Get("all") != "true" {
+			q.Kinds = []veto.EventKind{veto.EventAllowed, veto.EventDenied, veto.EventToolDenied}
+		}
+	case "allow":
+		q.Kinds = []veto.EventKind{veto.EventAllowed}
+	case "deny":
+		q.Kinds = []veto.EventKind{veto.EventDenied, veto.EventToolDenied}
+	default:
+		return q, fmt.Errorf("verdict is allow or deny")
+	}
+	if since := v.Get("since"); since != "" {
+		t, err := time.Parse(time.RFC3339, since)
+		if err != nil {
+			return q, fmt.Errorf("since is a time in RFC 3339, as 2026-12-01T10:00:00Z")
+		}
+		q.Since = t
+	}
+	return q, nil
+}
+
+// cursor is an event's place in the stream: time, sequence number and run.
+func cursor(q *veto.LogQuery) string {
+	return strconv.FormatInt(q.AfterTime, 10) + "." + strconv.FormatUint(q.AfterSeq, 10) + "." + q.AfterRun
+}
+
+func parseCursor(s string, q *veto.LogQuery) bool {
+	t, rest, ok := strings.Cut(s, ".")
+	if !ok {
+		return false
+	}
+	seq, run, ok := strings.Cut(rest, ".")
+	if !ok || run == "" {
+		return false
+	}
+	ti, err1 := strconv.ParseInt(t, 10, 64)
+	si, err2 := strconv.ParseUint(seq, 10, 64)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	q.AfterTime, q.AfterSeq, q.AfterRun = ti, si, run
+	return true
+}

@@ -1,0 +1,277 @@
+// Package server is veto's decision service: the Gate behind an HTTP/JSON
+// API, for runtimes in any language and for many instances sharing one
+// PostgreSQL database. `veto serve` runs it.
+//
+// Every answer about a call is a verdict. A failure of veto is a deny that
+// names its cause, with the HTTP status that fits (400 a bad request, 401
+// no valid token, 503 the state, 504 the deadline), except on the hook
+// endpoints, which answer 200 and the client's blocking reply, since a
+// client lets a call run on any other status.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/vetohq/veto"
+)
+
+// Store is what the service decides and reads the log on.
+type Store interface {
+	veto.Store
+	veto.Log
+}
+
+// Config is a service's parts.
+type Config struct {
+	Gate  *veto.Gate
+	Store Store
+	// Acquire, when set, proves the state sound before each use and holds
+	// it until release (an SQLite file); an error refuses the request,
+	// its cause named by Cause.
+	Acquire func(ctx context.Context) (release func(), err error)
+	// Cause names what is wrong with the state, for a refusal's reason;
+	// it never returns a driver's message. Nil: "it cannot be reached".
+	Cause func(err error) string
+	// Tokens authenticate requests. Nil turns authentication off: every
+	// request acts as the actor its body names (loopback only; cli
+	// enforces it).
+	Tokens *Tokens
+	// Policy is the effective policy as veto policy show prints it.
+	Policy string
+	Logger *slog.Logger
+	// Deadline bounds each decision (default 2s): a decision not made
+	// by then is a deny, decision_cancelled.
+	Deadline time.Duration
+	Limits   veto.Limits // zero: veto.DefaultLimits
+	// Poll is how often the event stream looks for new events (default
+	// 250ms).
+	Poll time.Duration
+	Now  func() time.Time
+}
+
+// Server is a running service's handler.
+type Server struct {
+	cfg     Config
+	mux     *http.ServeMux
+	metrics *metrics
+}
+
+// route is one endpoint. Routes is the one list of them: the mux, the
+// OpenAPI document's test and the docs come from it.
+type route struct {
+	Method, Path string
+	Auth         bool // needs a token
+	Hook         bool // a client's hook endpoint: every failure is 200 and a blocking reply
+	handle       func(*Server, http.ResponseWriter, *http.Request)
+}
+
+var routes = []route{
+	{"POST", "/v1/decide", true, false, (*Server).decide},
+	{"POST", "/v1/observe", true, false, (*Server).observe},
+	{"POST", "/v1/runs", true, false, (*Server).startRun},
+	{"GET", "/v1/runs/{run}/events", true, false, (*Server).runEvents},
+	{"POST", "/v1/suspend", true, false, (*Server).suspend},
+	{"POST", "/v1/resume", true, false, (*Server).resume},
+	{"GET", "/v1/events", true, false, (*Server).events},
+	{"GET", "/v1/policy", true, false, (*Server).policy},
+	{"POST", "/v1/hooks/claude-code", true, true, (*Server).claudeHook},
+	{"GET", "/healthz", false, false, (*Server).healthz},
+	{"GET", "/readyz", false, false, (*Server).readyz},
+	{"GET", "/metrics", false, false, (*Server).serveMetrics},
+}
+
+// Routes lists the endpoints as "METHOD PATH".
+func Routes() []string {
+	out := make([]string, len(routes))
+	for i, r := range routes {
+		out[i] = r.Method + " " + r.Path
+	}
+	return out
+}
+
+// New builds the service's handler.
+func New(cfg Config) (*Server, error) {
+	if cfg.Gate == nil || cfg.Store == nil {
+		return nil, errors.New("server: a gate and a store are needed")
+	}
+	if cfg.Deadline <= 0 {
+		cfg.Deadline = 2 * time.Second
+	}
+	if cfg.Limits == (veto.Limits{}) {
+		cfg.Limits = veto.DefaultLimits
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 250 * time.Millisecond
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Cause == nil {
+		cfg.Cause = func(error) string { return "it cannot be reached" }
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics()}
+	for _, rt := range routes {
+		s.mux.HandleFunc(rt.Method+" "+rt.Path, s.wrap(rt))
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not_found", "No endpoint has this path; see docs/openapi.json.")
+	})
+	return s, nil
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+type actorKey struct{}
+
+// actorOf is the actor the request's token is bound to; ok is false when
+// authentication is off.
+func actorOf(r *http.Request) (veto.Actor, bool) {
+	a, ok := r.Context().Value(actorKey{}).(veto.Actor)
+	return a, ok
+}
+
+// wrap adds what every endpoint does: recovering a panic as a deny,
+// authentication, and the request metrics.
+func (s *Server) wrap(rt route) http.HandlerFunc {
+	name := rt.Method + " " + rt.Path
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "veto serve: handler panicked", slog.String("route", name))
+				if !rec.wrote {
+					s.failure(rec, rt, http.StatusInternalServerError, veto.ReasonInternal, "veto failed inside while answering, so the call is refused.")
+				}
+			}
+			s.metrics.request(name, rec.status, time.Since(start))
+		}()
+		if rt.Auth && s.cfg.Tokens != nil {
+			tok, ok, err := s.authenticate(r)
+			if err != nil {
+				s.metrics.storeError()
+				s.failure(rec, rt, http.StatusServiceUnavailable, veto.ReasonStateUnavailable,
+					"veto cannot check the request's token: its state "+s.cfg.Cause(err)+", so the call is refused.")
+				return
+			}
+			if !ok {
+				rec.Header().Set("WWW-Authenticate", `Bearer realm="veto"`)
+				s.failure(rec, rt, http.StatusUnauthorized, "unauthenticated",
+					"The request carries no valid veto token (Authorization: Bearer …), so the call is refused.")
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), actorKey{}, tok.Actor))
+		}
+		rt.handle(s, rec, r)
+	}
+}
+
+func (s *Server) authenticate(r *http.Request) (Token, bool, error) {
+	h := r.Header.Get("Authorization")
+	secret, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || secret == "" {
+		return Token{}, false, nil
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+	defer cancel()
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return Token{}, false, err
+	}
+	defer release()
+	return s.cfg.Tokens.Verify(ctx, strings.TrimSpace(secret))
+}
+
+// failure answers a request veto could not serve: the route's form of a
+// refusal.
+func (s *Server) failure(w http.ResponseWriter, rt route, status int, reason, msg string) {
+	if rt.Hook {
+		s.hookDeny(w, msg+" ("+reason+")")
+		return
+	}
+	writeError(w, status, reason, msg)
+}
+
+// acquire proves the state sound for one request.
+func (s *Server) acquire(ctx context.Context) (func(), error) {
+	if s.cfg.Acquire == nil {
+		return func() {}, nil
+	}
+	return s.cfg.Acquire(ctx)
+}
+
+// errorJSON is the body of every refusal that is not a verdict on a call.
+type errorJSON struct {
+	Verdict string `json:"verdict"` // always "deny"
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+func writeError(w http.ResponseWriter, status int, reason, msg string) {
+	writeJSON(w, status, errorJSON{Verdict: "deny", Reason: reason, Message: msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// readBody reads a request's body, at most max bytes; a larger one is
+// refused whole.
+func readBody(w http.ResponseWriter, r *http.Request, max int) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(max)))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, errTooLarge
+	}
+	return b, err
+}
+
+var errTooLarge = errors.New("the request body is too large")
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+// Flush lets the event stream flush through the recorder.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		r.wrote = true
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -1,0 +1,171 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vetohq/veto"
+)
+
+// A Token is one bearer token of the service, bound to the actor every
+// call made with it acts as. Only a hash of its secret is stored.
+type Token struct {
+	ID      string     `json:"id"`
+	Actor   veto.Actor `json:"actor"`
+	Created time.Time  `json:"created"`
+	Revoked time.Time  `json:"revoked,omitzero"`
+}
+
+// Tokens keeps the service's tokens in a table of the state's database
+// (veto_tokens), so that every instance on one PostgreSQL database knows
+// the same tokens.
+type Tokens struct {
+	db func() *sql.DB // the database now (an SQLite state is reopened when it moves)
+	ph func(int) string
+}
+
+// tokenPrefix starts every secret, so that a leaked one is recognisable.
+const tokenPrefix = "veto_"
+
+// OpenTokens makes the token table when it is missing. dialect is
+// "sqlite" or "postgres"; db returns the database to use now.
+func OpenTokens(ctx context.Context, db func() *sql.DB, dialect string) (*Tokens, error) {
+	t := &Tokens{db: db, ph: func(int) string { return "?" }}
+	if dialect == "postgres" {
+		t.ph = func(i int) string { return fmt.Sprintf("$%d", i) }
+	}
+	_, err := db().ExecContext(ctx, `CREATE TABLE IF NOT EXISTS veto_tokens (
+		id TEXT PRIMARY KEY,
+		hash TEXT NOT NULL UNIQUE,
+		actor_kind TEXT NOT NULL,
+		actor_id TEXT NOT NULL,
+		created BIGINT NOT NULL,
+		revoked BIGINT NOT NULL DEFAULT 0)`)
+	if err != nil {
+		return nil, fmt.Errorf("server: the token table: %w", err)
+	}
+	return t, nil
+}
+
+func (t *Tokens) q(s string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		if r == '?' {
+			n++
+			b.WriteString(t.ph(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func hashSecret(secret string) string {
+	h := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(h[:])
+}
+
+// ParseActor reads KIND:ID, as `veto token create --actor` takes it.
+func ParseActor(s string) (veto.Actor, error) {
+	kind, id, ok := strings.Cut(s, ":")
+	if !ok || kind == "" || id == "" {
+		return veto.Actor{}, errors.New("an actor is KIND:ID, as user:alice or schedule:nightly")
+	}
+	switch kind {
+	case "user", "schedule", "agent", "service":
+	default:
+		return veto.Actor{}, fmt.Errorf("actor kind %q is not one of user, schedule, agent, service", kind)
+	}
+	if len(id) > 256 {
+		return veto.Actor{}, errors.New("the actor's id is longer than 256 bytes")
+	}
+	return veto.Actor{Kind: kind, ID: id}, nil
+}
+
+// Create makes a token for actor and returns it with its secret, which
+// is shown once and never stored.
+func (t *Tokens) Create(ctx context.Context, actor veto.Actor, now time.Time) (Token, string, error) {
+	var raw [32]byte
+	var id [6]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return Token{}, "", err
+	}
+	if _, err := rand.Read(id[:]); err != nil {
+		return Token{}, "", err
+	}
+	secret := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	tok := Token{ID: "tok_" + hex.EncodeToString(id[:]), Actor: actor, Created: now.UTC().Truncate(time.Second)}
+	_, err := t.db().ExecContext(ctx, t.q(`INSERT INTO veto_tokens (id, hash, actor_kind, actor_id, created) VALUES (?, ?, ?, ?, ?)`),
+		tok.ID, hashSecret(secret), actor.Kind, actor.ID, tok.Created.Unix())
+	if err != nil {
+		return Token{}, "", fmt.Errorf("server: store the token: %w", err)
+	}
+	return tok, secret, nil
+}
+
+// List returns every token, revoked ones included, oldest first.
+func (t *Tokens) List(ctx context.Context) ([]Token, error) {
+	rows, err := t.db().QueryContext(ctx, `SELECT id, actor_kind, actor_id, created, revoked FROM veto_tokens ORDER BY created, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Token
+	for rows.Next() {
+		var tok Token
+		var created, revoked int64
+		if err := rows.Scan(&tok.ID, &tok.Actor.Kind, &tok.Actor.ID, &created, &revoked); err != nil {
+			return nil, err
+		}
+		tok.Created = time.Unix(created, 0).UTC()
+		if revoked != 0 {
+			tok.Revoked = time.Unix(revoked, 0).UTC()
+		}
+		out = append(out, tok)
+	}
+	return out, rows.Err()
+}
+
+// ErrNoToken is Revoke's error for an id no token has.
+var ErrNoToken = errors.New("no token has that id")
+
+// Revoke ends a token: requests carrying it are refused from now on, by
+// every instance.
+func (t *Tokens) Revoke(ctx context.Context, id string, now time.Time) error {
+	res, err := t.db().ExecContext(ctx, t.q(`UPDATE veto_tokens SET revoked = ? WHERE id = ? AND revoked = 0`), max(now.Unix(), 1), id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNoToken
+	}
+	return nil
+}
+
+// Verify returns the live token whose secret this is; ok is false for an
+// unknown or revoked one. err is a database failure.
+func (t *Tokens) Verify(ctx context.Context, secret string) (tok Token, ok bool, err error) {
+	if !strings.HasPrefix(secret, tokenPrefix) || len(secret) > 128 {
+		return Token{}, false, nil
+	}
+	var created int64
+	err = t.db().QueryRowContext(ctx, t.q(`SELECT id, actor_kind, actor_id, created FROM veto_tokens WHERE hash = ? AND revoked = 0`),
+		hashSecret(secret)).Scan(&tok.ID, &tok.Actor.Kind, &tok.Actor.ID, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Token{}, false, nil
+	}
+	if err != nil {
+		return Token{}, false, err
+	}
+	tok.Created = time.Unix(created, 0).UTC()
+	return tok, true, nil
+}

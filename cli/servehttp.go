@@ -242,7 +242,9 @@ func (st *serviceState) tokens(ctx context.Context) (*server.Tokens, error) {
 // acquired.
 type fileLog struct{ f *sqlite.File }
 
-func (l fileLog) Load(ctx context.Context, run string) (veto.RunState, error) { return l.f.Load(ctx, run) }
+func (l fileLog) Load(ctx context.Context, run string) (veto.RunState, error) {
+	return l.f.Load(ctx, run)
+}
 func (l fileLog) Append(ctx context.Context, run string, next uint64, evs []veto.Event) error {
 	return l.f.Append(ctx, run, next, evs)
 }

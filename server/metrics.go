@@ -63,4 +63,6 @@ func (m *metrics) request(route string, code int, took time.Duration) {
 
 func (m *metrics) storeError() { m.storeErrs.Inc() }
 
-func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) { s.metrics.handler.ServeHTTP(w, r) }
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	s.metrics.handler.ServeHTTP(w, r)
+}

@@ -59,7 +59,7 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 		}
 		g.stamp(v.Run, base, c.Time, evs)
 		err := g.store.Append(ctx, v.Run, base, evs)
-		if errors.Is(err, ErrConflict) && attempt < maxAttempts {
+		if errors.Is(err, ErrConflict) && attempt < maxAttempts && backoff(ctx, attempt+1) {
 			continue // someone else appended to this run: decide again on the new history
 		}
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -73,8 +74,28 @@ type ruleEntry struct {
 }
 
 // maxAttempts bounds how often a decision is retried when another writer
-// appended to the run between loading its history and recording.
-const maxAttempts = 4
+// appended to the run between loading its history and recording. Many
+// writers on one run (instances of veto serve sharing a database) take
+// turns: after the first retries each waits a random while, longer each
+// time, within the decision's deadline.
+const maxAttempts = 32
+
+// backoff waits before retry attempt (1-based) of an append that lost to
+// another writer; false means the context ended first.
+func backoff(ctx context.Context, attempt int) bool {
+	if attempt < 2 {
+		return ctx.Err() == nil
+	}
+	limit := time.Duration(100<<min(attempt, 7)) * time.Microsecond // 400µs … 12.8ms
+	t := time.NewTimer(rand.N(limit) + 50*time.Microsecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
 
 // NewGate validates cfg and builds a Gate. Rule ids must be well formed and
 // unique; reason-to-risk mappings must name well-formed reasons.

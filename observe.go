@@ -43,7 +43,7 @@ func (g *Gate) appendRetrying(ctx context.Context, run string, build func(p *Run
 		}
 		g.stamp(run, next, g.now(), evs)
 		err = g.store.Append(ctx, run, next, evs)
-		if errors.Is(err, ErrConflict) && attempt < maxAttempts {
+		if errors.Is(err, ErrConflict) && attempt < maxAttempts && backoff(ctx, attempt+1) {
 			continue
 		}
 		return err

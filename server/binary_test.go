@@ -1,0 +1,199 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/client"
+)
+
+var (
+	buildOnce sync.Once
+	vetoBin   string
+	buildErr  error
+)
+
+// veto builds the veto program once per test binary.
+func vetoProgram(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the veto program")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "veto-serve-test-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		vetoBin = filepath.Join(dir, "veto")
+		cmd := exec.Command("go", "build", "-o", vetoBin, "github.com/vetohq/veto/cmd/veto")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return vetoBin
+}
+
+// instance is one veto serve process.
+type instance struct {
+	cmd *exec.Cmd
+	url string
+}
+
+// serveProcess starts veto serve with args and waits for its address.
+func serveProcess(t *testing.T, w world, args ...string) *instance {
+	t.Helper()
+	cmd := exec.Command(vetoProgram(t), append([]string{"serve", "--listen", "127.0.0.1:0", "--policy", w.policy}, args...)...)
+	cmd.Env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"),
+		"XDG_STATE_HOME=" + filepath.Join(w.home, ".state"), "VETO_MANAGED_POLICY=" + filepath.Join(w.home, "none.yaml")}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := bufio.NewScanner(stderr)
+	addr := make(chan string, 1)
+	go func() {
+		for lines.Scan() {
+			if a, ok := strings.CutPrefix(lines.Text(), "veto serve: listening on "); ok {
+				addr <- a
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return &instance{cmd: cmd, url: a}
+	case <-time.After(20 * time.Second):
+		t.Fatal("veto serve did not say where it listens")
+	}
+	return nil
+}
+
+// runVeto runs a veto command and returns its stdout.
+func runVeto(t *testing.T, w world, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(vetoProgram(t), args...)
+	cmd.Env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH")}
+	out, err := cmd.Output()
+	return string(out), err
+}
+
+// TestServeSIGTERMUnderLoad: two veto serve processes on one PostgreSQL
+// database decide one run's calls, alternating; one is sent SIGTERM under
+// load. Every call answered allow or deny has its one decision recorded,
+// the stopped instance exits cleanly, and veto log verify holds.
+func TestServeSIGTERMUnderLoad(t *testing.T) {
+	dsn := freshPG(t)
+	w := newWorld(t)
+	secret, err := runVeto(t, w, "token", "create", "--actor", "agent:load", "--postgres", dsn)
+	if err != nil {
+		t.Fatalf("token create: %v", err)
+	}
+	secret = strings.TrimSpace(secret)
+	a := serveProcess(t, w, "--postgres", dsn)
+	b := serveProcess(t, w, "--postgres", dsn)
+	ca, cb := client.New(a.url, secret, nil), client.New(b.url, secret, nil)
+	ctx := context.Background()
+	if err := ca.Start(ctx, "load-1", true); err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		mu       sync.Mutex
+		answered = map[string]bool{} // call id → allowed
+		refused  atomic.Int64        // transport errors: the stopped instance
+		next     atomic.Int64
+		stop     atomic.Bool
+		wg       sync.WaitGroup
+	)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				i := next.Add(1)
+				c := ca
+				if (int(i)+g)%2 == 1 {
+					c = cb
+				}
+				id := fmt.Sprintf("l%d", i)
+				file := "README.md"
+				if i%5 == 0 {
+					file = filepath.Join("..", ".ssh", "id_rsa") // denied: a credential
+				}
+				v, err := c.Decide(ctx, &veto.Call{ID: id, Tool: "Read", Args: map[string]any{"file_path": filepath.Join(w.work, file)},
+					Cwd: w.work, Run: veto.Run{Ref: "load-1", Fresh: true}})
+				if err != nil {
+					refused.Add(1)
+					continue
+				}
+				if v.Reason == veto.ReasonStateUnavailable || v.Reason == veto.ReasonCancelled {
+					t.Errorf("%s: %s (%s)", id, v.Reason, v.Message)
+				}
+				mu.Lock()
+				answered[id] = v.Allowed
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the stopped instance exited with %v, want 0", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("SIGTERM did not stop the instance")
+	}
+	time.Sleep(500 * time.Millisecond) // the other instance goes on alone
+	stop.Store(true)
+	wg.Wait()
+
+	st, _ := pgStore(t, dsn)
+	got := decisions(t, st, "load-1")
+	for id, allowed := range answered {
+		d := got[id]
+		if len(d) != 1 {
+			t.Errorf("%s was answered, and has %d decisions recorded", id, len(d))
+			continue
+		}
+		if (d[0].Kind == veto.EventAllowed) != allowed {
+			t.Errorf("%s was answered allowed=%v, recorded %s", id, allowed, d[0].Kind)
+		}
+	}
+	for id, d := range got {
+		if len(d) > 1 {
+			t.Errorf("%s has %d decisions", id, len(d))
+		}
+	}
+	if out, err := runVeto(t, w, "log", "verify", "--postgres", dsn); err != nil {
+		t.Fatalf("veto log verify: %v\n%s", err, out)
+	}
+	t.Logf("%d calls answered (%d decisions recorded), %d refused by the stopping instance's transport", len(answered), len(got), refused.Load())
+	if len(answered) < 50 {
+		t.Fatalf("only %d calls answered: the load did not run", len(answered))
+	}
+}

@@ -17,8 +17,8 @@ import (
 
 // openAPI is the part of an OpenAPI 3.1 document the test reads.
 type openAPI struct {
-	OpenAPI    string                                 `json:"openapi"`
-	Paths      map[string]map[string]operation        `json:"paths"`
+	OpenAPI    string                                  `json:"openapi"`
+	Paths      map[string]map[string]operation         `json:"paths"`
 	Components struct{ Schemas map[string]jsonSchema } `json:"components"`
 }
 

@@ -36,6 +36,7 @@ func initDescription() string {
 	return `Register veto with an agent client, or remove it.
 
   veto init CLIENT [--project | --user] [--dir DIR] [--dry-run]
+  veto init claude-code --url URL [...]   Claude Code POSTs its hooks to veto serve at URL
   veto uninstall CLIENT [--project | --user] [--dir DIR] [--dry-run]
 
 CLIENT, and the settings file init writes:
@@ -44,7 +45,9 @@ init adds veto's hook command, with the absolute path of this veto binary, for t
 client's session-start, before-tool and after-tool events. It keeps every other
 setting and hook, and running it twice changes nothing. --project (the default)
 writes in DIR (default: the current directory); --user in the home directory.
-uninstall removes only what init added.` + notes.String()
+uninstall removes only what init added. With --url, Claude Code sends each hook to veto serve
+(POST URL/v1/hooks/claude-code, "type": "http", "onFailure": "block"), authenticated by the
+token in $VETO_TOKEN, which the settings name and never hold.` + notes.String()
 }
 
 // clientHooks is how one client's settings hold hooks: the table's layout
@@ -81,6 +84,7 @@ func initOrUninstall(e *env, verb string, args []string) int {
 	fs.Bool("project", true, "the project's settings, in --dir")
 	dir := fs.String("dir", ".", "the project directory, with --project")
 	dry := fs.Bool("dry-run", false, "print the settings that would be written, and write nothing")
+	url := fs.String("url", "", "init claude-code: register veto serve's HTTP hook at this base URL (its token in $"+TokenEnv+") instead of a command")
 	var ch clientHooks
 	ok := false
 	if len(args) > 0 {
@@ -129,14 +133,32 @@ func initOrUninstall(e *env, verb string, args []string) int {
 		return ExitDeny
 	}
 	command := hookCommand(self, client)
+	hh, hasHTTP := ch.httpForm(client)
+	if *url != "" && (!hasHTTP || verb != "init") {
+		fmt.Fprintf(e.stderr, "veto %s %s: --url is for init of a client with HTTP hooks (claude-code)\n", verb, client)
+		return ExitUsage
+	}
 	var changed bool
-	if verb == "init" {
+	switch {
+	case *url != "":
+		// The HTTP hook replaces veto's command hooks: one answer a call.
+		command = hookURL(*url, client)
+		changed = ch.remove(settings, client, "")
+		changed = hh.remove(settings, client, command) || changed
+		changed = hh.add(settings, command) || changed
+	case verb == "init":
 		// veto's entries with another command (another path, or veto hook
 		// where veto-hook is now installed) are replaced.
 		changed = ch.remove(settings, client, command)
+		if hasHTTP {
+			changed = hh.remove(settings, client, "") || changed
+		}
 		changed = ch.add(settings, command) || changed
-	} else {
+	default:
 		changed = ch.remove(settings, client, "")
+		if hasHTTP {
+			changed = hh.remove(settings, client, "") || changed
+		}
 	}
 	out, err := json.MarshalIndent(settings, "", "  ")
 	if err != nil {
@@ -213,6 +235,9 @@ func (ch clientHooks) isVeto(h any, client string) bool {
 	c, _ := m[ch.CommandKey].(string)
 	if client == "" {
 		return true
+	}
+	if ch.CommandKey == "url" {
+		return isVetoURL(c, client)
 	}
 	return strings.HasSuffix(c, " hook "+client) || strings.HasSuffix(c, "veto-hook "+client) || strings.HasSuffix(c, "veto-hook' "+client)
 }

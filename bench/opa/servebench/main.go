@@ -1,0 +1,392 @@
+// Command servebench measures veto serve against OPA's REST server, side
+// by side in one run: decisions per second and p50/p99 latency at
+// concurrency 1, 16 and 64, for
+//
+//	veto serve on SQLite (one instance),
+//	veto serve on PostgreSQL (one instance, and two sharing the database,
+//	  the workers alternating between them),
+//	opa run --server, built from its Go module (this module's pinned
+//	  version), deciding the same calls with the Rego file rules of this
+//	  module (policy.rego) over HTTP.
+//
+// Every contender decides the same allowed Read of an existing file in a
+// real workspace, over HTTP/1.1 with keep-alive, one run per worker. veto
+// resolves the path on the filesystem, runs every rule of its default
+// policy and records each decision durably (a token checked per request);
+// OPA gets the path already resolved and records nothing.
+//
+//	cd bench/opa && go run ./servebench [-seconds 3] [-postgres DSN]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	opabench "github.com/vetohq/veto/bench/opa"
+	"github.com/vetohq/veto/tools"
+)
+
+func main() {
+	seconds := flag.Float64("seconds", 3, "how long each contender runs at each concurrency")
+	pg := flag.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "the PostgreSQL server (a schema of the bench's own is made and dropped)")
+	levels := flag.String("concurrency", "1,16,64", "the concurrency levels")
+	flag.Parse()
+	if err := run(time.Duration(*seconds*float64(time.Second)), *pg, *levels); err != nil {
+		fmt.Fprintln(os.Stderr, "servebench:", err)
+		os.Exit(1)
+	}
+}
+
+type contender struct {
+	name  string
+	urls  []string // the workers alternate between them
+	token string
+	req   func(url string, worker, i int) *http.Request
+}
+
+type result struct {
+	name        string
+	conc        int
+	n, failed   int
+	elapsed     time.Duration
+	p50, p99    time.Duration
+	lat         []time.Duration
+	description string
+}
+
+func run(each time.Duration, pgBase, levelList string) error {
+	var levels []int
+	for _, s := range strings.Split(levelList, ",") {
+		var n int
+		if _, err := fmt.Sscan(s, &n); err != nil || n < 1 {
+			return fmt.Errorf("-concurrency: %q", s)
+		}
+		levels = append(levels, n)
+	}
+	tmp, err := os.MkdirTemp("", "veto-servebench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	var procs []*exec.Cmd
+	defer func() {
+		for _, p := range procs {
+			p.Process.Kill()
+			p.Wait()
+		}
+	}()
+
+	bin := filepath.Join(tmp, "bin")
+	for _, b := range []struct{ out, pkg string }{{"veto", "github.com/vetohq/veto/cmd/veto"}, {"opa", "github.com/open-policy-agent/opa"}} {
+		fmt.Fprintf(os.Stderr, "building %s\n", b.pkg)
+		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(bin, b.out), b.pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("build %s: %w", b.pkg, err)
+		}
+	}
+
+	// The world: a home and a workspace of real files.
+	home := filepath.Join(tmp, "home")
+	ws := filepath.Join(home, "ws")
+	for _, d := range []string{filepath.Join(home, ".ssh"), filepath.Join(ws, "src")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	target := filepath.Join(ws, "src", "main.go")
+	if err := os.WriteFile(target, []byte("package main\n"), 0o644); err != nil {
+		return err
+	}
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".state"), "VETO_MANAGED_POLICY=" + filepath.Join(home, "none.yaml")}
+
+	// A PostgreSQL schema of the bench's own.
+	var sfx [4]byte
+	rand.Read(sfx[:])
+	schema := "veto_servebench_" + hex.EncodeToString(sfx[:])
+	db, err := sql.Open("pgx", pgBase)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+		return fmt.Errorf("PostgreSQL at %s: %w", pgBase, err)
+	}
+	defer db.Exec("DROP SCHEMA " + schema + " CASCADE")
+	dsn := pgBase + "&search_path=" + schema
+	state := filepath.Join(tmp, "veto.db")
+
+	token := func(args ...string) (string, error) {
+		cmd := exec.Command(filepath.Join(bin, "veto"), append([]string{"token", "create", "--actor", "agent:bench"}, args...)...)
+		cmd.Env = env
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	serve := func(args ...string) (string, error) {
+		cmd := exec.Command(filepath.Join(bin, "veto"), append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "off"}, args...)...)
+		cmd.Env = env
+		return start(cmd, &procs, "veto serve: listening on ")
+	}
+	sqliteTok, err := token("--state", state)
+	if err != nil {
+		return fmt.Errorf("token: %w", err)
+	}
+	pgTok, err := token("--postgres", dsn)
+	if err != nil {
+		return fmt.Errorf("token: %w", err)
+	}
+	sqliteURL, err := serve("--state", state)
+	if err != nil {
+		return err
+	}
+	pgURL1, err := serve("--postgres", dsn)
+	if err != nil {
+		return err
+	}
+	pgURL2, err := serve("--postgres", dsn)
+	if err != nil {
+		return err
+	}
+
+	// OPA's server with the Rego file rules and their data.
+	pol, err := opabench.New(context.Background(), opabench.Config{Home: home, Roots: []string{os.TempDir()}, Tools: tools.Defaults()})
+	if err != nil {
+		return err
+	}
+	data, err := opabench.Data(opabench.Config{Home: home, Roots: []string{os.TempDir()}, Tools: tools.Defaults()})
+	if err != nil {
+		return err
+	}
+	dataFile := filepath.Join(tmp, "data.json")
+	b, _ := json.Marshal(map[string]any{"veto": map[string]any{"files": data}})
+	if err := os.WriteFile(dataFile, b, 0o644); err != nil {
+		return err
+	}
+	policyFile, err := filepath.Abs("policy.rego")
+	if err != nil {
+		return err
+	}
+	opaCmd := exec.Command(filepath.Join(bin, "opa"), "run", "--server", "--addr", "127.0.0.1:0", "--log-level", "error",
+		"--disable-telemetry", policyFile, dataFile)
+	opaCmd.Env = env
+	opaURL, err := startOPA(opaCmd, &procs)
+	if err != nil {
+		return err
+	}
+	input, err := pol.Input("Read", map[string]any{"file_path": target}, ws, opabench.Env{Cwd: ws, Home: home})
+	if err != nil {
+		return err
+	}
+	opaBody, _ := json.Marshal(map[string]any{"input": input})
+
+	vetoReq := func(tok string) func(url string, worker, i int) *http.Request {
+		return func(url string, worker, i int) *http.Request {
+			body := fmt.Sprintf(`{"call_id":"c%d-%d","tool":"Read","args":{"file_path":%q},"cwd":%q,"run":{"ref":"bench-%d","fresh":true}}`,
+				worker, i, target, ws, worker)
+			r, _ := http.NewRequest("POST", url+"/v1/decide", strings.NewReader(body))
+			r.Header.Set("Authorization", "Bearer "+tok)
+			return r
+		}
+	}
+	contenders := []contender{
+		{name: "veto serve, SQLite", urls: []string{sqliteURL}, req: vetoReq(sqliteTok)},
+		{name: "veto serve, PostgreSQL", urls: []string{pgURL1}, req: vetoReq(pgTok)},
+		{name: "veto serve, PostgreSQL ×2", urls: []string{pgURL1, pgURL2}, req: vetoReq(pgTok)},
+		{name: "opa run --server", urls: []string{opaURL}, req: func(url string, _, _ int) *http.Request {
+			r, _ := http.NewRequest("POST", url+"/v1/data/veto/policy/files/decision", bytes.NewReader(opaBody))
+			return r
+		}},
+	}
+	// Each contender answers once before the clock starts (and must allow).
+	for _, c := range contenders {
+		if err := warm(c); err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+	}
+	var results []result
+	for _, conc := range levels {
+		for _, c := range contenders {
+			fmt.Fprintf(os.Stderr, "%s at concurrency %d\n", c.name, conc)
+			results = append(results, load(c, conc, each))
+		}
+	}
+	report(os.Stdout, results)
+	return nil
+}
+
+// start runs cmd and returns the URL its stderr announces after prefix.
+func start(cmd *exec.Cmd, procs *[]*exec.Cmd, prefix string) (string, error) {
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	*procs = append(*procs, cmd)
+	got := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+				got <- a
+			}
+		}
+	}()
+	select {
+	case u := <-got:
+		return u, nil
+	case <-time.After(30 * time.Second):
+		return "", fmt.Errorf("%s did not say where it listens", cmd.Path)
+	}
+}
+
+// startOPA runs OPA's server and finds its address in its log.
+func startOPA(cmd *exec.Cmd, procs *[]*exec.Cmd) (string, error) {
+	// With --addr :0 OPA logs the address it listens on at info; ask for
+	// a fixed free port instead, which is simpler to read.
+	l, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	for i, a := range cmd.Args {
+		if a == "127.0.0.1:0" {
+			cmd.Args[i] = l
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	*procs = append(*procs, cmd)
+	u := "http://" + l
+	for range 300 {
+		resp, err := http.Get(u + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return u, nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return "", fmt.Errorf("opa did not answer on %s", u)
+}
+
+func warm(c contender) error {
+	for _, u := range c.urls {
+		resp, err := http.DefaultClient.Do(c.req(u, 999, 0))
+		if err != nil {
+			return err
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !(bytes.Contains(b, []byte(`"verdict":"allow"`)) || bytes.Contains(b, []byte(`"allow":true`))) {
+			return fmt.Errorf("the warm-up call was not allowed: %d %s", resp.StatusCode, b)
+		}
+	}
+	return nil
+}
+
+// load runs conc workers for d, each sending one request after another.
+func load(c contender, conc int, d time.Duration) result {
+	tr := &http.Transport{MaxIdleConns: conc * 2, MaxIdleConnsPerHost: conc * 2, IdleConnTimeout: time.Minute}
+	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	defer tr.CloseIdleConnections()
+	var (
+		mu     sync.Mutex
+		lat    []time.Duration
+		failed atomic.Int64
+		wg     sync.WaitGroup
+	)
+	deadline := time.Now().Add(d)
+	began := time.Now()
+	for w := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for i := 0; time.Now().Before(deadline); i++ {
+				u := c.urls[(w+i)%len(c.urls)]
+				t0 := time.Now()
+				resp, err := hc.Do(c.req(u, w+conc*1000, i))
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					failed.Add(1)
+					continue
+				}
+				mine = append(mine, time.Since(t0))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	r := result{name: c.name, conc: conc, n: len(lat), failed: int(failed.Load()), elapsed: time.Since(began), lat: lat}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		r.p50 = lat[len(lat)/2]
+		r.p99 = lat[len(lat)*99/100]
+	}
+	return r
+}
+
+func report(w io.Writer, rs []result) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "contender\tconcurrency\tdecisions/s\tp50\tp99\tfailed\tp50 ÷ OPA's\t")
+	opa := map[int]time.Duration{}
+	for _, r := range rs {
+		if strings.HasPrefix(r.name, "opa") {
+			opa[r.conc] = r.p50
+		}
+	}
+	for _, r := range rs {
+		ratio := "-"
+		if o := opa[r.conc]; o > 0 && !strings.HasPrefix(r.name, "opa") {
+			ratio = fmt.Sprintf("%.2f", float64(r.p50)/float64(o))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%d\t%s\t\n", r.name, r.conc, float64(r.n)/r.elapsed.Seconds(),
+			r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.failed, ratio)
+	}
+	tw.Flush()
+}
+
+// freePort finds a free loopback port.
+func freePort() (string, error) {
+	l, err := netListen()
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }

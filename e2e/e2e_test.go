@@ -16,6 +16,7 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -33,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -91,6 +93,11 @@ type runSpec struct {
 	// ReadOnly are directories bound read-only over themselves in the
 	// namespace's own mount namespace: read-only even for root.
 	ReadOnly []string `json:"read_only,omitempty"`
+	// Serve, when set, is a service started in the namespace before the
+	// client (veto serve), with ServeEnv (not the client's: no API key); the client
+	// starts once its stderr says "listening on", and it is stopped after.
+	Serve    []string `json:"serve,omitempty"`
+	ServeEnv []string `json:"serve_env,omitempty"`
 	Report   string   `json:"report"` // where to write the outcome
 }
 
@@ -160,6 +167,14 @@ func inner(specPath string) int {
 	srv := &http.Server{Handler: ep}
 	go srv.Serve(ln)
 	defer srv.Close()
+	if len(spec.Serve) > 0 {
+		stop, err := startService(spec.Serve, spec.ServeEnv)
+		if err != nil {
+			out.Err = err.Error()
+			return write()
+		}
+		defer stop()
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), spec.Timeout)
 	defer cancel()
@@ -186,6 +201,41 @@ func inner(specPath string) int {
 	out.Stdout, out.Stderr = stdout.String(), stderr.String()
 	out.report = ep.report()
 	return write()
+}
+
+// startService starts argv and waits until its stderr says it listens.
+func startService(argv, env []string) (stop func(), err error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	stop = func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "listening on") {
+				ready <- true
+			}
+		}
+		ready <- false
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			stop()
+			return nil, fmt.Errorf("%s ended before it listened", argv[0])
+		}
+	case <-time.After(20 * time.Second):
+		stop()
+		return nil, fmt.Errorf("%s did not say it listens", argv[0])
+	}
+	return stop, nil
 }
 
 // loopbackOnly brings lo up and makes sure it is the namespace's only

@@ -33,6 +33,8 @@ type clientRun struct {
 	// decisions). A gap is logged, not failed; once it is no longer seen
 	// the test fails until it is removed here.
 	knownGaps map[string]string
+	// initArgs are veto init's flags after the client's name.
+	initArgs []string
 }
 
 // inOrder are the events of the kinds keep takes, in the order veto
@@ -64,7 +66,7 @@ func inOrder(byCall map[string][]logEvent, keep func(kind string) bool) []logEve
 func playScenarios(t *testing.T, cr clientRun) {
 	start := time.Now()
 	s := newSandbox(t)
-	if code, out, errOut := s.veto("init", cr.name); code != 0 {
+	if code, out, errOut := s.veto(append([]string{"init", cr.name}, cr.initArgs...)...); code != 0 {
 		t.Fatalf("veto init %s: exit %d\n%s%s", cr.name, code, out, errOut)
 	}
 	if cr.setup != nil {

@@ -105,6 +105,16 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 func (s *Server) decideCall(ctx context.Context, c *veto.Call) veto.Verdict {
 	ctx, causes := sqlstore.WithCauses(ctx)
 	start := s.cfg.Now()
+	if c.Run.Ref != "" {
+		unlock, ok := s.runs.lock(ctx, c.Run.Ref)
+		if !ok {
+			v := veto.Verdict{CallID: c.ID, Tool: c.Tool, Run: c.Run.Ref, Stage: veto.StageRecord, Reason: veto.ReasonCancelled,
+				Risk: veto.RiskMedium, Message: "the decision ran out of time waiting for the run's other calls, so the call is refused."}
+			s.metrics.decision(&v, s.cfg.Now().Sub(start))
+			return v
+		}
+		defer unlock()
+	}
 	v := s.cfg.Gate.Decide(ctx, c)
 	if !v.Allowed && v.Reason == veto.ReasonStateUnavailable {
 		s.metrics.storeError()
@@ -160,6 +170,12 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
 	s.withState(w, r, refuse, func(ctx context.Context) {
 		ctx, causes := sqlstore.WithCauses(ctx)
+		unlock, ok := s.runs.lock(ctx, c.Run.Ref)
+		if !ok {
+			writeError(w, http.StatusGatewayTimeout, veto.ReasonCancelled, "veto could not record what the call did within its deadline.")
+			return
+		}
+		defer unlock()
 		if err := s.cfg.Gate.ObserveCall(ctx, &c, o.Outcome); err != nil {
 			s.storeFailure(w, causes, err, "veto could not record what the call did")
 			return

@@ -76,6 +76,12 @@ func (s *Server) claudeHook(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case agent.Observe:
+			unlock, ok := s.runs.lock(ctx, ev.Call.Run.Ref)
+			if !ok {
+				refuse("veto could not record what the call did within its deadline.")
+				return
+			}
+			defer unlock()
 			if err := s.cfg.Gate.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
 				msg := "veto could not record what the call did."
 				if se := causes.Last(); se != nil {

@@ -2,10 +2,12 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/client"
@@ -91,5 +93,21 @@ func TestTwoInstancesShareOneRun(t *testing.T) {
 	}
 	if br := eventlog.VerifyChain(stored, first, prev); br != nil {
 		t.Fatalf("the run's chain breaks: %v", br)
+	}
+
+	// A token revoked through one instance is refused by the other once
+	// its second of trust has passed.
+	list, err := b.toks.List(ctx)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("tokens: %v %v", list, err)
+	}
+	if err := b.toks.Revoke(ctx, list[0].ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	v, err := ca.Decide(ctx, call("r1", "Read", map[string]any{"file_path": filepath.Join(w.work, "README.md")}))
+	var ce *client.Error
+	if v.Allowed || !errors.As(err, &ce) || ce.Status != 401 || ce.Reason != "unauthenticated" {
+		t.Fatalf("after revocation through the other instance: %+v %v", v, err)
 	}
 }

@@ -61,6 +61,7 @@ type Server struct {
 	cfg     Config
 	mux     *http.ServeMux
 	metrics *metrics
+	runs    runLocks
 }
 
 // route is one endpoint. Routes is the one list of them: the mux, the

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vetohq/veto"
@@ -30,7 +31,24 @@ type Token struct {
 type Tokens struct {
 	db func() *sql.DB // the database now (an SQLite state is reopened when it moves)
 	ph func(int) string
+
+	// A token verified is taken without asking the database again for
+	// cacheFor: a revocation reaches every instance within that time.
+	mu    sync.Mutex
+	cache map[string]cachedToken
 }
+
+type cachedToken struct {
+	tok   Token
+	until time.Time
+}
+
+// cacheFor is how long a verified token is trusted without the database;
+// cacheMax bounds how many are.
+const (
+	cacheFor = time.Second
+	cacheMax = 4096
+)
 
 // tokenPrefix starts every secret, so that a leaked one is recognisable.
 const tokenPrefix = "veto_"
@@ -138,9 +156,12 @@ func (t *Tokens) List(ctx context.Context) ([]Token, error) {
 // ErrNoToken is Revoke's error for an id no token has.
 var ErrNoToken = errors.New("no token has that id")
 
-// Revoke ends a token: requests carrying it are refused from now on, by
-// every instance.
+// Revoke ends a token: requests carrying it are refused from now on by
+// this process, and within a second (cacheFor) by every instance.
 func (t *Tokens) Revoke(ctx context.Context, id string, now time.Time) error {
+	t.mu.Lock()
+	clear(t.cache)
+	t.mu.Unlock()
 	res, err := t.db().ExecContext(ctx, t.q(`UPDATE veto_tokens SET revoked = ? WHERE id = ? AND revoked = 0`), max(now.Unix(), 1), id)
 	if err != nil {
 		return err
@@ -157,9 +178,17 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (tok Token, ok bool,
 	if !strings.HasPrefix(secret, tokenPrefix) || len(secret) > 128 {
 		return Token{}, false, nil
 	}
+	h := hashSecret(secret)
+	now := time.Now()
+	t.mu.Lock()
+	c, hit := t.cache[h]
+	t.mu.Unlock()
+	if hit && now.Before(c.until) {
+		return c.tok, true, nil
+	}
 	var created int64
 	err = t.db().QueryRowContext(ctx, t.q(`SELECT id, actor_kind, actor_id, created FROM veto_tokens WHERE hash = ? AND revoked = 0`),
-		hashSecret(secret)).Scan(&tok.ID, &tok.Actor.Kind, &tok.Actor.ID, &created)
+		h).Scan(&tok.ID, &tok.Actor.Kind, &tok.Actor.ID, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Token{}, false, nil
 	}
@@ -167,5 +196,11 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (tok Token, ok bool,
 		return Token{}, false, err
 	}
 	tok.Created = time.Unix(created, 0).UTC()
+	t.mu.Lock()
+	if t.cache == nil || len(t.cache) >= cacheMax {
+		t.cache = map[string]cachedToken{}
+	}
+	t.cache[h] = cachedToken{tok: tok, until: now.Add(cacheFor)}
+	t.mu.Unlock()
 	return tok, true, nil
 }

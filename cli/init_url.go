@@ -27,7 +27,7 @@ func (ch clientHooks) httpForm(client string) (clientHooks, bool) {
 	h.Entry = map[string]any{
 		"type": "http",
 		"headers": map[string]any{
-			"Authorization":          "Bearer $" + TokenEnv,
+			"Authorization":         "Bearer $" + TokenEnv,
 			server.ProjectDirHeader: "$CLAUDE_PROJECT_DIR",
 		},
 		"allowedEnvVars": []any{TokenEnv, "CLAUDE_PROJECT_DIR"},

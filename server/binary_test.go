@@ -3,7 +3,18 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	crand "crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
 	"fmt"
+	"math/big"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -196,4 +207,61 @@ func TestServeSIGTERMUnderLoad(t *testing.T) {
 	if len(answered) < 50 {
 		t.Fatalf("only %d calls answered: the load did not run", len(answered))
 	}
+}
+
+// TestServeRefusesUnsafeListening: beyond loopback veto serve needs TLS,
+// and --insecure-no-auth is for loopback only; with a certificate it
+// serves HTTPS.
+func TestServeRefusesUnsafeListening(t *testing.T) {
+	w := newWorld(t)
+	for _, args := range [][]string{
+		{"serve", "--listen", "0.0.0.0:0"},
+		{"serve", "--listen", "[::]:0", "--tls-cert", "x.pem"},
+		{"serve", "--listen", "127.0.0.1:0", "--insecure-no-auth", "--tls-cert", "c", "--tls-key", "k", "--listen", "10.1.2.3:0"},
+	} {
+		cmd := exec.Command(vetoProgram(t), args...)
+		cmd.Env = []string{"HOME=" + w.home, "XDG_STATE_HOME=" + filepath.Join(w.home, ".state")}
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Fatalf("veto %v: %v, want exit 2\n%s", args, err, out)
+		}
+		if !strings.Contains(string(out), "TLS") && !strings.Contains(string(out), "loopback") && !strings.Contains(string(out), "together") {
+			t.Fatalf("veto %v: the refusal does not say why: %s", args, out)
+		}
+	}
+
+	// A self-signed certificate for 127.0.0.1.
+	dir := t.TempDir()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), crand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "veto test"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(crand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	in := serveProcess(t, w, "--state", filepath.Join(dir, "veto.db"), "--tls-cert", certFile, "--tls-key", keyFile)
+	if !strings.HasPrefix(in.url, "https://") {
+		t.Fatalf("with a certificate veto serve says %s", in.url)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 5 * time.Second}
+	resp, err := hc.Get(in.url + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("https healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	// Without a token, over TLS as well: 401.
+	resp, err = hc.Post(in.url+"/v1/decide", "application/json", strings.NewReader(`{"tool":"Read"}`))
+	if err != nil || resp.StatusCode != 401 {
+		t.Fatalf("https decide without a token: %v %v", resp, err)
+	}
+	resp.Body.Close()
 }

@@ -36,7 +36,7 @@ func initDescription() string {
 	return `Register veto with an agent client, or remove it.
 
   veto init CLIENT [--project | --user] [--dir DIR] [--dry-run]
-  veto init claude-code --url URL [...]   Claude Code POSTs its hooks to veto serve at URL
+  veto init CLIENT --url URL [...]   the client's hooks go to veto serve at URL
   veto uninstall CLIENT [--project | --user] [--dir DIR] [--dry-run]
 
 CLIENT, and the settings file init writes:
@@ -46,8 +46,9 @@ client's session-start, before-tool and after-tool events. It keeps every other
 setting and hook, and running it twice changes nothing. --project (the default)
 writes in DIR (default: the current directory); --user in the home directory.
 uninstall removes only what init added. With --url, Claude Code sends each hook to veto serve
-(POST URL/v1/hooks/claude-code, "type": "http", "onFailure": "block"), authenticated by the
-token in $VETO_TOKEN, which the settings name and never hold.` + notes.String()
+(POST URL/v1/hooks/claude-code, "type": "http", "onFailure": "block"), and the other clients'
+command hooks run veto hook CLIENT --url URL, which forwards the event; either way the token is
+read from $VETO_TOKEN, which the settings name and never hold.` + notes.String()
 }
 
 // clientHooks is how one client's settings hold hooks: the table's layout
@@ -134,13 +135,18 @@ func initOrUninstall(e *env, verb string, args []string) int {
 	}
 	command := hookCommand(self, client)
 	hh, hasHTTP := ch.httpForm(client)
-	if *url != "" && (!hasHTTP || verb != "init") {
-		fmt.Fprintf(e.stderr, "veto %s %s: --url is for init of a client with HTTP hooks (claude-code)\n", verb, client)
+	if *url != "" && verb != "init" {
+		fmt.Fprintf(e.stderr, "veto %s %s: --url is init's\n", verb, client)
 		return ExitUsage
+	}
+	if *url != "" && !hasHTTP {
+		// A client with command hooks only: veto hook forwards each event
+		// to the service.
+		command = shellQuote(self) + " hook " + client + " --url " + shellQuote(strings.TrimRight(*url, "/"))
 	}
 	var changed bool
 	switch {
-	case *url != "":
+	case *url != "" && hasHTTP:
 		// The HTTP hook replaces veto's command hooks: one answer a call.
 		command = hookURL(*url, client)
 		changed = ch.remove(settings, client, "")
@@ -239,7 +245,7 @@ func (ch clientHooks) isVeto(h any, client string) bool {
 	if ch.CommandKey == "url" {
 		return isVetoURL(c, client)
 	}
-	return strings.HasSuffix(c, " hook "+client) || strings.HasSuffix(c, "veto-hook "+client) || strings.HasSuffix(c, "veto-hook' "+client)
+	return strings.HasSuffix(c, " hook "+client) || strings.Contains(c, " hook "+client+" --url ") || strings.HasSuffix(c, "veto-hook "+client) || strings.HasSuffix(c, "veto-hook' "+client)
 }
 
 // hookCommand is the command init registers: veto-hook, the hook server's

@@ -69,9 +69,24 @@ func TestInitClaudeCodeURL(t *testing.T) {
 		t.Fatalf("uninstall left:\n%s", b)
 	}
 
+	// A client with command hooks only: veto hook forwards to the service.
+	run(t, "init", "gemini-cli", "--dir", dir)
+	run(t, "init", "gemini-cli", "--dir", dir, "--url", "http://127.0.0.1:8181/")
+	gpath := filepath.Join(dir, ".gemini", "settings.json")
+	b, _ = os.ReadFile(gpath)
+	if n := bytes.Count(b, []byte(` hook gemini-cli --url http://127.0.0.1:8181"`)); n != 3 {
+		t.Fatalf("gemini-cli: %d forwarding hooks, want 3 (one per event), and no other veto hook:\n%s", n, b)
+	}
+	if bytes.Count(b, []byte("hook gemini-cli")) != 3 {
+		t.Fatalf("gemini-cli: the local hook stayed beside the forwarding one:\n%s", b)
+	}
+	run(t, "uninstall", "gemini-cli", "--dir", dir)
+	if b, _ := os.ReadFile(gpath); bytes.Contains(b, []byte("veto")) {
+		t.Fatalf("uninstall left veto in gemini's settings:\n%s", b)
+	}
 	var out, errOut bytes.Buffer
-	if code := cli.Main(context.Background(), []string{"init", "gemini-cli", "--dir", dir, "--url", "http://127.0.0.1:1"},
+	if code := cli.Main(context.Background(), []string{"uninstall", "gemini-cli", "--dir", dir, "--url", "http://127.0.0.1:1"},
 		strings.NewReader(""), &out, &errOut); code != cli.ExitUsage {
-		t.Fatalf("--url for a client without HTTP hooks: exit %d", code)
+		t.Fatalf("uninstall --url: exit %d", code)
 	}
 }

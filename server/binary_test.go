@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -264,4 +265,71 @@ func TestServeRefusesUnsafeListening(t *testing.T) {
 		t.Fatalf("https decide without a token: %v %v", resp, err)
 	}
 	resp.Body.Close()
+}
+
+// TestHookForwardsToServe: veto hook CLIENT --url sends a command hook's
+// event to veto serve and answers with its reply; every failure on the
+// way blocks the call in the client's form.
+func TestHookForwardsToServe(t *testing.T) {
+	w := newWorld(t)
+	state := filepath.Join(t.TempDir(), "veto.db")
+	secret, err := runVeto(t, w, "token", "create", "--actor", "user:gem", "--state", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := serveProcess(t, w, "--state", state)
+	event := func(id, path string) string {
+		b, _ := json.Marshal(map[string]any{"session_id": "g1", "cwd": w.work, "hook_event_name": "BeforeTool",
+			"tool_name": "read_file", "tool_input": map[string]any{"absolute_path": path}, "tool_call_id": id})
+		return string(b)
+	}
+	hookRun := func(url, token, stdin string) (int, string, string) {
+		cmd := exec.Command(vetoProgram(t), "hook", "gemini-cli", "--url", url, "--timeout", "3s")
+		cmd.Env = []string{"HOME=" + w.home, "VETO_TOKEN=" + token}
+		cmd.Stdin = strings.NewReader(stdin)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return code, stdout.String(), stderr.String()
+	}
+	startEv, _ := json.Marshal(map[string]any{"session_id": "g1", "cwd": w.work, "hook_event_name": "SessionStart", "source": "startup"})
+	if code, stdout, stderr := hookRun(in.url, strings.TrimSpace(secret), string(startEv)); code != 0 {
+		t.Fatalf("session start: exit %d %s %s", code, stdout, stderr)
+	}
+	free, _ := net.Listen("tcp", "127.0.0.1:0")
+	closed := "http://" + free.Addr().String()
+	free.Close()
+	cases := []struct {
+		name, url, token, stdin string
+		exit                    int
+		holds                   string // in stdout or stderr
+	}{
+		{"allowed", in.url, strings.TrimSpace(secret), event("a1", filepath.Join(w.work, "README.md")), 0, ""},
+		{"credential", in.url, strings.TrimSpace(secret), event("a2", filepath.Join(w.home, ".ssh", "id_rsa")), 2, "credential_path"},
+		{"no token", in.url, "", event("a3", filepath.Join(w.work, "README.md")), 2, "unauthenticated"},
+		{"service down", closed, strings.TrimSpace(secret), event("a4", filepath.Join(w.work, "README.md")), 2, "cannot be reached"},
+		{"not a URL", "ftp://x", strings.TrimSpace(secret), event("a5", filepath.Join(w.work, "README.md")), 2, "no usable URL"},
+		{"bad event", in.url, strings.TrimSpace(secret), "{", 2, "could not read the hook event"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := hookRun(c.url, c.token, c.stdin)
+			if code != c.exit || !strings.Contains(stdout+stderr, c.holds) {
+				t.Fatalf("exit %d, want %d holding %q\nstdout %s\nstderr %s", code, c.exit, c.holds, stdout, stderr)
+			}
+			if c.exit == 2 && !strings.Contains(stdout, `"decision":"deny"`) {
+				t.Fatalf("the denial is not Gemini CLI's blocking form: %s", stdout)
+			}
+			if strings.Contains(stdout+stderr, strings.TrimSpace(secret)) {
+				t.Fatal("the reply quotes the token")
+			}
+		})
+	}
 }

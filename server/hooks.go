@@ -4,10 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/claudecode"
+	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/sqlstore"
 )
 
@@ -28,6 +30,21 @@ type hookOutput struct {
 	PermissionDecisionReason string `json:"permissionDecisionReason"`
 }
 
+// claudeDeny is the Claude Code endpoint's answer to a failure.
+func (s *Server) claudeDeny(w http.ResponseWriter, _ *http.Request, reason string) { s.hookDeny(w, reason) }
+
+// commandDeny is a command hook endpoint's answer to a failure: the
+// client's blocking reply (for a name veto does not know, exit 2, which
+// veto hook --url refuses before asking anyway).
+func (s *Server) commandDeny(w http.ResponseWriter, r *http.Request, reason string) {
+	a := hook.AdapterIn(r.PathValue("client"), "")
+	if a == nil {
+		a = claudecode.Adapter{}
+	}
+	rep := a.Deny(reason)
+	writeJSON(w, http.StatusOK, commandReply{Exit: rep.Exit, Stdout: rep.Stdout, Stderr: rep.Stderr})
+}
+
 // hookDeny writes Claude Code's blocking reply to a PreToolUse.
 func (s *Server) hookDeny(w http.ResponseWriter, reason string) {
 	writeJSON(w, http.StatusOK, map[string]hookOutput{"hookSpecificOutput": {
@@ -35,50 +52,94 @@ func (s *Server) hookDeny(w http.ResponseWriter, reason string) {
 }
 
 func (s *Server) claudeHook(w http.ResponseWriter, r *http.Request) {
-	b, err := readBody(w, r, agent.MaxEvent)
-	if err != nil {
-		s.hookDeny(w, "veto could not read the hook event, so the call is blocked.")
+	a := claudecode.Adapter{ProjectDir: r.Header.Get(ProjectDirHeader)}
+	s.hookEvent(w, r, a, func(rep agent.Reply, ev *agent.Event, denied string) {
+		switch {
+		case denied != "":
+			s.hookDeny(w, denied)
+		case rep.Exit != 0 && ev != nil && ev.Kind != agent.Decide:
+			writeJSON(w, http.StatusOK, map[string]string{"systemMessage": strings.TrimSpace(rep.Stderr)})
+		default:
+			writeJSON(w, http.StatusOK, struct{}{})
+		}
+	})
+}
+
+// commandReply is /v1/hooks/{client}/command's answer: what the hook
+// process does, as `veto hook CLIENT --url` writes it.
+type commandReply struct {
+	Exit   int    `json:"exit"`
+	Stdout string `json:"stdout"`
+	Stderr string `json:"stderr"`
+}
+
+// commandHook answers a command hook's event, forwarded by veto hook
+// --url: the reply the client's command hook gives, always 200.
+func (s *Server) commandHook(w http.ResponseWriter, r *http.Request) {
+	a := hook.AdapterIn(r.PathValue("client"), r.Header.Get(ProjectDirHeader))
+	if a == nil {
+		writeError(w, http.StatusNotFound, "client_unknown", "veto has no client of this name; see veto hook --help.")
 		return
 	}
-	a := claudecode.Adapter{ProjectDir: r.Header.Get(ProjectDirHeader)}
+	s.hookEvent(w, r, a, func(rep agent.Reply, _ *agent.Event, denied string) {
+		if denied != "" {
+			rep = a.Deny(denied)
+		}
+		writeJSON(w, http.StatusOK, commandReply{Exit: rep.Exit, Stdout: rep.Stdout, Stderr: rep.Stderr})
+	})
+}
+
+// hookEvent decides or records one hook event of adapter a and hands
+// write the reply; denied, when set, is the reason to block a call with
+// (the event may not have been read).
+func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapter, write func(rep agent.Reply, ev *agent.Event, denied string)) {
+	b, err := readBody(w, r, agent.MaxEvent)
+	if err != nil {
+		write(agent.Reply{}, nil, "veto could not read the hook event, so the call is blocked.")
+		return
+	}
 	ev, err := a.Decode(b)
 	if err != nil {
-		s.hookDeny(w, "veto could not read the hook event ("+err.Error()+"), so the call is blocked.")
+		write(agent.Reply{}, nil, "veto could not read the hook event ("+err.Error()+"), so the call is blocked.")
 		return
 	}
 	if ev.Kind == agent.Ignore {
-		writeJSON(w, http.StatusOK, struct{}{})
+		write(agent.Reply{}, &ev, "")
 		return
 	}
 	if act, ok := actorOf(r); ok {
 		ev.Call.Actor.Kind, ev.Call.Actor.ID = act.Kind, act.ID
 	}
-	refuse := func(msg string) {
+	// failed is a broken setup's answer: a call is blocked; for the other
+	// events the failure is reported without blocking (the tool ran).
+	failed := func(msg string) {
 		if ev.Kind == agent.Decide {
-			s.hookDeny(w, msg)
+			write(agent.Reply{}, &ev, msg)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"systemMessage": msg})
+		write(agent.Reply{Exit: 1, Stderr: msg + "\n"}, &ev, "")
 	}
-	s.withState(w, r, refuse, func(ctx context.Context) {
+	s.withState(w, r, failed, func(ctx context.Context) {
 		ctx, causes := sqlstore.WithCauses(ctx)
 		switch ev.Kind {
 		case agent.Start:
 			if err := s.cfg.Gate.Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {
 				s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "veto serve: session start not recorded", slog.String("run", ev.Session))
-				refuse("veto could not record the session's start.")
+				failed("veto could not record the session's start.")
 				return
 			}
 		case agent.Decide:
 			v := s.decideCall(ctx, &ev.Call)
 			if !v.Allowed {
-				s.hookDeny(w, claudecode.Reason(v))
+				write(agent.Reply{}, &ev, claudecode.Reason(v))
 				return
 			}
+			write(a.Allow(false), &ev, "")
+			return
 		case agent.Observe:
 			unlock, ok := s.runs.lock(ctx, ev.Call.Run.Ref)
 			if !ok {
-				refuse("veto could not record what the call did within its deadline.")
+				failed("veto could not record what the call did within its deadline.")
 				return
 			}
 			defer unlock()
@@ -87,10 +148,10 @@ func (s *Server) claudeHook(w http.ResponseWriter, r *http.Request) {
 				if se := causes.Last(); se != nil {
 					msg = withCause(msg, se.Reason())
 				}
-				refuse(msg)
+				failed(msg)
 				return
 			}
 		}
-		writeJSON(w, http.StatusOK, struct{}{})
+		write(agent.Reply{}, &ev, "")
 	})
 }

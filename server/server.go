@@ -69,23 +69,26 @@ type Server struct {
 type route struct {
 	Method, Path string
 	Auth         bool // needs a token
-	Hook         bool // a client's hook endpoint: every failure is 200 and a blocking reply
 	handle       func(*Server, http.ResponseWriter, *http.Request)
+	// hookDeny, on a client's hook endpoint, answers every failure: 200
+	// and the client's blocking reply.
+	hookDeny func(*Server, http.ResponseWriter, *http.Request, string)
 }
 
 var routes = []route{
-	{"POST", "/v1/decide", true, false, (*Server).decide},
-	{"POST", "/v1/observe", true, false, (*Server).observe},
-	{"POST", "/v1/runs", true, false, (*Server).startRun},
-	{"GET", "/v1/runs/{run}/events", true, false, (*Server).runEvents},
-	{"POST", "/v1/suspend", true, false, (*Server).suspend},
-	{"POST", "/v1/resume", true, false, (*Server).resume},
-	{"GET", "/v1/events", true, false, (*Server).events},
-	{"GET", "/v1/policy", true, false, (*Server).policy},
-	{"POST", "/v1/hooks/claude-code", true, true, (*Server).claudeHook},
-	{"GET", "/healthz", false, false, (*Server).healthz},
-	{"GET", "/readyz", false, false, (*Server).readyz},
-	{"GET", "/metrics", false, false, (*Server).serveMetrics},
+	{"POST", "/v1/decide", true, (*Server).decide, nil},
+	{"POST", "/v1/observe", true, (*Server).observe, nil},
+	{"POST", "/v1/runs", true, (*Server).startRun, nil},
+	{"GET", "/v1/runs/{run}/events", true, (*Server).runEvents, nil},
+	{"POST", "/v1/suspend", true, (*Server).suspend, nil},
+	{"POST", "/v1/resume", true, (*Server).resume, nil},
+	{"GET", "/v1/events", true, (*Server).events, nil},
+	{"GET", "/v1/policy", true, (*Server).policy, nil},
+	{"POST", "/v1/hooks/claude-code", true, (*Server).claudeHook, (*Server).claudeDeny},
+	{"POST", "/v1/hooks/{client}/command", true, (*Server).commandHook, (*Server).commandDeny},
+	{"GET", "/healthz", false, (*Server).healthz, nil},
+	{"GET", "/readyz", false, (*Server).readyz, nil},
+	{"GET", "/metrics", false, (*Server).serveMetrics, nil},
 }
 
 // Routes lists the endpoints as "METHOD PATH".
@@ -156,7 +159,7 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 				}
 				s.cfg.Logger.LogAttrs(r.Context(), slog.LevelError, "veto serve: handler panicked", slog.String("route", name))
 				if !rec.wrote {
-					s.failure(rec, rt, http.StatusInternalServerError, veto.ReasonInternal, "veto failed inside while answering, so the call is refused.")
+					s.failure(rec, r, rt, http.StatusInternalServerError, veto.ReasonInternal, "veto failed inside while answering, so the call is refused.")
 				}
 			}
 			s.metrics.request(name, rec.status, time.Since(start))
@@ -165,13 +168,13 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			tok, ok, err := s.authenticate(r)
 			if err != nil {
 				s.metrics.storeError()
-				s.failure(rec, rt, http.StatusServiceUnavailable, veto.ReasonStateUnavailable,
+				s.failure(rec, r, rt, http.StatusServiceUnavailable, veto.ReasonStateUnavailable,
 					"veto cannot check the request's token: its state "+s.cfg.Cause(err)+", so the call is refused.")
 				return
 			}
 			if !ok {
 				rec.Header().Set("WWW-Authenticate", `Bearer realm="veto"`)
-				s.failure(rec, rt, http.StatusUnauthorized, "unauthenticated",
+				s.failure(rec, r, rt, http.StatusUnauthorized, "unauthenticated",
 					"The request carries no valid veto token (Authorization: Bearer …), so the call is refused.")
 				return
 			}
@@ -199,9 +202,9 @@ func (s *Server) authenticate(r *http.Request) (Token, bool, error) {
 
 // failure answers a request veto could not serve: the route's form of a
 // refusal.
-func (s *Server) failure(w http.ResponseWriter, rt route, status int, reason, msg string) {
-	if rt.Hook {
-		s.hookDeny(w, msg+" ("+reason+")")
+func (s *Server) failure(w http.ResponseWriter, r *http.Request, rt route, status int, reason, msg string) {
+	if rt.hookDeny != nil {
+		rt.hookDeny(s, w, r, msg+" ("+reason+")")
 		return
 	}
 	writeError(w, status, reason, msg)

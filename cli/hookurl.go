@@ -113,4 +113,3 @@ func readEvent(ctx context.Context, r io.Reader) ([]byte, error) {
 		return nil, errors.New("stdin was not closed in time")
 	}
 }
-

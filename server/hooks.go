@@ -31,7 +31,9 @@ type hookOutput struct {
 }
 
 // claudeDeny is the Claude Code endpoint's answer to a failure.
-func (s *Server) claudeDeny(w http.ResponseWriter, _ *http.Request, reason string) { s.hookDeny(w, reason) }
+func (s *Server) claudeDeny(w http.ResponseWriter, _ *http.Request, reason string) {
+	s.hookDeny(w, reason)
+}
 
 // commandDeny is a command hook endpoint's answer to a failure: the
 // client's blocking reply (for a name veto does not know, exit 2, which

@@ -25,7 +25,7 @@ import (
 
 // service is one veto serve in the test's process, on a real store.
 type service struct {
-	t     *testing.T
+	t     testing.TB
 	url   string
 	store testStore
 	toks  *server.Tokens
@@ -38,7 +38,7 @@ type service struct {
 // of one test.
 type world struct{ home, work, policy string }
 
-func newWorld(t *testing.T) world {
+func newWorld(t testing.TB) world {
 	t.Helper()
 	d := t.TempDir()
 	w := world{home: filepath.Join(d, "home"), work: filepath.Join(d, "home", "project")}
@@ -75,7 +75,7 @@ sequence:
 `
 
 // sqliteStore is a real SQLite state in a temp dir.
-func sqliteStore(t *testing.T) (*sqlstore.Store, string) {
+func sqliteStore(t testing.TB) (*sqlstore.Store, string) {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})
 	if err != nil {
@@ -86,7 +86,7 @@ func sqliteStore(t *testing.T) (*sqlstore.Store, string) {
 }
 
 // pgStore is a pool on dsn (a schema of the test's own).
-func pgStore(t *testing.T, dsn string) (*sqlstore.Store, string) {
+func pgStore(t testing.TB, dsn string) (*sqlstore.Store, string) {
 	t.Helper()
 	st, err := postgres.Open(context.Background(), dsn)
 	if err != nil {
@@ -103,7 +103,7 @@ type testStore interface {
 }
 
 // start serves the built-in policy on st, with authentication on.
-func start(t *testing.T, w world, st testStore, dialect string, mod func(*server.Config)) *service {
+func start(t testing.TB, w world, st testStore, dialect string, mod func(*server.Config)) *service {
 	t.Helper()
 	p, err := policy.Load(policy.LoadOptions{FlagPath: w.policy})
 	if err != nil {
@@ -200,7 +200,7 @@ func (s *service) call(id, run, tool string, args map[string]any) map[string]any
 }
 
 // decisions returns the decision events of run, by call id.
-func decisions(t *testing.T, st *sqlstore.Store, run string) map[string][]veto.Event {
+func decisions(t testing.TB, st *sqlstore.Store, run string) map[string][]veto.Event {
 	t.Helper()
 	evs, err := st.Events(context.Background(), run, 0)
 	if err != nil {
@@ -215,4 +215,4 @@ func decisions(t *testing.T, st *sqlstore.Store, run string) map[string][]veto.E
 	return out
 }
 
-func freshPG(t *testing.T) string { return pgtest.Fresh(t) }
+func freshPG(t testing.TB) string { return pgtest.Fresh(t) }

@@ -32,6 +32,7 @@ type service struct {
 	home  string // the actor's home: ~/.ssh lives here
 	work  string // the workspace calls run in
 	logs  *bytes.Buffer
+	h     *server.Server
 }
 
 // world is a home and a workspace of real files, shared by the instances
@@ -129,7 +130,7 @@ func start(t testing.TB, w world, st testStore, dialect string, mod func(*server
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	return &service{t: t, url: ts.URL, store: st, toks: toks, home: w.home, work: w.work, logs: logs}
+	return &service{t: t, url: ts.URL, store: st, toks: toks, home: w.home, work: w.work, logs: logs, h: h}
 }
 
 // token makes a token for actor.

@@ -54,6 +54,8 @@ type Config struct {
 	// 250ms).
 	Poll time.Duration
 	Now  func() time.Time
+	// PageOnly serves the page (and /healthz) alone, no API: veto ui.
+	PageOnly bool
 }
 
 // Server is a running service's handler.
@@ -62,6 +64,7 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *metrics
 	runs    runLocks
+	ui      uiSessions
 }
 
 // route is one endpoint. Routes is the one list of them: the mux, the
@@ -102,7 +105,7 @@ func Routes() []string {
 
 // New builds the service's handler.
 func New(cfg Config) (*Server, error) {
-	if cfg.Gate == nil || cfg.Store == nil {
+	if (cfg.Gate == nil && !cfg.PageOnly) || cfg.Store == nil {
 		return nil, errors.New("server: a gate and a store are needed")
 	}
 	if cfg.Deadline <= 0 {
@@ -125,7 +128,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics()}
 	for _, rt := range routes {
+		if cfg.PageOnly && rt.Path != "/healthz" {
+			continue
+		}
 		s.mux.HandleFunc(rt.Method+" "+rt.Path, s.wrap(rt))
+	}
+	for _, u := range uiRoutes {
+		s.mux.HandleFunc(u.path, s.uiWrap(u.login, u.handle))
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "No endpoint has this path; see docs/openapi.json.")

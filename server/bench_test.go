@@ -24,8 +24,10 @@ func (memLog) Runs(context.Context) ([]string, error) { return nil, nil }
 func (memLog) Scan(context.Context, veto.LogQuery, func(string, uint64, []byte) error) error {
 	return nil
 }
-func (memLog) Chain(context.Context, string) (uint64, string, [][]byte, error) { return 1, "", nil, nil }
-func (memLog) Prune(context.Context, time.Time) (int, error)                   { return 0, nil }
+func (memLog) Chain(context.Context, string) (uint64, string, [][]byte, error) {
+	return 1, "", nil, nil
+}
+func (memLog) Prune(context.Context, time.Time) (int, error) { return 0, nil }
 
 // BenchmarkDecideSQLite is one allowed Read decided over HTTP by a
 // service on a real SQLite state: the token check (cached), the decision,

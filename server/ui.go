@@ -313,52 +313,19 @@ func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 			q.Since = s.cfg.Now()
 		}
 	}
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	rc.SetWriteDeadline(time.Time{})
-	rc.Flush()
 	var buf bytes.Buffer
-	send := func(run string, seq uint64, b []byte) error {
-		ev, err := eventlog.DecodeEvent(b)
-		q.AfterRun, q.AfterSeq = run, seq
-		if err != nil {
-			return nil
-		}
-		q.AfterTime = ev.Time.UnixNano()
-		c := cardOf(run, seq, &ev, cursor(&q))
+	s.stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, _ []byte) []byte {
+		c := cardOf(run, seq, ev, cursor(&q))
 		if !f.keeps(&c) {
 			return nil
 		}
 		buf.Reset()
-		if err := uiTemplates.ExecuteTemplate(&buf, "card", c); err != nil {
-			return err
+		if uiTemplates.ExecuteTemplate(&buf, "card", c) != nil {
+			return nil
 		}
 		html := strings.ReplaceAll(strings.ReplaceAll(buf.String(), "\r", ""), "\n", " ")
-		rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		_, err = w.Write([]byte("id: " + c.Cursor + "\nevent: decision\ndata: " + html + "\n\n"))
-		return err
-	}
-	tick := time.NewTicker(s.cfg.Poll)
-	defer tick.Stop()
-	for {
-		func() {
-			ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
-			defer cancel()
-			if release, err := s.acquire(ctx); err == nil {
-				s.cfg.Store.Scan(ctx, q, send)
-				release()
-			}
-		}()
-		if rc.Flush() != nil {
-			return
-		}
-		select {
-		case <-r.Context().Done():
-			return
-		case <-tick.C:
-		}
-	}
+		return []byte("id: " + c.Cursor + "\nevent: decision\ndata: " + html + "\n\n")
+	})
 }
 
 // step is one event of a run's timeline.

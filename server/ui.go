@@ -308,10 +308,10 @@ func (s *Server) uiDecisions(w http.ResponseWriter, r *http.Request) {
 func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 	f := filterOf(r)
 	q := f.query()
-	if !parseCursor(r.URL.Query().Get("after"), &q) {
-		if id := r.Header.Get("Last-Event-ID"); !parseCursor(id, &q) {
-			q.Since = s.cfg.Now()
-		}
+	// A reconnecting stream goes on after its last event; a new one
+	// after the page's newest decision.
+	if !parseCursor(r.Header.Get("Last-Event-ID"), &q) && !parseCursor(r.URL.Query().Get("after"), &q) {
+		q.Since = s.cfg.Now()
 	}
 	var buf bytes.Buffer
 	s.stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, _ []byte) []byte {

@@ -87,7 +87,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto serve: --insecure-no-auth is for loopback addresses only")
 		return ExitUsage
 	}
-	st, err := openServiceState(ctx, *state, *pg)
+	st, err := openServiceState(ctx, *state, *pg, true)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve: cannot open the state:", stateCause(err))
 		return ExitDeny
@@ -183,9 +183,9 @@ func stateCause(err error) string {
 		return se.Reason()
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return "it did not answer in time"
+		return "veto's state did not answer in time"
 	}
-	return "it cannot be reached"
+	return "veto's state cannot be reached"
 }
 
 // serviceState is the state a service decides on: an SQLite file proved
@@ -199,7 +199,14 @@ type serviceState struct {
 	close   func()
 }
 
-func openServiceState(ctx context.Context, path, dsn string) (*serviceState, error) {
+func openServiceState(ctx context.Context, path, dsn string, lazy bool) (*serviceState, error) {
+	if dsn != "" && lazy {
+		// A service starts while its database is down, refusing until it
+		// answers.
+		l := &lazyPG{dsn: dsn}
+		l.get(ctx)
+		return &serviceState{store: l, log: l, acquire: l.acquire, db: l.db, dialect: "postgres", close: l.close}, nil
+	}
 	if dsn != "" {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
@@ -227,15 +234,9 @@ func openServiceState(ctx context.Context, path, dsn string) (*serviceState, err
 		dialect: "sqlite", close: func() { f.Close() }}, nil
 }
 
+// tokens is the state's token table, made at its first use.
 func (st *serviceState) tokens(ctx context.Context) (*server.Tokens, error) {
-	if st.acquire != nil {
-		release, err := st.acquire(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-	}
-	return server.OpenTokens(ctx, st.db, st.dialect)
+	return server.NewTokens(st.db, st.dialect), nil
 }
 
 // fileLog is an SQLite file's decision log, used while the file is
@@ -298,7 +299,7 @@ func runToken(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto token: revoke takes one token id; create and list take none")
 		return ExitUsage
 	}
-	st, err := openServiceState(ctx, *state, *pg)
+	st, err := openServiceState(ctx, *state, *pg, false)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto token: cannot open the state:", stateCause(err))
 		return ExitDeny

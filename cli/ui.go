@@ -38,7 +38,7 @@ func runUI(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto ui: --listen must be a loopback address, as 127.0.0.1:8182 (veto serve serves the page beyond)")
 		return ExitUsage
 	}
-	st, err := openServiceState(ctx, *state, *pg)
+	st, err := openServiceState(ctx, *state, *pg, true)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto ui: cannot open the state:", stateCause(err))
 		return ExitDeny

@@ -210,11 +210,11 @@ func (s *Server) storeFailure(w http.ResponseWriter, causes *sqlstore.Causes, er
 	}
 	if se := causes.Last(); se != nil || errors.Is(err, sqlstore.ErrUnavailable) {
 		s.metrics.storeError()
-		cause := "it cannot be reached"
+		cause := "veto's state cannot be reached"
 		if se != nil {
 			cause = se.Reason()
 		}
-		writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, what+": its state "+cause+".")
+		writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, what+": "+cause+".")
 		return
 	}
 	writeError(w, http.StatusBadRequest, reasonRequestInvalid, what+": the request is out of bounds or names no run.")
@@ -260,7 +260,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		first, _, stored, err := s.cfg.Store.Chain(ctx, run)
 		if err != nil {
 			s.metrics.storeError()
-			writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto cannot read the run's events: its state "+s.cfg.Cause(err)+".")
+			writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto cannot read the run's events: "+s.cfg.Cause(err)+".")
 			return
 		}
 		if len(stored) == 0 {
@@ -394,7 +394,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": veto.ReasonStateUnavailable,
-			"message": "veto's state " + s.cfg.Cause(err) + "."})
+			"message": s.cfg.Cause(err) + "."})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ready": true})

@@ -37,7 +37,8 @@ type Config struct {
 	// its cause named by Cause.
 	Acquire func(ctx context.Context) (release func(), err error)
 	// Cause names what is wrong with the state, for a refusal's reason;
-	// it never returns a driver's message. Nil: "it cannot be reached".
+	// it never returns a driver's message: a clause, as "veto's state
+	// /x/veto.db is damaged". Nil: "veto's state cannot be reached".
 	Cause func(err error) string
 	// Tokens authenticate requests. Nil turns authentication off: every
 	// request acts as the actor its body names (loopback only; cli
@@ -124,7 +125,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Cause == nil {
-		cfg.Cause = func(error) string { return "it cannot be reached" }
+		cfg.Cause = func(error) string { return "veto's state cannot be reached" }
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics()}
 	for _, rt := range routes {
@@ -178,7 +179,7 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			if err != nil {
 				s.metrics.storeError()
 				s.failure(rec, r, rt, http.StatusServiceUnavailable, veto.ReasonStateUnavailable,
-					"veto cannot check the request's token: its state "+s.cfg.Cause(err)+", so the call is refused.")
+					"veto cannot check the request's token: "+s.cfg.Cause(err)+", so the call is refused.")
 				return
 			}
 			if !ok {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"syscall"
 )
@@ -150,4 +151,34 @@ func (c *Causes) Last() *StateError {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.last
+}
+
+// LogHandler wraps h so that a record logged while answering a request
+// whose store was refused (its context carries Causes, see WithCauses)
+// names the refusal: the cause, the state's path and what was seen, in
+// veto's own words. The underlying error's text, which may be a driver's
+// and quote SQL or arguments, is never logged.
+func LogHandler(h slog.Handler) slog.Handler { return causeHandler{h} }
+
+type causeHandler struct{ slog.Handler }
+
+func (h causeHandler) Handle(ctx context.Context, r slog.Record) error {
+	if c, ok := ctx.Value(causesKey{}).(*Causes); ok {
+		if se := c.Last(); se != nil {
+			r = r.Clone()
+			r.AddAttrs(slog.String("state_cause", string(se.Cause)), slog.String("state", se.Path))
+			if se.Detail != "" {
+				r.AddAttrs(slog.String("state_detail", se.Detail))
+			}
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h causeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return causeHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h causeHandler) WithGroup(name string) slog.Handler {
+	return causeHandler{h.Handler.WithGroup(name)}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
 )
 
 // header is a run's row.
@@ -18,11 +19,18 @@ type header struct {
 	nObs                            int64
 }
 
+// header reads the run's row and proves its last event the one the row
+// names: the stored bytes at next-1 must hash to last_hash (so they are
+// the bytes that were appended, and decode). Bytes changed or lost in
+// place after they were appended, which no projection knows of, make the
+// run damaged (E10): its history is incomplete, and an append records so.
 func (s *Store) header(ctx context.Context, tx *sql.Tx, run string) (header, error) {
 	h := header{next: 1}
-	var next, nObs int64
-	err := s.queryRow(ctx, tx, `SELECT next, started, start_complete, damaged, last_hash, n_obs FROM veto_runs WHERE run = ?`, run).
-		Scan(&next, &h.started, &h.startComplete, &h.damaged, &h.last, &nObs)
+	var next, nObs, anchor int64
+	var tail []byte
+	err := s.queryRow(ctx, tx, `SELECT r.next, r.started, r.start_complete, r.damaged, r.last_hash, r.n_obs, r.anchor_seq, e.body
+		FROM veto_runs r LEFT JOIN veto_events e ON e.run = r.run AND e.seq = r.next - 1 WHERE r.run = ?`, run).
+		Scan(&next, &h.started, &h.startComplete, &h.damaged, &h.last, &nObs, &anchor, &tail)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, nil
 	}
@@ -30,6 +38,12 @@ func (s *Store) header(ctx context.Context, tx *sql.Tx, run string) (header, err
 		return h, err
 	}
 	h.exists, h.next, h.nObs = true, uint64(next), nObs
+	switch {
+	case tail == nil && next-1 >= anchor && next > 1:
+		h.damaged = true // the last event is gone, and no prune took it
+	case tail != nil && eventlog.ChainHash(tail) != h.last:
+		h.damaged = true // the last event's bytes changed in place
+	}
 	return h, nil
 }
 

@@ -40,6 +40,10 @@ type Harness struct {
 	// Raw stores bytes as a run's event at seq, unchecked, as a damaged
 	// store would hold them.
 	Raw func(t testing.TB, s Store, run string, seq uint64, b []byte)
+	// Overwrite replaces the stored bytes of a run's event at seq in place,
+	// with SQL of the store's own, as damage would (nil deletes the
+	// event); nil skips the test of damage in place.
+	Overwrite func(t testing.TB, s Store, run string, seq uint64, b []byte)
 	// ChildEnv returns the environment a child process needs to open the
 	// same store with the opener given to ChildMain; nil skips the tests
 	// with several processes.
@@ -54,6 +58,9 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ConflictStoresNothing", func(t *testing.T) { conflict(t, h) })
 	t.Run("BatchIsAtomic", func(t *testing.T) { atomic(t, h) })
 	t.Run("DamagedLoadsIncomplete", func(t *testing.T) { damaged(t, h) })
+	if h.Overwrite != nil {
+		t.Run("DamagedInPlaceLoadsIncomplete", func(t *testing.T) { damagedInPlace(t, h) })
+	}
 	t.Run("HashChain", func(t *testing.T) { chain(t, h) })
 	t.Run("PruneKeepsChain", func(t *testing.T) { prune(t, h) })
 	t.Run("ConcurrentWriters", func(t *testing.T) { concurrent(t, h) })
@@ -334,6 +341,55 @@ func damaged(t *testing.T, h Harness) {
 			}
 			if p, _ := s.Load(ctx, "R"); p.History.Complete() {
 				t.Fatal("appending made a damaged run complete")
+			}
+		})
+	}
+}
+
+// damagedInPlace: a run whose stored events were appended whole and then
+// changed in place (bytes that do not decode, bytes that decode to
+// another event, the last event gone) loads incomplete, on every store
+// that stores bytes, and stays incomplete after an append and a reopen.
+func damagedInPlace(t *testing.T, h Harness) {
+	for _, tc := range []struct {
+		name string
+		b    func(good []byte) []byte
+	}{
+		{"not-json", func([]byte) []byte { return []byte("\x00garbage") }},
+		{"truncated", func(good []byte) []byte { return good[:len(good)/2] }},
+		{"another-event", func(good []byte) []byte { return []byte(strings.Replace(string(good), `"call_id":"b"`, `"call_id":"z"`, 1)) }},
+		{"gone", func([]byte) []byte { return nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := h.Open(t)
+			run := "R"
+			evs := []veto.Event{ev(run, 1, veto.EventRunStarted, ""), ev(run, 2, veto.EventAllowed, "a"), ev(run, 3, veto.EventAllowed, "b")}
+			if err := s.Append(ctx, run, 1, evs); err != nil {
+				t.Fatal(err)
+			}
+			if p, err := s.Load(ctx, run); err != nil || !p.History.Complete() {
+				t.Fatalf("a sound run: complete=%v err=%v", p.History.Complete(), err)
+			}
+			_, _, stored, err := s.Chain(ctx, run)
+			if err != nil || len(stored) != 3 {
+				t.Fatalf("chain: %d events, %v", len(stored), err)
+			}
+			h.Overwrite(t, s, run, 3, tc.b(stored[2]))
+			p, err := s.Load(ctx, run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.History.Complete() {
+				t.Fatal("a run whose last event was damaged in place loaded as complete")
+			}
+			if err := s.Append(ctx, run, p.Next, []veto.Event{ev(run, p.Next, veto.EventAllowed, "later")}); err != nil {
+				t.Fatal(err)
+			}
+			if h.Reopen != nil {
+				s = h.Reopen(t, s)
+			}
+			if p, _ := s.Load(ctx, run); p.History.Complete() {
+				t.Fatal("appending after the damage made the run complete")
 			}
 		})
 	}

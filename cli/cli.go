@@ -50,6 +50,7 @@ func commands() []command {
 		{"validate", "compile the policy files and report every problem", runValidate},
 		{"test", "run policy test cases", runTest},
 		{"log", "list, verify and prune the decision log", runLog},
+		{"state", "check that veto's state is sound, naming the cause when not; repair a damaged one", runState},
 		{"egress", "add a host to a run's egress allow-list, or list the additions", runEgress},
 		{"replay", "re-decide a recorded session under a policy; report what changes", runReplay},
 		{"version", "print veto's version", runVersion},

@@ -15,6 +15,7 @@ type header struct {
 	exists                          bool
 	next                            uint64
 	started, startComplete, damaged bool
+	recorded                        bool // damaged as the row records it, not as its last event shows
 	last                            string
 	nObs                            int64
 }
@@ -37,7 +38,7 @@ func (s *Store) header(ctx context.Context, tx *sql.Tx, run string) (header, err
 	if err != nil {
 		return h, err
 	}
-	h.exists, h.next, h.nObs = true, uint64(next), nObs
+	h.exists, h.next, h.nObs, h.recorded = true, uint64(next), nObs, h.damaged
 	switch {
 	case tail == nil && next-1 >= anchor && next > 1:
 		h.damaged = true // the last event is gone, and no prune took it

@@ -357,7 +357,9 @@ func damagedInPlace(t *testing.T, h Harness) {
 	}{
 		{"not-json", func([]byte) []byte { return []byte("\x00garbage") }},
 		{"truncated", func(good []byte) []byte { return good[:len(good)/2] }},
-		{"another-event", func(good []byte) []byte { return []byte(strings.Replace(string(good), `"call_id":"b"`, `"call_id":"z"`, 1)) }},
+		{"another-event", func(good []byte) []byte {
+			return []byte(strings.Replace(string(good), `"call_id":"b"`, `"call_id":"z"`, 1))
+		}},
 		{"gone", func([]byte) []byte { return nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

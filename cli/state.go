@@ -201,10 +201,7 @@ func statePostgres(ctx context.Context, e *env, sub, dsn string, timeout time.Du
 	s, err := postgres.Open(c, dsn)
 	cancel()
 	if err != nil {
-		se := sqlstore.CauseOf(err, nil)
-		r := *se
-		r.Path = "(the PostgreSQL database)"
-		return refused(e, &r)
+		return refused(e, sqlstore.CauseOf(err, postgres.Classify))
 	}
 	defer s.Close()
 	return runsCheck(ctx, e, sub, s, "the PostgreSQL database")

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -102,8 +100,7 @@ func Probe(ctx context.Context, s *sqlstore.Store, path string) error {
 		return refusal(path, err)
 	}
 	tx.Rollback()
-	var st syscall.Statfs_t
-	if syscall.Statfs(filepath.Dir(path), &st) == nil && st.Bavail*uint64(st.Bsize) < minFree {
+	if lowSpace(path) {
 		return &sqlstore.StateError{Cause: sqlstore.CauseFull, Path: path, Detail: "less than 64 KiB free on its disk"}
 	}
 	return nil

@@ -63,6 +63,9 @@ func (e *StateError) Reason() string {
 	switch e.Cause {
 	case CauseLocked:
 		what = "is locked by another writer past the busy timeout"
+		if errors.Is(e.Err, ErrContended) {
+			what = "is contended"
+		}
 	case CauseFull:
 		what = "cannot be written: the disk is full"
 	case CauseDamaged:
@@ -82,6 +85,17 @@ func (e *StateError) Reason() string {
 		s += " (" + e.Detail + ")"
 	}
 	return s
+}
+
+// ErrContended is why a store last refused an append that lost to other
+// writers of the run (veto.ErrConflict): the gate decides again on the new
+// history, a few times, and refuses the call when it loses every time.
+var ErrContended = errors.New("sqlstore: other writers of the run appended first")
+
+// Contended is the refusal noted when an append loses to another writer
+// of the run: if the gate gives up, the call's reason names it.
+func Contended(path string) *StateError {
+	return &StateError{Cause: CauseLocked, Path: path, Detail: "other writers of this run appended first, each time veto tried", Err: ErrContended}
 }
 
 // CauseOf returns the StateError in err's chain, classifying an

@@ -46,3 +46,15 @@ func TestCauses(t *testing.T) {
 		t.Fatalf("noted %+v", c)
 	}
 }
+
+// An append that lost to other writers is named contended, not locked
+// past the busy timeout.
+func TestContendedReason(t *testing.T) {
+	r := sqlstore.Contended("/s/veto.db").Reason()
+	if r != "veto's state /s/veto.db is contended (other writers of this run appended first, each time veto tried)" {
+		t.Fatal(r)
+	}
+	if !errors.Is(sqlstore.Contended("x"), sqlstore.ErrUnavailable) {
+		t.Fatal("a contended refusal is not ErrUnavailable")
+	}
+}

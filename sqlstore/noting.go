@@ -19,7 +19,11 @@ type Noting struct {
 }
 
 func (n *Noting) note(ctx context.Context, err error) error {
-	if err == nil || errors.Is(err, veto.ErrConflict) {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, veto.ErrConflict) {
+		Note(ctx, Contended(n.Name)) // named only if the gate gives up
 		return err
 	}
 	se := CauseOf(err, n.Classify)

@@ -44,7 +44,7 @@ var stateExit = map[sqlstore.Cause]int{
 
 // stateHint is what to do about a refusal.
 var stateHint = map[sqlstore.Cause]string{
-	sqlstore.CauseDamaged:     "run: veto state repair (the damaged file is moved aside and kept; a new state is started)",
+	sqlstore.CauseDamaged:     "veto state repair (the damaged file is moved aside and kept; a new state is started)",
 	sqlstore.CauseNewer:       "use the newer veto that wrote it; this one does not know its schema",
 	sqlstore.CauseLocked:      "another process holds its write lock; try again when it is done",
 	sqlstore.CauseFull:        "free space on its disk",
@@ -113,7 +113,7 @@ func runState(ctx context.Context, e *env, args []string) int {
 // refused reports a refusal and returns its exit code.
 func refused(e *env, se *sqlstore.StateError) int {
 	fmt.Fprintln(e.stdout, se.Reason())
-	fmt.Fprintf(e.stdout, "cause: %s\n%s\n", se.Cause, stateHint[se.Cause])
+	fmt.Fprintf(e.stdout, "cause: %s\nfix: %s\n", se.Cause, stateHint[se.Cause])
 	if c, ok := stateExit[se.Cause]; ok {
 		return c
 	}
@@ -146,7 +146,7 @@ func runsCheck(ctx context.Context, e *env, sub string, s *sqlstore.Store, name 
 		fmt.Fprintf(e.stdout, "run %s: event %d %s\n", r.Run, r.Broken, r.Why)
 	}
 	if sub == "check" {
-		fmt.Fprintf(e.stdout, "%s holds %d run(s) with events damaged in place, not yet marked incomplete\nrun: veto state repair\n", name, len(broken))
+		fmt.Fprintf(e.stdout, "%s holds %d run(s) with events damaged in place, not yet marked incomplete\nfix: veto state repair\n", name, len(broken))
 		return ExitDeny
 	}
 	for _, r := range broken {

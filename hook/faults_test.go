@@ -719,20 +719,23 @@ func (r *rig) postgresRestart(t *testing.T) {
 // pgServer is a PostgreSQL cluster of the suite's own, on a port of its
 // own, run as the postgres user (initdb refuses root).
 type pgServer struct {
+	bin        string
 	data, sock string
 	port       int
 }
 
 func newPG(t *testing.T, dir string) *pgServer {
-	bin := "/usr/lib/postgresql/15/bin"
-	if _, err := os.Stat(bin + "/initdb"); err != nil {
-		t.Fatalf("PostgreSQL 15's initdb: %v", err)
+	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(found) == 0 {
+		t.Fatal("no PostgreSQL initdb in /usr/lib/postgresql/*/bin")
 	}
+	slices.Sort(found)
+	bin := filepath.Dir(found[len(found)-1])
 	root, err := os.MkdirTemp("", "vfpg")
 	check(t, err)
 	t.Cleanup(func() { os.RemoveAll(root) })
 	check(t, os.Chmod(root, 0o755))
-	p := &pgServer{data: filepath.Join(root, "data"), sock: root, port: freePort(t)}
+	p := &pgServer{bin: bin, data: filepath.Join(root, "data"), sock: root, port: freePort(t)}
 	check(t, exec.Command("chown", "postgres", root).Run())
 	if out, err := exec.Command("runuser", "-u", "postgres", "--", bin+"/initdb", "-D", p.data, "-U", "postgres", "--auth=trust", "-N").CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
@@ -743,7 +746,7 @@ func newPG(t *testing.T, dir string) *pgServer {
 }
 
 func (p *pgServer) ctl(t *testing.T, args ...string) {
-	a := []string{"-u", "postgres", "--", "/usr/lib/postgresql/15/bin/pg_ctl", "-D", p.data, "-w", "-l", filepath.Join(p.sock, "log")}
+	a := []string{"-u", "postgres", "--", filepath.Join(p.bin, "pg_ctl"), "-D", p.data, "-w", "-l", filepath.Join(p.sock, "log")}
 	a = append(a, args...)
 	if args[0] == "start" {
 		a = append(a, "-o", fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off", p.port, p.sock))

@@ -52,9 +52,11 @@ func TestFaults(t *testing.T) {
 	t.Run("concurrency", func(t *testing.T) { r.concurrency(t, calls) })
 	t.Run("sigkill-hook", r.killHook)
 	t.Run("sigkill-server", r.killServer)
+	t.Run("sigstop-server", r.stopServer)
 	t.Run("damage", r.damage)
 	t.Run("full-disk", r.fullDisk)
 	t.Run("lock", r.lock)
+	t.Run("path", r.path)
 	t.Run("postgres-restart", r.postgresRestart)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n| fault | path | verdict | cause named | decisions lost |\n|---|---|---|---|---|\n")
@@ -111,6 +113,7 @@ type setup struct {
 	sock   string
 	served bool
 	full   string // the veto veto-hook hands events to
+	xdg    string // XDG_STATE_HOME, when set: the state is the default in it
 }
 
 func (r *rig) setup(t *testing.T, served bool, stateDir string) *setup {
@@ -142,9 +145,13 @@ func (s *setup) environ() []string {
 		"XDG_CONFIG_HOME=" + filepath.Join(s.r.dir, "config"),
 		"XDG_RUNTIME_DIR=" + filepath.Join(s.r.dir, "xdg"),
 		"VETO_MANAGED_POLICY=" + filepath.Join(s.r.dir, "none.yaml"),
-		"VETO_STATE=" + s.state,
 		"VETO_SOCKET=" + s.sock,
 		"VETO_FULL=" + s.full,
+	}
+	if s.xdg != "" {
+		env = append(env, "XDG_STATE_HOME="+s.xdg)
+	} else {
+		env = append(env, "VETO_STATE="+s.state)
 	}
 	if s.pg != "" {
 		env = append(env, "VETO_POSTGRES="+s.pg)
@@ -327,7 +334,9 @@ func (s *setup) verify(t *testing.T) {
 	}
 }
 
-var causeWords = regexp.MustCompile(`is damaged \([^)]*\)?|was written by a newer veto[^,]*|is locked by another writer[^,]*|is contended|cannot be reached|is not a usable path|cannot be written: the disk is full|did not decide within [0-9.a-zµ]*`)
+var causeWords = regexp.MustCompile(`is damaged \([^)]*\)?|was written by a newer veto( \([^)]*\))?|is locked by another writer[^,]*|is contended|cannot be reached|is not a usable path|cannot be written: the disk is full|did not decide within [0-9.a-zµ]*`)
+
+var markedBefore = regexp.MustCompile(`is damaged \(found damaged before: .*; marked in [^)]*\)`)
 
 // verdicts summarises the answers' exit codes, checks that each refusal
 // has the blocking form with a reason, and returns the causes named.
@@ -348,7 +357,8 @@ func verdicts(t *testing.T, as []answer) (verdict, causes string) {
 		if c == "" {
 			c = "(none: " + firstLine(a.stderr) + ")"
 		}
-		if c = strings.TrimSpace(c); !seen[c] {
+		c = markedBefore.ReplaceAllString(strings.TrimSpace(c), "is damaged (found so before; marked)")
+		if !seen[c] {
 			seen[c] = true
 			named = append(named, c)
 		}
@@ -502,6 +512,54 @@ func (r *rig) killServer(t *testing.T) {
 	}
 }
 
+// stopServer: the server SIGSTOPped with a call in flight and SIGCONTed
+// after veto-hook gave up: the server decides nothing past the deadline,
+// so the call has at most one decision (veto hook's, if veto-hook had
+// time left to ask it).
+func (r *rig) stopServer(t *testing.T) {
+	s := r.setup(t, true, "")
+	s.startServer(t)
+	pids := s.serverPIDs()
+	if len(pids) == 0 {
+		t.Fatal("no server to stop")
+	}
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	a := s.call("one", "stopped1")
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGCONT)
+	}
+	time.Sleep(2500 * time.Millisecond) // the server reads the request, past its deadline
+	// Answered (by veto hook) or blocked (veto-hook's deadline passed
+	// waiting): never two decisions, and one if it was allowed.
+	if n := s.decisions(t)["stopped1"]; n > 1 || (a.code == 0 && n != 1) {
+		t.Errorf("%d decisions for the call in flight, answered exit %d", n, a.code)
+	}
+	r.finish(t, s, "the server SIGSTOPped with a call in flight, SIGCONTed after veto-hook gave up", []answer{a}, "")
+}
+
+// path: XDG_STATE_HOME with "?", "#" and "%20" in it: exactly that file,
+// 0600, and no other.
+func (r *rig) path(t *testing.T) {
+	for _, served := range []bool{false, true} {
+		s := r.setup(t, served, "")
+		s.xdg = filepath.Join(r.dir, "st?x=1#y%20z-"+filepath.Base(s.sock))
+		s.state = filepath.Join(s.xdg, "veto", "veto.db")
+		s.startServer(t)
+		as := []answer{s.call("q", "q1"), s.call("q", "q2")}
+		fi, err := os.Stat(s.state)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("the state at exactly the path: %v %v", fi, err)
+		}
+		if _, err := os.Stat(filepath.Join(r.dir, "st")); err == nil {
+			t.Error("a stray file at the path cut at '?'")
+		}
+		r.finish(t, s, "XDG_STATE_HOME with ?, # and %20 (exactly that file, 0600, no stray …/st)", as, "")
+		s.stopServer()
+	}
+}
+
 // seeded is a setup whose state holds 60 decisions, checkpointed into the
 // file, so damage has pages to hit; on the served path only the server
 // can answer after it.
@@ -531,7 +589,14 @@ func (r *rig) seeded(t *testing.T, served bool, stateDir string) (*setup, []answ
 // that holds the file open. After it, veto state check names it, repair
 // moves it aside, and the next call is decided on a new state.
 func (r *rig) damage(t *testing.T) {
-	for _, d := range stateDamages {
+	damages := append(slices.Clone(stateDamages), stateDamage{"migrated in place by a newer veto", "was written by a newer veto", "", func(t *testing.T, p string) {
+		db, err := sql.Open("sqlite", "file:"+p)
+		check(t, err)
+		defer db.Close()
+		_, err = db.Exec(`UPDATE veto_meta SET value = '99' WHERE key = 'migrations'`)
+		check(t, err)
+	}})
+	for _, d := range damages {
 		for _, served := range []bool{false, true} {
 			s, _ := r.seeded(t, served, "")
 			d.do(t, s.state)

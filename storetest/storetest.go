@@ -60,6 +60,7 @@ func Run(t *testing.T, h Harness) {
 	t.Run("DamagedLoadsIncomplete", func(t *testing.T) { damaged(t, h) })
 	if h.Overwrite != nil {
 		t.Run("DamagedInPlaceLoadsIncomplete", func(t *testing.T) { damagedInPlace(t, h) })
+		t.Run("DamagedEarlierMarkedWhenRead", func(t *testing.T) { damagedReadLater(t, h) })
 	}
 	t.Run("HashChain", func(t *testing.T) { chain(t, h) })
 	t.Run("PruneKeepsChain", func(t *testing.T) { prune(t, h) })
@@ -394,6 +395,29 @@ func damagedInPlace(t *testing.T, h Harness) {
 				t.Fatal("appending after the damage made the run complete")
 			}
 		})
+	}
+}
+
+// damagedReadLater: an earlier event damaged in place is not read by a
+// load, but the first path that reads it (Events: replay, the log) makes
+// its run incomplete for good.
+func damagedReadLater(t *testing.T, h Harness) {
+	s := h.Open(t)
+	run := "R"
+	evs := []veto.Event{ev(run, 1, veto.EventRunStarted, ""), ev(run, 2, veto.EventAllowed, "a"), ev(run, 3, veto.EventAllowed, "b")}
+	if err := s.Append(ctx, run, 1, evs); err != nil {
+		t.Fatal(err)
+	}
+	h.Overwrite(t, s, run, 2, []byte("\x00garbage"))
+	got, err := s.Events(ctx, run, 0)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("events: %d, %v", len(got), err)
+	}
+	if h.Reopen != nil {
+		s = h.Reopen(t, s)
+	}
+	if p, _ := s.Load(ctx, run); p.History.Complete() {
+		t.Fatal("a run with an event that does not decode loads complete after it was read")
 	}
 }
 

@@ -177,7 +177,7 @@ func LogHandler(h slog.Handler) slog.Handler { return causeHandler{h} }
 type causeHandler struct{ slog.Handler }
 
 func (h causeHandler) Handle(ctx context.Context, r slog.Record) error {
-	if c, ok := ctx.Value(causesKey{}).(*Causes); ok {
+	if c, ok := ctx.Value(causesKey{}).(*Causes); ok && refusedState(r) {
 		if se := c.Last(); se != nil {
 			r = r.Clone()
 			r.AddAttrs(slog.String("state_cause", string(se.Cause)), slog.String("state", se.Path))
@@ -187,6 +187,22 @@ func (h causeHandler) Handle(ctx context.Context, r slog.Record) error {
 		}
 	}
 	return h.Handler.Handle(ctx, r)
+}
+
+// refusedState reports whether r is the log line of a state refusal: a
+// verdict whose reason is state_unavailable, or a decision not recorded.
+// (A refusal noted and then overcome, an append that lost to another
+// writer and won on the next try, names nothing on other lines.)
+func refusedState(r slog.Record) bool {
+	if r.Message == "decision not recorded" {
+		return true
+	}
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		found = a.Key == "reason" && a.Value.String() == "state_unavailable"
+		return !found
+	})
+	return found
 }
 
 func (h causeHandler) WithAttrs(as []slog.Attr) slog.Handler {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"syscall"
@@ -56,5 +57,21 @@ func TestContendedReason(t *testing.T) {
 	}
 	if !errors.Is(sqlstore.Contended("x"), sqlstore.ErrUnavailable) {
 		t.Fatal("a contended refusal is not ErrUnavailable")
+	}
+}
+
+// The log line of a state_unavailable denial names the refusal; other
+// lines of the same request do not, and no line holds the error's text.
+func TestLogHandlerNamesTheRefusal(t *testing.T) {
+	var b strings.Builder
+	log := slog.New(sqlstore.LogHandler(slog.NewJSONHandler(&b, nil)))
+	ctx, _ := sqlstore.WithCauses(context.Background())
+	sqlstore.Note(ctx, &sqlstore.StateError{Cause: sqlstore.CauseFull, Path: "/s/veto.db", Err: errors.New("CANARY driver text")})
+	log.InfoContext(ctx, "allowed", "reason", "")
+	log.WarnContext(ctx, "denied", "reason", "state_unavailable")
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], "state_cause") ||
+		!strings.Contains(lines[1], `"state_cause":"full","state":"/s/veto.db"`) || strings.Contains(b.String(), "CANARY") {
+		t.Fatal(b.String())
 	}
 }

@@ -362,7 +362,11 @@ func (d *doctor) state(ctx context.Context) {
 	s, err := sqlite.Open(ctx, path, sqlite.Options{})
 	if err != nil {
 		se := sqlite.Refusal(path, err)
-		d.problem(stateHint[se.Cause], "state: %s, so every call is refused (cause: %s)", se.Reason(), se.Cause)
+		fix := stateHint[se.Cause]
+		if se.Cause == sqlstore.CauseDamaged {
+			fix = "move it aside and start a new state, the damaged file kept for a post-mortem: veto state repair"
+		}
+		d.problem(fix, "state: %s; it does not open, so every call is refused (cause: %s)", se.Reason(), se.Cause)
 		return
 	}
 	defer s.Close()

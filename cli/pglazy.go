@@ -22,6 +22,7 @@ type lazyPG struct {
 
 	mu   sync.Mutex
 	s    *sqlstore.Store
+	n    *sqlstore.Noting // s, its failures noted with their cause
 	last time.Time
 	err  error
 }
@@ -46,8 +47,18 @@ func (l *lazyPG) get(ctx context.Context) (*sqlstore.Store, error) {
 		l.err = fmt.Errorf("%w: %w", sqlstore.ErrUnavailable, err)
 		return nil, l.err
 	}
-	l.s, l.err = s, nil
+	l.s, l.n, l.err = s, postgres.Noting(s), nil
 	return s, nil
+}
+
+// noting is the store whose failures name their cause in a decision.
+func (l *lazyPG) noting(ctx context.Context) (*sqlstore.Noting, error) {
+	if _, err := l.get(ctx); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.n, nil
 }
 
 func (l *lazyPG) acquire(ctx context.Context) (func(), error) {
@@ -73,7 +84,7 @@ func (l *lazyPG) close() {
 }
 
 func (l *lazyPG) Load(ctx context.Context, run string) (veto.RunState, error) {
-	s, err := l.get(ctx)
+	s, err := l.noting(ctx)
 	if err != nil {
 		return veto.RunState{}, err
 	}
@@ -81,7 +92,7 @@ func (l *lazyPG) Load(ctx context.Context, run string) (veto.RunState, error) {
 }
 
 func (l *lazyPG) Append(ctx context.Context, run string, next uint64, evs []veto.Event) error {
-	s, err := l.get(ctx)
+	s, err := l.noting(ctx)
 	if err != nil {
 		return err
 	}
@@ -89,7 +100,7 @@ func (l *lazyPG) Append(ctx context.Context, run string, next uint64, evs []veto
 }
 
 func (l *lazyPG) Events(ctx context.Context, run string, after uint64) ([]veto.Event, error) {
-	s, err := l.get(ctx)
+	s, err := l.noting(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +109,7 @@ func (l *lazyPG) Events(ctx context.Context, run string, after uint64) ([]veto.E
 
 // Decided finds a call's recorded decision (idempotent deciding).
 func (l *lazyPG) Decided(ctx context.Context, run, callID string) (veto.Event, bool, error) {
-	s, err := l.get(ctx)
+	s, err := l.noting(ctx)
 	if err != nil {
 		return veto.Event{}, false, err
 	}

@@ -10,6 +10,10 @@ import (
 	"time"
 )
 
+// AskAdvice is what a question tells the agent when its rule declares
+// nothing else.
+const AskAdvice = "Ask the user to approve this call on veto's page (veto ui), then make the same call again."
+
 // ArgsHash is the SHA-256 of a call's arguments in canonical JSON (keys
 // sorted, numbers as written): what an approval is bound to, with the run
 // and the tool. It names the arguments without holding them.

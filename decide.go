@@ -190,6 +190,9 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 			}
 		}
 		v.Target, v.Advice = target, r.info.Advice.Of(v.Reason)
+		if v.Ask && v.Advice.Instead == "" {
+			v.Advice.Instead = AskAdvice
+		}
 		return finish(v)
 	}
 

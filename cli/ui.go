@@ -7,15 +7,19 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"os/user"
 	"syscall"
 	"time"
 
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/server"
 )
 
 const uiDescription = `Serve the page of veto's decisions over the local state: live decisions with filters (run,
 tool, verdict, rule, risk), a refusal card for each denial (rule, reason, risk, what to do
-instead; never argument text) and each run's timeline. Loopback only. The first line printed
+instead; never argument text), the calls waiting for a person with approve and deny (answered
+as you), and each run's timeline. Loopback only. The first line printed
 is the page's address with a one-time key; the key opens one browser session.
 
   veto ui [--listen 127.0.0.1:0] [--state FILE | --postgres DSN]
@@ -44,7 +48,25 @@ func runUI(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 	defer st.close()
-	h, err := server.New(server.Config{Store: st.log, Acquire: st.acquire, Cause: stateCause, PageOnly: true})
+	// The page answers questions as the user running veto ui, through a
+	// gate of the policy the service would apply.
+	lo := policy.Locate("", "")
+	lo.Compiler = &lazyCEL{}
+	p, err := policy.Load(lo)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto ui: the policy does not load; run: veto validate")
+		return ExitDeny
+	}
+	g, err := p.Gate(policy.BuildOptions{Store: st.store})
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto ui: cannot build the gate:", err)
+		return ExitDeny
+	}
+	me := veto.Actor{Kind: "user", ID: os.Getenv("USER")}
+	if u, err := user.Current(); err == nil {
+		me.ID = u.Username
+	}
+	h, err := server.New(server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, PageOnly: true, PageActor: me})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto ui:", err)
 		return ExitDeny

@@ -13,6 +13,7 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/celrule"
 	"github.com/vetohq/veto/server"
 )
 
@@ -71,7 +72,8 @@ func BenchmarkDecideMemory(b *testing.B) {
 	st, d := sqliteStore(b) // the token table
 	mem := memstore.New()
 	s := start(b, w, st, d, func(c *server.Config) {
-		p, err := policy.Load(policy.LoadOptions{FlagPath: w.policy})
+		cel, _ := celrule.New()
+		p, err := policy.Load(policy.LoadOptions{FlagPath: w.policy, Compiler: cel})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/celrule"
 	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/postgres/pgtest"
 	"github.com/vetohq/veto/server"
@@ -73,6 +74,12 @@ const testPolicy = `egress:
   allow: ["docs.example.org"]
 sequence:
   private: ["**/secrets/**"]
+rules:
+  - id: deploy-needs-person
+    match: {tool: Bash}
+    ask: 'args.command.startsWith("make deploy")'
+    reason: deploy_needs_person
+    message: A deploy needs a person's approval.
 `
 
 // sqliteStore is a real SQLite state in a temp dir.
@@ -106,7 +113,11 @@ type testStore interface {
 // start serves the built-in policy on st, with authentication on.
 func start(t testing.TB, w world, st testStore, dialect string, mod func(*server.Config)) *service {
 	t.Helper()
-	p, err := policy.Load(policy.LoadOptions{FlagPath: w.policy})
+	cel, err := celrule.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Load(policy.LoadOptions{FlagPath: w.policy, Compiler: cel})
 	if err != nil {
 		t.Fatal(err)
 	}

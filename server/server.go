@@ -57,6 +57,10 @@ type Config struct {
 	Now  func() time.Time
 	// PageOnly serves the page (and /healthz) alone, no API: veto ui.
 	PageOnly bool
+	// PageActor is who a session opened with a one-time key acts as
+	// (veto ui: the user running it); a session opened with a token is
+	// the token's actor. Only a person (kind user) answers questions.
+	PageActor veto.Actor
 }
 
 // Server is a running service's handler.
@@ -86,6 +90,8 @@ var routes = []route{
 	{"GET", "/v1/runs/{run}/events", true, (*Server).runEvents, nil},
 	{"POST", "/v1/suspend", true, (*Server).suspend, nil},
 	{"POST", "/v1/resume", true, (*Server).resume, nil},
+	{"GET", "/v1/approvals", true, (*Server).listApprovals, nil},
+	{"POST", "/v1/approvals/{run}/{call}", true, (*Server).answerApproval, nil},
 	{"GET", "/v1/events", true, (*Server).events, nil},
 	{"GET", "/v1/policy", true, (*Server).policy, nil},
 	{"POST", "/v1/hooks/claude-code", true, (*Server).claudeHook, (*Server).claudeDeny},

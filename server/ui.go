@@ -8,6 +8,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"html/template"
+	"net/url"
 	"net/http"
 	"slices"
 	"strings"
@@ -44,8 +45,16 @@ const (
 // uiSessions are the page's sessions and the one-time keys not yet used.
 type uiSessions struct {
 	mu       sync.Mutex
-	sessions map[string]time.Time // cookie value → expiry
+	sessions map[string]*uiSession // by cookie value
 	keys     map[string]bool
+}
+
+// uiSession is one browser's: who it is (the token's actor, or veto ui's
+// user) and the token its forms carry against cross-site requests.
+type uiSession struct {
+	expires time.Time
+	actor   veto.Actor
+	csrf    string
 }
 
 func randomHex(n int) string {
@@ -78,27 +87,37 @@ func (u *uiSessions) takeKey(k string) bool {
 	return false
 }
 
-func (u *uiSessions) open(now time.Time) string {
+func (u *uiSessions) open(now time.Time, actor veto.Actor) string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.sessions == nil {
-		u.sessions = map[string]time.Time{}
+		u.sessions = map[string]*uiSession{}
 	}
-	for id, exp := range u.sessions {
-		if now.After(exp) {
+	for id, se := range u.sessions {
+		if now.After(se.expires) {
 			delete(u.sessions, id)
 		}
 	}
 	id := randomHex(32)
-	u.sessions[id] = now.Add(uiSessionFor)
+	u.sessions[id] = &uiSession{expires: now.Add(uiSessionFor), actor: actor, csrf: randomHex(16)}
 	return id
 }
 
-func (u *uiSessions) valid(id string, now time.Time) bool {
+func (u *uiSessions) get(id string, now time.Time) (uiSession, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	exp, ok := u.sessions[id]
-	return ok && now.Before(exp)
+	se, ok := u.sessions[id]
+	if !ok || !now.Before(se.expires) {
+		return uiSession{}, false
+	}
+	return *se, true
+}
+
+type sessionKey struct{}
+
+func sessionOf(r *http.Request) uiSession {
+	se, _ := r.Context().Value(sessionKey{}).(uiSession)
+	return se
 }
 
 // uiRoutes are the page's endpoints, outside the API's list.
@@ -111,6 +130,7 @@ var uiRoutes = []struct {
 	{"GET /ui", false, (*Server).uiDecisions},
 	{"GET /ui/events", false, (*Server).uiEvents},
 	{"GET /ui/runs/{run}", false, (*Server).uiRun},
+	{"POST /ui/approvals/{run}/{call}", false, (*Server).uiAnswer},
 	{"GET /ui/app.js", true, (*Server).uiScript},
 	{"GET /ui/style.css", true, (*Server).uiStyle},
 }
@@ -123,8 +143,14 @@ func (s *Server) uiWrap(login bool, h func(*Server, http.ResponseWriter, *http.R
 		hd.Set("Referrer-Policy", "no-referrer")
 		hd.Set("Cache-Control", "no-store")
 		if !login {
-			c, err := r.Cookie(uiCookie)
-			if err != nil || !s.ui.valid(c.Value, s.cfg.Now()) {
+			ok := false
+			if c, err := r.Cookie(uiCookie); err == nil {
+				var se uiSession
+				if se, ok = s.ui.get(c.Value, s.cfg.Now()); ok {
+					r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, se))
+				}
+			}
+			if !ok {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
 				w.WriteHeader(http.StatusUnauthorized)
 				uiTemplates.ExecuteTemplate(w, "login.html", nil)
@@ -138,11 +164,14 @@ func (s *Server) uiWrap(login bool, h func(*Server, http.ResponseWriter, *http.R
 func (s *Server) uiLogin(w http.ResponseWriter, r *http.Request) {
 	k := r.URL.Query().Get("k")
 	ok := k != "" && s.ui.takeKey(k)
+	actor := s.cfg.PageActor
 	if !ok && k != "" && s.cfg.Tokens != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
 		defer cancel()
 		if release, err := s.acquire(ctx); err == nil {
-			_, ok, _ = s.cfg.Tokens.Verify(ctx, k)
+			var tok Token
+			tok, ok, _ = s.cfg.Tokens.Verify(ctx, k)
+			actor = tok.Actor
 			release()
 		}
 	}
@@ -152,7 +181,7 @@ func (s *Server) uiLogin(w http.ResponseWriter, r *http.Request) {
 		uiTemplates.ExecuteTemplate(w, "login.html", map[string]bool{"Refused": true})
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: s.ui.open(s.cfg.Now()), Path: "/ui", HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: s.ui.open(s.cfg.Now(), actor), Path: "/ui", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(uiSessionFor.Seconds())})
 	http.Redirect(w, r, "/ui", http.StatusSeeOther)
 }
@@ -244,6 +273,9 @@ func cardOf(run string, seq uint64, ev *veto.Event, cursor string) card {
 	c := card{Time: ev.Time, Run: run, Seq: seq, Tool: ev.Tool, Verdict: "allow", Cursor: cursor}
 	if ev.Kind != veto.EventAllowed {
 		c.Verdict, c.Rule, c.Reason, c.Risk = "deny", ev.Rule, ev.Reason, ev.Risk.String()
+		if ev.Awaiting == veto.AwaitApproval {
+			c.Verdict = "ask"
+		}
 		if ev.Kind == veto.EventToolDenied && c.Reason == "" {
 			c.Reason = string(ev.ToolDenial)
 		}
@@ -288,14 +320,20 @@ func (s *Server) uiDecisions(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
 	defer cancel()
 	var cards []card
+	var qs []question
 	var after string
 	release, err := s.acquire(ctx)
 	if err == nil {
 		cards, after, err = s.scanCards(ctx, f)
+		if err == nil {
+			qs, err = s.questions(ctx, f.Run)
+		}
 		release()
 	}
+	se := sessionOf(r)
 	data := map[string]any{"Filter": f, "Cards": cards, "After": after, "Query": r.URL.RawQuery,
-		"Rules": rule.IDs(), "Risks": []string{"low", "medium", "high", "critical"}}
+		"Rules": rule.IDs(), "Risks": []string{"low", "medium", "high", "critical"},
+		"Questions": qs, "CSRF": se.csrf, "CanAnswer": se.actor.Kind == "user" && s.cfg.Gate != nil, "Who": se.actor}
 	if err != nil {
 		data["Error"] = "veto cannot read its state: " + s.cfg.Cause(err) + "."
 	}
@@ -411,4 +449,51 @@ func (s *Server) uiStyle(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/css; charset=utf-8")
 	b, _ := uiFiles.ReadFile("ui/style.css")
 	w.Write(b)
+}
+
+// uiAnswer records a person's answer from the page's form: the session's
+// actor, the form's token against cross-site requests, and the browser's
+// word that the request comes from this page.
+func (s *Server) uiAnswer(w http.ResponseWriter, r *http.Request) {
+	se := sessionOf(r)
+	fail := func(status int, msg string) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(status)
+		uiTemplates.ExecuteTemplate(w, "answer.html", map[string]any{"Error": msg})
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		fail(http.StatusForbidden, "The answer did not come from veto's page.")
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "null" && !sameHost(o, r.Host) {
+		fail(http.StatusForbidden, "The answer did not come from veto's page.")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(se.csrf)) != 1 || se.csrf == "" {
+		fail(http.StatusForbidden, "The form is stale or came from elsewhere; reload the page.")
+		return
+	}
+	grant := r.PostFormValue("answer") == "approve"
+	if !grant && r.PostFormValue("answer") != "deny" {
+		fail(http.StatusBadRequest, "An answer is approve or deny.")
+		return
+	}
+	if s.cfg.Gate == nil {
+		fail(http.StatusForbidden, "This page cannot answer.")
+		return
+	}
+	s.answer(w, r, se.actor, true, grant, answerTTL, func(status int, reason, msg string) {
+		if status == http.StatusOK {
+			http.Redirect(w, r, "/ui?run="+url.QueryEscape(r.PathValue("run")), http.StatusSeeOther)
+			return
+		}
+		fail(status, msg)
+	})
+}
+
+// sameHost reports whether an Origin header names host.
+func sameHost(origin, host string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && u.Host == host
 }

@@ -47,6 +47,7 @@ func commands() []command {
 		{"serve-hooks", "answer veto-hook from a long-lived process that keeps the state open", runServeHooks},
 		{"serve", "decide calls over HTTP/JSON, on SQLite or on PostgreSQL shared by many instances", runServeHTTP},
 		{"token", "make, list and revoke the bearer tokens of veto serve", runToken},
+		{"approve", "list the calls waiting for a person, or approve or refuse one", runApprove},
 		{"ui", "serve the page of decisions, refusals and runs over the local state", runUI},
 		{"explain", "explain the decision on one call, rule by rule", runExplain},
 		{"policy", "show the effective policy, the default, or the schema", runPolicy},

@@ -107,7 +107,8 @@ var failures = []failure{
 	{name: "the hook program is missing", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		hideHook(t, s)
 		return nil
-	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: No such file or directory"}},
+	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: No such file or directory",
+		"codex": "veto: its hook exited 127 instead of answering"}},
 	{name: "the client name is mistyped", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		typo := strings.Split(cr.name, "-")[0] // veto-hook claude
 		if typo == cr.name {
@@ -115,7 +116,8 @@ var failures = []failure{
 		}
 		editSettings(t, s, cr, "veto-hook "+cr.name, "veto-hook "+typo)
 		return nil
-	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: want a client"}},
+	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: want a client",
+		"codex": "veto: its hook exited 64 instead of answering"}},
 	{name: "the policy file is broken", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		s.write("home/src/project/.veto/veto.yaml", "files: [this is not\n  a policy\n", 0o644)
 		return nil
@@ -260,8 +262,6 @@ func TestCodexFailsClosed(t *testing.T) {
 		return Call{Tool: "exec_command", Input: json.RawMessage(fmt.Sprintf(`{"cmd": %q}`, "echo ran > '"+marker+"'"))}
 	}
 	failClosed(t, cr, write, map[string]string{
-		"the hook program is missing": "issue 15: Codex takes a hook that cannot start (exit 127) as no objection, and veto init writes no form that blocks",
-		"the client name is mistyped": "issue 15: Codex takes veto-hook's usage exit 64 as no objection",
 		"the hook outlives the client's timeout (1 s, the state locked)": "Codex takes a hook that times out as no objection; " +
 			"the 5 s veto init registers, against veto's own 2 s deadline, is what keeps it from happening",
 	})

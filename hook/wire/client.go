@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vetohq/veto/clients"
 )
 
 // ServerIdle is how long a server that veto-hook started waits for a
@@ -61,7 +63,15 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 	}
 	// One budget covers the whole answer, from reading the event to the
 	// reply, across the server and veto hook: a client that never closes
-	// stdin, or a server that never answers, is refused within it.
+	// stdin, or a server that never answers, is refused within it. It is
+	// at most half the timeout the client's settings give the hook now.
+	if c := clients.Lookup(client); c != nil {
+		if wd, err := os.Getwd(); err == nil {
+			if reg := Registered(c, wd); reg > 0 && reg/2 < *timeout {
+				*timeout = reg / 2
+			}
+		}
+	}
 	deadline := time.Now().Add(*timeout)
 	in, err := ReadEvent(stdin, MaxEvent+1, *timeout)
 	if errors.Is(err, ErrSlowInput) {

@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// copilotRun is the spec of one Copilot CLI run in the sandbox: BYOK mode
+// (COPILOT_PROVIDER_BASE_URL, the Anthropic Messages API), offline (no
+// GitHub sign-in, nothing sent to GitHub), every tool allowed so that
+// veto alone decides.
+func copilotRun(t *testing.T, s *sandbox, node string, calls []Call) runSpec {
+	copilot := filepath.Join(node, "node_modules", ".bin", "copilot")
+	return runSpec{
+		Program: copilot,
+		Args:    []string{"-p", "go", "--allow-all-tools", "--allow-all-paths", "--no-color"},
+		Env: append(s.env(), "COPILOT_PROVIDER_TYPE=anthropic", "COPILOT_PROVIDER_API_KEY="+s.apiKey,
+			"COPILOT_MODEL=claude-sonnet-4", "COPILOT_OFFLINE=true", "COPILOT_AUTO_UPDATE=false"),
+		Dir:      s.ws,
+		BaseEnv:  "COPILOT_PROVIDER_BASE_URL",
+		API:      "anthropic",
+		Calls:    calls,
+		Canaries: map[string]string{"the SSH key": s.sshKey, "the .env secret": s.envSecret, "the API key": s.apiKey},
+		Timeout:  3 * time.Minute,
+	}
+}
+
+// copilotUser trusts the workspace, without which Copilot CLI loads no
+// project hooks: trusted_folders in its config.json (~/.copilot, or under
+// XDG_CONFIG_HOME, which the sandbox sets).
+func copilotUser(t *testing.T, s *sandbox) {
+	cfg := fmt.Sprintf(`{"trusted_folders": [%q], "auto_update": false}`, s.ws)
+	s.write("home/.copilot/config.json", cfg, 0o644)
+	s.write("config/.copilot/config.json", cfg, 0o644)
+	s.write("config/copilot/config.json", cfg, 0o644)
+}
+
+// TestCopilotCLIProbe runs Copilot CLI with no call scripted: what it
+// offers the model, and what it printed.
+func TestCopilotCLIProbe(t *testing.T) {
+	need(t)
+	node := clients(t)
+	s := newSandbox(t)
+	if code, out, errOut := s.veto("init", "copilot-cli"); code != 0 {
+		t.Fatalf("veto init: exit %d\n%s%s", code, out, errOut)
+	}
+	o := play(t, copilotRun(t, s, node, nil))
+	s.finish()
+	t.Logf("exit %d in %s; %d requests (%d main), unknown %v\ntools %v\nstdout: %.3000s\nstderr: %.3000s",
+		o.Exit, o.Duration, o.Requests, o.Main, o.Unknown, o.Schemas, o.Stdout, o.Stderr)
+}
+
+// TestCopilotCLIPayloads logs the hook events the real Copilot CLI sends,
+// as a second hook next to veto's writes them, and what the model got.
+func TestCopilotCLIPayloads(t *testing.T) {
+	need(t)
+	node := clients(t)
+	s := newSandbox(t)
+	if code, out, errOut := s.veto("init", "copilot-cli"); code != 0 {
+		t.Fatalf("veto init: exit %d\n%s%s", code, out, errOut)
+	}
+	copilotUser(t, s)
+	logDir := filepath.Join(s.root, "events")
+	os.MkdirAll(logDir, 0o755)
+	p := filepath.Join(s.ws, ".github", "hooks", "log.json")
+	var hooks []string
+	for _, ev := range []string{"sessionStart", "preToolUse", "postToolUse"} {
+		hooks = append(hooks, fmt.Sprintf(`%q: [{"type": "command", "bash": %q, "timeoutSec": 5}]`, ev,
+			"cat > \"$(mktemp "+filepath.Join(logDir, ev+".XXXXXX")+")\""))
+	}
+	s.write(strings.TrimPrefix(p, s.root+"/"), `{"version": 1, "hooks": {`+strings.Join(hooks, ", ")+`}}`, 0o644)
+	calls := []Call{
+		{Name: "a command that succeeds", Tool: "bash", Input: json.RawMessage(`{"command": "echo fine", "description": "Say fine"}`)},
+		{Name: "a command that fails", Tool: "bash", Input: json.RawMessage(`{"command": "ls no-such-directory", "description": "List a directory that is not there"}`)},
+		{Name: "read the README", Tool: "view", Input: json.RawMessage(`{"path": "` + s.ws + `/README.md"}`)},
+		{Name: "write a new file", Tool: "create", Input: json.RawMessage(`{"path": "` + s.ws + `/NOTES.md", "file_text": "# Notes\n"}`)},
+		{Name: "read an SSH private key", Tool: "view", Input: json.RawMessage(`{"path": "` + s.home + `/.ssh/id_rsa"}`)},
+	}
+	o := play(t, copilotRun(t, s, node, calls))
+	s.finish()
+	t.Logf("exit %d in %s; stdout %.1000s\nstderr %.1000s", o.Exit, o.Duration, o.Stdout, o.Stderr)
+	for i := range calls {
+		r := o.Results[callID(i)]
+		t.Logf("%s: the model got (is_error %v): %.300q", calls[i].Name, r.IsError, r.Content)
+	}
+	entries, _ := os.ReadDir(logDir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b, _ := os.ReadFile(filepath.Join(logDir, n))
+		t.Logf("%s: %.1500s", n, b)
+	}
+	_, _, log := s.veto("log", "--json")
+	t.Logf("veto log: %.4000s", log)
+}

@@ -102,3 +102,40 @@ func TestCopilotCLIPayloads(t *testing.T) {
 	_, _, log := s.veto("log", "--json")
 	t.Logf("veto log: %.4000s", log)
 }
+
+// TestCopilotCLI plays the scenarios in the real Copilot CLI.
+func TestCopilotCLI(t *testing.T) {
+	need(t)
+	node := clients(t)
+	playScenarios(t, clientRun{display: "Copilot CLI", name: "copilot-cli", file: "copilot-cli.json",
+		spec:  func(t *testing.T, s *sandbox, calls []Call) runSpec { return copilotRun(t, s, node, calls) },
+		setup: copilotUser, denied: copilotDenied})
+}
+
+// copilotDenied starts what Copilot CLI 1.0.102 hands the model for a
+// call a hook refused: a result, not an error. A hook that fails (cannot
+// start, exits non-zero) refuses too: "Denied by preToolUse hook from
+// FILE (hook errored)".
+const copilotDenied = "Denied by preToolUse hook"
+
+// TestCopilotCLIFailsClosed breaks veto each way under the real Copilot
+// CLI: 1.0.102 refuses the call on a hook that errors (a missing program,
+// a usage error), so every failure blocks; a hook that hangs past the
+// timeout (not veto: a program that sleeps) lets it run.
+func TestCopilotCLIFailsClosed(t *testing.T) {
+	need(t)
+	node := clients(t)
+	cr := clientRun{display: "Copilot CLI", name: "copilot-cli", setup: copilotUser, denied: copilotDenied,
+		spec: func(t *testing.T, s *sandbox, calls []Call) runSpec { return copilotRun(t, s, node, calls) }}
+	write := func(marker string) Call {
+		return Call{Tool: "create", Input: json.RawMessage(fmt.Sprintf(`{"path": %q, "file_text": "ran\n"}`, marker))}
+	}
+	failClosed(t, cr, write, nil, failure{name: "a hook that hangs past the client's 1 s timeout",
+		control: "Copilot CLI lets the call run when a hook outlives its timeout: veto's budget, half of it, is what comes first",
+		setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
+			s.write("bin/hang", "#!/bin/sh\nexec sleep 30\n", 0o755)
+			editSettings(t, s, cr, `"timeoutSec": 5,`, `"timeoutSec": 1,`)
+			editSettings(t, s, cr, "veto-hook "+cr.name, "hang "+cr.name)
+			return nil
+		}})
+}

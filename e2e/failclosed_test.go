@@ -32,8 +32,11 @@ type failure struct {
 
 // settingsPath is the project settings file veto init wrote for cr.
 func settingsPath(s *sandbox, cr clientRun) string {
-	if cr.name == "codex" {
+	switch cr.name {
+	case "codex":
 		return filepath.Join(s.ws, ".codex", "hooks.json")
+	case "copilot-cli":
+		return filepath.Join(s.ws, ".github", "hooks", "veto.json")
 	}
 	return filepath.Join(s.ws, map[string]string{"claude-code": ".claude", "gemini-cli": ".gemini"}[cr.name], "settings.json")
 }
@@ -108,7 +111,7 @@ var failures = []failure{
 		hideHook(t, s)
 		return nil
 	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: No such file or directory",
-		"codex": "veto: its hook exited 127 instead of answering"}},
+		"codex": "veto: its hook exited 127 instead of answering", "copilot-cli": "(hook errored)"}},
 	{name: "the client name is mistyped", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		typo := strings.Split(cr.name, "-")[0] // veto-hook claude
 		if typo == cr.name {
@@ -117,7 +120,7 @@ var failures = []failure{
 		editSettings(t, s, cr, "veto-hook "+cr.name, "veto-hook "+typo)
 		return nil
 	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: want a client",
-		"codex": "veto: its hook exited 64 instead of answering"}},
+		"codex": "veto: its hook exited 64 instead of answering", "copilot-cli": "(hook errored)"}},
 	{name: "the policy file is broken", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		s.write("home/src/project/.veto/veto.yaml", "files: [this is not\n  a policy\n", 0o644)
 		return nil
@@ -129,8 +132,11 @@ var failures = []failure{
 	// within half of it: the state locked, veto refuses in 500 ms.
 	{name: "the client's timeout lowered by hand to 1 s, the state locked", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		from, to := `"timeout": 5,`, `"timeout": 1,`
-		if cr.name == "gemini-cli" {
+		switch cr.name {
+		case "gemini-cli":
 			from, to = `"timeout": 5000`, `"timeout": 1000`
+		case "copilot-cli":
+			from, to = `"timeoutSec": 5,`, `"timeoutSec": 1,`
 		}
 		editSettings(t, s, cr, from, to)
 		return lockState(t, s)
@@ -209,8 +215,8 @@ func failClosed(t *testing.T, cr clientRun, write func(marker string) Call, ranA
 				t.Errorf("the call ran (is_error %v: %.500s)", r.IsError, r.Content)
 			case known:
 				t.Errorf("the known gap %q is no longer seen: the call was blocked; remove it", why)
-			case !r.IsError:
-				t.Errorf("the call did not run, yet the result is not an error")
+			case !refused(cr, r):
+				t.Errorf("the call did not run, yet the result is not a refusal")
 			case !strings.Contains(r.Content, says):
 				t.Errorf("the model's result does not say %q", says)
 			}

@@ -100,3 +100,26 @@ func TestBudgetIsHalfTheRegisteredTimeout(t *testing.T) {
 		t.Fatalf("veto hook was given %q", args)
 	}
 }
+
+// BenchmarkRegistered is what reading the registered timeout adds to each
+// hook: the user's file and the project's, found three levels up.
+func BenchmarkRegistered(b *testing.B) {
+	root := b.TempDir()
+	home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
+	sub := filepath.Join(ws, "a", "b", "c")
+	os.MkdirAll(sub, 0o755)
+	b.Setenv("HOME", home)
+	settings := `{"permissions":{"allow":["Bash(go test:*)"]},"hooks":{` +
+		`"SessionStart":[{"hooks":[{"type":"command","command":"/opt/veto-hook claude-code","timeout":5,"onFailure":"block"}]}],` +
+		`"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"/opt/veto-hook claude-code","timeout":5,"onFailure":"block"}]}],` +
+		`"PostToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"/opt/veto-hook claude-code","timeout":5,"onFailure":"block"}]}]}}`
+	for _, p := range []string{filepath.Join(home, ".claude", "settings.json"), filepath.Join(ws, ".claude", "settings.json")} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(settings), 0o644)
+	}
+	for b.Loop() {
+		if d := wire.Registered(&clients.ClaudeCode, sub); d != 5*time.Second {
+			b.Fatal(d)
+		}
+	}
+}

@@ -41,21 +41,6 @@ func copilotUser(t *testing.T, s *sandbox) {
 	s.write("config/copilot/config.json", cfg, 0o644)
 }
 
-// TestCopilotCLIProbe runs Copilot CLI with no call scripted: what it
-// offers the model, and what it printed.
-func TestCopilotCLIProbe(t *testing.T) {
-	need(t)
-	node := clients(t)
-	s := newSandbox(t)
-	if code, out, errOut := s.veto("init", "copilot-cli"); code != 0 {
-		t.Fatalf("veto init: exit %d\n%s%s", code, out, errOut)
-	}
-	o := play(t, copilotRun(t, s, node, nil))
-	s.finish()
-	t.Logf("exit %d in %s; %d requests (%d main), unknown %v\ntools %v\nstdout: %.3000s\nstderr: %.3000s",
-		o.Exit, o.Duration, o.Requests, o.Main, o.Unknown, o.Schemas, o.Stdout, o.Stderr)
-}
-
 // TestCopilotCLIPayloads logs the hook events the real Copilot CLI sends,
 // as a second hook next to veto's writes them, and what the model got.
 func TestCopilotCLIPayloads(t *testing.T) {
@@ -84,7 +69,8 @@ func TestCopilotCLIPayloads(t *testing.T) {
 	}
 	o := play(t, copilotRun(t, s, node, calls))
 	s.finish()
-	t.Logf("exit %d in %s; stdout %.1000s\nstderr %.1000s", o.Exit, o.Duration, o.Stdout, o.Stderr)
+	t.Logf("exit %d in %s; the tools offered, with their arguments (* required): %v\nstdout %.1000s\nstderr %.1000s",
+		o.Exit, o.Duration, o.Schemas, o.Stdout, o.Stderr)
 	for i := range calls {
 		r := o.Results[callID(i)]
 		t.Logf("%s: the model got (is_error %v): %.300q", calls[i].Name, r.IsError, r.Content)

@@ -213,7 +213,10 @@ var (
 		Allow:   Reply{},
 		Approve: Reply{Stdout: obj{"permissionDecision": "allow"}},
 		Events:  []Event{{Name: "sessionStart"}, {Name: "preToolUse"}, {Name: "postToolUse"}},
-		// Copilot CLI reads hooks from the repository only.
+		// Copilot CLI reads hooks from the repository only, once the folder
+		// is trusted. 1.0.102 refuses the call on a hook that errors (a
+		// missing program, any non-zero exit) and lets it run on one that
+		// times out (measured in e2e).
 		Settings: Settings{Project: ".github/hooks/veto.json", CommandKey: "bash",
 			Entry: obj{"type": "command", "timeoutSec": json.Number("5")}, TimeoutKey: "timeoutSec", TimeoutUnit: time.Second, Top: obj{"version": json.Number("1")}},
 		Probe: `{"timestamp":1764584200000,"cwd":$CWD,"toolName":"bash","toolArgs":"{\"command\":\"cat ~/.ssh/id_rsa\"}"}`,

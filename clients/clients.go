@@ -213,8 +213,9 @@ var (
 		Allow:   Reply{},
 		Approve: Reply{Stdout: obj{"permissionDecision": "allow"}},
 		Events:  []Event{{Name: "sessionStart"}, {Name: "preToolUse"}, {Name: "postToolUse"}},
-		// Copilot CLI reads hooks from the repository only, once the folder
-		// is trusted. 1.0.102 refuses the call on a hook that errors (a
+		// init writes the repository's hooks (Copilot CLI's docs name a
+		// user directory too, ~/.copilot/hooks, which init does not write);
+		// Copilot CLI loads them once the folder is trusted. 1.0.102 refuses the call on a hook that errors (a
 		// missing program, any non-zero exit) and lets it run on one that
 		// times out (measured in e2e).
 		Settings: Settings{Project: ".github/hooks/veto.json", CommandKey: "bash",

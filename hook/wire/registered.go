@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -52,28 +53,35 @@ func Registered(c *clients.Client, dir string) time.Duration {
 }
 
 // registeredIn is the shortest timeout of veto's entries for c in the
-// settings file p (0: none).
+// settings file p (0: none). A file that does not name the client at all
+// is not decoded; entries are decoded only as far as their command and
+// timeout fields.
 func registeredIn(c *clients.Client, p string) time.Duration {
 	b, err := os.ReadFile(p)
-	if err != nil || len(b) > 1<<20 {
+	if err != nil || len(b) > 1<<20 || !bytes.Contains(b, []byte(c.Name)) {
 		return 0
 	}
 	var file struct {
-		Hooks map[string][]map[string]any `json:"hooks"`
+		Hooks map[string][]map[string]json.RawMessage `json:"hooks"`
 	}
 	if json.Unmarshal(b, &file) != nil {
 		return 0
 	}
 	st := c.Settings
 	var least time.Duration
-	note := func(e any) {
-		m, _ := e.(map[string]any)
-		cmd, _ := m[st.CommandKey].(string)
+	note := func(m map[string]json.RawMessage) {
+		var cmd string
+		if json.Unmarshal(m[st.CommandKey], &cmd) != nil {
+			return
+		}
 		if !strings.HasSuffix(cmd, "veto-hook "+c.Name) && !strings.HasSuffix(cmd, "veto-hook' "+c.Name) &&
 			!strings.HasSuffix(cmd, " hook "+c.Name) {
 			return
 		}
-		f, _ := m[st.TimeoutKey].(float64)
+		var f float64
+		if json.Unmarshal(m[st.TimeoutKey], &f) != nil {
+			return
+		}
 		if d := time.Duration(f * float64(st.TimeoutUnit)); f > 0 && (least == 0 || d < least) {
 			least = d
 		}
@@ -84,7 +92,10 @@ func registeredIn(c *clients.Client, p string) time.Duration {
 				note(item)
 				continue
 			}
-			inner, _ := item["hooks"].([]any)
+			var inner []map[string]json.RawMessage
+			if json.Unmarshal(item["hooks"], &inner) != nil {
+				continue
+			}
 			for _, h := range inner {
 				note(h)
 			}

@@ -186,7 +186,7 @@ func vetoEntries(ch clientHooks, settings map[string]any, client string) ([]map[
 // entry checks one registered command: its shape, its program, the
 // fail-closed switch, and a probe through it.
 func (d *doctor) entry(ctx context.Context, c *clients.Client, path, cmd string, e map[string]any, dir string) {
-	argv, err := splitCommand(cmd, c.Name)
+	argv, err := splitCommand(clients.Unguarded(cmd), c.Name)
 	if err != nil {
 		d.problem("veto init "+c.Name+" (it rewrites veto's entries)", "%s: %v", path, err)
 		return

@@ -94,6 +94,9 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 	defer st.close()
+	if st.startErr != nil {
+		fmt.Fprintln(e.stderr, "veto serve: every call is refused until the state is sound:", stateCause(st.startErr))
+	}
 	lo := policy.Locate("", "")
 	lo.FlagPath = *policyFile
 	lo.Compiler = &lazyCEL{}
@@ -198,6 +201,9 @@ type serviceState struct {
 	db      func() *sql.DB
 	dialect string
 	close   func()
+	// startErr is why the state could not be used at start (a service
+	// starts anyway and refuses until it can).
+	startErr error
 }
 
 func openServiceState(ctx context.Context, path, dsn string, lazy bool) (*serviceState, error) {
@@ -205,8 +211,8 @@ func openServiceState(ctx context.Context, path, dsn string, lazy bool) (*servic
 		// A service starts while its database is down, refusing until it
 		// answers.
 		l := &lazyPG{dsn: dsn}
-		l.get(ctx)
-		return &serviceState{store: l, log: l, acquire: l.acquire, db: l.db, dialect: "postgres", close: l.close}, nil
+		_, err := l.get(ctx)
+		return &serviceState{store: l, log: l, acquire: l.acquire, db: l.db, dialect: "postgres", close: l.close, startErr: err}, nil
 	}
 	if dsn != "" {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -226,14 +232,19 @@ func openServiceState(ctx context.Context, path, dsn string, lazy bool) (*servic
 	}
 	f := sqlite.OpenFile(path, sqlite.Options{Verify: true, BusyTimeout: time.Second})
 	release, err := f.Acquire(ctx)
-	if err != nil {
+	if err != nil && !lazy {
 		f.Close()
 		return nil, err
 	}
-	release()
+	if err == nil {
+		release()
+	}
+	// A service starts on a state it cannot use yet (damaged, locked,
+	// full): every request is refused with the cause, and the file is
+	// proved again at each one, as veto state repair or the disk mends it.
 	fl := &fileLog{f: f}
 	return &serviceState{store: fl, log: fl, acquire: f.Acquire, db: func() *sql.DB { return f.Store().DB() },
-		dialect: "sqlite", close: func() { f.Close() }}, nil
+		dialect: "sqlite", close: func() { f.Close() }, startErr: err}, nil
 }
 
 // tokens is the state's token table, made at its first use.

@@ -466,3 +466,34 @@ func TestServeRidesOutPostgreSQL(t *testing.T) {
 		t.Fatalf("veto log verify: %v\n%s", err, out)
 	}
 }
+
+// TestServeOnADamagedState: veto serve starts on a state file that is not
+// a database, refuses every call 503 state_unavailable naming the damage
+// (the hook endpoint 200 with Claude Code's deny), and says so at start.
+func TestServeOnADamagedState(t *testing.T) {
+	w := newWorld(t)
+	state := filepath.Join(t.TempDir(), "veto.db")
+	if err := os.WriteFile(state, []byte(strings.Repeat("not a database ", 300)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := serveProcess(t, w, "--state", state, "--insecure-no-auth")
+	resp, err := http.Post(in.url+"/v1/decide", "application/json", strings.NewReader(`{"tool":"Read","args":{"file_path":"/etc/hostname"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || !strings.Contains(string(b), `"state_unavailable"`) || !strings.Contains(string(b), "damaged") {
+		t.Fatalf("decide on a damaged state: %d %s", resp.StatusCode, b)
+	}
+	hook := `{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/etc/hostname"},"tool_use_id":"t"}`
+	resp, err = http.Post(in.url+"/v1/hooks/claude-code", "application/json", strings.NewReader(hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"permissionDecision":"deny"`) || !strings.Contains(string(b), "damaged") {
+		t.Fatalf("the hook on a damaged state: %d %s", resp.StatusCode, b)
+	}
+}

@@ -119,13 +119,13 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	}
 	gate, offer, err := cfg.Build(nil, []veto.Rule{g.rule})
 	if err != nil {
-		return nil, fmt.Errorf("mcpgate: building the gate: %w", err)
+		return nil, &StartError{Step: "building the gate", Err: err}
 	}
 	g.gate, g.offer = gate, offer
 	if err := g.withState(ctx, func(ctx context.Context) error {
 		return gate.Start(ctx, veto.Run{Ref: cfg.Run, Fresh: true})
 	}); err != nil {
-		return nil, fmt.Errorf("mcpgate: starting the run: %w", err)
+		return nil, &StartError{Step: "starting the run", State: true, Err: err}
 	}
 
 	client := mcp.NewClient(&mcp.Implementation{Name: "veto-mcp", Version: "1"}, &mcp.ClientOptions{
@@ -133,7 +133,7 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	})
 	up, err := client.Connect(ctx, cfg.Upstream, nil)
 	if err != nil {
-		return nil, fmt.Errorf("mcpgate: connecting to the upstream server: %w", err)
+		return nil, &StartError{Step: "connecting to the server", Err: err}
 	}
 	g.up = up
 	if r := up.InitializeResult(); r != nil && r.ServerInfo != nil {
@@ -147,10 +147,25 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	g.server.AddReceivingMiddleware(g.middleware)
 	if err := g.sync(ctx, true); err != nil {
 		up.Close()
-		return nil, err
+		var se *syncError
+		if errors.As(err, &se) {
+			return nil, &StartError{Step: se.step, State: se.state, Err: se.err}
+		}
+		return nil, &StartError{Step: "listing the tools", Err: err}
 	}
 	return g, nil
 }
+
+// StartError is why New failed: the step, whether the state refused it,
+// and the cause.
+type StartError struct {
+	Step  string
+	State bool // the state refused it
+	Err   error
+}
+
+func (e *StartError) Error() string { return "mcpgate: " + e.Step + ": " + e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
 
 // Server is the MCP server agents connect to.
 func (g *Gateway) Server() *mcp.Server { return g.server }
@@ -173,6 +188,21 @@ func (g *Gateway) Serve(ctx context.Context, t mcp.Transport) error {
 
 // Close ends the upstream session.
 func (g *Gateway) Close() error { return g.up.Close() }
+
+// syncError is a failed sync's step.
+type syncError struct {
+	step  string
+	state bool
+	err   error
+}
+
+func (e *syncError) Error() string { return "mcpgate: " + e.step + ": " + e.err.Error() }
+func (e *syncError) Unwrap() error { return e.err }
+
+// KeepSynced keeps the listing in step with the upstream and the pins
+// until ctx ends; Serve runs it, a server of its own (streamable HTTP)
+// runs it beside.
+func (g *Gateway) KeepSynced(ctx context.Context) { g.keepSynced(ctx) }
 
 // keepSynced lists the upstream again when it says its list changed, and
 // reads the pins again every Poll, until ctx ends.
@@ -230,7 +260,7 @@ func (g *Gateway) sync(ctx context.Context, list bool) error {
 		var seen []Seen
 		for t, err := range g.up.Tools(ctx, nil) {
 			if err != nil {
-				return fmt.Errorf("mcpgate: listing the upstream's tools: %w", err)
+				return &syncError{step: "listing the server's tools", err: err}
 			}
 			_, text, err := DefinitionOf(t)
 			if err != nil {
@@ -248,7 +278,7 @@ func (g *Gateway) sync(ctx context.Context, list bool) error {
 			}
 			return err
 		}); err != nil {
-			return fmt.Errorf("mcpgate: recording the pins: %w", err)
+			return &syncError{step: "recording the pins", state: true, err: err}
 		}
 		listing = fresh
 	}
@@ -257,7 +287,7 @@ func (g *Gateway) sync(ctx context.Context, list bool) error {
 		pinned, err = g.cfg.Pins.PinnedAll(ctx, g.cfg.Name)
 		return err
 	}); err != nil {
-		return fmt.Errorf("mcpgate: reading the pins: %w", err)
+		return &syncError{step: "reading the pins", state: true, err: err}
 	}
 
 	// The descriptors the gate lacks: the curated ones of a known server,
@@ -288,7 +318,7 @@ func (g *Gateway) sync(ctx context.Context, list bool) error {
 		slices.SortFunc(list, func(a, b veto.Descriptor) int { return strings.Compare(a.Name, b.Name) })
 		ng, no, err := g.cfg.Build(list, []veto.Rule{g.rule})
 		if err != nil {
-			return fmt.Errorf("mcpgate: building the gate: %w", err)
+			return &syncError{step: "building the gate", err: err}
 		}
 		gate, offer = ng, no
 	}

@@ -22,7 +22,7 @@ const canary = "CANARY-7f3a9c1e-do-not-leak"
 // harness is one gateway on a real SQLite state in a temporary home and
 // workspace, and an agent's client session with it.
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	home, ws string
 	file     *sqlite.File
 	pins     *Pins
@@ -37,7 +37,7 @@ type harnessOpts struct {
 	actor      veto.Actor
 }
 
-func newHarness(t *testing.T, name string, upstream mcp.Transport, o harnessOpts) *harness {
+func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts) *harness {
 	t.Helper()
 	h := &harness{t: t, home: t.TempDir(), ws: t.TempDir(), run: "mcp-test-" + strings.ReplaceAll(t.Name(), "/", "-")}
 	if err := os.MkdirAll(filepath.Join(h.ws, ".git"), 0o755); err != nil {
@@ -150,6 +150,9 @@ func (h *harness) eventually(what string, cond func() bool) {
 // any stored byte holds the canary.
 func (h *harness) events() []veto.Event {
 	h.t.Helper()
+	// The last call's record is made after its result went back.
+	h.gw.decideMu.Lock()
+	h.gw.decideMu.Unlock()
 	ctx := context.Background()
 	release, err := h.file.Acquire(ctx)
 	if err != nil {

@@ -186,8 +186,12 @@ func (g *Gateway) Serve(ctx context.Context, t mcp.Transport) error {
 	return g.server.Run(ctx, t)
 }
 
-// Close ends the upstream session.
-func (g *Gateway) Close() error { return g.up.Close() }
+// Close waits for the last call's record and ends the upstream session.
+func (g *Gateway) Close() error {
+	g.decideMu.Lock()
+	defer g.decideMu.Unlock()
+	return g.up.Close()
+}
 
 // syncError is a failed sync's step.
 type syncError struct {
@@ -467,7 +471,13 @@ func (g *Gateway) call(ctx context.Context, p *mcp.CallToolParamsRaw) (res *mcp.
 	case err != nil || res == nil || res.IsError:
 		outcome = veto.Failed
 	}
-	g.observe(ctx, c, outcome)
+	// The result goes back at once; its record follows, before the run's
+	// next decision (which waits for the run's lock the record holds).
+	g.decideMu.Lock()
+	go func() {
+		defer g.decideMu.Unlock()
+		g.observe(ctx, c, outcome)
+	}()
 	if err != nil {
 		var rpc *jsonrpc.Error
 		if errors.As(err, &rpc) {
@@ -516,11 +526,17 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 	}
 	g.mu.Lock()
 	gate := g.gate
-	l, listedNow := g.listing[strings.TrimPrefix(c.Tool, "mcp__"+g.cfg.Name+"__")]
+	name := strings.TrimPrefix(c.Tool, "mcp__"+g.cfg.Name+"__")
+	l, listedNow := g.listing[name]
+	known := g.pinned[name]
 	g.mu.Unlock()
-	// The pin is read at the call: an approval counts at once.
+	// A pin, once it matches, stays (only approve writes one, and only the
+	// gateway's own listing changes what is seen); one that does not is
+	// read again at the call, so that an approval counts at once.
 	status := pinNew
-	if listedNow {
+	if listedNow && known == l.hash {
+		status = pinOK
+	} else if listedNow {
 		pinned, err := g.cfg.Pins.Pinned(ctx, g.cfg.Name, l.tool.Name)
 		switch {
 		case err != nil:
@@ -535,11 +551,9 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 }
 
 // observe records what an allowed call did, within the deadline even when
-// the agent went away.
+// the agent went away. The caller holds the run's lock (taken before the
+// state's, as decide takes them).
 func (g *Gateway) observe(ctx context.Context, c *veto.Call, outcome veto.Outcome) {
-	// The run's lock before the state's, as decide takes them.
-	g.decideMu.Lock()
-	defer g.decideMu.Unlock()
 	err := g.withState(context.WithoutCancel(ctx), func(ctx context.Context) error {
 		g.mu.Lock()
 		gate := g.gate

@@ -61,7 +61,7 @@ func (n *notes) greet(description string) {
 }
 
 // inProcess connects a gateway to n over in-memory transports.
-func (n *notes) transport(t *testing.T) mcp.Transport {
+func (n *notes) transport(t testing.TB) mcp.Transport {
 	serverSide, gatewaySide := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -164,7 +164,8 @@ func gatewayCause(err error) string {
 }
 
 func serveMCPHTTP(ctx context.Context, e *env, gw *mcpgate.Gateway, addr string, log *slog.Logger) int {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() }, &mcp.StreamableHTTPOptions{Logger: log})
+	// The SDK's own log may quote messages, arguments among them: off.
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() }, &mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)})
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto mcp:", err)

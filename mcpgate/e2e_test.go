@@ -436,3 +436,38 @@ func TestHTTPUpstream(t *testing.T) {
 	s := w.gateway("flippy", "http-run", string(url))
 	changedThrough(t, w, s, "http-run")
 }
+
+// The agent reaches the gateway over streamable HTTP on loopback.
+func TestHTTPDownstream(t *testing.T) {
+	if os.Getenv("VETO_MCP_E2E") != "1" {
+		t.Skip("runs with VETO_MCP_E2E=1")
+	}
+	w := newWorld(t)
+	cmd := exec.Command(os.Args[0], "mcp", "--name", "flippy", "--state", w.db, "--policy", w.policy, "--run", "listen-run",
+		"--listen", "127.0.0.1:0", "--", "env", asVeto+"=", asFlippy+"=1", os.Args[0])
+	cmd.Env = append(w.env, asVeto+"=1")
+	cmd.Dir = w.ws
+	cmd.Stderr = &lockedWriter{w}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var url string
+	for deadline := time.Now().Add(30 * time.Second); url == ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("veto mcp --listen did not say where\n%s", w.errText())
+		}
+		if _, rest, ok := strings.Cut(w.errText(), "listening on "); ok {
+			url, _, _ = strings.Cut(rest, "\n")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connecting over HTTP: %v\n%s", err, w.errText())
+	}
+	defer s.Close()
+	changedThrough(t, w, s, "listen-run")
+}

@@ -13,7 +13,10 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/postgres"
+	"github.com/vetohq/veto/postgres/pgtest"
 	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // canary is in every secret a test plants: it must never come back.
@@ -24,7 +27,8 @@ const canary = "CANARY-7f3a9c1e-do-not-leak"
 type harness struct {
 	t        testing.TB
 	home, ws string
-	file     *sqlite.File
+	file     *sqlite.File // nil on PostgreSQL
+	pg       *sqlstore.Store
 	pins     *Pins
 	gw       *Gateway
 	agent    *mcp.ClientSession
@@ -35,6 +39,7 @@ type harness struct {
 type harnessOpts struct {
 	policyYAML string
 	actor      veto.Actor
+	postgres   bool // a fresh PostgreSQL schema instead of an SQLite file
 }
 
 func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts) *harness {
@@ -45,16 +50,31 @@ func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	h.file = sqlite.OpenFile(filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{Verify: true, BusyTimeout: time.Second})
-	t.Cleanup(func() { h.file.Close() })
-	release, err := h.file.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.pins, err = OpenPins(ctx, func() *sql.DB { return h.file.Store().DB() }, "sqlite")
-	release()
-	if err != nil {
-		t.Fatal(err)
+	var store veto.Store
+	var acquire func(context.Context) (func(), error)
+	if o.postgres {
+		pg, err := postgres.Open(ctx, pgtest.Fresh(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { pg.Close() })
+		h.pg, store = pg, pg
+		if h.pins, err = OpenPins(ctx, pg.DB, "postgres"); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		h.file = sqlite.OpenFile(filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{Verify: true, BusyTimeout: time.Second})
+		t.Cleanup(func() { h.file.Close() })
+		store, acquire = h.file, h.file.Acquire
+		release, err := h.file.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.pins, err = OpenPins(ctx, func() *sql.DB { return h.file.Store().DB() }, "sqlite")
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	lo := policy.LoadOptions{}
 	if o.policyYAML != "" {
@@ -71,8 +91,8 @@ func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts
 		o.actor = veto.Actor{Kind: "agent", ID: "test"}
 	}
 	h.gw, err = New(ctx, Config{
-		Name: name, Upstream: upstream, Pins: h.pins, Acquire: h.file.Acquire, Run: h.run,
-		Build: PolicyBuild(p, policy.BuildOptions{Store: h.file, Home: h.home, TempDirs: []string{},
+		Name: name, Upstream: upstream, Pins: h.pins, Acquire: acquire, Run: h.run,
+		Build: PolicyBuild(p, policy.BuildOptions{Store: store, Home: h.home, TempDirs: []string{},
 			Vars: map[string]string{"HOME": h.home}}),
 		Actor: o.actor, Cwd: h.ws, Workspace: h.ws, Poll: 50 * time.Millisecond,
 	})
@@ -154,13 +174,13 @@ func (h *harness) events() []veto.Event {
 	h.gw.decideMu.Lock()
 	h.gw.decideMu.Unlock()
 	ctx := context.Background()
-	release, err := h.file.Acquire(ctx)
+	release, err := h.acquire(ctx)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	defer release()
 	var out []veto.Event
-	err = h.file.Store().Scan(ctx, veto.LogQuery{Run: h.run}, func(_ string, _ uint64, stored []byte) error {
+	err = h.store().Scan(ctx, veto.LogQuery{Run: h.run}, func(_ string, _ uint64, stored []byte) error {
 		if strings.Contains(string(stored), canary) {
 			h.t.Errorf("a stored event holds the canary")
 		}
@@ -186,4 +206,20 @@ func decisionOf(evs []veto.Event, tool string) []veto.Event {
 		}
 	}
 	return out
+}
+
+// acquire proves the state sound (an SQLite file) for a use of the test's.
+func (h *harness) acquire(ctx context.Context) (func(), error) {
+	if h.file == nil {
+		return func() {}, nil
+	}
+	return h.file.Acquire(ctx)
+}
+
+// store is the state's store, acquired.
+func (h *harness) store() *sqlstore.Store {
+	if h.file == nil {
+		return h.pg
+	}
+	return h.file.Store()
 }

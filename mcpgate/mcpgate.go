@@ -183,6 +183,12 @@ func (g *Gateway) Serve(ctx context.Context, t mcp.Transport) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go g.keepSynced(ctx)
+	go func() {
+		// The upstream gone, the agent's session ends too: every call
+		// would fail.
+		g.up.Wait()
+		cancel()
+	}()
 	return g.server.Run(ctx, t)
 }
 
@@ -476,6 +482,11 @@ func (g *Gateway) call(ctx context.Context, p *mcp.CallToolParamsRaw) (res *mcp.
 	g.decideMu.Lock()
 	go func() {
 		defer g.decideMu.Unlock()
+		defer func() {
+			if recover() != nil {
+				g.log.Error("veto mcp: recording a call's result failed", "server", g.cfg.Name, "call_id", c.ID)
+			}
+		}()
 		g.observe(ctx, c, outcome)
 	}()
 	if err != nil {

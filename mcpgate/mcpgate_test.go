@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vetohq/veto"
@@ -74,8 +75,16 @@ func (n *notes) transport(t testing.TB) mcp.Transport {
 }
 
 func TestGatewayDecidesEveryCall(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "sqlite", true: "postgres"}[pg], func(t *testing.T) {
+			decidesEveryCall(t, pg)
+		})
+	}
+}
+
+func decidesEveryCall(t *testing.T, pg bool) {
 	n := newNotes()
-	h := newHarness(t, "notes", n.transport(t), harnessOpts{})
+	h := newHarness(t, "notes", n.transport(t), harnessOpts{postgres: pg})
 
 	if got := h.listed(); !got["read_note"] || !got["write_note"] || !got["greet"] || len(got) != 3 {
 		t.Fatalf("listing: %v", got)
@@ -154,8 +163,16 @@ func TestGatewayFailedResultIsObserved(t *testing.T) {
 }
 
 func TestGatewayPinsDefinitions(t *testing.T) {
+	for _, pg := range []bool{false, true} {
+		t.Run(map[bool]string{false: "sqlite", true: "postgres"}[pg], func(t *testing.T) {
+			pinsDefinitions(t, pg)
+		})
+	}
+}
+
+func pinsDefinitions(t *testing.T, pg bool) {
 	n := newNotes()
-	h := newHarness(t, "notes", n.transport(t), harnessOpts{})
+	h := newHarness(t, "notes", n.transport(t), harnessOpts{postgres: pg})
 	if text, isErr := h.call("greet", map[string]any{"who": "ada"}); isErr || text != "hello ada" {
 		t.Fatalf("greet: %q", text)
 	}
@@ -194,7 +211,7 @@ func TestGatewayPinsDefinitions(t *testing.T) {
 
 	// A person approves greet: it is listed and runs again; late stays out.
 	ctx := context.Background()
-	release, err := h.file.Acquire(ctx)
+	release, err := h.acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +240,7 @@ func TestGatewayPinsDefinitions(t *testing.T) {
 
 func (h *harness) listPins() ([]Pin, error) {
 	ctx := context.Background()
-	release, err := h.file.Acquire(ctx)
+	release, err := h.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -319,5 +336,27 @@ func TestDefinitionHashIsStable(t *testing.T) {
 	_, tb, _ = DefinitionOf(b)
 	if Hash(ta) == Hash(tb) {
 		t.Fatal("a changed description hashes alike")
+	}
+}
+
+func TestGatewayDeadlineIsDenial(t *testing.T) {
+	n := newNotes()
+	h := newHarness(t, "notes", n.transport(t), harnessOpts{})
+	h.gw.cfg.Deadline = time.Nanosecond
+	h.denied("greet", map[string]any{"who": "ada"}, veto.ReasonCancelled)
+	if n.reached.Load() != 0 {
+		t.Fatal("the upstream saw a call veto did not decide in time")
+	}
+}
+
+func TestGatewayPanicIsDenial(t *testing.T) {
+	n := newNotes()
+	h := newHarness(t, "notes", n.transport(t), harnessOpts{})
+	h.gw.mu.Lock()
+	h.gw.gate = nil // deciding panics
+	h.gw.mu.Unlock()
+	text, isErr := h.call("greet", map[string]any{"who": "ada"})
+	if !isErr || !strings.Contains(text, "veto failed") || n.reached.Load() != 0 {
+		t.Fatalf("want a refusal: isError=%v %q", isErr, text)
 	}
 }

@@ -83,6 +83,7 @@ type Gateway struct {
 	listing  map[string]listed          // the upstream's tools, by their own names
 	pinned   map[string]string          // tool → pinned hash
 	served   map[string]string          // tools served downstream → the hash they were served at
+	awaiting []string // the tools refused until approved, as last said
 	synced   bool
 	syncing  chan struct{} // one sync at a time
 	resyncCh chan struct{}
@@ -354,8 +355,12 @@ func (g *Gateway) sync(ctx context.Context, list bool) error {
 			want[name] = l
 		}
 	}
-	if len(awaiting) > 0 {
-		slices.Sort(awaiting)
+	slices.Sort(awaiting)
+	g.mu.Lock()
+	news := !slices.Equal(awaiting, g.awaiting)
+	g.awaiting = awaiting
+	g.mu.Unlock()
+	if len(awaiting) > 0 && news {
 		g.log.Warn("veto mcp: tools refused until a person approves them (veto mcp approve --name "+g.cfg.Name+")",
 			"server", g.cfg.Name, "tools", awaiting)
 	}

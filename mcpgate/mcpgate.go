@@ -59,7 +59,8 @@ type Config struct {
 	// Deadline bounds each decision and each record (default 2s).
 	Deadline time.Duration
 	// Poll is how often the pins are read again, so that an approval
-	// reaches the listing (default 2s; negative: never).
+	// reaches the listing, and every 15 polls the server is listed again
+	// (default 2s; negative: never).
 	Poll   time.Duration
 	Logger *slog.Logger // what the gateway does, never a call's arguments or output
 	Now    func() time.Time
@@ -218,6 +219,8 @@ func (g *Gateway) KeepSynced(ctx context.Context) { g.keepSynced(ctx) }
 // keepSynced lists the upstream again when it says its list changed, and
 // reads the pins again every Poll, until ctx ends.
 func (g *Gateway) keepSynced(ctx context.Context) {
+	const relist = 15
+	ticks := 0
 	var tick <-chan time.Time
 	if g.cfg.Poll > 0 {
 		t := time.NewTicker(g.cfg.Poll)
@@ -233,7 +236,10 @@ func (g *Gateway) keepSynced(ctx context.Context) {
 				g.log.Warn("veto mcp: listing the upstream's tools again failed; the listing is unchanged", "server", g.cfg.Name)
 			}
 		case <-tick:
-			if err := g.sync(ctx, false); err != nil && ctx.Err() == nil {
+			// Every relist-th tick the server is listed again too: one that
+			// changes a definition without saying so is caught then.
+			ticks++
+			if err := g.sync(ctx, ticks%relist == 0); err != nil && ctx.Err() == nil {
 				g.log.Warn("veto mcp: reading the pins failed", "server", g.cfg.Name)
 			}
 		}

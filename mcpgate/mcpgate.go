@@ -84,7 +84,7 @@ type Gateway struct {
 	listing  map[string]listed          // the upstream's tools, by their own names
 	pinned   map[string]string          // tool → pinned hash
 	served   map[string]string          // tools served downstream → the hash they were served at
-	awaiting []string // the tools refused until approved, as last said
+	awaiting []string                   // the tools refused until approved, as last said
 	synced   bool
 	syncing  chan struct{} // one sync at a time
 	resyncCh chan struct{}

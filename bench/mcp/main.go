@@ -33,6 +33,10 @@ const (
 	asEcho = "VETO_BENCH_MCP_AS_ECHO"
 )
 
+// extraGatewayEnv is added to veto mcp's environment ($VETO_BENCH_MCP_GATEWAY_ENV, one
+// NAME=VALUE), to try a setting.
+var extraGatewayEnv []string
+
 type echoArgs struct {
 	Message string `json:"message" jsonschema:"what to echo"`
 }
@@ -58,6 +62,9 @@ func main() {
 	gap := flag.Duration("gap", 0, "a pause between calls, as an agent's thinking makes (the gateway records a result after returning it)")
 	node := flag.String("node", filepath.Join("mcpgate", "testdata", "node"), "where npm installed the reference servers")
 	flag.Parse()
+	if v := os.Getenv("VETO_BENCH_MCP_GATEWAY_ENV"); v != "" {
+		extraGatewayEnv = append(extraGatewayEnv, v)
+	}
 	if err := run(*n, *rounds, *which, *node, *gap); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/mcp:", err)
 		os.Exit(1)
@@ -94,7 +101,7 @@ func run(n, rounds int, which, node string, gap time.Duration) error {
 	gateway := func() *exec.Cmd {
 		args := append([]string{"mcp", "--name", "bench", "--state", filepath.Join(home, "veto.db"), "--"}, upstream...)
 		c := exec.Command(self, args...)
-		c.Env, c.Dir = append(env, asVeto+"=1"), home
+		c.Env, c.Dir = append(append(env, asVeto+"=1"), extraGatewayEnv...), home
 		c.Stderr = os.Stderr
 		return c
 	}

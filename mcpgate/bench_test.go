@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vetohq/veto"
 )
 
 // BenchmarkDirect is a call of the in-process notes server without the
@@ -44,5 +45,24 @@ func BenchmarkGateway(b *testing.B) {
 		if res, err := h.agent.CallTool(ctx, params); err != nil || res.IsError {
 			b.Fatal(err, res)
 		}
+	}
+}
+
+// BenchmarkGatewayDecide is the gateway's own part of a call: the
+// decision with its record on SQLite, then the observation's record.
+func BenchmarkGatewayDecide(b *testing.B) {
+	n := newNotes()
+	h := newHarness(b, "notes", n.transport(b), harnessOpts{})
+	ctx := context.Background()
+	p := &mcp.CallToolParamsRaw{Name: "greet", Arguments: []byte(`{"who":"ada"}`)}
+	b.ResetTimer()
+	for b.Loop() {
+		c, _ := h.gw.callOf(p)
+		if v := h.gw.decide(ctx, c); !v.Allowed {
+			b.Fatal(v)
+		}
+		h.gw.decideMu.Lock()
+		h.gw.observe(ctx, c, veto.Succeeded)
+		h.gw.decideMu.Unlock()
 	}
 }

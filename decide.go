@@ -158,7 +158,20 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	if opts != nil && opts.explain != nil {
 		g.explainRules(ctx, rin, opts.explain)
 	}
-	if i, d, outcome := g.runRules(ctx, rin); outcome != ruleAllowed {
+	var approval uint64
+	i, d, outcome := g.runRules(ctx, rin)
+	if outcome == ruleAsked {
+		// A person's approval of this very call answers the question;
+		// every other rule has decided already.
+		seq, ok, err := g.approvalFor(ctx, c)
+		if err != nil {
+			return finish(g.deny(c, StageState, "", ReasonStateUnavailable, RiskHigh, "veto could not read this run's approvals, so the call is refused."))
+		}
+		if ok {
+			approval, outcome = seq, ruleAllowed
+		}
+	}
+	if outcome != ruleAllowed {
 		r := &g.rules[i]
 		var v Verdict
 		switch outcome {
@@ -172,14 +185,20 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 			v = g.deny(c, StageRule, r.info.ID, ReasonRuleFailed, RiskHigh, "Rule "+r.info.ID+" failed while checking this call, so it is refused.")
 		default:
 			v = g.deny(c, StageRule, r.info.ID, d.reason, r.info.Risk.Of(d.reason), r.message(d, c))
+			if outcome == ruleAsked {
+				v.Ask, v.argsHash = true, ArgsHash(c)
+			}
 		}
 		v.Target, v.Advice = target, r.info.Advice.Of(v.Reason)
+		if v.Ask && v.Advice.Instead == "" {
+			v.Advice.Instead = AskAdvice
+		}
 		return finish(v)
 	}
 
 	// 7. Patch. It runs before the record so that a patcher's failure is
 	// the verdict recorded; the patched input leaves only after the record.
-	v := Verdict{Allowed: true, CallID: c.ID, Tool: c.Tool, Run: c.Run.Ref, Target: target}
+	v := Verdict{Allowed: true, CallID: c.ID, Tool: c.Tool, Run: c.Run.Ref, Target: target, approval: approval}
 	if len(g.patchers) > 0 {
 		args, changed, failed := g.patch(ctx, rin)
 		if failed {
@@ -248,7 +267,11 @@ func (g *Gate) stamp(run string, base uint64, t time.Time, evs []Event) {
 
 func (g *Gate) decisionEvent(v *Verdict, c *Call) Event {
 	e := Event{CallID: v.CallID, Tool: v.Tool, Actor: c.Actor, Stage: v.Stage, Rule: v.Rule, Reason: v.Reason,
-		ToolDenial: v.ToolDenial, Risk: v.Risk, Target: v.Target, PolicyRev: g.rev, Patched: v.Args != nil}
+		ToolDenial: v.ToolDenial, Risk: v.Risk, Target: v.Target, PolicyRev: g.rev, Patched: v.Args != nil,
+		ArgsHash: v.argsHash, Approval: v.approval}
+	if v.Ask {
+		e.Awaiting = AwaitApproval
+	}
 	switch {
 	case v.Allowed:
 		e.Kind = EventAllowed
@@ -402,13 +425,17 @@ const (
 	ruleNeedsHistory
 	ruleNeedsTarget
 	ruleFailed
+	ruleAsked // a rule asked for a person, and none denied
 )
 
-// runRules runs the rules in order until one does not allow. It returns
-// that rule's index, its decision and why it stopped. An error, a panic
-// or a malformed reason code is ruleFailed; one recover covers the loop,
+// runRules runs the rules in order until one denies. It returns that
+// rule's index, its decision and why it stopped. A rule that asks for a
+// person does not stop the others: a later denial wins, and the first
+// question is the answer when none denies. An error, a panic or a
+// malformed reason code is ruleFailed; one recover covers the loop,
 // since nothing runs after a rule that fails.
 func (g *Gate) runRules(ctx context.Context, in *Input) (i int, d Decision, outcome ruleOutcome) {
+	asked, askedD := -1, Decision{}
 	defer func() {
 		if recover() != nil {
 			d, outcome = Decision{}, ruleFailed
@@ -429,9 +456,18 @@ func (g *Gate) runRules(ctx context.Context, in *Input) (i int, d Decision, outc
 		if err != nil || (d.deny && !ValidID(d.reason)) {
 			return i, Decision{}, ruleFailed
 		}
+		if d.ask {
+			if asked < 0 {
+				asked, askedD = i, d
+			}
+			continue
+		}
 		if d.deny {
 			return i, d, ruleDenied
 		}
+	}
+	if asked >= 0 {
+		return asked, askedD, ruleAsked
 	}
 	return 0, Decision{}, ruleAllowed
 }

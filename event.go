@@ -24,6 +24,12 @@ const (
 	// list is a projection of these events, so a replay sees at each call
 	// the list that was in force then.
 	EventEgressAllowed = EventKind("egress_allowed")
+	// EventApproved and EventApprovalRefused are a person's answer to a
+	// call a rule asked about (an invocation_denied awaiting approval, of
+	// the same call id): the approval lets one call of that run, tool and
+	// argument hash through that rule's question, once, until Expires.
+	EventApproved        = EventKind("approval_granted")
+	EventApprovalRefused = EventKind("approval_refused")
 )
 
 // Event is one append-only record of a run. It holds identifiers, codes
@@ -67,6 +73,13 @@ type Event struct {
 	// Egress allow: the allow-list entry added (a host, "*.domain",
 	// "host:port" or a CIDR). Written by a person, never by an agent.
 	Host string `json:"host,omitempty"`
+
+	// Approvals: the SHA-256 of the call's canonical arguments (on the
+	// denial that asks, and on the answer), when an approval expires, and
+	// on a decision that used one, the approval's sequence number.
+	ArgsHash string    `json:"args_hash,omitempty"`
+	Expires  time.Time `json:"expires,omitzero"`
+	Approval uint64    `json:"approval,omitempty"`
 
 	// Prev is the hash of the run's previous event (eventlog.ChainHash of
 	// its stored form); the first event's is empty. A store sets it on

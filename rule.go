@@ -114,6 +114,7 @@ func (in *Input) Memo(key any, fn func() any) any {
 // Decision is a rule's answer.
 type Decision struct {
 	deny    bool
+	ask     bool // deny until a person approves this call
 	reason  string
 	message string
 }
@@ -128,8 +129,20 @@ func Deny(reason, message string) Decision {
 	return Decision{deny: true, reason: reason, message: message}
 }
 
-// Denied reports whether d refuses the call.
+// Ask refuses the call until a person approves it: the rule's question,
+// with a reason code and one sentence, as for Deny. A denial by any rule
+// wins over a question; an approval answers the question of this call
+// (its run, tool and arguments) once, and every other rule still decides.
+func Ask(reason, message string) Decision {
+	return Decision{deny: true, ask: true, reason: reason, message: message}
+}
+
+// Denied reports whether d refuses the call (a question refuses it too,
+// until it is approved).
 func (d Decision) Denied() bool { return d.deny }
+
+// Asked reports whether d is a question for a person.
+func (d Decision) Asked() bool { return d.ask }
 
 // Reason returns the reason code of a denial.
 func (d Decision) Reason() string { return d.reason }

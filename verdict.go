@@ -40,7 +40,11 @@ const (
 // rule and reason code that refused it. Message is one sentence for a
 // person and never holds argument text.
 type Verdict struct {
-	Allowed    bool
+	Allowed bool
+	// Ask reports that the call waits for a person: a rule asked, and no
+	// approval of this call is at hand. Allowed is false: until approved
+	// the call is refused.
+	Ask        bool
 	CallID     string
 	Tool       string
 	Run        string
@@ -58,6 +62,9 @@ type Verdict struct {
 	// means run the call as proposed. Always nil on a denial.
 	Args map[string]any
 	Seq  uint64 // sequence number of the decision event; 0 if it was not recorded
+
+	argsHash string // an Ask's: the arguments' hash its approval must match
+	approval uint64 // an allow's: the approval it used
 }
 
 type adviceJSON struct {
@@ -91,6 +98,8 @@ func (v Verdict) MarshalJSON() ([]byte, error) {
 	}
 	if v.Allowed {
 		j.Verdict = "allow"
+	} else if v.Ask {
+		j.Verdict = "ask"
 	}
 	if v.Target.Known() {
 		t := v.Target

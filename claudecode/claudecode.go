@@ -56,6 +56,9 @@ func Reason(v veto.Verdict) string {
 	b.WriteString("veto blocked this ")
 	b.WriteString(v.Tool)
 	b.WriteString(" call")
+	if v.Ask {
+		b.WriteString(" until a person approves it")
+	}
 	if v.Rule != "" {
 		fmt.Fprintf(&b, " (rule %s, reason %s)", v.Rule, v.Reason)
 	} else {
@@ -66,6 +69,11 @@ func Reason(v veto.Verdict) string {
 	if v.Advice.Instead != "" {
 		b.WriteString(" Instead: ")
 		b.WriteString(v.Advice.Instead)
+	}
+	if v.Ask {
+		// A question: the same call passes once a person approves it.
+		b.WriteString(" Do not work around it; once the user has approved it, make the same call again.")
+		return b.String()
 	}
 	b.WriteString(" Do not retry it or work around it; ")
 	hint := v.Advice.Policy

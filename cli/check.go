@@ -16,6 +16,8 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 //go:embed examples/calls.jsonl
@@ -75,13 +77,16 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	}
 	var store veto.Store = memstore.New()
 	if *stateFile != "" {
-		s, _, err := openStore(ctx, *stateFile, "")
-		if err != nil {
+		// A refusal's cause is noted in ctx, and named in the log line.
+		ctx, _ = sqlstore.WithCauses(ctx)
+		f := sqlite.OpenFile(*stateFile, sqlite.Options{})
+		defer f.Close()
+		if release, err := f.Acquire(ctx); err != nil {
 			// Fail closed: the gate denies on a store it cannot use.
 			store = unavailableStore{err}
 		} else {
-			defer s.Close()
-			store = s
+			defer release()
+			store = f
 		}
 	}
 	g, err := p.Gate(policy.BuildOptions{Store: store, Logger: log})

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/vetohq/veto/clients"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // Exit codes of every subcommand.
@@ -47,11 +48,14 @@ func commands() []command {
 		{"serve", "decide calls over HTTP/JSON, on SQLite or on PostgreSQL shared by many instances", runServeHTTP},
 		{"mcp", "stand in front of an MCP server and decide every tool call it is sent", runMCP},
 		{"token", "make, list and revoke the bearer tokens of veto serve", runToken},
+		{"approve", "list the calls waiting for a person, or approve or refuse one", runApprove},
+		{"ui", "serve the page of decisions, refusals and runs over the local state", runUI},
 		{"explain", "explain the decision on one call, rule by rule", runExplain},
 		{"policy", "show the effective policy, the default, or the schema", runPolicy},
 		{"validate", "compile the policy files and report every problem", runValidate},
 		{"test", "run policy test cases", runTest},
 		{"log", "list, verify and prune the decision log", runLog},
+		{"state", "check that veto's state is sound, naming the cause when not; repair a damaged one", runState},
 		{"egress", "add a host to a run's egress allow-list, or list the additions", runEgress},
 		{"replay", "re-decide a recorded session under a policy; report what changes", runReplay},
 		{"version", "print veto's version", runVersion},
@@ -150,7 +154,7 @@ func logger(w io.Writer, level string) (*slog.Logger, error) {
 	default:
 		return nil, fmt.Errorf("--log-level %q: want off, debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+	return slog.New(sqlstore.LogHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))), nil
 }
 
 func runVersion(_ context.Context, e *env, args []string) int {

@@ -20,6 +20,7 @@ import (
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 const doctorDescription = `Check that veto guards the agent clients it is registered with, and say how to fix what is wrong.
@@ -185,7 +186,7 @@ func vetoEntries(ch clientHooks, settings map[string]any, client string) ([]map[
 // entry checks one registered command: its shape, its program, the
 // fail-closed switch, and a probe through it.
 func (d *doctor) entry(ctx context.Context, c *clients.Client, path, cmd string, e map[string]any, dir string) {
-	argv, err := splitCommand(cmd, c.Name)
+	argv, err := splitCommand(clients.Unguarded(cmd), c.Name)
 	if err != nil {
 		d.problem("veto init "+c.Name+" (it rewrites veto's entries)", "%s: %v", path, err)
 		return
@@ -326,7 +327,12 @@ func (d *doctor) state(ctx context.Context) {
 		defer cancel()
 		s, err := postgres.Open(cctx, dsn)
 		if err != nil {
-			d.problem("start the database, or fix VETO_POSTGRES", "state: the PostgreSQL database in VETO_POSTGRES cannot be reached, so every call is refused")
+			se := sqlstore.CauseOf(err, postgres.Classify)
+			fix := stateHint[se.Cause]
+			if se.Cause == sqlstore.CauseUnreachable {
+				fix = "start the database, or fix VETO_POSTGRES"
+			}
+			d.problem(fix, "state: %s (VETO_POSTGRES), so every call is refused (cause: %s)", se.Reason(), se.Cause)
 			return
 		}
 		defer s.Close()
@@ -355,8 +361,12 @@ func (d *doctor) state(ctx context.Context) {
 	}
 	s, err := sqlite.Open(ctx, path, sqlite.Options{})
 	if err != nil {
-		d.problem("move it aside (it is kept for a post-mortem); veto starts a new state, and history rules deny until runs are proven",
-			"state: %s does not open, so every call is refused: %v", path, err)
+		se := sqlite.Refusal(path, err)
+		fix := stateHint[se.Cause]
+		if se.Cause == sqlstore.CauseDamaged {
+			fix = "move it aside and start a new state, the damaged file kept for a post-mortem: veto state repair"
+		}
+		d.problem(fix, "state: %s; it does not open, so every call is refused (cause: %s)", se.Reason(), se.Cause)
 		return
 	}
 	defer s.Close()
@@ -379,7 +389,7 @@ func (d *doctor) chains(ctx context.Context, s durableStore, where string) {
 		}
 	}
 	if broken > 0 {
-		d.problem("veto log verify names each broken link", "state: %d of %d run(s) in %s have a broken hash chain", broken, len(runs), path)
+		d.problem("veto log verify names each broken link; veto state repair marks those runs incomplete", "state: %d of %d run(s) in %s have a broken hash chain", broken, len(runs), path)
 		return
 	}
 	d.ok("state: %s opens; %d run(s), every chain holds", path, len(runs))

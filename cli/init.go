@@ -148,6 +148,9 @@ func initOrUninstall(e *env, verb string, args []string) int {
 		// to the service.
 		command = shellQuote(self) + " hook " + client + " --url " + shellQuote(strings.TrimRight(*url, "/"))
 	}
+	if ch.Guard {
+		command = clients.Guarded(command)
+	}
 	var changed bool
 	switch {
 	case *url != "" && hasHTTP:
@@ -170,12 +173,17 @@ func initOrUninstall(e *env, verb string, args []string) int {
 			changed = hh.remove(settings, client, "") || changed
 		}
 	}
-	out, err := json.MarshalIndent(settings, "", "  ")
-	if err != nil {
+	// Written as people read it: the guard's >&2 stays as it is, not
+	// \u003e\u0026.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(settings); err != nil {
 		fmt.Fprintf(e.stderr, "veto %s: %v\n", verb, err)
 		return ExitDeny
 	}
-	out = append(out, '\n')
+	out := buf.Bytes()
 	if *dry {
 		fmt.Fprintf(e.stdout, "# %s (dry run; nothing written)\n%s", path, out)
 		return ExitAllow

@@ -306,3 +306,56 @@ func hookEntries(settings map[string]any) []map[string]any {
 	}
 	return out
 }
+
+// Codex lets a call run when its hook cannot start or exits with anything
+// but 2: init wraps veto's command in the guard, replaces an entry an
+// older veto wrote without it, and uninstall removes the guarded entries.
+// No other client's command is wrapped.
+func TestInitGuardsCodex(t *testing.T) {
+	dir := t.TempDir()
+	run(t, "init", "codex", "--dir", dir)
+	path := filepath.Join(dir, ".codex/hooks.json")
+	b, _ := os.ReadFile(path)
+	entries := hookEntries(decode(t, b))
+	if len(entries) != 3 {
+		t.Fatalf("entries: %s", b)
+	}
+	plain := ""
+	for _, e := range entries {
+		c, _ := e["command"].(string)
+		if !strings.HasPrefix(c, clients.GuardPrefix) || !strings.HasSuffix(c, " hook codex") {
+			t.Fatalf("an unguarded entry: %q", c)
+		}
+		plain = clients.Unguarded(c)
+	}
+	// As an older veto wrote it: the command alone.
+	old := strings.ReplaceAll(string(b), clients.Guarded(plain), plain)
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "init", "codex", "--dir", dir)
+	b, _ = os.ReadFile(path)
+	if entries := hookEntries(decode(t, b)); len(entries) != 3 {
+		t.Fatalf("a second init: %s", b)
+	}
+	for _, e := range hookEntries(decode(t, b)) {
+		if e["command"] != clients.Guarded(plain) {
+			t.Fatalf("a second init left %v", e)
+		}
+	}
+	run(t, "uninstall", "codex", "--dir", dir)
+	if b, _ := os.ReadFile(path); len(hookEntries(decode(t, b))) != 0 {
+		t.Fatalf("uninstall left %s", b)
+	}
+	for _, c := range clients.All {
+		if c.Name == "codex" {
+			continue
+		}
+		d := t.TempDir()
+		run(t, "init", c.Name, "--dir", d)
+		b, _ := os.ReadFile(filepath.Join(d, c.Settings.Project))
+		if strings.Contains(string(b), "/bin/sh -c") {
+			t.Errorf("%s: a guarded command: %s", c.Name, b)
+		}
+	}
+}

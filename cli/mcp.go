@@ -99,7 +99,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 
-	st, err := openServiceState(ctx, *state, *pg)
+	st, err := openServiceState(ctx, *state, *pg, false)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto mcp: cannot open the state:", stateCause(err))
 		return ExitDeny
@@ -225,7 +225,7 @@ func runMCPPins(ctx context.Context, e *env, sub string, args []string) int {
 		fmt.Fprintln(e.stderr, "veto mcp pins: takes no arguments")
 		return ExitUsage
 	}
-	st, err := openServiceState(ctx, *state, *pg)
+	st, err := openServiceState(ctx, *state, *pg, false)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "veto mcp %s: cannot open the state: %s\n", sub, stateCause(err))
 		return ExitDeny

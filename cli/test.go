@@ -183,12 +183,15 @@ func runCase(ctx context.Context, file, policyText string, tc testCase) string {
 		return msg
 	}
 	got := "allow"
-	if !v.Allowed {
+	switch {
+	case v.Ask:
+		got = "ask"
+	case !v.Allowed:
 		got = "deny"
 	}
 	want := tc.Want
-	if want.Verdict != "allow" && want.Verdict != "deny" {
-		return "want.verdict must be allow or deny"
+	if want.Verdict != "allow" && want.Verdict != "deny" && want.Verdict != "ask" {
+		return "want.verdict must be allow, deny or ask"
 	}
 	if got != want.Verdict || (want.Rule != "" && v.Rule != want.Rule) || (want.Reason != "" && v.Reason != want.Reason) {
 		return fmt.Sprintf("want %s, got %s", describe(want.Verdict, want.Rule, want.Reason), describe(got, v.Rule, v.Reason))

@@ -62,9 +62,9 @@ type verdictJSON struct {
 }
 
 func (j *verdictJSON) verdict() (veto.Verdict, error) {
-	v := veto.Verdict{Allowed: j.Verdict == "allow", CallID: j.CallID, Tool: j.Tool, Run: j.Run, Stage: j.Stage,
+	v := veto.Verdict{Allowed: j.Verdict == "allow", Ask: j.Verdict == "ask", CallID: j.CallID, Tool: j.Tool, Run: j.Run, Stage: j.Stage,
 		Rule: j.Rule, Reason: j.Reason, ToolDenial: j.ToolDenial, Message: j.Message, Args: j.Args, Seq: j.Seq}
-	if j.Verdict != "allow" && j.Verdict != "deny" {
+	if j.Verdict != "allow" && j.Verdict != "deny" && j.Verdict != "ask" {
 		return veto.Verdict{}, fmt.Errorf("client: the answer is not a verdict")
 	}
 	if j.Risk != "" {

@@ -75,7 +75,31 @@ type Settings struct {
 	// blocking form on every failure veto can see, and on veto's deadline
 	// coming before the timeout registered here.
 	FailClosed map[string]any
+	// Guard: the client runs the command through a shell and blocks only
+	// on its denial (exit 2), letting the call run when the hook cannot
+	// start (127), exits with a usage error (64) or is killed; init then
+	// wraps the command in a POSIX shell that turns every exit but 0 and 2
+	// into exit 2 with a reason (clients.Guard).
+	Guard bool
 }
+
+// GuardScript is the POSIX shell program around a guarded command: it
+// runs its arguments ($0 the program, then the rest) on the hook's input
+// and passes on exit 0 and 2, veto's answers; any other exit becomes 2,
+// the client's blocking form, with the reason on stderr. It holds no
+// single quote and no backslash, so it is one single-quoted word to every
+// shell a client may run it in (sh, bash, zsh, fish).
+const GuardScript = `"$0" "$@"; e=$?; [ $e -eq 0 ] || [ $e -eq 2 ] || { echo "veto: its hook exited $e instead of answering (a missing program, a wrong client name or a crash), so the call is blocked; veto doctor says why." >&2; exit 2; }; exit $e`
+
+// GuardPrefix is what a guarded command starts with; the hook command
+// itself follows.
+const GuardPrefix = "/bin/sh -c '" + GuardScript + "' "
+
+// Guarded is command wrapped in the guard.
+func Guarded(command string) string { return GuardPrefix + command }
+
+// Unguarded is a command without the guard (a command without it as it is).
+func Unguarded(command string) string { return strings.TrimPrefix(command, GuardPrefix) }
 
 // Reply is how one kind of reply is written. Stdout is the JSON value
 // printed, with a newline (nil: nothing); ReasonHere in it stands for the
@@ -189,7 +213,11 @@ var (
 		Allow:   Reply{},
 		Approve: Reply{Stdout: obj{"permissionDecision": "allow"}},
 		Events:  []Event{{Name: "sessionStart"}, {Name: "preToolUse"}, {Name: "postToolUse"}},
-		// Copilot CLI reads hooks from the repository only.
+		// init writes the repository's hooks (Copilot CLI's docs name a
+		// user directory too, ~/.copilot/hooks, which init does not write);
+		// Copilot CLI loads them once the folder is trusted. 1.0.102 refuses the call on a hook that errors (a
+		// missing program, any non-zero exit) and lets it run on one that
+		// times out (measured in e2e).
 		Settings: Settings{Project: ".github/hooks/veto.json", CommandKey: "bash",
 			Entry: obj{"type": "command", "timeoutSec": json.Number("5")}, TimeoutKey: "timeoutSec", TimeoutUnit: time.Second, Top: obj{"version": json.Number("1")}},
 		Probe: `{"timestamp":1764584200000,"cwd":$CWD,"toolName":"bash","toolArgs":"{\"command\":\"cat ~/.ssh/id_rsa\"}"}`,
@@ -219,7 +247,10 @@ var (
 		Approve: Reply{},
 		Events:  []Event{{Name: "SessionStart"}, {Name: "PreToolUse", Matcher: "*"}, {Name: "PostToolUse", Matcher: "*"}},
 		Settings: Settings{Project: ".codex/hooks.json", User: ".codex/hooks.json", UserDirEnv: "CODEX_HOME", Grouped: true,
-			CommandKey: "command", Entry: obj{"type": "command", "timeout": json.Number("5")}, TimeoutKey: "timeout", TimeoutUnit: time.Second},
+			CommandKey: "command", Entry: obj{"type": "command", "timeout": json.Number("5")}, TimeoutKey: "timeout", TimeoutUnit: time.Second,
+			// Codex 0.171.0 runs the command with $SHELL -lc and lets the
+			// call run on any exit but 2 (measured in e2e).
+			Guard: true},
 		Probe: `{"session_id":"veto-doctor","cwd":$CWD,"hook_event_name":"PreToolUse","tool_name":"shell",` +
 			`"tool_input":{"command":["bash","-lc","cat ~/.ssh/id_rsa"]},"tool_use_id":"veto-doctor-1"}`,
 		Note: "Codex runs a new or changed hook only once it is trusted: open /hooks in Codex and trust veto's (a project's hooks also need the project trusted).",

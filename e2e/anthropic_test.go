@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -31,6 +32,7 @@ type script struct {
 	main     int
 	unknown  []string
 	tools    []string // the tools the client offered, in its first main request
+	schemas  []string // and their arguments (Anthropic's endpoint)
 }
 
 func newScript(calls []Call, canaries map[string]string) script {
@@ -151,10 +153,25 @@ func (a *anthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a.tools == nil {
 		for _, raw := range rq.Tools {
 			var tool struct {
-				Name string `json:"name"`
+				Name   string `json:"name"`
+				Schema struct {
+					Properties map[string]json.RawMessage `json:"properties"`
+					Required   []string                   `json:"required"`
+				} `json:"input_schema"`
 			}
 			json.Unmarshal(raw, &tool)
 			a.tools = append(a.tools, tool.Name)
+			// Its arguments, the required ones first, for the log.
+			var args []string
+			for _, k := range tool.Schema.Required {
+				args = append(args, k+"*")
+			}
+			for k := range tool.Schema.Properties {
+				if !slices.Contains(tool.Schema.Required, k) {
+					args = append(args, k)
+				}
+			}
+			a.schemas = append(a.schemas, tool.Name+"("+strings.Join(args, " ")+")")
 		}
 	}
 	for _, m := range rq.Messages {
@@ -244,12 +261,13 @@ type report struct {
 	Results  map[string]ToolResult `json:"results"`
 	Leaks    []string              `json:"leaks"`
 	Tools    []string              `json:"tools"`
+	Schemas  []string              `json:"schemas,omitempty"`
 }
 
 func (s *script) report() report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := report{Requests: s.requests, Main: s.main, Unknown: s.unknown, Results: s.results, Tools: s.tools}
+	r := report{Requests: s.requests, Main: s.main, Unknown: s.unknown, Results: s.results, Tools: s.tools, Schemas: s.schemas}
 	for name := range s.leaks {
 		r.Leaks = append(r.Leaks, name)
 	}

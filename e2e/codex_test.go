@@ -73,8 +73,10 @@ func TestCodex(t *testing.T) {
 		spec:  func(t *testing.T, s *sandbox, calls []Call) runSpec { return codexRun(t, s, node, calls) },
 		setup: func(t *testing.T, s *sandbox) { codexUser(t, s); describeNotes(t, s) }, sharedIDs: true,
 		knownGaps: map[string]string{
-			"edit main.go (apply_patch)":     "issue 15: Codex sends no PostToolUse for an apply_patch run through exec_command, so the call stays pending",
-			"write a new file (apply_patch)": "issue 15: Codex sends no PostToolUse for an apply_patch run through exec_command, so the call stays pending",
-			"a command that fails":           "docs/clients.md: Codex has no failure event, so veto records a command that exited non-zero as succeeded",
+			// Both measured by TestCodexPayloads: what Codex 0.171.0 sends
+			// leaves veto nothing to tell them by.
+			"edit main.go (apply_patch)":     "Codex applies an apply_patch run through exec_command itself and sends no PostToolUse for it, so the call stays pending",
+			"write a new file (apply_patch)": "Codex applies an apply_patch run through exec_command itself and sends no PostToolUse for it, so the call stays pending",
+			"a command that fails":           "Codex has no failure event and its PostToolUse's tool_response is the output text alone, no exit code, so veto records a command that exited non-zero as succeeded",
 		}})
 }

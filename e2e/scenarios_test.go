@@ -27,6 +27,10 @@ type clientRun struct {
 	// Code's tool_use_id); else the calls are matched to the decisions
 	// in order, and each observation to its decision by veto's id.
 	sharedIDs bool
+	// denied: a refused call comes back to the model not as an error but
+	// as a result that starts with this (Copilot CLI's "Denied by
+	// preToolUse hook: "); "": as an error.
+	denied string
 	// knownGaps are veto's known bugs the run shows, each with where it
 	// is filed: by scenario name (its observation is missing or has
 	// another outcome), or "ids" (observations carry other ids than their
@@ -189,8 +193,8 @@ func playScenarios(t *testing.T, cr clientRun) {
 			if rw.verdict != "DENY" {
 				fail("veto's verdict is %s, want deny", rw.verdict)
 			}
-			if !r.IsError {
-				fail("the client sent back a result that is not an error")
+			if !refused(cr, r) {
+				fail("the client sent back a result that is not a refusal")
 			}
 			if c.Rule != "" && !strings.HasPrefix(rw.why, c.Rule+"/") {
 				fail("decided by %s, want rule %s", rw.why, c.Rule)
@@ -336,4 +340,12 @@ func printTable(client string, rows []row, extra string) {
 // isDecision reports whether an event kind is a decision.
 func isDecision(kind string) bool {
 	return kind == "invocation_allowed" || kind == "invocation_denied" || kind == "tool_denied"
+}
+
+// refused reports whether r is how cr hands the model a refused call.
+func refused(cr clientRun, r ToolResult) bool {
+	if cr.denied != "" {
+		return strings.HasPrefix(r.Content, cr.denied)
+	}
+	return r.IsError
 }

@@ -82,6 +82,16 @@ func EncodeEvent(e veto.Event) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
+	b = appendField(b, "args_hash", e.ArgsHash, false)
+	if !e.Expires.IsZero() {
+		b = append(b, `,"expires":"`...)
+		b = appendTime(b, e.Expires)
+		b = append(b, '"')
+	}
+	if e.Approval != 0 {
+		b = append(b, `,"approval":`...)
+		b = strconv.AppendUint(b, e.Approval, 10)
+	}
 	b = appendField(b, "prev", e.Prev, false)
 	return append(b, '}'), nil
 }

@@ -59,6 +59,10 @@ func validate(e veto.Event) error {
 		if e.Host == "" || len(e.Host) > 260 {
 			return errors.New("egress_allowed without a host")
 		}
+	case veto.EventApproved, veto.EventApprovalRefused:
+		if e.CallID == "" || e.Tool == "" || len(e.ArgsHash) != 64 {
+			return fmt.Errorf("%s without the call id, tool and argument hash it answers", e.Kind)
+		}
 	case veto.EventProbe:
 		if e.CallID == "" || e.Fact == nil || e.Fact.Path == "" {
 			return errors.New("probe without a call id or a fact")

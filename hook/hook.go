@@ -283,7 +283,7 @@ func openPostgresOnce(ctx context.Context, dsn string, limit time.Duration) (vet
 	if err != nil {
 		return nil, nil, err
 	}
-	return st, func() { st.Close() }, nil
+	return postgres.Noting(st), func() { st.Close() }, nil
 }
 
 // BusyTimeout is how long a store waits for another writer's lock when

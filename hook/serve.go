@@ -158,8 +158,8 @@ func ServerTimeout(timeout time.Duration) time.Duration {
 type storeCache struct {
 	mu   sync.Mutex
 	m    map[string]*sqlite.File
-	pg   map[string]*sqlstore.Store // by DSN: a pool each, which reconnects by itself
-	busy time.Duration              // the stores' busy timeout
+	pg   map[string]*sqlstore.Noting // by DSN: a pool each, which reconnects by itself
+	busy time.Duration               // the stores' busy timeout
 }
 
 func (sc *storeCache) open(ctx context.Context, path string) (veto.Store, func(), error) {
@@ -199,10 +199,10 @@ func (sc *storeCache) openPostgres(ctx context.Context, key string) (veto.Store,
 		return nil, nil, err
 	}
 	if sc.pg == nil {
-		sc.pg = map[string]*sqlstore.Store{}
+		sc.pg = map[string]*sqlstore.Noting{}
 	}
-	sc.pg[dsn] = st
-	return st, func() {}, nil
+	sc.pg[dsn] = postgres.Noting(st)
+	return sc.pg[dsn], func() {}, nil
 }
 
 func (sc *storeCache) close() {

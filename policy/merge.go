@@ -366,7 +366,7 @@ func (m *layer) rules() {
 		}
 		compiled, err := m.compiler.Compile(r)
 		if err != nil {
-			n := find(m.l.doc, "rules", i, "deny")
+			n := find(m.l.doc, "rules", i, r.ExprKey())
 			prob := at(m.l.Path, n, fmt.Sprintf("rule %s: %v", r.ID, err))
 			if ce, ok := err.(*CompileError); ok && n != nil {
 				prob.Line, prob.Col = exprPos(n, m.l.raw, ce.Line, ce.Col)
@@ -395,8 +395,12 @@ func (m *layer) checkRule(i int, r RuleSpec) bool {
 	if !veto.ValidID(r.Reason) {
 		m.bad(fmt.Sprintf("rule %s: reason %q must match [a-z][a-z0-9_.-]* and be at most 64 characters", r.ID, r.Reason), "rules", i, "reason")
 	}
-	if strings.TrimSpace(r.Deny) == "" {
-		m.bad(fmt.Sprintf("rule %s: deny is required: the CEL expression that is true when the call must be denied", r.ID), "rules", i)
+	if strings.TrimSpace(r.Deny) == "" && strings.TrimSpace(r.Ask) == "" {
+		m.bad(fmt.Sprintf("rule %s: deny is required: the CEL expression that is true when the call must be denied (or ask, when a person must approve it)", r.ID), "rules", i)
+		return false
+	}
+	if strings.TrimSpace(r.Deny) != "" && strings.TrimSpace(r.Ask) != "" {
+		m.bad(fmt.Sprintf("rule %s: deny and ask go alone: a rule denies or asks for a person", r.ID), "rules", i, "ask")
 		return false
 	}
 	for j, n := range r.Needs {

@@ -55,10 +55,28 @@ type RuleSpec struct {
 	ID      string     `yaml:"id" doc:"The rule's id: [a-z][a-z0-9_.-]*, at most 64 characters, unique."`
 	Match   *MatchSpec `yaml:"match" doc:"Which calls the rule looks at; omitted means every call."`
 	Deny    string     `yaml:"deny" doc:"A CEL expression; when it is true the call is denied."`
+	Ask     string     `yaml:"ask" doc:"Instead of deny: a CEL expression; when it is true the call waits for a person's approval (veto ui, veto serve), and one approved call of the same arguments may then pass it."`
 	Reason  string     `yaml:"reason" doc:"The reason code of a denial, in the id format."`
 	Message string     `yaml:"message" doc:"One sentence for a person; it must not quote arguments."`
 	Needs   []string   `yaml:"needs" doc:"Facts the rule cannot decide without: complete_history, known_target."`
 	Risk    string     `yaml:"risk" doc:"low, medium (default), high or critical."`
+}
+
+// ExprKey is the key of the rule's expression: "deny", or "ask" for a
+// rule that asks for a person.
+func (r RuleSpec) ExprKey() string {
+	if r.Deny == "" && r.Ask != "" {
+		return "ask"
+	}
+	return "deny"
+}
+
+// Expr is the rule's expression, deny's or ask's.
+func (r RuleSpec) Expr() string {
+	if r.ExprKey() == "ask" {
+		return r.Ask
+	}
+	return r.Deny
 }
 
 // MatchSpec selects calls.

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the driver
@@ -36,17 +37,59 @@ var dialect = sqlstore.Dialect{
 	},
 }
 
+// Name is a PostgreSQL state's name in a refusal's reason: never the
+// DSN, which may hold a password.
+const Name = "in PostgreSQL"
+
 // Open connects to the database at dsn (postgres://user@host:port/db) and
-// applies the schema when missing.
+// applies the schema when missing. Every error is a *sqlstore.StateError
+// naming its cause.
 func Open(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", sqlstore.ErrUnavailable, err)
+		return nil, refusal(err)
 	}
 	db.SetMaxOpenConns(8)
 	s, err := sqlstore.New(ctx, db, dialect)
 	if err != nil {
-		return nil, err
+		return nil, refusal(err)
 	}
 	return s, nil
+}
+
+// Noting is s with its failures noted in the request's causes
+// (sqlstore.WithCauses), named by Name and classified by Classify.
+func Noting(s *sqlstore.Store) *sqlstore.Noting {
+	return &sqlstore.Noting{Store: s, Name: Name, Classify: Classify}
+}
+
+func refusal(err error) *sqlstore.StateError {
+	se := sqlstore.CauseOf(err, Classify)
+	if se.Path == "" {
+		c := *se
+		c.Path = Name
+		se = &c
+	}
+	return se
+}
+
+// Classify names the cause of a driver's error by its SQLSTATE, never its
+// message: a server shutting down or starting, a full disk, a lock or a
+// statement timeout; anything else (a refused connection, say) is
+// unreachable.
+func Classify(err error) (sqlstore.Cause, string) {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "53100":
+			return sqlstore.CauseFull, ""
+		case pe.Code == "55P03" || pe.Code == "57014":
+			return sqlstore.CauseLocked, ""
+		case strings.HasPrefix(pe.Code, "57P"):
+			return sqlstore.CauseUnreachable, "the server is shutting down or starting"
+		case strings.HasPrefix(pe.Code, "08"):
+			return sqlstore.CauseUnreachable, "the connection failed"
+		}
+	}
+	return sqlstore.CauseUnreachable, ""
 }

@@ -55,6 +55,18 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		Overwrite: func(t testing.TB, s storetest.Store, run string, seq uint64, b []byte) {
+			db := s.(*sqlstore.Store).DB()
+			var err error
+			if b == nil {
+				_, err = db.ExecContext(ctx, `DELETE FROM veto_events WHERE run = $1 AND seq = $2`, run, int64(seq))
+			} else {
+				_, err = db.ExecContext(ctx, `UPDATE veto_events SET body = $1 WHERE run = $2 AND seq = $3`, b, run, int64(seq))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		},
 		ChildEnv: func(t testing.TB, s storetest.Store) []string {
 			return []string{"VETO_STORETEST_DSN=" + dsns[s]}
 		},

@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -331,5 +332,137 @@ func TestHookForwardsToServe(t *testing.T) {
 				t.Fatal("the reply quotes the token")
 			}
 		})
+	}
+}
+
+// pgProxy forwards TCP connections on one loopback port to the test's
+// PostgreSQL server; stopping it closes every connection, as a database
+// that goes away does.
+type pgProxy struct {
+	addr string
+	mu   sync.Mutex
+	l    net.Listener
+	open []net.Conn
+}
+
+func (p *pgProxy) start(t *testing.T) {
+	t.Helper()
+	l, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.l = l
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", "127.0.0.1:5432")
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.open = append(p.open, c, up)
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+}
+
+func (p *pgProxy) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.l != nil {
+		p.l.Close()
+	}
+	for _, c := range p.open {
+		c.Close()
+	}
+	p.open = nil
+}
+
+// TestServeRidesOutPostgreSQL: veto serve starts while its database
+// cannot be reached and refuses every call 503 state_unavailable, its
+// cause named; it decides once the database answers, refuses again while
+// it is gone, and decides again when it is back, recording every answered
+// decision.
+func TestServeRidesOutPostgreSQL(t *testing.T) {
+	dsn := freshPG(t)
+	w := newWorld(t)
+	secret, err := runVeto(t, w, "token", "create", "--actor", "agent:ride", "--postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	p := &pgProxy{addr: l.Addr().String()}
+	l.Close()
+	t.Cleanup(p.stop)
+	in := serveProcess(t, w, "--postgres", strings.Replace(dsn, "127.0.0.1:5432", p.addr, 1), "--deadline", "3s")
+	c := client.New(in.url, strings.TrimSpace(secret), nil)
+	ctx := context.Background()
+	n := 0
+	decide := func() veto.Verdict {
+		n++
+		v, _ := c.Decide(ctx, &veto.Call{ID: fmt.Sprintf("p%d", n), Tool: "Read", Args: map[string]any{"file_path": filepath.Join(w.work, "README.md")},
+			Cwd: w.work, Run: veto.Run{Ref: "ride-1", Fresh: true}})
+		return v
+	}
+	ready := func() int {
+		resp, err := http.Get(in.url + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	refused := func(when string) {
+		t.Helper()
+		v := decide()
+		if v.Allowed || v.Reason != veto.ReasonStateUnavailable {
+			t.Fatalf("%s: %+v, want state_unavailable", when, v)
+		}
+		if ready() != 503 {
+			t.Fatalf("%s: /readyz is not 503", when)
+		}
+		if !strings.Contains(v.Message, "cannot be reached") {
+			t.Fatalf("%s: the refusal names no cause: %s", when, v.Message)
+		}
+		t.Logf("%s: %s", when, v.Message)
+	}
+	decided := func(when string) {
+		t.Helper()
+		var v veto.Verdict
+		for range 20 { // the service tries the database at most once a second
+			if v = decide(); v.Allowed {
+				return
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+		t.Fatalf("%s: %+v, want allowed", when, v)
+	}
+	refused("the database never reached")
+	p.start(t)
+	decided("the database up")
+	if ready() != 200 {
+		t.Fatal("/readyz is not 200 with the database up")
+	}
+	p.stop()
+	refused("the database gone")
+	p.start(t)
+	decided("the database back")
+
+	st, _ := pgStore(t, dsn)
+	for id, d := range decisions(t, st, "ride-1") {
+		if len(d) != 1 {
+			t.Errorf("%s: %d decisions", id, len(d))
+		}
+	}
+	if out, err := runVeto(t, w, "log", "verify", "--postgres", dsn); err != nil {
+		t.Fatalf("veto log verify: %v\n%s", err, out)
 	}
 }

@@ -64,6 +64,23 @@ func (s *Server) body(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	return b, true
 }
 
+// strictBody reads the body into v, refusing unknown fields; on a
+// failure the answer names the shape wanted, and ok is false.
+func (s *Server) strictBody(w http.ResponseWriter, r *http.Request, v any, shape string) bool {
+	b, ok := s.body(w, r)
+	if !ok {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The request cannot be read: "+shape+".")
+		return false
+	}
+	return true
+}
+
 // withState runs f on the state proved sound, within the deadline; a
 // state refused is answered here, its cause named, and f does not run.
 func (s *Server) withState(w http.ResponseWriter, r *http.Request, refuse func(msg string), f func(ctx context.Context)) {
@@ -193,11 +210,11 @@ func (s *Server) storeFailure(w http.ResponseWriter, causes *sqlstore.Causes, er
 	}
 	if se := causes.Last(); se != nil || errors.Is(err, sqlstore.ErrUnavailable) {
 		s.metrics.storeError()
-		cause := "it cannot be reached"
+		cause := "veto's state cannot be reached"
 		if se != nil {
 			cause = se.Reason()
 		}
-		writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, what+": its state "+cause+".")
+		writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, what+": "+cause+".")
 		return
 	}
 	writeError(w, http.StatusBadRequest, reasonRequestInvalid, what+": the request is out of bounds or names no run.")
@@ -210,15 +227,13 @@ type runJSON struct {
 }
 
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
-	b, ok := s.body(w, r)
-	if !ok {
+	const shape = `{"ref": "…", "fresh": true|false}`
+	var rj runJSON
+	if !s.strictBody(w, r, &rj, shape) {
 		return
 	}
-	var rj runJSON
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rj); err != nil || rj.Ref == "" {
-		writeError(w, http.StatusBadRequest, reasonRequestInvalid, `The run cannot be read: {"ref": "…", "fresh": true|false}.`)
+	if rj.Ref == "" {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The request cannot be read: "+shape+".")
 		return
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
@@ -245,7 +260,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		first, _, stored, err := s.cfg.Store.Chain(ctx, run)
 		if err != nil {
 			s.metrics.storeError()
-			writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto cannot read the run's events: its state "+s.cfg.Cause(err)+".")
+			writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto cannot read the run's events: "+s.cfg.Cause(err)+".")
 			return
 		}
 		if len(stored) == 0 {
@@ -268,15 +283,13 @@ type suspendJSON struct {
 }
 
 func (s *Server) suspend(w http.ResponseWriter, r *http.Request) {
-	b, ok := s.body(w, r)
-	if !ok {
+	const shape = `{"call": {…}, "kind": "approval"|"input", "fields": […]}`
+	var sj suspendJSON
+	if !s.strictBody(w, r, &sj, shape) {
 		return
 	}
-	var sj suspendJSON
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&sj); err != nil || len(sj.Call) == 0 {
-		writeError(w, http.StatusBadRequest, reasonRequestInvalid, `The suspension cannot be read: {"call": {…}, "kind": "approval"|"input", "fields": […]}.`)
+	if len(sj.Call) == 0 {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The request cannot be read: "+shape+".")
 		return
 	}
 	c, ok := s.readCall(w, r, sj.Call)
@@ -317,16 +330,13 @@ type resumedJSON struct {
 }
 
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
-	b, ok := s.body(w, r)
-	if !ok {
+	const shape = `{"suspension": {…}, and "approved": true or "input": {…}}`
+	var rj resumeJSON
+	if !s.strictBody(w, r, &rj, shape) {
 		return
 	}
-	var rj resumeJSON
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	if err := dec.Decode(&rj); err != nil || len(rj.Suspension) == 0 || rj.Approved == (rj.Input != nil) {
-		writeError(w, http.StatusBadRequest, reasonRequestInvalid, `The resume cannot be read: {"suspension": {…}, and "approved": true or "input": {…}}.`)
+	if len(rj.Suspension) == 0 || rj.Approved == (rj.Input != nil) {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The request cannot be read: "+shape+".")
 		return
 	}
 	sus, err := veto.DecodeSuspension(rj.Suspension, s.cfg.Limits)
@@ -384,7 +394,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": veto.ReasonStateUnavailable,
-			"message": "veto's state " + s.cfg.Cause(err) + "."})
+			"message": s.cfg.Cause(err) + "."})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ready": true})

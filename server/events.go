@@ -31,6 +31,19 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	s.stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, b []byte) []byte {
+		if tool != "" && ev.Tool != tool {
+			return nil
+		}
+		return fmt.Appendf(nil, "id: %s\nevent: %s\ndata: %s\n\n", cursor(&q), ev.Kind, b)
+	})
+}
+
+// stream writes server-sent events: every stored event q selects, then
+// each new one, polled; frame renders one (nil: not sent). The cursor in
+// q moves past each event read. A failing state is said on the stream,
+// and tried again.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *veto.LogQuery, frame func(ev *veto.Event, run string, seq uint64, b []byte) []byte) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
@@ -47,11 +60,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return nil // an undecodable event is not streamed; veto log verify names it
 		}
 		q.AfterTime = ev.Time.UnixNano()
-		if tool != "" && ev.Tool != tool {
+		out := frame(&ev, run, seq, b)
+		if out == nil {
 			return nil
 		}
 		rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		_, err = fmt.Fprintf(w, "id: %s\nevent: %s\ndata: %s\n\n", cursor(&q), ev.Kind, b)
+		_, err = w.Write(out)
 		return err
 	}
 	tick := time.NewTicker(s.cfg.Poll)
@@ -65,13 +79,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return err
 			}
 			defer release()
-			return s.cfg.Store.Scan(ctx, q, send)
+			return s.cfg.Store.Scan(ctx, *q, send)
 		}()
 		if r.Context().Err() != nil {
 			return
 		}
 		if err != nil {
-			// The state failed: said on the stream, and tried again.
 			s.metrics.storeError()
 			fmt.Fprintf(w, "event: error\ndata: {\"reason\":%q,\"message\":%q}\n\n", veto.ReasonStateUnavailable,
 				"veto cannot read its state: "+s.cfg.Cause(err)+".")

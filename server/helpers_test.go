@@ -16,6 +16,7 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/celrule"
 	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/postgres/pgtest"
 	"github.com/vetohq/veto/server"
@@ -25,20 +26,21 @@ import (
 
 // service is one veto serve in the test's process, on a real store.
 type service struct {
-	t     *testing.T
+	t     testing.TB
 	url   string
 	store testStore
 	toks  *server.Tokens
 	home  string // the actor's home: ~/.ssh lives here
 	work  string // the workspace calls run in
 	logs  *bytes.Buffer
+	h     *server.Server
 }
 
 // world is a home and a workspace of real files, shared by the instances
 // of one test.
 type world struct{ home, work, policy string }
 
-func newWorld(t *testing.T) world {
+func newWorld(t testing.TB) world {
 	t.Helper()
 	d := t.TempDir()
 	w := world{home: filepath.Join(d, "home"), work: filepath.Join(d, "home", "project")}
@@ -72,10 +74,16 @@ const testPolicy = `egress:
   allow: ["docs.example.org"]
 sequence:
   private: ["**/secrets/**"]
+rules:
+  - id: deploy-needs-person
+    match: {tool: Bash}
+    ask: 'args.command.startsWith("make deploy")'
+    reason: deploy_needs_person
+    message: A deploy needs a person's approval.
 `
 
 // sqliteStore is a real SQLite state in a temp dir.
-func sqliteStore(t *testing.T) (*sqlstore.Store, string) {
+func sqliteStore(t testing.TB) (*sqlstore.Store, string) {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})
 	if err != nil {
@@ -86,7 +94,7 @@ func sqliteStore(t *testing.T) (*sqlstore.Store, string) {
 }
 
 // pgStore is a pool on dsn (a schema of the test's own).
-func pgStore(t *testing.T, dsn string) (*sqlstore.Store, string) {
+func pgStore(t testing.TB, dsn string) (*sqlstore.Store, string) {
 	t.Helper()
 	st, err := postgres.Open(context.Background(), dsn)
 	if err != nil {
@@ -103,9 +111,13 @@ type testStore interface {
 }
 
 // start serves the built-in policy on st, with authentication on.
-func start(t *testing.T, w world, st testStore, dialect string, mod func(*server.Config)) *service {
+func start(t testing.TB, w world, st testStore, dialect string, mod func(*server.Config)) *service {
 	t.Helper()
-	p, err := policy.Load(policy.LoadOptions{FlagPath: w.policy})
+	cel, err := celrule.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Load(policy.LoadOptions{FlagPath: w.policy, Compiler: cel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +141,7 @@ func start(t *testing.T, w world, st testStore, dialect string, mod func(*server
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
-	return &service{t: t, url: ts.URL, store: st, toks: toks, home: w.home, work: w.work, logs: logs}
+	return &service{t: t, url: ts.URL, store: st, toks: toks, home: w.home, work: w.work, logs: logs, h: h}
 }
 
 // token makes a token for actor.
@@ -200,7 +212,7 @@ func (s *service) call(id, run, tool string, args map[string]any) map[string]any
 }
 
 // decisions returns the decision events of run, by call id.
-func decisions(t *testing.T, st *sqlstore.Store, run string) map[string][]veto.Event {
+func decisions(t testing.TB, st *sqlstore.Store, run string) map[string][]veto.Event {
 	t.Helper()
 	evs, err := st.Events(context.Background(), run, 0)
 	if err != nil {
@@ -215,4 +227,4 @@ func decisions(t *testing.T, st *sqlstore.Store, run string) map[string][]veto.E
 	return out
 }
 
-func freshPG(t *testing.T) string { return pgtest.Fresh(t) }
+func freshPG(t testing.TB) string { return pgtest.Fresh(t) }

@@ -37,7 +37,8 @@ type Config struct {
 	// its cause named by Cause.
 	Acquire func(ctx context.Context) (release func(), err error)
 	// Cause names what is wrong with the state, for a refusal's reason;
-	// it never returns a driver's message. Nil: "it cannot be reached".
+	// it never returns a driver's message: a clause, as "veto's state
+	// /x/veto.db is damaged". Nil: "veto's state cannot be reached".
 	Cause func(err error) string
 	// Tokens authenticate requests. Nil turns authentication off: every
 	// request acts as the actor its body names (loopback only; cli
@@ -54,6 +55,12 @@ type Config struct {
 	// 250ms).
 	Poll time.Duration
 	Now  func() time.Time
+	// PageOnly serves the page (and /healthz) alone, no API: veto ui.
+	PageOnly bool
+	// PageActor is who a session opened with a one-time key acts as
+	// (veto ui: the user running it); a session opened with a token is
+	// the token's actor. Only a person (kind user) answers questions.
+	PageActor veto.Actor
 }
 
 // Server is a running service's handler.
@@ -62,6 +69,7 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *metrics
 	runs    runLocks
+	ui      uiSessions
 }
 
 // route is one endpoint. Routes is the one list of them: the mux, the
@@ -82,6 +90,8 @@ var routes = []route{
 	{"GET", "/v1/runs/{run}/events", true, (*Server).runEvents, nil},
 	{"POST", "/v1/suspend", true, (*Server).suspend, nil},
 	{"POST", "/v1/resume", true, (*Server).resume, nil},
+	{"GET", "/v1/approvals", true, (*Server).listApprovals, nil},
+	{"POST", "/v1/approvals/{run}/{call}", true, (*Server).answerApproval, nil},
 	{"GET", "/v1/events", true, (*Server).events, nil},
 	{"GET", "/v1/policy", true, (*Server).policy, nil},
 	{"POST", "/v1/hooks/claude-code", true, (*Server).claudeHook, (*Server).claudeDeny},
@@ -102,7 +112,7 @@ func Routes() []string {
 
 // New builds the service's handler.
 func New(cfg Config) (*Server, error) {
-	if cfg.Gate == nil || cfg.Store == nil {
+	if (cfg.Gate == nil && !cfg.PageOnly) || cfg.Store == nil {
 		return nil, errors.New("server: a gate and a store are needed")
 	}
 	if cfg.Deadline <= 0 {
@@ -121,11 +131,17 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Cause == nil {
-		cfg.Cause = func(error) string { return "it cannot be reached" }
+		cfg.Cause = func(error) string { return "veto's state cannot be reached" }
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics()}
 	for _, rt := range routes {
+		if cfg.PageOnly && rt.Path != "/healthz" {
+			continue
+		}
 		s.mux.HandleFunc(rt.Method+" "+rt.Path, s.wrap(rt))
+	}
+	for _, u := range uiRoutes {
+		s.mux.HandleFunc(u.path, s.uiWrap(u.login, u.handle))
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "No endpoint has this path; see docs/openapi.json.")
@@ -169,7 +185,7 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			if err != nil {
 				s.metrics.storeError()
 				s.failure(rec, r, rt, http.StatusServiceUnavailable, veto.ReasonStateUnavailable,
-					"veto cannot check the request's token: its state "+s.cfg.Cause(err)+", so the call is refused.")
+					"veto cannot check the request's token: "+s.cfg.Cause(err)+", so the call is refused.")
 				return
 			}
 			if !ok {

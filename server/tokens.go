@@ -36,6 +36,7 @@ type Tokens struct {
 	// cacheFor: a revocation reaches every instance within that time.
 	mu    sync.Mutex
 	cache map[string]cachedToken
+	made  *sql.DB // the database the table is known to exist in
 }
 
 type cachedToken struct {
@@ -53,14 +54,42 @@ const (
 // tokenPrefix starts every secret, so that a leaked one is recognisable.
 const tokenPrefix = "veto_"
 
-// OpenTokens makes the token table when it is missing. dialect is
-// "sqlite" or "postgres"; db returns the database to use now.
-func OpenTokens(ctx context.Context, db func() *sql.DB, dialect string) (*Tokens, error) {
+// NewTokens keeps tokens in the database db returns (nil while there is
+// none: every use fails); the table is made at the first use. dialect is
+// "sqlite" or "postgres".
+func NewTokens(db func() *sql.DB, dialect string) *Tokens {
 	t := &Tokens{db: db, ph: func(int) string { return "?" }}
 	if dialect == "postgres" {
 		t.ph = func(i int) string { return fmt.Sprintf("$%d", i) }
 	}
-	_, err := db().ExecContext(ctx, `CREATE TABLE IF NOT EXISTS veto_tokens (
+	return t
+}
+
+// OpenTokens is NewTokens with the table made now.
+func OpenTokens(ctx context.Context, db func() *sql.DB, dialect string) (*Tokens, error) {
+	t := NewTokens(db, dialect)
+	if _, err := t.use(ctx); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// ErrNoDatabase is the error of a use while the state has no database.
+var ErrNoDatabase = errors.New("server: the state's database cannot be reached")
+
+// use returns the database, with the token table made in it.
+func (t *Tokens) use(ctx context.Context) (*sql.DB, error) {
+	db := t.db()
+	if db == nil {
+		return nil, ErrNoDatabase
+	}
+	t.mu.Lock()
+	made := t.made == db
+	t.mu.Unlock()
+	if made {
+		return db, nil
+	}
+	_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS veto_tokens (
 		id TEXT PRIMARY KEY,
 		hash TEXT NOT NULL UNIQUE,
 		actor_kind TEXT NOT NULL,
@@ -70,7 +99,10 @@ func OpenTokens(ctx context.Context, db func() *sql.DB, dialect string) (*Tokens
 	if err != nil {
 		return nil, fmt.Errorf("server: the token table: %w", err)
 	}
-	return t, nil
+	t.mu.Lock()
+	t.made = db
+	t.mu.Unlock()
+	return db, nil
 }
 
 func (t *Tokens) q(s string) string {
@@ -122,7 +154,11 @@ func (t *Tokens) Create(ctx context.Context, actor veto.Actor, now time.Time) (T
 	}
 	secret := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
 	tok := Token{ID: "tok_" + hex.EncodeToString(id[:]), Actor: actor, Created: now.UTC().Truncate(time.Second)}
-	_, err := t.db().ExecContext(ctx, t.q(`INSERT INTO veto_tokens (id, hash, actor_kind, actor_id, created) VALUES (?, ?, ?, ?, ?)`),
+	db, err := t.use(ctx)
+	if err != nil {
+		return Token{}, "", err
+	}
+	_, err = db.ExecContext(ctx, t.q(`INSERT INTO veto_tokens (id, hash, actor_kind, actor_id, created) VALUES (?, ?, ?, ?, ?)`),
 		tok.ID, hashSecret(secret), actor.Kind, actor.ID, tok.Created.Unix())
 	if err != nil {
 		return Token{}, "", fmt.Errorf("server: store the token: %w", err)
@@ -132,7 +168,11 @@ func (t *Tokens) Create(ctx context.Context, actor veto.Actor, now time.Time) (T
 
 // List returns every token, revoked ones included, oldest first.
 func (t *Tokens) List(ctx context.Context) ([]Token, error) {
-	rows, err := t.db().QueryContext(ctx, `SELECT id, actor_kind, actor_id, created, revoked FROM veto_tokens ORDER BY created, id`)
+	db, err := t.use(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT id, actor_kind, actor_id, created, revoked FROM veto_tokens ORDER BY created, id`)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +202,11 @@ func (t *Tokens) Revoke(ctx context.Context, id string, now time.Time) error {
 	t.mu.Lock()
 	clear(t.cache)
 	t.mu.Unlock()
-	res, err := t.db().ExecContext(ctx, t.q(`UPDATE veto_tokens SET revoked = ? WHERE id = ? AND revoked = 0`), max(now.Unix(), 1), id)
+	db, err := t.use(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := db.ExecContext(ctx, t.q(`UPDATE veto_tokens SET revoked = ? WHERE id = ? AND revoked = 0`), max(now.Unix(), 1), id)
 	if err != nil {
 		return err
 	}
@@ -186,8 +230,12 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (tok Token, ok bool,
 	if hit && now.Before(c.until) {
 		return c.tok, true, nil
 	}
+	db, err := t.use(ctx)
+	if err != nil {
+		return Token{}, false, err
+	}
 	var created int64
-	err = t.db().QueryRowContext(ctx, t.q(`SELECT id, actor_kind, actor_id, created FROM veto_tokens WHERE hash = ? AND revoked = 0`),
+	err = db.QueryRowContext(ctx, t.q(`SELECT id, actor_kind, actor_id, created FROM veto_tokens WHERE hash = ? AND revoked = 0`),
 		h).Scan(&tok.ID, &tok.Actor.Kind, &tok.Actor.ID, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Token{}, false, nil

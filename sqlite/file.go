@@ -204,7 +204,11 @@ func (f *File) store() (*sqlstore.Store, error) {
 
 // failed notes err's cause in ctx and returns it, as a StateError.
 func (f *File) failed(ctx context.Context, err error) error {
-	if err == nil || errors.Is(err, veto.ErrConflict) {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, veto.ErrConflict) {
+		sqlstore.Note(ctx, sqlstore.Contended(f.path)) // named only if the gate gives up
 		return err
 	}
 	r := refusal(f.path, err)

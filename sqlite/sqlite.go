@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite"
@@ -146,9 +147,20 @@ func refusal(path string, err error) error {
 	if se.Path == "" {
 		c := *se
 		c.Path = path
+		// SQLite reports a write that found no room as an I/O error,
+		// without the system's error: the disk says whether it is full.
+		if c.Cause == sqlstore.CauseUnreachable && lowSpace(path) {
+			c.Cause, c.Detail = sqlstore.CauseFull, ""
+		}
 		se = &c
 	}
 	return se
+}
+
+// lowSpace reports whether the disk of path has less than minFree left.
+func lowSpace(path string) bool {
+	var st syscall.Statfs_t
+	return path != "" && syscall.Statfs(filepath.Dir(path), &st) == nil && st.Bavail*uint64(st.Bsize) < minFree
 }
 
 // classify names the cause of a driver's or the system's error.

@@ -56,6 +56,18 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		Overwrite: func(t testing.TB, s storetest.Store, run string, seq uint64, b []byte) {
+			db := s.(*sqlstore.Store).DB()
+			var err error
+			if b == nil {
+				_, err = db.ExecContext(ctx, `DELETE FROM veto_events WHERE run = ? AND seq = ?`, run, int64(seq))
+			} else {
+				_, err = db.ExecContext(ctx, `UPDATE veto_events SET body = ? WHERE run = ? AND seq = ?`, b, run, int64(seq))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		},
 		ChildEnv: func(t testing.TB, s storetest.Store) []string {
 			return []string{"VETO_STORETEST_PATH=" + paths[s]}
 		},

@@ -28,7 +28,11 @@ func (s *Store) Decided(ctx context.Context, run, callID string) (e veto.Event, 
 		return veto.Event{}, false, unavailable(err)
 	}
 	e, err = eventlog.DecodeEvent(b)
-	if err != nil || !isDecision(e.Kind) {
+	if err != nil {
+		// The call's decision is damaged: the run is, from now on (E10).
+		return veto.Event{}, false, s.markDamaged(ctx, run)
+	}
+	if !isDecision(e.Kind) {
 		return veto.Event{}, false, nil
 	}
 	return e, true, nil

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"syscall"
 )
@@ -62,6 +63,9 @@ func (e *StateError) Reason() string {
 	switch e.Cause {
 	case CauseLocked:
 		what = "is locked by another writer past the busy timeout"
+		if errors.Is(e.Err, ErrContended) {
+			what = "is contended"
+		}
 	case CauseFull:
 		what = "cannot be written: the disk is full"
 	case CauseDamaged:
@@ -81,6 +85,17 @@ func (e *StateError) Reason() string {
 		s += " (" + e.Detail + ")"
 	}
 	return s
+}
+
+// ErrContended is why a store last refused an append that lost to other
+// writers of the run (veto.ErrConflict): the gate decides again on the new
+// history, a few times, and refuses the call when it loses every time.
+var ErrContended = errors.New("sqlstore: other writers of the run appended first")
+
+// Contended is the refusal noted when an append loses to another writer
+// of the run: if the gate gives up, the call's reason names it.
+func Contended(path string) *StateError {
+	return &StateError{Cause: CauseLocked, Path: path, Detail: "other writers of this run appended first, each time veto tried", Err: ErrContended}
 }
 
 // CauseOf returns the StateError in err's chain, classifying an
@@ -150,4 +165,50 @@ func (c *Causes) Last() *StateError {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.last
+}
+
+// LogHandler wraps h so that a record logged while answering a request
+// whose store was refused (its context carries Causes, see WithCauses)
+// names the refusal: the cause, the state's path and what was seen, in
+// veto's own words. The underlying error's text, which may be a driver's
+// and quote SQL or arguments, is never logged.
+func LogHandler(h slog.Handler) slog.Handler { return causeHandler{h} }
+
+type causeHandler struct{ slog.Handler }
+
+func (h causeHandler) Handle(ctx context.Context, r slog.Record) error {
+	if c, ok := ctx.Value(causesKey{}).(*Causes); ok && refusedState(r) {
+		if se := c.Last(); se != nil {
+			r = r.Clone()
+			r.AddAttrs(slog.String("state_cause", string(se.Cause)), slog.String("state", se.Path))
+			if se.Detail != "" {
+				r.AddAttrs(slog.String("state_detail", se.Detail))
+			}
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// refusedState reports whether r is the log line of a state refusal: a
+// verdict whose reason is state_unavailable, or a decision not recorded.
+// (A refusal noted and then overcome, an append that lost to another
+// writer and won on the next try, names nothing on other lines.)
+func refusedState(r slog.Record) bool {
+	if r.Message == "decision not recorded" {
+		return true
+	}
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		found = a.Key == "reason" && a.Value.String() == "state_unavailable"
+		return !found
+	})
+	return found
+}
+
+func (h causeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return causeHandler{h.Handler.WithAttrs(as)}
+}
+
+func (h causeHandler) WithGroup(name string) slog.Handler {
+	return causeHandler{h.Handler.WithGroup(name)}
 }

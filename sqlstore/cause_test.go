@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"syscall"
@@ -44,5 +45,33 @@ func TestCauses(t *testing.T) {
 	sqlstore.Note(context.Background(), &sqlstore.StateError{Cause: sqlstore.CauseFull}) // nowhere to note
 	if c := causes.Last(); c == nil || c.Cause != sqlstore.CauseLocked {
 		t.Fatalf("noted %+v", c)
+	}
+}
+
+// An append that lost to other writers is named contended, not locked
+// past the busy timeout.
+func TestContendedReason(t *testing.T) {
+	r := sqlstore.Contended("/s/veto.db").Reason()
+	if r != "veto's state /s/veto.db is contended (other writers of this run appended first, each time veto tried)" {
+		t.Fatal(r)
+	}
+	if !errors.Is(sqlstore.Contended("x"), sqlstore.ErrUnavailable) {
+		t.Fatal("a contended refusal is not ErrUnavailable")
+	}
+}
+
+// The log line of a state_unavailable denial names the refusal; other
+// lines of the same request do not, and no line holds the error's text.
+func TestLogHandlerNamesTheRefusal(t *testing.T) {
+	var b strings.Builder
+	log := slog.New(sqlstore.LogHandler(slog.NewJSONHandler(&b, nil)))
+	ctx, _ := sqlstore.WithCauses(context.Background())
+	sqlstore.Note(ctx, &sqlstore.StateError{Cause: sqlstore.CauseFull, Path: "/s/veto.db", Err: errors.New("CANARY driver text")})
+	log.InfoContext(ctx, "allowed", "reason", "")
+	log.WarnContext(ctx, "denied", "reason", "state_unavailable")
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], "state_cause") ||
+		!strings.Contains(lines[1], `"state_cause":"full","state":"/s/veto.db"`) || strings.Contains(b.String(), "CANARY") {
+		t.Fatal(b.String())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
 )
 
 // header is a run's row.
@@ -14,22 +15,36 @@ type header struct {
 	exists                          bool
 	next                            uint64
 	started, startComplete, damaged bool
+	recorded                        bool // damaged as the row records it, not as its last event shows
 	last                            string
 	nObs                            int64
 }
 
+// header reads the run's row and proves its last event the one the row
+// names: the stored bytes at next-1 must hash to last_hash (so they are
+// the bytes that were appended, and decode). Bytes changed or lost in
+// place after they were appended, which no projection knows of, make the
+// run damaged (E10): its history is incomplete, and an append records so.
 func (s *Store) header(ctx context.Context, tx *sql.Tx, run string) (header, error) {
 	h := header{next: 1}
-	var next, nObs int64
-	err := s.queryRow(ctx, tx, `SELECT next, started, start_complete, damaged, last_hash, n_obs FROM veto_runs WHERE run = ?`, run).
-		Scan(&next, &h.started, &h.startComplete, &h.damaged, &h.last, &nObs)
+	var next, nObs, anchor int64
+	var tail []byte
+	err := s.queryRow(ctx, tx, `SELECT r.next, r.started, r.start_complete, r.damaged, r.last_hash, r.n_obs, r.anchor_seq, e.body
+		FROM veto_runs r LEFT JOIN veto_events e ON e.run = r.run AND e.seq = r.next - 1 WHERE r.run = ?`, run).
+		Scan(&next, &h.started, &h.startComplete, &h.damaged, &h.last, &nObs, &anchor, &tail)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, nil
 	}
 	if err != nil {
 		return h, err
 	}
-	h.exists, h.next, h.nObs = true, uint64(next), nObs
+	h.exists, h.next, h.nObs, h.recorded = true, uint64(next), nObs, h.damaged
+	switch {
+	case tail == nil && next-1 >= anchor && next > 1:
+		h.damaged = true // the last event is gone, and no prune took it
+	case tail != nil && eventlog.ChainHash(tail) != h.last:
+		h.damaged = true // the last event's bytes changed in place
+	}
 	return h, nil
 }
 

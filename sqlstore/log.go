@@ -13,24 +13,40 @@ import (
 )
 
 // Events implements veto.Store. Stored bytes that do not decode are
-// skipped.
+// skipped, and make the run damaged: its history is incomplete from then
+// on (E10).
 func (s *Store) Events(ctx context.Context, run string, after uint64) ([]veto.Event, error) {
+	evs, bad, err := s.events(ctx, run, after)
+	if bad && err == nil {
+		err = s.markDamaged(ctx, run)
+	}
+	return evs, err
+}
+
+// markDamaged records that run's stored events are damaged.
+func (s *Store) markDamaged(ctx context.Context, run string) error {
+	_, err := s.db.ExecContext(ctx, s.q(`UPDATE veto_runs SET damaged = ? WHERE run = ?`), true, run)
+	return unavailable(err)
+}
+
+func (s *Store) events(ctx context.Context, run string, after uint64) (out []veto.Event, bad bool, err error) {
 	rows, err := s.db.QueryContext(ctx, s.q(`SELECT body FROM veto_events WHERE run = ? AND seq > ? ORDER BY seq`), run, int64(after))
 	if err != nil {
-		return nil, unavailable(err)
+		return nil, false, unavailable(err)
 	}
 	defer rows.Close()
-	var out []veto.Event
 	for rows.Next() {
 		var b []byte
 		if err := rows.Scan(&b); err != nil {
-			return nil, unavailable(err)
+			return nil, false, unavailable(err)
 		}
 		if e, err := eventlog.DecodeEvent(b); err == nil {
 			out = append(out, e)
+		} else {
+			bad = true
 		}
 	}
-	return out, unavailable(rows.Err())
+	return out, bad, unavailable(rows.Err())
 }
 
 // Runs implements veto.Log.

@@ -40,6 +40,10 @@ type Harness struct {
 	// Raw stores bytes as a run's event at seq, unchecked, as a damaged
 	// store would hold them.
 	Raw func(t testing.TB, s Store, run string, seq uint64, b []byte)
+	// Overwrite replaces the stored bytes of a run's event at seq in place,
+	// with SQL of the store's own, as damage would (nil deletes the
+	// event); nil skips the test of damage in place.
+	Overwrite func(t testing.TB, s Store, run string, seq uint64, b []byte)
 	// ChildEnv returns the environment a child process needs to open the
 	// same store with the opener given to ChildMain; nil skips the tests
 	// with several processes.
@@ -54,6 +58,10 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ConflictStoresNothing", func(t *testing.T) { conflict(t, h) })
 	t.Run("BatchIsAtomic", func(t *testing.T) { atomic(t, h) })
 	t.Run("DamagedLoadsIncomplete", func(t *testing.T) { damaged(t, h) })
+	if h.Overwrite != nil {
+		t.Run("DamagedInPlaceLoadsIncomplete", func(t *testing.T) { damagedInPlace(t, h) })
+		t.Run("DamagedEarlierMarkedWhenRead", func(t *testing.T) { damagedReadLater(t, h) })
+	}
 	t.Run("HashChain", func(t *testing.T) { chain(t, h) })
 	t.Run("PruneKeepsChain", func(t *testing.T) { prune(t, h) })
 	t.Run("ConcurrentWriters", func(t *testing.T) { concurrent(t, h) })
@@ -336,6 +344,80 @@ func damaged(t *testing.T, h Harness) {
 				t.Fatal("appending made a damaged run complete")
 			}
 		})
+	}
+}
+
+// damagedInPlace: a run whose stored events were appended whole and then
+// changed in place (bytes that do not decode, bytes that decode to
+// another event, the last event gone) loads incomplete, on every store
+// that stores bytes, and stays incomplete after an append and a reopen.
+func damagedInPlace(t *testing.T, h Harness) {
+	for _, tc := range []struct {
+		name string
+		b    func(good []byte) []byte
+	}{
+		{"not-json", func([]byte) []byte { return []byte("\x00garbage") }},
+		{"truncated", func(good []byte) []byte { return good[:len(good)/2] }},
+		{"another-event", func(good []byte) []byte {
+			return []byte(strings.Replace(string(good), `"call_id":"b"`, `"call_id":"z"`, 1))
+		}},
+		{"gone", func([]byte) []byte { return nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := h.Open(t)
+			run := "R"
+			evs := []veto.Event{ev(run, 1, veto.EventRunStarted, ""), ev(run, 2, veto.EventAllowed, "a"), ev(run, 3, veto.EventAllowed, "b")}
+			if err := s.Append(ctx, run, 1, evs); err != nil {
+				t.Fatal(err)
+			}
+			if p, err := s.Load(ctx, run); err != nil || !p.History.Complete() {
+				t.Fatalf("a sound run: complete=%v err=%v", p.History.Complete(), err)
+			}
+			_, _, stored, err := s.Chain(ctx, run)
+			if err != nil || len(stored) != 3 {
+				t.Fatalf("chain: %d events, %v", len(stored), err)
+			}
+			h.Overwrite(t, s, run, 3, tc.b(stored[2]))
+			p, err := s.Load(ctx, run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.History.Complete() {
+				t.Fatal("a run whose last event was damaged in place loaded as complete")
+			}
+			if err := s.Append(ctx, run, p.Next, []veto.Event{ev(run, p.Next, veto.EventAllowed, "later")}); err != nil {
+				t.Fatal(err)
+			}
+			if h.Reopen != nil {
+				s = h.Reopen(t, s)
+			}
+			if p, _ := s.Load(ctx, run); p.History.Complete() {
+				t.Fatal("appending after the damage made the run complete")
+			}
+		})
+	}
+}
+
+// damagedReadLater: an earlier event damaged in place is not read by a
+// load, but the first path that reads it (Events: replay, the log) makes
+// its run incomplete for good.
+func damagedReadLater(t *testing.T, h Harness) {
+	s := h.Open(t)
+	run := "R"
+	evs := []veto.Event{ev(run, 1, veto.EventRunStarted, ""), ev(run, 2, veto.EventAllowed, "a"), ev(run, 3, veto.EventAllowed, "b")}
+	if err := s.Append(ctx, run, 1, evs); err != nil {
+		t.Fatal(err)
+	}
+	h.Overwrite(t, s, run, 2, []byte("\x00garbage"))
+	got, err := s.Events(ctx, run, 0)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("events: %d, %v", len(got), err)
+	}
+	if h.Reopen != nil {
+		s = h.Reopen(t, s)
+	}
+	if p, _ := s.Load(ctx, run); p.History.Complete() {
+		t.Fatal("a run with an event that does not decode loads complete after it was read")
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vetohq/veto/clients"
 )
 
 // ServerIdle is how long a server that veto-hook started waits for a
@@ -61,7 +63,15 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 	}
 	// One budget covers the whole answer, from reading the event to the
 	// reply, across the server and veto hook: a client that never closes
-	// stdin, or a server that never answers, is refused within it.
+	// stdin, or a server that never answers, is refused within it. It is
+	// at most half the timeout the client's settings give the hook now.
+	if c := clients.Lookup(client); c != nil {
+		if wd, err := os.Getwd(); err == nil {
+			if reg := Registered(c, wd); reg > 0 && reg/2 < *timeout {
+				*timeout = reg / 2
+			}
+		}
+	}
 	deadline := time.Now().Add(*timeout)
 	in, err := ReadEvent(stdin, MaxEvent+1, *timeout)
 	if errors.Is(err, ErrSlowInput) {
@@ -104,8 +114,35 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 		return code
 	}
 	asked = append(asked, "--timeout", left.Round(time.Millisecond).String())
-	code, ok := fallback(append(append([]string{"hook"}, args...), asked...), in, stdout, stderr)
-	if ok {
+	// veto hook refuses at the budget itself; one that has not answered
+	// Grace after it (stuck starting, or past its own deadline) is not
+	// waited for: the client might stop waiting first, and a client that
+	// stops waiting lets the call run. Its output is held until it is
+	// done, so a late or partial answer never mixes with this denial.
+	type answer struct {
+		code     int
+		ok       bool
+		out, err bytes.Buffer
+	}
+	done := make(chan *answer, 1)
+	go func() {
+		a := &answer{}
+		a.code, a.ok = fallback(append(append([]string{"hook"}, args...), asked...), in, &a.out, &a.err)
+		done <- a
+	}()
+	late := time.NewTimer(time.Until(deadline) + Grace)
+	defer late.Stop()
+	select {
+	case a := <-done:
+		if a.ok {
+			stdout.Write(a.out.Bytes())
+			stderr.Write(a.err.Bytes())
+			return a.code
+		}
+	case <-late.C:
+		code, o, e := Deny(client, fmt.Sprintf("veto did not decide within %s, so the call is blocked.", *timeout))
+		io.WriteString(stdout, o)
+		io.WriteString(stderr, e)
 		return code
 	}
 	code, o, e := Deny(client, "veto-hook could not reach the hook server nor run veto, so the call is blocked.")
@@ -113,6 +150,10 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 	io.WriteString(stderr, e)
 	return code
 }
+
+// Grace is how long past the budget veto-hook waits for veto hook before
+// it refuses the call itself.
+const Grace = 200 * time.Millisecond
 
 // minLeft is the least of the budget worth handing to veto hook: less,
 // and the call is refused at once.
@@ -254,6 +295,8 @@ func RunVeto(args []string, event []byte, stdout, stderr io.Writer) (int, bool) 
 	}
 	cmd := exec.Command(full, args...)
 	cmd.Stdin = bytes.NewReader(event)
+	// A veto hook veto-hook stopped waiting for dies with it (Linux).
+	cmd.SysProcAttr = childAttr()
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err = cmd.Run()
 	var ee *exec.ExitError

@@ -482,6 +482,25 @@ func TestOneBudgetCoversTheAnswer(t *testing.T) {
 			t.Errorf("answered after %s, past the 300ms budget", took)
 		}
 	})
+	t.Run("a veto hook that never answers", func(t *testing.T) {
+		t.Setenv("VETO_NO_SERVER", "1")
+		stuck := func(args []string, event []byte, stdout, stderr io.Writer) (int, bool) {
+			io.WriteString(stdout, "partial")
+			time.Sleep(3 * time.Second)
+			return 0, true
+		}
+		var o, e bytes.Buffer
+		start := time.Now()
+		code := wire.Run([]string{"codex", "--timeout", "300ms"}, strings.NewReader(event), &o, &e, stuck, nil)
+		took := time.Since(start)
+		if code != 2 || !strings.Contains(e.String(), "did not decide within 300ms") || strings.Contains(o.String(), "partial") ||
+			!strings.Contains(o.String(), `"permissionDecision":"deny"`) {
+			t.Fatalf("exit %d %q %q", code, o.String(), e.String())
+		}
+		if took > 300*time.Millisecond+wire.Grace+200*time.Millisecond {
+			t.Errorf("answered after %s, past the 300ms budget and its grace", took)
+		}
+	})
 	t.Run("what is left goes to veto hook", func(t *testing.T) {
 		t.Setenv("VETO_NO_SERVER", "1")
 		fb := &recorder{}

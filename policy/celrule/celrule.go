@@ -127,7 +127,8 @@ func New(opts ...Option) (*Compiler, error) {
 // Compile type-checks the rule's deny expression, which must be a bool,
 // and returns the rule.
 func (c *Compiler) Compile(r policy.RuleSpec) (veto.Rule, error) {
-	ast, iss := c.env.Compile(r.Deny)
+	key := r.ExprKey()
+	ast, iss := c.env.Compile(r.Expr())
 	if iss != nil && iss.Err() != nil {
 		errs := iss.Errors()
 		if len(errs) > 0 {
@@ -138,16 +139,16 @@ func (c *Compiler) Compile(r policy.RuleSpec) (veto.Rule, error) {
 			} else if strings.HasPrefix(msg, "Syntax error: ") {
 				msg = "syntax error: " + strings.TrimPrefix(msg, "Syntax error: ")
 			}
-			return nil, &policy.CompileError{Line: e.Location.Line(), Col: e.Location.Column() + 1, Msg: "deny: " + msg}
+			return nil, &policy.CompileError{Line: e.Location.Line(), Col: e.Location.Column() + 1, Msg: key + ": " + msg}
 		}
-		return nil, &policy.CompileError{Line: 1, Col: 1, Msg: "deny: " + iss.Err().Error()}
+		return nil, &policy.CompileError{Line: 1, Col: 1, Msg: key + ": " + iss.Err().Error()}
 	}
 	if !ast.OutputType().IsExactType(cel.BoolType) {
-		return nil, &policy.CompileError{Line: 1, Col: 1, Msg: fmt.Sprintf("deny must be true or false, and this expression is %s", ast.OutputType())}
+		return nil, &policy.CompileError{Line: 1, Col: 1, Msg: fmt.Sprintf("%s must be true or false, and this expression is %s", key, ast.OutputType())}
 	}
 	prg, err := c.env.Program(ast, cel.CostLimit(c.budget), cel.InterruptCheckFrequency(100))
 	if err != nil {
-		return nil, &policy.CompileError{Line: 1, Col: 1, Msg: "deny: " + err.Error()}
+		return nil, &policy.CompileError{Line: 1, Col: 1, Msg: key + ": " + err.Error()}
 	}
 	info := veto.RuleInfo{ID: r.ID, Risk: veto.RiskMapping{Default: veto.RiskMedium}}
 	if r.Risk != "" {
@@ -161,7 +162,7 @@ func (c *Compiler) Compile(r policy.RuleSpec) (veto.Rule, error) {
 			info.Needs.KnownTarget = true
 		}
 	}
-	rule := &Rule{info: info, prg: prg, reason: r.Reason, message: r.Message, expr: r.Deny, fs: c.fs}
+	rule := &Rule{info: info, prg: prg, reason: r.Reason, message: r.Message, expr: r.Expr(), ask: key == "ask", fs: c.fs}
 	if r.Match != nil {
 		rule.tool, rule.actor = r.Match.Tool, r.Match.Actor
 	}
@@ -173,6 +174,7 @@ type Rule struct {
 	info                  veto.RuleInfo
 	prg                   cel.Program
 	reason, message, expr string
+	ask                   bool // a question for a person, not a denial
 	tool, actor           string
 	fs                    toolpath.FS
 }
@@ -213,6 +215,12 @@ func (r *Rule) Check(ctx context.Context, in *veto.Input) (veto.Decision, error)
 		msg := r.message
 		if msg == "" {
 			msg = "Rule " + r.info.ID + " refused this call."
+		}
+		if r.ask {
+			if r.message == "" {
+				msg = "Rule " + r.info.ID + " asks for a person's approval of this call."
+			}
+			return veto.Ask(r.reason, msg), nil
 		}
 		return veto.Deny(r.reason, msg), nil
 	}

@@ -1,0 +1,142 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
+)
+
+// A question is a call a rule asked a person about, not answered yet.
+type question struct {
+	Run      string    `json:"run"`
+	CallID   string    `json:"call_id"`
+	Seq      uint64    `json:"seq"`
+	Time     time.Time `json:"time"`
+	Tool     string    `json:"tool"`
+	Rule     string    `json:"rule"`
+	Reason   string    `json:"reason"`
+	Risk     string    `json:"risk"`
+	ArgsHash string    `json:"args_hash"`
+	Text     string    `json:"text,omitempty"` // the reason's sentence, as the rule declares it
+}
+
+// questionsFor is how far back open questions are looked for.
+const questionsFor = 24 * time.Hour
+
+// questions returns the open questions (of run, or of every run), newest
+// first.
+func (s *Server) questions(ctx context.Context, run string) ([]question, error) {
+	q := veto.LogQuery{Run: run, Since: s.cfg.Now().Add(-questionsFor),
+		Kinds: []veto.EventKind{veto.EventDenied, veto.EventApproved, veto.EventApprovalRefused}}
+	type key struct{ run, call string }
+	open := map[key]question{}
+	err := s.cfg.Store.Scan(ctx, q, func(r string, seq uint64, b []byte) error {
+		ev, err := eventlog.DecodeEvent(b)
+		if err != nil {
+			return nil
+		}
+		k := key{r, ev.CallID}
+		switch {
+		case ev.Kind == veto.EventDenied && ev.Awaiting == veto.AwaitApproval:
+			text, _ := reasonText(ev.Rule, ev.Reason)
+			open[k] = question{Run: r, CallID: ev.CallID, Seq: seq, Time: ev.Time, Tool: ev.Tool, Rule: ev.Rule,
+				Reason: ev.Reason, Risk: ev.Risk.String(), ArgsHash: ev.ArgsHash, Text: text}
+		case ev.Kind == veto.EventApproved || ev.Kind == veto.EventApprovalRefused:
+			delete(open, k)
+		}
+		return nil
+	})
+	out := make([]question, 0, len(open))
+	for _, qq := range open {
+		out = append(out, qq)
+	}
+	slices.SortFunc(out, func(a, b question) int { return b.Time.Compare(a.Time) })
+	return out, err
+}
+
+func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
+	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
+	s.withState(w, r, refuse, func(ctx context.Context) {
+		qs, err := s.questions(ctx, r.URL.Query().Get("run"))
+		if err != nil {
+			refuse("veto cannot read its state: " + s.cfg.Cause(err) + ".")
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"pending": qs})
+	})
+}
+
+// answerJSON is /v1/approvals/{run}/{call_id}'s body.
+type answerJSON struct {
+	Approve *bool  `json:"approve"`
+	TTL     string `json:"ttl,omitempty"` // how long an approval lasts: 10m when omitted, at most 24h
+}
+
+// answerTTL is how long an approval lasts unless the person says.
+const answerTTL = 10 * time.Minute
+
+func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
+	var aj answerJSON
+	const shape = `{"approve": true|false, "ttl": "10m"}`
+	if !s.strictBody(w, r, &aj, shape) {
+		return
+	}
+	ttl := answerTTL
+	if aj.TTL != "" {
+		d, err := time.ParseDuration(aj.TTL)
+		if err != nil || d <= 0 || d > 24*time.Hour {
+			writeError(w, http.StatusBadRequest, reasonRequestInvalid, "field ttl: a duration of at most 24h, as 10m.")
+			return
+		}
+		ttl = d
+	}
+	if aj.Approve == nil {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The request cannot be read: "+shape+".")
+		return
+	}
+	by, ok := actorOf(r)
+	s.answer(w, r, by, ok, *aj.Approve, ttl, func(status int, reason, msg string) {
+		if status == http.StatusOK {
+			writeJSON(w, status, map[string]any{"answered": true, "approved": *aj.Approve, "run": r.PathValue("run"), "call_id": r.PathValue("call")})
+			return
+		}
+		writeError(w, status, reason, msg)
+	})
+}
+
+// answer records a person's answer to the question of call
+// {call} in run {run}; reply gets the outcome. Only a person (an actor
+// of kind user) answers.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, by veto.Actor, known bool, grant bool, ttl time.Duration, reply func(status int, reason, msg string)) {
+	if !known || by.Kind != "user" || by.ID == "" {
+		reply(http.StatusForbidden, "approver_not_a_person", "Only a person (a token or session of an actor user:…) answers a call's question.")
+		return
+	}
+	run, call := r.PathValue("run"), r.PathValue("call")
+	refuse := func(msg string) { reply(http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
+	s.withState(w, r, refuse, func(ctx context.Context) {
+		unlock, ok := s.runs.lock(ctx, run)
+		if !ok {
+			reply(http.StatusGatewayTimeout, veto.ReasonCancelled, "The answer was not recorded within its deadline.")
+			return
+		}
+		defer unlock()
+		err := s.cfg.Gate.Answer(ctx, run, call, by, grant, ttl)
+		switch {
+		case err == nil:
+			reply(http.StatusOK, "", "")
+		case errors.Is(err, veto.ErrNoQuestion):
+			reply(http.StatusNotFound, "no_question", "No call of this id in this run waits for a person.")
+		case errors.Is(err, veto.ErrAnswered):
+			reply(http.StatusConflict, "answered", "This call's question was answered already.")
+		default:
+			s.metrics.storeError()
+			reply(http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto could not record the answer: "+s.cfg.Cause(err)+".")
+		}
+	})
+}

@@ -1,0 +1,499 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
+	"github.com/vetohq/veto/rule"
+)
+
+// The page: live decisions, a refusal card for each denial and a run's
+// timeline, server-rendered; a little script (app.js) adds new decisions
+// as they are stored. Reading works without the script.
+//
+// A browser cannot send a bearer token, so the page has sessions of its
+// own: GET /ui/login?k=KEY, where KEY is the one-time key veto ui prints
+// or a token of veto token create, gives an HttpOnly, SameSite=Strict
+// cookie and sends the browser on to /ui. Every other /ui page needs it.
+
+//go:embed ui
+var uiFiles embed.FS
+
+var uiTemplates = template.Must(template.New("").Funcs(template.FuncMap{
+	"ago": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") },
+}).ParseFS(uiFiles, "ui/*.html"))
+
+const (
+	uiCookie     = "veto_ui"
+	uiSessionFor = 12 * time.Hour
+	uiMaxShown   = 200 // the newest decisions a page shows
+)
+
+// uiSessions are the page's sessions and the one-time keys not yet used.
+type uiSessions struct {
+	mu       sync.Mutex
+	sessions map[string]*uiSession // by cookie value
+	keys     map[string]bool
+}
+
+// uiSession is one browser's: who it is (the token's actor, or veto ui's
+// user) and the token its forms carry against cross-site requests.
+type uiSession struct {
+	expires time.Time
+	actor   veto.Actor
+	csrf    string
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// OneTimeKey makes a key that opens one session of the page, once.
+func (s *Server) OneTimeKey() string {
+	k := randomHex(24)
+	s.ui.mu.Lock()
+	defer s.ui.mu.Unlock()
+	if s.ui.keys == nil {
+		s.ui.keys = map[string]bool{}
+	}
+	s.ui.keys[k] = true
+	return k
+}
+
+func (u *uiSessions) takeKey(k string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for key := range u.keys {
+		if subtle.ConstantTimeCompare([]byte(key), []byte(k)) == 1 {
+			delete(u.keys, key)
+			return true
+		}
+	}
+	return false
+}
+
+func (u *uiSessions) open(now time.Time, actor veto.Actor) string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.sessions == nil {
+		u.sessions = map[string]*uiSession{}
+	}
+	for id, se := range u.sessions {
+		if now.After(se.expires) {
+			delete(u.sessions, id)
+		}
+	}
+	id := randomHex(32)
+	u.sessions[id] = &uiSession{expires: now.Add(uiSessionFor), actor: actor, csrf: randomHex(16)}
+	return id
+}
+
+func (u *uiSessions) get(id string, now time.Time) (uiSession, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	se, ok := u.sessions[id]
+	if !ok || !now.Before(se.expires) {
+		return uiSession{}, false
+	}
+	return *se, true
+}
+
+type sessionKey struct{}
+
+func sessionOf(r *http.Request) uiSession {
+	se, _ := r.Context().Value(sessionKey{}).(uiSession)
+	return se
+}
+
+// uiRoutes are the page's endpoints, outside the API's list.
+var uiRoutes = []struct {
+	path   string
+	login  bool // reachable without a session
+	handle func(*Server, http.ResponseWriter, *http.Request)
+}{
+	{"GET /ui/login", true, (*Server).uiLogin},
+	{"GET /ui", false, (*Server).uiDecisions},
+	{"GET /ui/events", false, (*Server).uiEvents},
+	{"GET /ui/runs/{run}", false, (*Server).uiRun},
+	{"POST /ui/approvals/{run}/{call}", false, (*Server).uiAnswer},
+	{"GET /ui/app.js", true, (*Server).uiScript},
+	{"GET /ui/style.css", true, (*Server).uiStyle},
+}
+
+func (s *Server) uiWrap(login bool, h func(*Server, http.ResponseWriter, *http.Request)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("Cache-Control", "no-store")
+		if !login {
+			ok := false
+			if c, err := r.Cookie(uiCookie); err == nil {
+				var se uiSession
+				if se, ok = s.ui.get(c.Value, s.cfg.Now()); ok {
+					r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, se))
+				}
+			}
+			if !ok {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				w.WriteHeader(http.StatusUnauthorized)
+				uiTemplates.ExecuteTemplate(w, "login.html", nil)
+				return
+			}
+		}
+		h(s, w, r)
+	}
+}
+
+func (s *Server) uiLogin(w http.ResponseWriter, r *http.Request) {
+	k := r.URL.Query().Get("k")
+	ok := k != "" && s.ui.takeKey(k)
+	actor := s.cfg.PageActor
+	if !ok && k != "" && s.cfg.Tokens != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+		defer cancel()
+		if release, err := s.acquire(ctx); err == nil {
+			var tok Token
+			tok, ok, _ = s.cfg.Tokens.Verify(ctx, k)
+			actor = tok.Actor
+			release()
+		}
+	}
+	if !ok {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		uiTemplates.ExecuteTemplate(w, "login.html", map[string]bool{"Refused": true})
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: s.ui.open(s.cfg.Now(), actor), Path: "/ui", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(uiSessionFor.Seconds())})
+	http.Redirect(w, r, "/ui", http.StatusSeeOther)
+}
+
+// card is one decision as the page shows it: never argument text, only
+// what the event and the rule's declaration say.
+type card struct {
+	Time    time.Time
+	Run     string
+	Seq     uint64
+	Tool    string
+	Verdict string // allow, deny
+	Rule    string
+	Reason  string
+	Risk    string
+	Text    string // the reason's sentence, from the rule's declaration
+	Instead string
+	Policy  string
+	Cursor  string
+}
+
+// uiFilter is the page's filters: run, tool, verdict, rule, risk.
+type uiFilter struct{ Run, Tool, Verdict, Rule, Risk string }
+
+func filterOf(r *http.Request) uiFilter {
+	q := r.URL.Query()
+	return uiFilter{Run: q.Get("run"), Tool: q.Get("tool"), Verdict: q.Get("verdict"), Rule: q.Get("rule"), Risk: q.Get("risk")}
+}
+
+func (f uiFilter) query() veto.LogQuery {
+	q := veto.LogQuery{Run: f.Run, Kinds: []veto.EventKind{veto.EventAllowed, veto.EventDenied, veto.EventToolDenied}}
+	switch f.Verdict {
+	case "allow":
+		q.Kinds = q.Kinds[:1]
+	case "deny":
+		q.Kinds = q.Kinds[1:]
+	}
+	return q
+}
+
+func (f uiFilter) keeps(c *card) bool {
+	return (f.Tool == "" || c.Tool == f.Tool) && (f.Rule == "" || c.Rule == f.Rule) && (f.Risk == "" || c.Risk == f.Risk)
+}
+
+// reasonText is a reason code's sentence and advice as its rule declares
+// them (the verbs shown as …); the engine's own reasons say what stage
+// refused.
+func reasonText(ruleID, reason string) (text string, advice veto.Advice) {
+	for _, f := range rule.Families() {
+		for _, ri := range f.Rules {
+			if ri.ID != ruleID {
+				continue
+			}
+			advice = ri.Advice
+			for _, rs := range ri.Reasons {
+				if rs.Code == reason {
+					text = strings.NewReplacer("%s", "…", "%q", "…", "%d", "N", "%v", "…").Replace(rs.Message)
+					if rs.Advice != nil {
+						advice = *rs.Advice
+					}
+				}
+			}
+			return text, advice
+		}
+	}
+	if t, ok := engineReasons[reason]; ok {
+		return t, veto.Advice{}
+	}
+	return "", veto.Advice{}
+}
+
+var engineReasons = map[string]string{
+	veto.ReasonBoundsExceeded:     "The call is larger than veto decides.",
+	veto.ReasonFloorMismatch:      "veto's policy files changed in a way that weakens the floor.",
+	veto.ReasonToolDenied:         "This tool is not offered to this run.",
+	veto.ReasonTargetAmbiguous:    "veto cannot tell which resource the call acts on.",
+	veto.ReasonTargetUnresolvable: "veto cannot resolve the resource the call acts on.",
+	veto.ReasonTargetUnknown:      "veto does not know the resource the call acts on.",
+	veto.ReasonHistoryIncomplete:  "A rule needs the run's complete history, which veto cannot prove.",
+	veto.ReasonRuleFailed:         "A rule failed while deciding, so the call was refused.",
+	veto.ReasonPatchFailed:        "The policy's change to the arguments failed.",
+	veto.ReasonStateUnavailable:   "veto could not use its state.",
+	veto.ReasonInputRejected:      "The input supplied does not match what the call waited for.",
+	veto.ReasonCancelled:          "The decision ran out of time.",
+	veto.ReasonInternal:           "veto failed inside.",
+}
+
+func cardOf(run string, seq uint64, ev *veto.Event, cursor string) card {
+	c := card{Time: ev.Time, Run: run, Seq: seq, Tool: ev.Tool, Verdict: "allow", Cursor: cursor}
+	if ev.Kind != veto.EventAllowed {
+		c.Verdict, c.Rule, c.Reason, c.Risk = "deny", ev.Rule, ev.Reason, ev.Risk.String()
+		if ev.Awaiting == veto.AwaitApproval {
+			c.Verdict = "ask"
+		}
+		if ev.Kind == veto.EventToolDenied && c.Reason == "" {
+			c.Reason = string(ev.ToolDenial)
+		}
+		var adv veto.Advice
+		c.Text, adv = reasonText(ev.Rule, ev.Reason)
+		if ev.Kind == veto.EventToolDenied {
+			c.Text, _ = reasonText("", veto.ReasonToolDenied)
+		}
+		c.Instead, c.Policy = adv.Instead, adv.Policy
+	}
+	return c
+}
+
+// scanCards returns the newest decisions that pass f, newest first, and
+// the cursor after the last one stored.
+func (s *Server) scanCards(ctx context.Context, f uiFilter) ([]card, string, error) {
+	q := f.query()
+	q.Since = s.cfg.Now().Add(-7 * 24 * time.Hour)
+	var cards []card
+	err := s.cfg.Store.Scan(ctx, q, func(run string, seq uint64, b []byte) error {
+		ev, err := eventlog.DecodeEvent(b)
+		q.AfterRun, q.AfterSeq = run, seq
+		if err != nil {
+			return nil
+		}
+		q.AfterTime = ev.Time.UnixNano()
+		c := cardOf(run, seq, &ev, cursor(&q))
+		if f.keeps(&c) {
+			cards = append(cards, c)
+			if len(cards) > uiMaxShown {
+				cards = cards[1:]
+			}
+		}
+		return nil
+	})
+	slices.Reverse(cards)
+	return cards, cursor(&q), err
+}
+
+func (s *Server) uiDecisions(w http.ResponseWriter, r *http.Request) {
+	f := filterOf(r)
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+	defer cancel()
+	var cards []card
+	var qs []question
+	var after string
+	release, err := s.acquire(ctx)
+	if err == nil {
+		cards, after, err = s.scanCards(ctx, f)
+		if err == nil {
+			qs, err = s.questions(ctx, f.Run)
+		}
+		release()
+	}
+	se := sessionOf(r)
+	data := map[string]any{"Filter": f, "Cards": cards, "After": after, "Query": r.URL.RawQuery,
+		"Rules": rule.IDs(), "Risks": []string{"low", "medium", "high", "critical"},
+		"Questions": qs, "CSRF": se.csrf, "CanAnswer": se.actor.Kind == "user" && s.cfg.Gate != nil, "Who": se.actor}
+	if err != nil {
+		data["Error"] = "veto cannot read its state: " + s.cfg.Cause(err) + "."
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	uiTemplates.ExecuteTemplate(w, "decisions.html", data)
+}
+
+// uiEvents streams each new decision that passes the filters as a
+// rendered card, after the cursor the page was drawn at.
+func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
+	f := filterOf(r)
+	q := f.query()
+	// A reconnecting stream goes on after its last event; a new one
+	// after the page's newest decision.
+	if !parseCursor(r.Header.Get("Last-Event-ID"), &q) && !parseCursor(r.URL.Query().Get("after"), &q) {
+		q.Since = s.cfg.Now()
+	}
+	var buf bytes.Buffer
+	s.stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, _ []byte) []byte {
+		c := cardOf(run, seq, ev, cursor(&q))
+		if !f.keeps(&c) {
+			return nil
+		}
+		buf.Reset()
+		if uiTemplates.ExecuteTemplate(&buf, "card", c) != nil {
+			return nil
+		}
+		html := strings.ReplaceAll(strings.ReplaceAll(buf.String(), "\r", ""), "\n", " ")
+		return []byte("id: " + c.Cursor + "\nevent: decision\ndata: " + html + "\n\n")
+	})
+}
+
+// step is one event of a run's timeline.
+type step struct {
+	Seq     uint64
+	Time    time.Time
+	Kind    string
+	Tool    string
+	What    string // rule/reason, outcome, host
+	Verdict string
+	Rule    string
+	Reason  string
+}
+
+func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
+	run := r.PathValue("run")
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+	defer cancel()
+	data := map[string]any{"Run": run}
+	release, err := s.acquire(ctx)
+	var evs []veto.Event
+	if err == nil {
+		evs, err = s.cfg.Store.Events(ctx, run, 0)
+		release()
+	}
+	if err != nil {
+		data["Error"] = "veto cannot read its state: " + s.cfg.Cause(err) + "."
+	}
+	var steps []step
+	knows := map[string]bool{}
+	var hosts []string
+	var complete = "unknown"
+	for _, e := range evs {
+		st := step{Seq: e.Seq, Time: e.Time, Kind: string(e.Kind), Tool: e.Tool}
+		switch e.Kind {
+		case veto.EventRunStarted:
+			if e.Complete != nil && *e.Complete {
+				complete = "complete"
+			} else {
+				complete = "incomplete: history rules refuse until proven"
+			}
+		case veto.EventAllowed:
+			st.Verdict = "allow"
+		case veto.EventDenied, veto.EventToolDenied:
+			st.Verdict, st.Rule, st.Reason = "deny", e.Rule, e.Reason
+			st.What = e.Rule + "/" + e.Reason
+			if e.Kind == veto.EventToolDenied {
+				st.What = string(e.ToolDenial)
+			}
+		case veto.EventObserved:
+			st.What = string(e.Outcome)
+			for _, f := range e.Files {
+				knows[f.Path] = true
+			}
+		case veto.EventEgressAllowed:
+			st.What = e.Host
+			hosts = append(hosts, e.Host)
+		}
+		steps = append(steps, st)
+	}
+	data["Steps"], data["Complete"], data["Hosts"] = steps, complete, hosts
+	data["Knows"] = slices.Sorted(func(yield func(string) bool) {
+		for k := range knows {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if len(evs) == 0 && err == nil {
+		w.WriteHeader(http.StatusNotFound)
+	}
+	uiTemplates.ExecuteTemplate(w, "run.html", data)
+}
+
+func (s *Server) uiScript(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	b, _ := uiFiles.ReadFile("ui/app.js")
+	w.Write(b)
+}
+
+func (s *Server) uiStyle(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	b, _ := uiFiles.ReadFile("ui/style.css")
+	w.Write(b)
+}
+
+// uiAnswer records a person's answer from the page's form: the session's
+// actor, the form's token against cross-site requests, and the browser's
+// word that the request comes from this page.
+func (s *Server) uiAnswer(w http.ResponseWriter, r *http.Request) {
+	se := sessionOf(r)
+	fail := func(status int, msg string) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(status)
+		uiTemplates.ExecuteTemplate(w, "answer.html", map[string]any{"Error": msg})
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		fail(http.StatusForbidden, "The answer did not come from veto's page.")
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "null" && !sameHost(o, r.Host) {
+		fail(http.StatusForbidden, "The answer did not come from veto's page.")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(se.csrf)) != 1 || se.csrf == "" {
+		fail(http.StatusForbidden, "The form is stale or came from elsewhere; reload the page.")
+		return
+	}
+	grant := r.PostFormValue("answer") == "approve"
+	if !grant && r.PostFormValue("answer") != "deny" {
+		fail(http.StatusBadRequest, "An answer is approve or deny.")
+		return
+	}
+	if s.cfg.Gate == nil {
+		fail(http.StatusForbidden, "This page cannot answer.")
+		return
+	}
+	s.answer(w, r, se.actor, true, grant, answerTTL, func(status int, reason, msg string) {
+		if status == http.StatusOK {
+			http.Redirect(w, r, "/ui?run="+url.QueryEscape(r.PathValue("run")), http.StatusSeeOther)
+			return
+		}
+		fail(status, msg)
+	})
+}
+
+// sameHost reports whether an Origin header names host.
+func sameHost(origin, host string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && u.Host == host
+}

@@ -46,6 +46,7 @@ func commands() []command {
 		{"doctor", "check that veto guards the clients it is registered with, and how to fix what is wrong", runDoctor},
 		{"serve-hooks", "answer veto-hook from a long-lived process that keeps the state open", runServeHooks},
 		{"serve", "decide calls over HTTP/JSON, on SQLite or on PostgreSQL shared by many instances", runServeHTTP},
+		{"mcp", "stand in front of an MCP server and decide every tool call it is sent", runMCP},
 		{"token", "make, list and revoke the bearer tokens of veto serve", runToken},
 		{"approve", "list the calls waiting for a person, or approve or refuse one", runApprove},
 		{"ui", "serve the page of decisions, refusals and runs over the local state", runUI},

@@ -86,6 +86,7 @@ func initOrUninstall(e *env, verb string, args []string) int {
 	dir := fs.String("dir", ".", "the project directory, with --project")
 	dry := fs.Bool("dry-run", false, "print the settings that would be written, and write nothing")
 	url := fs.String("url", "", "init claude-code: register veto serve's HTTP hook at this base URL (its token in $"+TokenEnv+") instead of a command")
+	mcp := fs.Bool("mcp", false, "claude-code: put veto mcp in front of every stdio server of the project's .mcp.json (uninstall: take it away)")
 	var ch clientHooks
 	ok := false
 	if len(args) > 0 {
@@ -103,6 +104,9 @@ func initOrUninstall(e *env, verb string, args []string) int {
 	client := args[0]
 	if code, done := parse(e, fs, args[1:]); done {
 		return code
+	}
+	if *mcp {
+		return initMCP(e, verb, client, *dir, *dry)
 	}
 	path := filepath.Join(*dir, ch.Project)
 	if *user {

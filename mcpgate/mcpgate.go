@@ -1,0 +1,623 @@
+// Package mcpgate is veto's MCP gateway: an MCP server in front of one
+// upstream MCP server that decides every tools/call through the gate
+// before the upstream sees it, and records what each call did.
+//
+// Each call is decided as the tool mcp__NAME__TOOL, described by the
+// policy's descriptor, the curated one of a known server (tools.MCPServers)
+// or one built from the tool's input schema (Describe). A denial is a tool
+// result with isError and veto's reason; the upstream never sees the call.
+// Every failure of veto on the way (the state refused, a panic, the
+// deadline) is such a denial.
+//
+// The listing the agent sees is the upstream's, less the tools
+// offerability refuses and those whose definitions are not pinned: each
+// tool's name, description and input schema are hashed and pinned the
+// first time the server is listed (Pins); a tool whose definition changes
+// later, or that appears after the first listing, is refused
+// (tool_definition_changed, tool_new) until a person approves it
+// (`veto mcp approve`).
+package mcpgate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vetohq/veto"
+)
+
+// BuildFunc builds the gate the gateway decides with: the policy's, with
+// the descriptors the gateway adds (extra: for tools it has none for) and
+// the gateway's rules appended, and the offerability the gate uses.
+type BuildFunc func(extra []veto.Descriptor, rules []veto.Rule) (*veto.Gate, veto.Offerability, error)
+
+// Config is what a Gateway is made from.
+type Config struct {
+	// Name is the server's name: its tools are decided as mcp__NAME__TOOL.
+	Name string
+	// Upstream reaches the server the gateway stands in front of.
+	Upstream mcp.Transport
+	Build    BuildFunc
+	Pins     *Pins
+	// Acquire, when set, proves the state sound before each use and holds
+	// it until release (an SQLite file); nil for PostgreSQL.
+	Acquire func(ctx context.Context) (release func(), err error)
+
+	Run       string // the run every call belongs to; started fresh by Start
+	Actor     veto.Actor
+	Cwd       string // where calls are judged from (the gateway's directory)
+	Workspace string
+	// Deadline bounds each decision and each record (default 2s).
+	Deadline time.Duration
+	// Poll is how often the pins are read again, so that an approval
+	// reaches the listing, and every 15 polls the server is listed again
+	// (default 2s; negative: never).
+	Poll   time.Duration
+	Logger *slog.Logger // what the gateway does, never a call's arguments or output
+	Now    func() time.Time
+}
+
+// Gateway is one upstream server behind veto, served to agents.
+type Gateway struct {
+	cfg    Config
+	log    *slog.Logger
+	server *mcp.Server
+	up     *mcp.ClientSession
+	impl   string // what the upstream calls itself
+	rule   *pinRule
+
+	decideMu sync.Mutex // one decision or record of the run at a time
+
+	mu       sync.Mutex
+	gate     *veto.Gate
+	offer    veto.Offerability
+	extra    map[string]veto.Descriptor // descriptors the gateway added, by tool
+	listing  map[string]listed          // the upstream's tools, by their own names
+	pinned   map[string]string          // tool → pinned hash
+	served   map[string]string          // tools served downstream → the hash they were served at
+	awaiting []string                   // the tools refused until approved, as last said
+	synced   bool
+	syncing  chan struct{} // one sync at a time
+	resyncCh chan struct{}
+}
+
+// listed is one upstream tool as last listed.
+type listed struct {
+	tool *mcp.Tool
+	hash string
+}
+
+// New connects to the upstream, records the run's start, lists the
+// upstream's tools and pins them, and builds the gate. It does not serve
+// yet: see Serve.
+func New(ctx context.Context, cfg Config) (*Gateway, error) {
+	if cfg.Name == "" || strings.Contains(cfg.Name, "__") {
+		return nil, errors.New("mcpgate: a server name is required, without \"__\"")
+	}
+	if cfg.Upstream == nil || cfg.Build == nil || cfg.Pins == nil || cfg.Run == "" {
+		return nil, errors.New("mcpgate: Upstream, Build, Pins and Run are required")
+	}
+	if cfg.Deadline <= 0 {
+		cfg.Deadline = 2 * time.Second
+	}
+	if cfg.Poll == 0 {
+		cfg.Poll = 2 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	g := &Gateway{cfg: cfg, log: cfg.Logger, rule: &pinRule{server: cfg.Name}, syncing: make(chan struct{}, 1), resyncCh: make(chan struct{}, 1)}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	gate, offer, err := cfg.Build(nil, []veto.Rule{g.rule})
+	if err != nil {
+		return nil, &StartError{Step: "building the gate", Err: err}
+	}
+	g.gate, g.offer = gate, offer
+	if err := g.withState(ctx, func(ctx context.Context) error {
+		return gate.Start(ctx, veto.Run{Ref: cfg.Run, Fresh: true})
+	}); err != nil {
+		return nil, &StartError{Step: "starting the run", State: true, Err: err}
+	}
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "veto-mcp", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { g.resync() },
+	})
+	up, err := client.Connect(ctx, cfg.Upstream, nil)
+	if err != nil {
+		return nil, &StartError{Step: "connecting to the server", Err: err}
+	}
+	g.up = up
+	if r := up.InitializeResult(); r != nil && r.ServerInfo != nil {
+		g.impl = r.ServerInfo.Name
+	}
+
+	g.server = mcp.NewServer(&mcp.Implementation{Name: "veto-mcp-" + cfg.Name, Version: "1"}, &mcp.ServerOptions{
+		HasTools: true,
+		Logger:   slog.New(slog.DiscardHandler),
+	})
+	g.server.AddReceivingMiddleware(g.middleware)
+	if err := g.sync(ctx, true); err != nil {
+		up.Close()
+		var se *syncError
+		if errors.As(err, &se) {
+			return nil, &StartError{Step: se.step, State: se.state, Err: se.err}
+		}
+		return nil, &StartError{Step: "listing the tools", Err: err}
+	}
+	return g, nil
+}
+
+// StartError is why New failed: the step, whether the state refused it,
+// and the cause.
+type StartError struct {
+	Step  string
+	State bool // the state refused it
+	Err   error
+}
+
+func (e *StartError) Error() string { return "mcpgate: " + e.Step + ": " + e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Server is the MCP server agents connect to.
+func (g *Gateway) Server() *mcp.Server { return g.server }
+
+// Gate is the gate the gateway decides with now.
+func (g *Gateway) Gate() *veto.Gate {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.gate
+}
+
+// Serve serves one agent over t until it disconnects or ctx ends, keeping
+// the listing in step with the upstream and the pins meanwhile.
+func (g *Gateway) Serve(ctx context.Context, t mcp.Transport) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go g.keepSynced(ctx)
+	go func() {
+		// The upstream gone, the agent's session ends too: every call
+		// would fail.
+		g.up.Wait()
+		cancel()
+	}()
+	return g.server.Run(ctx, t)
+}
+
+// Close waits for the last call's record and ends the upstream session.
+func (g *Gateway) Close() error {
+	g.decideMu.Lock()
+	defer g.decideMu.Unlock()
+	return g.up.Close()
+}
+
+// syncError is a failed sync's step.
+type syncError struct {
+	step  string
+	state bool
+	err   error
+}
+
+func (e *syncError) Error() string { return "mcpgate: " + e.step + ": " + e.err.Error() }
+func (e *syncError) Unwrap() error { return e.err }
+
+// KeepSynced keeps the listing in step with the upstream and the pins
+// until ctx ends; Serve runs it, a server of its own (streamable HTTP)
+// runs it beside.
+func (g *Gateway) KeepSynced(ctx context.Context) { g.keepSynced(ctx) }
+
+// keepSynced lists the upstream again when it says its list changed, and
+// reads the pins again every Poll, until ctx ends.
+func (g *Gateway) keepSynced(ctx context.Context) {
+	const relist = 15
+	ticks := 0
+	var tick <-chan time.Time
+	if g.cfg.Poll > 0 {
+		t := time.NewTicker(g.cfg.Poll)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.resyncCh:
+			if err := g.sync(ctx, true); err != nil && ctx.Err() == nil {
+				g.log.Warn("veto mcp: listing the upstream's tools again failed; the listing is unchanged", "server", g.cfg.Name)
+			}
+		case <-tick:
+			// Every relist-th tick the server is listed again too: one that
+			// changes a definition without saying so is caught then.
+			ticks++
+			if err := g.sync(ctx, ticks%relist == 0); err != nil && ctx.Err() == nil {
+				g.log.Warn("veto mcp: reading the pins failed", "server", g.cfg.Name)
+			}
+		}
+	}
+}
+
+// resync asks for the upstream to be listed again (its list changed).
+func (g *Gateway) resync() {
+	select {
+	case g.resyncCh <- struct{}{}:
+	default:
+	}
+}
+
+// Sync lists the upstream's tools again and brings the listing, the pins
+// and the gate in step (what notifications/tools/list_changed does).
+func (g *Gateway) Sync(ctx context.Context) error { return g.sync(ctx, true) }
+
+// sync brings the served listing in step: with list, the upstream's tools
+// are listed and recorded in the pins first; then the pins are read, the
+// gate is rebuilt when the descriptors it needs changed, and the tools
+// pinned and offered are served.
+func (g *Gateway) sync(ctx context.Context, list bool) error {
+	select {
+	case g.syncing <- struct{}{}:
+		defer func() { <-g.syncing }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	g.mu.Lock()
+	listing := g.listing
+	g.mu.Unlock()
+	if list {
+		fresh := map[string]listed{}
+		var seen []Seen
+		for t, err := range g.up.Tools(ctx, nil) {
+			if err != nil {
+				return &syncError{step: "listing the server's tools", err: err}
+			}
+			_, text, err := DefinitionOf(t)
+			if err != nil {
+				g.log.Warn("veto mcp: a tool's definition cannot be read; it is left out", "server", g.cfg.Name)
+				continue
+			}
+			h := Hash(text)
+			fresh[t.Name] = listed{tool: t, hash: h}
+			seen = append(seen, Seen{Tool: t.Name, Hash: h, Text: text})
+		}
+		if err := g.withState(ctx, func(ctx context.Context) error {
+			first, err := g.cfg.Pins.Record(ctx, g.cfg.Name, seen, g.cfg.Now())
+			if first {
+				g.log.Info("veto mcp: the server's tools are pinned", "server", g.cfg.Name, "tools", len(seen))
+			}
+			return err
+		}); err != nil {
+			return &syncError{step: "recording the pins", state: true, err: err}
+		}
+		listing = fresh
+	}
+	var pinned map[string]string
+	if err := g.withState(ctx, func(ctx context.Context) (err error) {
+		pinned, err = g.cfg.Pins.PinnedAll(ctx, g.cfg.Name)
+		return err
+	}); err != nil {
+		return &syncError{step: "reading the pins", state: true, err: err}
+	}
+
+	// The descriptors the gate lacks: the curated ones of a known server,
+	// else those the input schemas give.
+	g.mu.Lock()
+	gate := g.gate
+	oldExtra := g.extra
+	g.mu.Unlock()
+	curated := map[string]veto.Descriptor{}
+	for _, d := range Curated(g.cfg.Name, g.impl) {
+		curated[d.Name] = d
+	}
+	extra := map[string]veto.Descriptor{}
+	for name, l := range listing {
+		full := ToolName(g.cfg.Name, name)
+		if _, ours := oldExtra[full]; !ours && gate.Descriptor(full) != nil {
+			continue // the policy's, or veto's built-in one
+		}
+		if d, ok := curated[full]; ok {
+			extra[full] = d
+		} else if d := Describe(full, l.tool); d != nil {
+			extra[full] = *d
+		}
+	}
+	var offer veto.Offerability
+	if !maps.EqualFunc(extra, oldExtra, sameDescriptor) || !g.synced {
+		list := slices.Collect(maps.Values(extra))
+		slices.SortFunc(list, func(a, b veto.Descriptor) int { return strings.Compare(a.Name, b.Name) })
+		ng, no, err := g.cfg.Build(list, []veto.Rule{g.rule})
+		if err != nil {
+			return &syncError{step: "building the gate", err: err}
+		}
+		gate, offer = ng, no
+	}
+
+	g.mu.Lock()
+	if offer != nil {
+		g.gate, g.offer, g.extra = gate, offer, extra
+	}
+	g.listing, g.pinned, g.synced = listing, pinned, true
+	offer = g.offer
+	served := g.served
+	g.mu.Unlock()
+
+	// What the agent is shown: the tools pinned as listed, and offered.
+	want := map[string]listed{}
+	var awaiting []string
+	for name, l := range listing {
+		if pinned[name] != l.hash {
+			awaiting = append(awaiting, name)
+			continue
+		}
+		if g.offered(ctx, gate, offer, name) {
+			want[name] = l
+		}
+	}
+	slices.Sort(awaiting)
+	g.mu.Lock()
+	news := !slices.Equal(awaiting, g.awaiting)
+	g.awaiting = awaiting
+	g.mu.Unlock()
+	if len(awaiting) > 0 && news {
+		g.log.Warn("veto mcp: tools refused until a person approves them (veto mcp approve --name "+g.cfg.Name+")",
+			"server", g.cfg.Name, "tools", awaiting)
+	}
+	var gone []string
+	for name := range served {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		g.server.RemoveTools(gone...)
+	}
+	next := map[string]string{}
+	for name, l := range want {
+		if served[name] == l.hash {
+			next[name] = l.hash
+			continue
+		}
+		if g.serve(l.tool) {
+			next[name] = l.hash
+		}
+	}
+	g.mu.Lock()
+	g.served = next
+	g.mu.Unlock()
+	return nil
+}
+
+func sameDescriptor(a, b veto.Descriptor) bool {
+	return a.Name == b.Name && a.Caps == b.Caps && maps.Equal(a.Params, b.Params) && slices.Equal(a.TrustZones, b.TrustZones)
+}
+
+// serve adds a tool to the listing the agent sees; a tool the SDK refuses
+// (a malformed schema) is left out.
+func (g *Gateway) serve(t *mcp.Tool) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			g.log.Warn("veto mcp: a tool's definition is malformed; it is left out", "server", g.cfg.Name)
+			ok = false
+		}
+	}()
+	cp := *t
+	g.server.AddTool(&cp, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// The middleware answers every call; reaching here is a bug.
+		return denial("veto could not decide this call, so it is refused."), nil
+	})
+	return true
+}
+
+// offered reports whether offerability lets the tool take part: a tool it
+// refuses, or cannot judge, is left out of the listing.
+func (g *Gateway) offered(ctx context.Context, gate *veto.Gate, offer veto.Offerability, name string) (ok bool) {
+	if offer == nil {
+		return true
+	}
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	full := ToolName(g.cfg.Name, name)
+	c := &veto.Call{Tool: full, Actor: g.cfg.Actor, Run: veto.Run{Ref: g.cfg.Run}, Cwd: g.cfg.Cwd, Workspace: g.cfg.Workspace}
+	denial, err := offer.Offer(ctx, c, gate.Descriptor(full))
+	return err == nil && denial == ""
+}
+
+// withState runs f with the state proved sound, within the deadline.
+func (g *Gateway) withState(ctx context.Context, f func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Deadline)
+	defer cancel()
+	if g.cfg.Acquire != nil {
+		release, err := g.cfg.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	return f(ctx)
+}
+
+// middleware answers tools/call: every call, listed or not, is decided.
+func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		r, ok := req.(*mcp.CallToolRequest)
+		if !ok || r.Params == nil {
+			return denial("veto cannot read this call, so it is refused."), nil
+		}
+		return g.call(ctx, r.Params)
+	}
+}
+
+// call decides one call and, allowed, forwards it and records its result.
+func (g *Gateway) call(ctx context.Context, p *mcp.CallToolParamsRaw) (res *mcp.CallToolResult, err error) {
+	defer func() {
+		if recover() != nil {
+			g.log.Error("veto mcp: the gateway failed on a call; it is refused", "server", g.cfg.Name)
+			res, err = denial("veto failed while handling this call, so it is refused."), nil
+		}
+	}()
+	c, ok := g.callOf(p)
+	if !ok {
+		return denial("veto cannot read this call's arguments (they must be one JSON object), so it is refused."), nil
+	}
+	v := g.decide(ctx, c)
+	if !v.Allowed {
+		return denial(Reason(v)), nil
+	}
+	if v.Args != nil {
+		c.Args = v.Args // patched: run as veto allowed it
+	}
+	res, err = g.up.CallTool(ctx, &mcp.CallToolParams{Name: p.Name, Arguments: c.Args})
+	outcome := veto.Succeeded
+	switch {
+	case err != nil && ctx.Err() != nil:
+		outcome = veto.Cancelled
+	case err != nil || res == nil || res.IsError:
+		outcome = veto.Failed
+	}
+	// The result goes back at once; its record follows, before the run's
+	// next decision (which waits for the run's lock the record holds).
+	g.decideMu.Lock()
+	go func() {
+		defer g.decideMu.Unlock()
+		defer func() {
+			if recover() != nil {
+				g.log.Error("veto mcp: recording a call's result failed", "server", g.cfg.Name, "call_id", c.ID)
+			}
+		}()
+		g.observe(ctx, c, outcome)
+	}()
+	if err != nil {
+		var rpc *jsonrpc.Error
+		if errors.As(err, &rpc) {
+			return nil, rpc // the server's own answer
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: "The MCP server " + g.cfg.Name + " did not answer this call."}}}, nil
+	}
+	return res, nil
+}
+
+// callOf is the call veto decides: the tool under its full name, the
+// arguments decoded once (numbers as written), in the gateway's run.
+func (g *Gateway) callOf(p *mcp.CallToolParamsRaw) (*veto.Call, bool) {
+	args := map[string]any{}
+	if raw := strings.TrimSpace(string(p.Arguments)); raw != "" && raw != "null" {
+		dec := json.NewDecoder(strings.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&args); err != nil || dec.More() || args == nil {
+			return nil, false
+		}
+	}
+	return &veto.Call{ID: newCallID(), Tool: ToolName(g.cfg.Name, p.Name), Args: args, Actor: g.cfg.Actor,
+		Run: veto.Run{Ref: g.cfg.Run}, Cwd: g.cfg.Cwd, Workspace: g.cfg.Workspace}, true
+}
+
+// decide is one decision within the deadline, the state proved sound.
+func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Deadline)
+	defer cancel()
+	refuse := func(reason, msg string) veto.Verdict {
+		return veto.Verdict{CallID: c.ID, Tool: c.Tool, Run: c.Run.Ref, Stage: veto.StageState, Reason: reason,
+			Risk: veto.RiskHigh, Message: msg}
+	}
+	g.decideMu.Lock()
+	defer g.decideMu.Unlock()
+	if ctx.Err() != nil {
+		return refuse(veto.ReasonCancelled, "the decision ran out of time, so the call is refused.")
+	}
+	if g.cfg.Acquire != nil {
+		release, err := g.cfg.Acquire(ctx)
+		if err != nil {
+			return refuse(veto.ReasonStateUnavailable, "veto cannot use its state, so the call is refused.")
+		}
+		defer release()
+	}
+	g.mu.Lock()
+	gate := g.gate
+	name := strings.TrimPrefix(c.Tool, "mcp__"+g.cfg.Name+"__")
+	l, listedNow := g.listing[name]
+	known := g.pinned[name]
+	g.mu.Unlock()
+	// A pin, once it matches, stays (only approve writes one, and only the
+	// gateway's own listing changes what is seen); one that does not is
+	// read again at the call, so that an approval counts at once.
+	status := pinNew
+	if listedNow && known == l.hash {
+		status = pinOK
+	} else if listedNow {
+		pinned, err := g.cfg.Pins.Pinned(ctx, g.cfg.Name, l.tool.Name)
+		switch {
+		case err != nil:
+			return refuse(veto.ReasonStateUnavailable, "veto cannot read the tool's pinned definition, so the call is refused.")
+		case pinned == l.hash:
+			status = pinOK
+		case pinned != "":
+			status = pinChanged
+		}
+	}
+	return gate.Decide(withPin(ctx, status), c)
+}
+
+// observe records what an allowed call did, within the deadline even when
+// the agent went away. The caller holds the run's lock (taken before the
+// state's, as decide takes them).
+func (g *Gateway) observe(ctx context.Context, c *veto.Call, outcome veto.Outcome) {
+	err := g.withState(context.WithoutCancel(ctx), func(ctx context.Context) error {
+		g.mu.Lock()
+		gate := g.gate
+		g.mu.Unlock()
+		return gate.ObserveCall(ctx, c, outcome)
+	})
+	if err != nil {
+		g.log.Warn("veto mcp: a call's result could not be recorded", "server", g.cfg.Name, "call_id", c.ID)
+	}
+}
+
+// denial is a refused call's result: what the model reads, as an error.
+func denial(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// Reason is what the model reads about a denial: the rule, the reason
+// code, one sentence of why, what to do instead, as the rule declared
+// them. Never argument text.
+func Reason(v veto.Verdict) string {
+	var b strings.Builder
+	b.WriteString("veto blocked this call of ")
+	b.WriteString(v.Tool)
+	if v.Rule != "" {
+		fmt.Fprintf(&b, " (rule %s, reason %s)", v.Rule, v.Reason)
+	} else {
+		fmt.Fprintf(&b, " (%s)", v.Reason)
+	}
+	if v.ToolDenial != "" {
+		fmt.Fprintf(&b, " [%s]", v.ToolDenial)
+	}
+	b.WriteString(": ")
+	b.WriteString(v.Message)
+	if v.Advice.Instead != "" {
+		b.WriteString(" Instead: ")
+		b.WriteString(v.Advice.Instead)
+	}
+	b.WriteString(" Do not retry it or work around it; ")
+	if v.Advice.Policy != "" {
+		b.WriteString("ask the user to do it, or to change veto's policy (" + v.Advice.Policy + ").")
+	} else {
+		b.WriteString("ask the user how to proceed.")
+	}
+	return b.String()
+}

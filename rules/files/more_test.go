@@ -173,3 +173,11 @@ func TestGitConfigHooksPathIsReadAgainAfterASecond(t *testing.T) {
 	now = now.Add(2 * time.Second)
 	check(t, hook("elsewhere/other"), persistW)
 }
+
+// An undescribed tool's argument with a directory in it is a path, also
+// when it is relative: out/x reaches outside the roots through a symlink.
+func TestSniffedRelativePathWithADirectory(t *testing.T) {
+	w := newWorld(t, nil)
+	check(t, w.decide("mcp__other__do", map[string]any{"target": "out/x"}), want{"file.write_roots", "undescribed_outside_roots"})
+	check(t, w.decide("mcp__other__do", map[string]any{"target": "src/x"}), allow)
+}

@@ -41,7 +41,7 @@ func TestHookAsksOnlyASocketInItsOwnPrivateDirectory(t *testing.T) {
 	}
 	t.Setenv("VETO_FULL", self)
 
-	private := func(name string) string {
+	private := func(t *testing.T, name string) string {
 		d := filepath.Join(base, name)
 		if err := os.Mkdir(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -83,25 +83,25 @@ func TestHookAsksOnlyASocketInItsOwnPrivateDirectory(t *testing.T) {
 	}
 
 	t.Run("private", func(t *testing.T) {
-		dir := private("own")
+		dir := private(t, "own")
 		asked := fake(t, dir)
 		if code, out := call(t, dir); code != 0 || asked.Load() != 1 {
 			t.Fatalf("the server in a private directory: exit %d %q, asked %d times; want its allow heard", code, out, asked.Load())
 		}
 	})
-	refused := map[string]func() string{
-		"symlinked": func() string {
+	refused := map[string]func(t *testing.T) string{
+		"symlinked": func(t *testing.T) string {
 			link := filepath.Join(base, "link")
-			if err := os.Symlink(private("target"), link); err != nil {
+			if err := os.Symlink(private(t, "target"), link); err != nil {
 				t.Fatal(err)
 			}
 			return link
 		},
-		"another-users": func() string {
+		"another-users": func(t *testing.T) string {
 			if os.Getuid() != 0 {
 				t.Skip("needs root to give a directory to another user")
 			}
-			d := private("foreign")
+			d := private(t, "foreign")
 			if err := os.Chown(d, 65534, 65534); err != nil {
 				t.Fatal(err)
 			}
@@ -109,8 +109,8 @@ func TestHookAsksOnlyASocketInItsOwnPrivateDirectory(t *testing.T) {
 		},
 	}
 	for _, mode := range []os.FileMode{0o755, 0o777, 0o710, 0o701, 0o750, 0o705} {
-		refused["mode-"+mode.String()] = func() string {
-			d := private("m" + strings.TrimLeft(mode.String(), "d-"))
+		refused["mode-"+mode.String()] = func(t *testing.T) string {
+			d := private(t, "m"+strings.TrimLeft(mode.String(), "d-"))
 			if err := os.Chmod(d, mode); err != nil {
 				t.Fatal(err)
 			}
@@ -119,7 +119,7 @@ func TestHookAsksOnlyASocketInItsOwnPrivateDirectory(t *testing.T) {
 	}
 	for name, dir := range refused {
 		t.Run(name, func(t *testing.T) {
-			d := dir()
+			d := dir(t)
 			asked := fake(t, d)
 			code, out := call(t, d)
 			if asked.Load() != 0 {

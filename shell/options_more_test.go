@@ -113,3 +113,24 @@ func TestUnknownReadsAndTheirCandidates(t *testing.T) {
 		}
 	}
 }
+
+// Option values are not options: find's -name -delete names a file called
+// -delete; git's --git-dir DIR leaves the subcommand after it; push's
+// -ofoo is a push option, not -o with -f -o -o.
+func TestOptionValuesAreNotOptions(t *testing.T) {
+	for src, want := range map[string]shell.Reason{
+		"find . -name -delete":                   "",
+		"find . -name x -delete":                 shell.FindDelete,
+		"git --git-dir /tmp/r/.git reset --hard": shell.GitDestructive,
+		"git push -ofoo origin main":             "",
+		"git push -f origin main":                shell.GitDestructive,
+	} {
+		var got shell.Reason
+		for _, f := range shell.Analyze(src, env).Findings {
+			got = f.Reason
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q", src, got, want)
+		}
+	}
+}

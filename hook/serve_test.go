@@ -128,9 +128,8 @@ func TestSocketDirectoryMustBePrivate(t *testing.T) {
 }
 
 // A socket in a directory others can enter may be anyone's: veto-hook
-// never asks it, so a fake server answering allow is not heard.
-//
-// E26
+// never asks it, so a fake server answering allow is not heard. (E26 is
+// pinned by TestHookAsksOnlyASocketInItsOwnPrivateDirectory.)
 func TestHookNeverAsksASharedSocket(t *testing.T) {
 	dir, err := os.MkdirTemp("", "vh")
 	if err != nil {

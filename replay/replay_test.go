@@ -95,7 +95,8 @@ func workspace(t *testing.T) string {
 	return ws
 }
 
-// E23
+// With the recorded workspace deleted, replay under the same policy
+// changes no verdict (E23 is pinned by TestReplayDecidesOnTheRecordedWorldAlone).
 func TestReplayNeverTouchesTheLiveWorld(t *testing.T) {
 	ws := workspace(t)
 	transcript, events := record(t, ws)

@@ -10,6 +10,7 @@
 // Usage:
 //
 //	go run ./internal/mutate [-timeout 60s] [-test ./memstore,./sqlite] [-sample n [-offset k]] [-list] [-only id] ./eventlog
+//	go run ./internal/mutate -listed internal/mutate/listed.json [-only E11,E9]
 //
 // It is a main package of its own; neither veto nor veto-hook links it.
 package main
@@ -43,7 +44,26 @@ func main() {
 	sample := flag.Int("sample", 1, "run every n-th mutant only (a bounded estimate; 1 runs all)")
 	offset := flag.Int("offset", 0, "with -sample n: start at this mutant (0 to n-1), for another sample of the same size")
 	keep := flag.String("overlay", "", "with one -only id: write that mutant's overlay to this file and exit (for running tests by hand)")
+	listed := flag.String("listed", "", "run the hand-made mutations of this JSON file, each against its own test (-only: ids starting so), instead of a package's")
 	flag.Parse()
+	if *listed != "" {
+		ls, err := loadListed(*listed)
+		if err != nil {
+			fatal(err)
+		}
+		tmp, err := os.MkdirTemp("", "veto-mutate-")
+		if err != nil {
+			fatal(err)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		bad := runListed(ctx, ls, *only, tmp, *timeout)
+		stop()
+		os.RemoveAll(tmp)
+		if bad > 0 {
+			os.Exit(1)
+		}
+		return
+	}
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: mutate [flags] ./package")
 		os.Exit(2)

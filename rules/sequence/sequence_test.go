@@ -54,9 +54,8 @@ func gate(t *testing.T, extra string) (*veto.Gate, *sqlstore.Store, string) {
 
 // Fetch allowed → read a private file → fetch denied; the same session on
 // a history veto cannot prove complete is denied history_incomplete.
-// Nothing of the arguments reaches the record.
-//
-// E25
+// Nothing of the arguments reaches the record. (E25 is pinned by
+// TestPrivateReadOfAnyOutcomeEndsEgress.)
 func TestPrivateReadEndsEgress(t *testing.T) {
 	g, s, ws := gate(t, "sequence:\n  private: [\"secrets/**\"]\n")
 	// A call that reads private material and reaches the network itself,

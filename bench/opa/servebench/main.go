@@ -98,9 +98,12 @@ func run(each time.Duration, pgBase, levelList string) error {
 	}()
 
 	bin := filepath.Join(tmp, "bin")
-	for _, b := range []struct{ out, pkg string }{{"veto", "github.com/vetohq/veto/cmd/veto"}, {"opa", "github.com/open-policy-agent/opa"}} {
+	// veto is built in its own module (the checkout two levels up), OPA
+	// in this one, which pins it.
+	for _, b := range []struct{ out, pkg, dir string }{{"veto", "./cmd/veto", "../.."}, {"opa", "github.com/open-policy-agent/opa", "."}} {
 		fmt.Fprintf(os.Stderr, "building %s\n", b.pkg)
 		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(bin, b.out), b.pkg)
+		cmd.Dir = b.dir
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -83,15 +82,7 @@ func TestPageApprovesInChromium(t *testing.T) {
 	s.post("/v1/runs", agent, map[string]any{"ref": "r1", "fresh": true})
 	s.post("/v1/decide", agent, s.call("c1", "r1", "Bash", map[string]any{"command": "make deploy"}))
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("headless", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("no-proxy-server", true), chromedp.UserDataDir(t.TempDir()))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
+	ctx := browser(t, bin)
 	const q = `#questions article.question[data-call="c1"][data-rule="deploy-needs-person"]`
 	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/ui/login?k="+person), chromedp.WaitVisible(q),
 		chromedp.Click(q+` button.approve`), chromedp.WaitNotPresent(q)); err != nil {

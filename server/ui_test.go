@@ -34,6 +34,19 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// browser is a headless Chromium for one test, with a profile of its own,
+// no network beyond what the page asks and a 90 s bound.
+func browser(t *testing.T, bin string) context.Context {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("headless", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("no-proxy-server", true), chromedp.UserDataDir(t.TempDir()))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
+	return ctx
+}
+
 // TestPageInChromium: the page in headless Chromium shows a refusal card
 // for each denial, found by its data attributes, with no argument text;
 // a denial made while the page is open appears on it; the filters and a
@@ -49,15 +62,7 @@ func TestPageInChromium(t *testing.T) {
 	s.post("/v1/decide", tok, s.call("c1", "r1", "Read", map[string]any{"file_path": filepath.Join(w.work, "README.md")}))
 	s.post("/v1/decide", tok, s.call("c2", "r1", "Bash", map[string]any{"command": "cat ~/.ssh/id_rsa # " + canary}))
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("headless", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("no-proxy-server", true), chromedp.UserDataDir(t.TempDir()))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelT()
+	ctx := browser(t, bin)
 
 	key := s.h.OneTimeKey()
 	const credCard = `article.refusal[data-rule="file.credential"][data-reason="credential_path"]`

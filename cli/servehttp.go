@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/server"
@@ -119,6 +120,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 			return ExitDeny
 		}
 	}
+	cfg.Pins = st.pins(ctx)
 	h, err := server.New(cfg)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve:", err)
@@ -245,6 +247,26 @@ func openServiceState(ctx context.Context, path, dsn string, lazy bool) (*servic
 	fl := &fileLog{f: f}
 	return &serviceState{store: fl, log: fl, acquire: f.Acquire, db: func() *sql.DB { return f.Store().DB() },
 		dialect: "sqlite", close: func() { f.Close() }, startErr: err}, nil
+}
+
+// pins are veto mcp's pinned tool definitions in the state, for the page;
+// nil when the state cannot be used now.
+func (st *serviceState) pins(ctx context.Context) *mcpgate.Pins {
+	if st.startErr != nil {
+		return nil
+	}
+	if st.acquire != nil {
+		release, err := st.acquire(ctx)
+		if err != nil {
+			return nil
+		}
+		defer release()
+	}
+	p, err := mcpgate.OpenPins(ctx, st.db, st.dialect)
+	if err != nil {
+		return nil
+	}
+	return p
 }
 
 // tokens is the state's token table, made at its first use.

@@ -66,7 +66,7 @@ func runUI(ctx context.Context, e *env, args []string) int {
 	if u, err := user.Current(); err == nil {
 		me.ID = u.Username
 	}
-	h, err := server.New(server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, PageOnly: true, PageActor: me})
+	h, err := server.New(server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, PageOnly: true, PageActor: me, Pins: st.pins(ctx)})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto ui:", err)
 		return ExitDeny

@@ -248,3 +248,43 @@ func (p *Pins) Approve(ctx context.Context, server string, tools []string, now t
 	}
 	return done, nil
 }
+
+// ServerPin is a tool awaiting approval, with its server.
+type ServerPin struct {
+	Server string
+	Pin
+}
+
+// Awaiting returns every tool of every server that is refused until a
+// person approves it, by server and tool.
+func (p *Pins) Awaiting(ctx context.Context) ([]ServerPin, error) {
+	rows, err := p.db().QueryContext(ctx, `SELECT server, tool, pinned, seen, definition, changed FROM veto_mcp_tools WHERE pinned <> seen ORDER BY server, tool`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ServerPin
+	for rows.Next() {
+		var sp ServerPin
+		var changed int64
+		if err := rows.Scan(&sp.Server, &sp.Tool, &sp.Pinned, &sp.Seen, &sp.Definition, &changed); err != nil {
+			return nil, err
+		}
+		sp.Changed = time.Unix(0, changed)
+		out = append(out, sp)
+	}
+	return out, rows.Err()
+}
+
+// ApproveSeen pins one tool's definition if it is still the one of hash
+// seen, the one the person was shown; ok is false when it is not (it
+// changed again, or was approved already).
+func (p *Pins) ApproveSeen(ctx context.Context, server, tool, seen string, now time.Time) (ok bool, err error) {
+	res, err := p.db().ExecContext(ctx, p.q(`UPDATE veto_mcp_tools SET pinned = seen, changed = ? WHERE server = ? AND tool = ? AND seen = ? AND pinned <> seen`),
+		now.UnixNano(), server, tool, seen)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return err == nil && n == 1, err
+}

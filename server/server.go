@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/mcpgate"
 )
 
 // Store is what the service decides and reads the log on.
@@ -61,6 +62,9 @@ type Config struct {
 	// (veto ui: the user running it); a session opened with a token is
 	// the token's actor. Only a person (kind user) answers questions.
 	PageActor veto.Actor
+	// Pins, when set, are veto mcp's pinned tool definitions: the page
+	// lists the tools awaiting a person's approval and approves them.
+	Pins *mcpgate.Pins
 }
 
 // Server is a running service's handler.

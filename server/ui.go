@@ -8,6 +8,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/eventlog"
+	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/rule"
 )
 
@@ -131,6 +133,7 @@ var uiRoutes = []struct {
 	{"GET /ui/events", false, (*Server).uiEvents},
 	{"GET /ui/runs/{run}", false, (*Server).uiRun},
 	{"POST /ui/approvals/{run}/{call}", false, (*Server).uiAnswer},
+	{"POST /ui/pins/{server}/{tool}", false, (*Server).uiPin},
 	{"GET /ui/app.js", true, (*Server).uiScript},
 	{"GET /ui/style.css", true, (*Server).uiStyle},
 }
@@ -321,6 +324,7 @@ func (s *Server) uiDecisions(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	var cards []card
 	var qs []question
+	var pins []mcpgate.ServerPin
 	var after string
 	release, err := s.acquire(ctx)
 	if err == nil {
@@ -328,12 +332,15 @@ func (s *Server) uiDecisions(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			qs, err = s.questions(ctx, f.Run)
 		}
+		if err == nil && s.cfg.Pins != nil {
+			pins, err = s.cfg.Pins.Awaiting(ctx)
+		}
 		release()
 	}
 	se := sessionOf(r)
 	data := map[string]any{"Filter": f, "Cards": cards, "After": after, "Query": r.URL.RawQuery,
 		"Rules": rule.IDs(), "Risks": []string{"low", "medium", "high", "critical"},
-		"Questions": qs, "CSRF": se.csrf, "CanAnswer": se.actor.Kind == "user" && s.cfg.Gate != nil, "Who": se.actor}
+		"Questions": qs, "Pins": pins, "CSRF": se.csrf, "CanAnswer": se.actor.Kind == "user" && s.cfg.Gate != nil, "Who": se.actor}
 	if err != nil {
 		data["Error"] = "veto cannot read its state: " + s.cfg.Cause(err) + "."
 	}
@@ -496,4 +503,49 @@ func (s *Server) uiAnswer(w http.ResponseWriter, r *http.Request) {
 func sameHost(origin, host string) bool {
 	u, err := url.Parse(origin)
 	return err == nil && u.Host == host
+}
+
+// uiPin pins, from the page's form, the definition of an MCP tool the
+// person was shown (its hash in the form): a definition that changed
+// since stays awaiting. Only a person approves; the form carries the
+// session's token.
+func (s *Server) uiPin(w http.ResponseWriter, r *http.Request) {
+	se := sessionOf(r)
+	fail := func(status int, msg string) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(status)
+		uiTemplates.ExecuteTemplate(w, "answer.html", map[string]any{"Error": msg})
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		fail(http.StatusForbidden, "The approval did not come from veto's page.")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil || se.csrf == "" || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(se.csrf)) != 1 {
+		fail(http.StatusForbidden, "The form is stale or came from elsewhere; reload the page.")
+		return
+	}
+	if se.actor.Kind != "user" || s.cfg.Pins == nil {
+		fail(http.StatusForbidden, "Only a person (a user: token or veto ui) approves a tool's definition.")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+	defer cancel()
+	release, err := s.acquire(ctx)
+	if err != nil {
+		fail(http.StatusServiceUnavailable, "veto cannot use its state: "+s.cfg.Cause(err)+".")
+		return
+	}
+	ok, err := s.cfg.Pins.ApproveSeen(ctx, r.PathValue("server"), r.PathValue("tool"), r.PostFormValue("seen"), s.cfg.Now())
+	release()
+	switch {
+	case err != nil:
+		fail(http.StatusServiceUnavailable, "veto could not record the approval: "+s.cfg.Cause(err)+".")
+	case !ok:
+		fail(http.StatusConflict, "The tool's definition changed since the page showed it, or was approved already; reload the page.")
+	default:
+		s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "veto: an MCP tool's definition approved", slog.String("server", r.PathValue("server")),
+			slog.String("tool", r.PathValue("tool")), slog.String("by", se.actor.Kind+":"+se.actor.ID))
+		http.Redirect(w, r, "/ui", http.StatusSeeOther)
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // Pins keeps the definitions of the tools of each upstream server, by the
@@ -26,7 +28,7 @@ import (
 // arguments or output.
 type Pins struct {
 	db func() *sql.DB // the database now (an SQLite state is reopened when it moves)
-	ph func(int) string
+	q  func(query string) string // the dialect's markers
 }
 
 // maxDefinition bounds the definition text kept for a person to read; a
@@ -36,10 +38,7 @@ const maxDefinition = 64 << 10
 // OpenPins makes the pin tables when they are missing. dialect is
 // "sqlite" or "postgres".
 func OpenPins(ctx context.Context, db func() *sql.DB, dialect string) (*Pins, error) {
-	p := &Pins{db: db, ph: func(int) string { return "?" }}
-	if dialect == "postgres" {
-		p.ph = func(i int) string { return fmt.Sprintf("$%d", i) }
-	}
+	p := &Pins{db: db, q: sqlstore.Markers(dialect)}
 	for _, q := range []string{
 		`CREATE TABLE IF NOT EXISTS veto_mcp_servers (
 			server TEXT PRIMARY KEY,
@@ -60,19 +59,6 @@ func OpenPins(ctx context.Context, db func() *sql.DB, dialect string) (*Pins, er
 	return p, nil
 }
 
-func (p *Pins) q(s string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if r == '?' {
-			n++
-			b.WriteString(p.ph(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
 
 // Definition is what of a tool is pinned: what the agent reads of it and
 // what veto describes it by.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // A Token is one bearer token of the service, bound to the actor every
@@ -30,7 +31,7 @@ type Token struct {
 // the same tokens.
 type Tokens struct {
 	db func() *sql.DB // the database now (an SQLite state is reopened when it moves)
-	ph func(int) string
+	q  func(query string) string // the dialect's markers
 
 	// A token verified is taken without asking the database again for
 	// cacheFor: a revocation reaches every instance within that time.
@@ -58,11 +59,7 @@ const tokenPrefix = "veto_"
 // none: every use fails); the table is made at the first use. dialect is
 // "sqlite" or "postgres".
 func NewTokens(db func() *sql.DB, dialect string) *Tokens {
-	t := &Tokens{db: db, ph: func(int) string { return "?" }}
-	if dialect == "postgres" {
-		t.ph = func(i int) string { return fmt.Sprintf("$%d", i) }
-	}
-	return t
+	return &Tokens{db: db, q: sqlstore.Markers(dialect)}
 }
 
 // OpenTokens is NewTokens with the table made now.
@@ -105,19 +102,6 @@ func (t *Tokens) use(ctx context.Context) (*sql.DB, error) {
 	return db, nil
 }
 
-func (t *Tokens) q(s string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if r == '?' {
-			n++
-			b.WriteString(t.ph(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
 
 func hashSecret(secret string) string {
 	h := sha256.Sum256([]byte(secret))

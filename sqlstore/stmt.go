@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"strconv"
 	"context"
 	"database/sql"
 	"strings"
@@ -126,8 +127,12 @@ func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...
 }
 
 // q rewrites "?" markers into the dialect's.
-func (s *Store) q(query string) string {
-	if s.d.Placeholder == nil {
+func (s *Store) q(query string) string { return Rebind(query, s.d.Placeholder) }
+
+// Rebind rewrites a query's "?" markers with placeholder (the i-th,
+// 1-based); nil leaves them.
+func Rebind(query string, placeholder func(i int) string) string {
+	if placeholder == nil {
 		return query
 	}
 	var b strings.Builder
@@ -135,10 +140,20 @@ func (s *Store) q(query string) string {
 	for i := 0; i < len(query); i++ {
 		if query[i] == '?' {
 			n++
-			b.WriteString(s.d.Placeholder(n))
+			b.WriteString(placeholder(n))
 			continue
 		}
 		b.WriteByte(query[i])
 	}
 	return b.String()
+}
+
+// Markers is the rewriting of "?" markers for a dialect by name, for
+// tables kept beside veto's own (tokens, pins): "postgres" numbers them
+// ($1, $2, …); any other keeps them.
+func Markers(dialect string) func(query string) string {
+	if dialect != "postgres" {
+		return func(q string) string { return q }
+	}
+	return func(q string) string { return Rebind(q, func(i int) string { return "$" + strconv.Itoa(i) }) }
 }

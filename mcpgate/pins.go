@@ -27,7 +27,7 @@ import (
 // text is the server's own description of the tool, never a call's
 // arguments or output.
 type Pins struct {
-	db func() *sql.DB // the database now (an SQLite state is reopened when it moves)
+	db func() *sql.DB            // the database now (an SQLite state is reopened when it moves)
 	q  func(query string) string // the dialect's markers
 }
 
@@ -58,7 +58,6 @@ func OpenPins(ctx context.Context, db func() *sql.DB, dialect string) (*Pins, er
 	}
 	return p, nil
 }
-
 
 // Definition is what of a tool is pinned: what the agent reads of it and
 // what veto describes it by.

@@ -30,7 +30,7 @@ type Token struct {
 // (veto_tokens), so that every instance on one PostgreSQL database knows
 // the same tokens.
 type Tokens struct {
-	db func() *sql.DB // the database now (an SQLite state is reopened when it moves)
+	db func() *sql.DB            // the database now (an SQLite state is reopened when it moves)
 	q  func(query string) string // the dialect's markers
 
 	// A token verified is taken without asking the database again for
@@ -101,7 +101,6 @@ func (t *Tokens) use(ctx context.Context) (*sql.DB, error) {
 	t.mu.Unlock()
 	return db, nil
 }
-
 
 func hashSecret(secret string) string {
 	h := sha256.Sum256([]byte(secret))

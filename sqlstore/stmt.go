@@ -1,9 +1,9 @@
 package sqlstore
 
 import (
-	"strconv"
 	"context"
 	"database/sql"
+	"strconv"
 	"strings"
 )
 

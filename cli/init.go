@@ -192,17 +192,7 @@ func initOrUninstall(e *env, verb string, args []string) int {
 		fmt.Fprintf(e.stdout, "%s: already as it should be; nothing changed\n", path)
 		return ExitAllow
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		fmt.Fprintf(e.stderr, "veto %s: %v\n", verb, err)
-		return ExitDeny
-	}
-	tmp := path + ".veto-tmp"
-	if err := os.WriteFile(tmp, out, 0o644); err != nil {
-		fmt.Fprintf(e.stderr, "veto %s: %v\n", verb, err)
-		return ExitDeny
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := writeSettings(path, out); err != nil {
 		fmt.Fprintf(e.stderr, "veto %s: %v\n", verb, err)
 		return ExitDeny
 	}
@@ -219,6 +209,23 @@ func initOrUninstall(e *env, verb string, args []string) int {
 		fmt.Fprintf(e.stdout, "%s: veto's hooks removed\n", path)
 	}
 	return ExitAllow
+}
+
+// writeSettings replaces a settings file whole: written beside it, then
+// renamed over it, so a client never reads half of it.
+func writeSettings(path string, out []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".veto-tmp"
+	if err := os.WriteFile(tmp, out, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // readSettings reads a settings file as a JSON object; a missing file is

@@ -72,13 +72,7 @@ func initMCP(e *env, verb, client, dir string, dry bool) int {
 		fmt.Fprintf(e.stdout, "%s: already as it should be; nothing changed\n", path)
 		return ExitAllow
 	}
-	tmp := path + ".veto-tmp"
-	if err := os.WriteFile(tmp, out, 0o644); err != nil {
-		fmt.Fprintf(e.stderr, "veto %s: %v\n", verb, err)
-		return ExitDeny
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := writeSettings(path, out); err != nil {
 		fmt.Fprintf(e.stderr, "veto %s: %v\n", verb, err)
 		return ExitDeny
 	}

@@ -77,7 +77,7 @@ func TestPageInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(cardText, "Instead") && !strings.Contains(cardText, "credential") {
+	if !strings.Contains(cardText, "credential_path") || !strings.Contains(cardText, "file.credential") {
 		t.Fatalf("the card does not say why: %q", cardText)
 	}
 	if allowedRows != 1 {

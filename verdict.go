@@ -89,6 +89,10 @@ type verdictJSON struct {
 	Seq        uint64         `json:"seq,omitempty"`
 }
 
+// Approved reports whether an allow passed a question with a person's
+// approval of this very call.
+func (v Verdict) Approved() bool { return v.Allowed && v.approval != 0 }
+
 // MarshalJSON writes the verdict as veto's JSON answer.
 func (v Verdict) MarshalJSON() ([]byte, error) {
 	j := verdictJSON{Verdict: "deny", CallID: v.CallID, Tool: v.Tool, Run: v.Run, Stage: v.Stage, Rule: v.Rule,

@@ -158,17 +158,19 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	if opts != nil && opts.explain != nil {
 		g.explainRules(ctx, rin, opts.explain)
 	}
-	var approval uint64
+	var approval, refusal uint64
 	i, d, outcome := g.runRules(ctx, rin)
 	if outcome == ruleAsked {
-		// A person's approval of this very call answers the question;
+		// A person's answer to this very call answers the question;
 		// every other rule has decided already.
-		seq, ok, err := g.approvalFor(ctx, c)
+		seq, granted, err := g.answerFor(ctx, c)
 		if err != nil {
 			return finish(g.deny(c, StageState, "", ReasonStateUnavailable, RiskHigh, "veto could not read this run's approvals, so the call is refused."))
 		}
-		if ok {
+		if granted {
 			approval, outcome = seq, ruleAllowed
+		} else {
+			refusal = seq
 		}
 	}
 	if outcome != ruleAllowed {
@@ -185,7 +187,13 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 			v = g.deny(c, StageRule, r.info.ID, ReasonRuleFailed, RiskHigh, "Rule "+r.info.ID+" failed while checking this call, so it is refused.")
 		default:
 			v = g.deny(c, StageRule, r.info.ID, d.reason, r.info.Risk.Of(d.reason), r.message(d, c))
-			if outcome == ruleAsked {
+			switch {
+			case outcome == ruleAsked && refusal != 0:
+				// A person said no: a refusal, not a new question.
+				v = g.deny(c, StageRule, r.info.ID, ReasonApprovalRefused, r.info.Risk.Of(d.reason),
+					"A person refused this call when "+r.info.ID+" asked about it.")
+				v.approval = refusal
+			case outcome == ruleAsked:
 				v.Ask, v.argsHash = true, ArgsHash(c)
 			}
 		}

@@ -34,6 +34,7 @@ const (
 	ReasonInputRejected      = "input_rejected"
 	ReasonCancelled          = "decision_cancelled"
 	ReasonInternal           = "internal_error"
+	ReasonApprovalRefused    = "approval_refused" // a person refused the call a rule asked about
 )
 
 // Verdict is the gate's answer for one call: allow, or deny with the stage,

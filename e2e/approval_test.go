@@ -95,7 +95,7 @@ func TestClaudeCodeWaitsForApprovalOnThePage(t *testing.T) {
 // askingSession is a sandbox whose user policy asks a person before the
 // release notes are written, and the runs of a Claude Code session in
 // print mode whose one call writes them: the first, and its resumption.
-func askingSession(t *testing.T) (s *sandbox, first, resume runSpec, notes string) {
+func askingSession(t *testing.T, more ...Call) (s *sandbox, first, resume runSpec, notes string) {
 	t.Helper()
 	node := clients(t)
 	s = newSandbox(t)
@@ -110,7 +110,7 @@ func askingSession(t *testing.T) (s *sandbox, first, resume runSpec, notes strin
 	call := Call{Name: "write the release notes", Tool: "Write",
 		Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q, "content": "ran\n"}`, notes))}
 	const session = "6f2c1a9e-4b7d-4c3e-9a8f-0d1e2f3a4b5c"
-	first = claudeRun(t, s, node, []Call{call})
+	first = claudeRun(t, s, node, append([]Call{call}, more...))
 	flags := first.Args[2:] // after -p go
 	first.Args = append(append([]string{"-p", "go"}, flags...), "--output-format", "json", "--session-id", session)
 	resume = first
@@ -153,6 +153,45 @@ func TestClaudeCodeRefusedOnThePage(t *testing.T) {
 		{n: 2, tool: "Write", verdict: "refused", name: "refused on veto's page (Chromium)"},
 		{n: 3, tool: "Write", verdict: "blocked", name: "resumed: refused with approval_refused, never ran"},
 	}, "")
+}
+
+// TestClaudeCodeWaitsBesideAnotherCall: the model asks for the call that
+// needs a person and another in one message. Claude Code holds the first
+// (its transcript has each tool_use in an entry of its own, so veto sees
+// it asked alone, as Claude Code does) and runs the second; approved on
+// the page, the resumed session runs the first, once.
+func TestClaudeCodeWaitsBesideAnotherCall(t *testing.T) {
+	need(t)
+	chrome := chromiumPath(t)
+	other := Call{Name: "write the changelog", Tool: "Write", With: true}
+	s, first, resume, notes := askingSession(t, other)
+	changelog := filepath.Join(s.ws, "CHANGELOG.txt")
+	first.Calls[1].Input = json.RawMessage(fmt.Sprintf(`{"file_path": %q, "content": "ran\n"}`, changelog))
+	resume.Calls = first.Calls
+	o := play(t, first)
+	waits(t, "the first run", o, notes)
+	if _, err := os.Stat(changelog); err != nil {
+		t.Fatalf("the call beside the held one did not run: %v", err)
+	}
+	answerOnPage(t, s, chrome, callID(0), "approve")
+	play(t, resume)
+	if b, err := os.ReadFile(notes); err != nil || string(b) != "ran\n" {
+		t.Fatalf("approved, the held call did not run: %v %q", err, b)
+	}
+	s.finish()
+	byCall, text := vetoLog(t, s)
+	count := func(id, kind string) (n int) {
+		for _, e := range byCall[id] {
+			if e.Kind == kind {
+				n++
+			}
+		}
+		return n
+	}
+	if count(callID(0), "observation") != 1 || count(callID(1), "observation") != 1 || count(callID(1), "invocation_allowed") != 1 {
+		t.Errorf("each call ran once: %d and %d observations, %d allows of the second\n%s",
+			count(callID(0), "observation"), count(callID(1), "observation"), count(callID(1), "invocation_allowed"), text)
+	}
 }
 
 // claudeResult is what claude -p --output-format json prints at the end.

@@ -93,19 +93,33 @@ func askedAlone(path, id string) bool {
 	if err != nil || !fi.Mode().IsRegular() {
 		return false
 	}
-	off := max(fi.Size()-maxTail, 0)
-	b, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
-	if err != nil {
-		return false
+	// The entry is written just before the hook runs: the last 64 KiB
+	// nearly always hold it; a longer tail only when they do not.
+	for tail := int64(64 << 10); ; tail *= 8 {
+		tail = min(tail, maxTail)
+		off := max(fi.Size()-tail, 0)
+		b, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
+		if err != nil {
+			return false
+		}
+		if found, alone := entryOf(b, id, off > 0); found || off == 0 || tail == maxTail {
+			return found && alone
+		}
 	}
-	return aloneIn(b, id, off > 0)
 }
 
 // aloneIn is askedAlone on a transcript's tail b (cut: its first line may
 // be a part of one).
 func aloneIn(b []byte, id string, cut bool) bool {
+	found, alone := entryOf(b, id, cut)
+	return found && alone
+}
+
+// entryOf finds the last assistant entry of b with tool_use id, and
+// whether it holds no other tool_use.
+func entryOf(b []byte, id string, cut bool) (found, alone bool) {
 	if id == "" {
-		return false
+		return false, false
 	}
 	quoted, _ := json.Marshal(id)
 	lines := bytes.Split(b, []byte("\n"))
@@ -137,8 +151,8 @@ func aloneIn(b []byte, id string, cut bool) bool {
 			}
 		}
 		if mine {
-			return uses == 1
+			return true, uses == 1
 		}
 	}
-	return false
+	return false, false
 }

@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,4 +135,48 @@ func FuzzAloneIn(f *testing.F) {
 			t.Fatal("a call without an id is held")
 		}
 	})
+}
+
+// BenchmarkAskedAlone: the cost a question adds in print mode, reading a
+// long session's transcript (about 8 MiB, the most read) to its last entry.
+func BenchmarkAskedAlone(b *testing.B) {
+	dir := b.TempDir()
+	p := filepath.Join(dir, "long.jsonl")
+	var buf strings.Builder
+	for buf.Len() < 8<<20 {
+		buf.WriteString(userSays + "\n" + other + "\n")
+	}
+	buf.WriteString(alone + "\n")
+	if err := os.WriteFile(p, []byte(buf.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if !askedAlone(p, "toolu_1") {
+			b.Fatal("not alone")
+		}
+	}
+}
+
+// The entry is found however far back within the last 8 MiB, and not
+// beyond them.
+func TestAskedAloneReadsBackEightMiB(t *testing.T) {
+	dir := t.TempDir()
+	after := func(n int) string {
+		p := filepath.Join(dir, fmt.Sprintf("after-%d.jsonl", n))
+		var b strings.Builder
+		b.WriteString(alone + "\n")
+		for b.Len() < n {
+			b.WriteString(other + "\n")
+		}
+		if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for n, want := range map[int]bool{0: true, 100 << 10: true, 1 << 20: true, 7 << 20: true, 9 << 20: false} {
+		if got := askedAlone(after(n), "toolu_1"); got != want {
+			t.Errorf("the entry followed by %d bytes: alone %v, want %v", n, got, want)
+		}
+	}
 }

@@ -79,3 +79,45 @@ func TestRefusalAnswersThatCall(t *testing.T) {
 		})
 	}
 }
+
+// TestQuestionAndAnswered: a client's prompt names a call by its tool and
+// arguments alone; Question finds the latest call a rule asked about with
+// them, and Answered tells whether its latest question has an answer.
+func TestQuestionAndAnswered(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	g, err := veto.NewGate(veto.Config{Store: st, Rules: []veto.Rule{asker()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(id, cmd string) *veto.Call {
+		return &veto.Call{ID: id, Tool: "Bash", Args: map[string]any{"command": cmd}, Run: veto.Run{Ref: "r1", Fresh: id == "c1"}}
+	}
+	if _, ok, _ := g.Question(ctx, call("", "make deploy")); ok {
+		t.Fatal("a question before any was asked")
+	}
+	g.Decide(ctx, call("c1", "make deploy"))
+	g.Decide(ctx, call("c2", "make deploy staging"))
+	if id, ok, _ := g.Question(ctx, call("", "make deploy")); !ok || id != "c1" {
+		t.Fatalf("Question = %q %v, want c1", id, ok)
+	}
+	if a, _ := g.Answered(ctx, "r1", "c1"); a {
+		t.Fatal("answered before an answer")
+	}
+	g.Answer(ctx, "r1", "c1", veto.Actor{Kind: "user", ID: "ann"}, true, time.Minute)
+	if a, _ := g.Answered(ctx, "r1", "c1"); !a {
+		t.Fatal("not answered after the approval")
+	}
+	if a, _ := g.Answered(ctx, "r1", "c2"); a {
+		t.Fatal("c2 answered by c1's approval")
+	}
+	// c1 asked about again: its latest question has no answer yet.
+	g.Decide(ctx, call("c3", "make deploy")) // uses the approval
+	g.Decide(ctx, call("c1", "make deploy"))
+	if id, _, _ := g.Question(ctx, call("", "make deploy")); id != "c1" {
+		t.Fatalf("the latest question is %q", id)
+	}
+	if a, _ := g.Answered(ctx, "r1", "c1"); a {
+		t.Fatal("a new question answered by the old answer")
+	}
+}

@@ -26,6 +26,10 @@ const (
 	Start               // a session starts
 	Decide              // a tool call is about to run
 	Observe             // a tool call ran; Outcome says how
+	// Permission: the client is about to ask a person at its own prompt
+	// whether a call may run (Claude Code's PermissionRequest); the call
+	// has no id.
+	Permission
 )
 
 // Event is a hook event reduced to what veto needs.
@@ -39,8 +43,11 @@ type Event struct {
 	// one (Claude Code's transcript_path): read only to see how a call
 	// was asked for, never recorded.
 	Transcript string
-	Call       veto.Call
-	Outcome    veto.Outcome // Observe
+	// PermissionMode is the client's permission mode, where it says
+	// (Claude Code's permission_mode).
+	PermissionMode string
+	Call           veto.Call
+	Outcome        veto.Outcome // Observe
 }
 
 // Reply is what the hook process does: its exit code and what it prints.
@@ -61,12 +68,19 @@ type Adapter interface {
 	Allow(approve bool) Reply
 }
 
-// Asker is an adapter whose client can hold a call for a person: Ask is
-// the reply that pauses the call, its reason the question's; false when
-// the client cannot hold this call here, and the call is then refused
-// with Deny as any question is.
+// Asker is an adapter whose client can put a call to a person: Ask is the
+// reply that holds the call for one, or has the client's own prompt ask
+// one, about the question v; false when the client cannot here, and the
+// call is then refused with Deny as any question is.
 type Asker interface {
-	Ask(ev *Event, reason string) (Reply, bool)
+	Ask(ev *Event, v veto.Verdict) (Reply, bool)
+}
+
+// Permitter is an adapter whose client asks a person at its own prompt
+// and lets a hook answer for them (Claude Code's PermissionRequest):
+// Permit is that answer, allow or deny with the reason the model reads.
+type Permitter interface {
+	Permit(allow bool, reason string) Reply
 }
 
 // MaxReason keeps every reply under the clients' limits (Claude Code:

@@ -32,6 +32,7 @@ const (
 	PreToolUse         = "PreToolUse"
 	PostToolUse        = "PostToolUse"
 	PostToolUseFailure = "PostToolUseFailure"
+	PermissionRequest  = "PermissionRequest"
 )
 
 // DecodeHook reads a Claude-shaped event. Fields veto does not use are
@@ -44,7 +45,7 @@ func DecodeHook(b []byte) (Hook, error) {
 		return h, err
 	}
 	switch h.HookEventName {
-	case SessionStart, PreToolUse, PostToolUse, PostToolUseFailure:
+	case SessionStart, PreToolUse, PostToolUse, PostToolUseFailure, PermissionRequest:
 	case "":
 		return h, errors.New("the hook event has no hook_event_name")
 	default:
@@ -53,7 +54,10 @@ func DecodeHook(b []byte) (Hook, error) {
 	if h.SessionID == "" {
 		return h, errors.New("the hook event has no session_id")
 	}
-	if h.HookEventName != SessionStart && (h.ToolName == "" || h.ToolUseID == "") {
+	switch {
+	case h.HookEventName == PermissionRequest && h.ToolName == "":
+		return h, errors.New("the permission request has no tool_name")
+	case h.HookEventName != SessionStart && h.HookEventName != PermissionRequest && (h.ToolName == "" || h.ToolUseID == ""):
 		return h, errors.New("the tool event has no tool_name or tool_use_id")
 	}
 	return h, nil
@@ -66,7 +70,7 @@ func DecodeHook(b []byte) (Hook, error) {
 // the same run and is named in the actor. PostToolUseFailure is a failed
 // call, or a cancelled one when the user interrupted it.
 func (h Hook) Event(actor, projectDir string) (Event, error) {
-	ev := Event{Session: h.SessionID, Cwd: h.Cwd, ProjectDir: projectDir, Transcript: h.TranscriptPath}
+	ev := Event{Session: h.SessionID, Cwd: h.Cwd, ProjectDir: projectDir, Transcript: h.TranscriptPath, PermissionMode: h.PermissionMode}
 	switch h.HookEventName {
 	case SessionStart:
 		ev.Kind = Start
@@ -74,6 +78,8 @@ func (h Hook) Event(actor, projectDir string) (Event, error) {
 		return ev, nil
 	case PreToolUse:
 		ev.Kind = Decide
+	case PermissionRequest:
+		ev.Kind = Permission
 	default:
 		ev.Kind, ev.Outcome = Observe, veto.Succeeded
 		if h.HookEventName == PostToolUseFailure {

@@ -33,8 +33,9 @@ type Adapter struct {
 }
 
 var (
-	_ agent.Adapter = Adapter{}
-	_ agent.Asker   = Adapter{}
+	_ agent.Adapter   = Adapter{}
+	_ agent.Asker     = Adapter{}
+	_ agent.Permitter = Adapter{}
 )
 
 // Decode implements agent.Adapter: SessionStart (startup and clear open a

@@ -3,11 +3,13 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
 )
 
@@ -36,16 +38,55 @@ var MinDeferVersion = [3]int{2, 1, 89}
 // entry: it is written just before the hook runs.
 const maxTail = 8 << 20
 
-// Ask implements agent.Asker: the defer reply where Claude Code holds the
-// call for a person, with the question's reason.
-func (a Adapter) Ask(ev *agent.Event, reason string) (agent.Reply, bool) {
-	if a.Attended != "0" || !deferKnown(a.Agent) || ev == nil || ev.Kind != agent.Decide {
+// Ask implements agent.Asker. Print mode: the defer reply where Claude
+// Code holds the call for a person. Interactive: Claude Code's own prompt
+// asks the person at the terminal (permissionDecision "ask", shown even
+// under bypassPermissions), and veto's PermissionRequest hook answers for
+// them when they answer on veto's page first; only in the permission
+// modes where that was seen (default, bypassPermissions).
+func (a Adapter) Ask(ev *agent.Event, v veto.Verdict) (agent.Reply, bool) {
+	if !deferKnown(a.Agent) || ev == nil || ev.Kind != agent.Decide {
 		return agent.Reply{}, false
 	}
-	if !askedAlone(ev.Transcript, ev.Call.ID) {
-		return agent.Reply{}, false
+	switch a.Attended {
+	case "0":
+		if !askedAlone(ev.Transcript, ev.Call.ID) {
+			return agent.Reply{}, false
+		}
+		return agent.Write(*Client.Defer, Reason(v)), true
+	case "1":
+		if ev.PermissionMode != "default" && ev.PermissionMode != "bypassPermissions" {
+			return agent.Reply{}, false
+		}
+		return agent.Write(*Client.Prompt, PromptReason(v)), true
 	}
-	return agent.Write(*Client.Defer, reason), true
+	return agent.Reply{}, false
+}
+
+// PromptReason is what Claude Code's prompt shows the person about a
+// question: the rule, the reason code and its sentence, and where else to
+// answer. Never argument text.
+func PromptReason(v veto.Verdict) string {
+	var b strings.Builder
+	b.WriteString("veto asks a person about this ")
+	b.WriteString(v.Tool)
+	b.WriteString(" call")
+	if v.Rule != "" {
+		fmt.Fprintf(&b, " (rule %s, reason %s)", v.Rule, v.Reason)
+	}
+	b.WriteString(": ")
+	b.WriteString(v.Message)
+	b.WriteString(" Answer here, or on veto's page (veto ui).")
+	return b.String()
+}
+
+// Permit implements agent.Permitter: the PermissionRequest hook's answer
+// for the person.
+func (Adapter) Permit(allow bool, reason string) agent.Reply {
+	if allow {
+		return agent.Write(*Client.PermitAllow, "")
+	}
+	return agent.Write(*Client.PermitDeny, reason)
 }
 
 // deferKnown reports whether AI_AGENT names a Claude Code that knows

@@ -67,6 +67,36 @@ func TestAloneIn(t *testing.T) {
 	}
 }
 
+var question = veto.Verdict{Ask: true, Tool: "Bash", Stage: veto.StageRule, Rule: "deploy-needs-person",
+	Reason: "deploy_needs_person", Message: "A deploy needs a person's approval."}
+
+// Interactive sessions: Claude Code's own prompt asks, with veto's
+// sentence, in the permission modes where it was seen to ask; elsewhere
+// the question is refused.
+func TestAskPromptsInteractively(t *testing.T) {
+	for mode, want := range map[string]bool{"default": true, "bypassPermissions": true, "acceptEdits": false,
+		"plan": false, "auto": false, "dontAsk": false, "": false} {
+		a := Adapter{Attended: "1", Agent: "claude-code_2-1-332_harness"}
+		ev := &agent.Event{Kind: agent.Decide, PermissionMode: mode, Call: veto.Call{ID: "toolu_1", Tool: "Bash"}}
+		r, got := a.Ask(ev, question)
+		if got != want {
+			t.Errorf("mode %q: Ask = %v, want %v", mode, got, want)
+			continue
+		}
+		if got && (r.Exit != 0 || !strings.Contains(r.Stdout, `"permissionDecision":"ask"`) ||
+			!strings.Contains(r.Stdout, "veto asks a person about this Bash call (rule deploy-needs-person, reason deploy_needs_person)") ||
+			!strings.Contains(r.Stdout, "veto's page")) {
+			t.Errorf("mode %q: the prompt reply is %+v", mode, r)
+		}
+	}
+	if r := (Adapter{}).Permit(true, ""); r.Exit != 0 || !strings.Contains(r.Stdout, `"behavior":"allow"`) {
+		t.Errorf("Permit(true) = %+v", r)
+	}
+	if r := (Adapter{}).Permit(false, "refused: approval_refused"); r.Exit != 0 || !strings.Contains(r.Stdout, `"behavior":"deny"`) || !strings.Contains(r.Stdout, "approval_refused") {
+		t.Errorf("Permit(false) = %+v", r)
+	}
+}
+
 // Ask holds a call only where Claude Code honours defer; every other case
 // is false, and the call is then refused.
 func TestAskDefersOnlyWhereHonoured(t *testing.T) {
@@ -106,7 +136,7 @@ func TestAskDefersOnlyWhereHonoured(t *testing.T) {
 		{"no event", ok, nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, got := c.a.Ask(c.ev, "veto blocked this Bash call until a person approves it")
+			r, got := c.a.Ask(c.ev, question)
 			if got != c.want {
 				t.Fatalf("Ask = %v, want %v", got, c.want)
 			}
@@ -120,7 +150,7 @@ func TestAskDefersOnlyWhereHonoured(t *testing.T) {
 	}
 	// A symlinked transcript is followed (Claude Code's own file may be
 	// reached through one); it is only read.
-	if _, got := ok.Ask(ev(filepath.Join(dir, "link.jsonl")), "r"); !got {
+	if _, got := ok.Ask(ev(filepath.Join(dir, "link.jsonl")), question); !got {
 		t.Fatal("a symlinked transcript is not read")
 	}
 }

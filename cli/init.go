@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/vetohq/veto/clients"
@@ -331,14 +332,18 @@ func (ch clientHooks) add(settings map[string]any, command string) bool {
 		if present {
 			continue
 		}
+		entry := ch.entry(command)
+		if ev.Timeout > 0 && ch.TimeoutKey != "" && ch.TimeoutUnit > 0 {
+			entry[ch.TimeoutKey] = json.Number(strconv.FormatInt(int64(ev.Timeout/ch.TimeoutUnit), 10))
+		}
 		if ch.Grouped {
-			group := map[string]any{"hooks": []any{ch.entry(command)}}
+			group := map[string]any{"hooks": []any{entry}}
 			if ev.Matcher != "" {
 				group["matcher"] = ev.Matcher
 			}
 			hooks[ev.Name] = append(list, group)
 		} else {
-			hooks[ev.Name] = append(list, ch.entry(command))
+			hooks[ev.Name] = append(list, entry)
 		}
 		changed = true
 	}

@@ -35,6 +35,14 @@ type Client struct {
 	// resumed (Claude Code's print mode). nil: the client has none, and
 	// a call waiting for a person is refused with Deny.
 	Defer *Reply
+	// Prompt is the reply that has the client ask the person at its own
+	// prompt (Claude Code's interactive permissionDecision "ask"); nil:
+	// the client has none.
+	Prompt *Reply
+	// PermitAllow and PermitDeny answer the client's event before its own
+	// prompt asks a person (Claude Code's PermissionRequest), for that
+	// person; nil: the client has none.
+	PermitAllow, PermitDeny *Reply
 
 	Events   []Event // the hook events veto handles, in the order init registers them
 	Settings Settings
@@ -54,6 +62,9 @@ type Event struct {
 	// Unregistered: veto decodes the event when it comes, but init does
 	// not register it (Cursor's preToolUse, which overlaps the others).
 	Unregistered bool
+	// Timeout is the timeout init registers for this event (0: the
+	// entry's): an event on which veto may wait for a person.
+	Timeout time.Duration
 }
 
 // Settings is how a client's settings file holds hooks.
@@ -194,8 +205,20 @@ var (
 		// call pending, and claude -p --resume asks the hook again.
 		Defer: &Reply{Stdout: obj{"hookSpecificOutput": obj{"hookEventName": "PreToolUse",
 			"permissionDecision": "defer", "permissionDecisionReason": ReasonHere}}},
+		// Interactive: Claude Code shows its own prompt, with the reason,
+		// even under bypassPermissions; its PermissionRequest hook may
+		// answer for the person first.
+		Prompt: &Reply{Stdout: obj{"hookSpecificOutput": obj{"hookEventName": "PreToolUse",
+			"permissionDecision": "ask", "permissionDecisionReason": ReasonHere}}},
+		PermitAllow: &Reply{Stdout: obj{"hookSpecificOutput": obj{"hookEventName": "PermissionRequest",
+			"decision": obj{"behavior": "allow"}}}},
+		PermitDeny: &Reply{Stdout: obj{"hookSpecificOutput": obj{"hookEventName": "PermissionRequest",
+			"decision": obj{"behavior": "deny", "message": ReasonHere}}}},
 		Events: []Event{{Name: "SessionStart"}, {Name: "PreToolUse", Matcher: "*"}, {Name: "PostToolUse", Matcher: "*"},
-			{Name: "PostToolUseFailure", Matcher: "*"}},
+			{Name: "PostToolUseFailure", Matcher: "*"},
+			// veto waits here for a person's answer on its page, while
+			// Claude Code's own prompt asks the one at the terminal.
+			{Name: "PermissionRequest", Matcher: "*", Timeout: 10 * time.Minute}},
 		Settings: Settings{Project: ".claude/settings.json", User: ".claude/settings.json", Grouped: true, CommandKey: "command",
 			Entry: obj{"type": "command", "timeout": json.Number("5")}, TimeoutKey: "timeout", TimeoutUnit: time.Second,
 			// Claude Code 2.1.295 and later: a hook that cannot start, times

@@ -263,22 +263,31 @@ func loopbackOnly() error {
 // unshare --net (and --mount).
 func play(t *testing.T, spec runSpec) outcome {
 	t.Helper()
-	dir := t.TempDir()
+	o, err := playIn(t.TempDir(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// playIn is play with its files in dir, for a goroutine: it fails by
+// returning an error.
+func playIn(dir string, spec runSpec) (outcome, error) {
 	spec.Report = filepath.Join(dir, "outcome.json")
 	b, _ := json.Marshal(spec)
 	specPath := filepath.Join(dir, "spec.json")
 	if err := os.WriteFile(specPath, b, 0o600); err != nil {
-		t.Fatal(err)
+		return outcome{}, err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		t.Fatal(err)
+		return outcome{}, err
 	}
 	// A mount namespace too, so a read-only bind stays in it.
 	cmd := exec.Command("unshare", "--net", "--mount", "--", self)
 	cmd.Env = []string{innerEnv + "=" + specPath, "PATH=" + os.Getenv("PATH")}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("unshare --net: %v\n%s", err, out)
+		return outcome{}, fmt.Errorf("unshare --net: %v\n%s", err, out)
 	}
 	var o outcome
 	b, err = os.ReadFile(spec.Report)
@@ -286,12 +295,12 @@ func play(t *testing.T, spec runSpec) outcome {
 		err = json.Unmarshal(b, &o)
 	}
 	if err != nil {
-		t.Fatalf("the namespace's outcome: %v", err)
+		return outcome{}, fmt.Errorf("the namespace's outcome: %v", err)
 	}
 	if o.Err != "" && !strings.HasPrefix(o.Err, "the client did not finish") {
-		t.Fatalf("in the namespace: %s", o.Err)
+		return o, fmt.Errorf("in the namespace: %s", o.Err)
 	}
-	return o
+	return o, nil
 }
 
 // need skips the test unless VETO_E2E=1, and fails when a tool it needs

@@ -125,6 +125,22 @@ func Reply(ctx context.Context, a agent.Adapter, stdin io.Reader, o Options) (ag
 			}
 		}()
 		r, err := handle(ctx, a, b, o)
+		// Waiting for a person's answer: asked again, with the state
+		// opened afresh each time, until it comes or the time left is
+		// what deciding needs; then no opinion, and the client's own
+		// prompt asks the person.
+		margin := max(time.Second, o.Timeout/10)
+		for errors.Is(err, errNotYet) {
+			if dl, _ := ctx.Deadline(); time.Until(dl) < margin+pollAnswer {
+				r, err = agent.Reply{}, nil
+				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(pollAnswer):
+			}
+			r, err = handle(ctx, a, b, o)
+		}
 		done <- answer{r, err}
 	}()
 	late := func() agent.Reply {
@@ -151,6 +167,13 @@ func (n *noCEL) Compile(policy.RuleSpec) (veto.Rule, error) {
 	n.needed = true
 	return nil, ErrNeedsCEL
 }
+
+// errNotYet is handle's answer to an event that waits for a person's
+// answer that has not come yet.
+var errNotYet = errors.New("hook: no answer yet")
+
+// pollAnswer is how often a waiting event looks for a person's answer.
+const pollAnswer = 250 * time.Millisecond
 
 func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Reply, error) {
 	ctx, causes := sqlstore.WithCauses(ctx)
@@ -257,9 +280,9 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		}
 		if !v.Allowed {
 			if as, ok := a.(agent.Asker); ok && v.Ask {
-				// A question the client can hold for a person: asked
-				// again when the session resumes.
-				if r, ok := as.Ask(&ev, claudecode.Reason(v)); ok {
+				// A question the client can put to a person: held for
+				// one, or asked at its own prompt.
+				if r, ok := as.Ask(&ev, v); ok {
 					return r, nil
 				}
 			}
@@ -268,6 +291,30 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		// A call a person approved is allowed for the user: the
 		// client's own prompt would ask a second time.
 		return a.Allow(o.Approve || p.Approve || v.Approved()), nil
+	case agent.Permission:
+		// The client's prompt is about to ask a person about a call veto
+		// asked about: the answer given on veto's page, once there, is
+		// the person's, and the call is decided again with it. Anything
+		// else is no opinion: the prompt asks the person.
+		pm, ok := a.(agent.Permitter)
+		if !ok {
+			return agent.Reply{}, nil
+		}
+		id, found, err := g.Question(ctx, &ev.Call)
+		if err != nil || !found {
+			return agent.Reply{}, nil
+		}
+		if answered, err := g.Answered(ctx, ev.Call.Run.Ref, id); err != nil {
+			return agent.Reply{}, nil
+		} else if !answered {
+			return agent.Reply{}, errNotYet
+		}
+		ev.Call.ID = id
+		v := g.Decide(ctx, &ev.Call)
+		if !v.Allowed {
+			return pm.Permit(false, claudecode.Reason(v)), nil
+		}
+		return pm.Permit(true, ""), nil
 	case agent.Observe:
 		if err := g.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
 			return agent.Reply{Exit: 1, Stderr: withCause("veto could not record what the call did.", causes.Last()) + "\n"}, nil

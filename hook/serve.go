@@ -138,6 +138,9 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 			ro.Timeout = min(ro.Timeout, left)
 		}
 		ro.open, ro.openPG, ro.gates = stores.open, stores.openPostgres, gates
+		// The connection lasts as long as the answer may take (an event
+		// veto waits on for a person takes minutes).
+		c.SetDeadline(time.Now().Add(ro.Timeout + 5*time.Second))
 		r, _ := Reply(ctx, a, bytesReader(rq.Event), ro)
 		rs.Exit, rs.Stdout, rs.Stderr = r.Exit, r.Stdout, r.Stderr
 		served.Add(1)

@@ -65,20 +65,33 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 	// reply, across the server and veto hook: a client that never closes
 	// stdin, or a server that never answers, is refused within it. It is
 	// at most half the timeout the client's settings give the hook now.
-	if c := clients.Lookup(client); c != nil {
-		if wd, err := os.Getwd(); err == nil {
-			if reg := Registered(c, wd); reg > 0 && reg/2 < *timeout {
-				*timeout = reg / 2
-			}
+	c := clients.Lookup(client)
+	wd, wdErr := os.Getwd()
+	if c != nil && wdErr == nil {
+		if reg := Registered(c, wd); reg > 0 && reg/2 < *timeout {
+			*timeout = reg / 2
 		}
 	}
-	deadline := time.Now().Add(*timeout)
+	began := time.Now()
+	deadline := began.Add(*timeout)
 	in, err := ReadEvent(stdin, MaxEvent+1, *timeout)
 	if errors.Is(err, ErrSlowInput) {
 		code, o, e := Deny(client, fmt.Sprintf("veto-hook did not receive the whole hook event within %s (its input was not closed), so the call is blocked.", *timeout))
 		io.WriteString(stdout, o)
 		io.WriteString(stderr, e)
 		return code
+	}
+	// An event veto may wait on for a person has half its own registered
+	// timeout (the table's when the file has none).
+	if ev := waitingOf(c, in); ev != nil && err == nil {
+		reg := ev.Timeout
+		if wdErr == nil {
+			if r := RegisteredFor(c, wd, ev.Name); r > 0 {
+				reg = r
+			}
+		}
+		*timeout = reg / 2
+		deadline = began.Add(*timeout)
 	}
 	// An event that cannot be read whole, or is too long, is still handed
 	// on: veto answers it with the client's denial.

@@ -18,7 +18,11 @@ import (
 // veto-hook answers within half of it, whatever the file says now: a
 // timeout lowered by hand after veto init lowers veto's budget too. A
 // file that does not read or decode is passed over.
-func Registered(c *clients.Client, dir string) time.Duration {
+func Registered(c *clients.Client, dir string) time.Duration { return RegisteredFor(c, dir, "") }
+
+// RegisteredFor is Registered for one event of the client's (its key in
+// the settings' hooks; "": every event).
+func RegisteredFor(c *clients.Client, dir, event string) time.Duration {
 	st := c.Settings
 	if st.TimeoutKey == "" || st.TimeoutUnit <= 0 {
 		return 0
@@ -45,7 +49,7 @@ func Registered(c *clients.Client, dir string) time.Duration {
 	}
 	var least time.Duration
 	for _, p := range files {
-		if d := registeredIn(c, p); d > 0 && (least == 0 || d < least) {
+		if d := registeredIn(c, p, event); d > 0 && (least == 0 || d < least) {
 			least = d
 		}
 	}
@@ -53,10 +57,10 @@ func Registered(c *clients.Client, dir string) time.Duration {
 }
 
 // registeredIn is the shortest timeout of veto's entries for c in the
-// settings file p (0: none). A file that does not name the client at all
+// settings file p, under event ("": any), 0: none. A file that does not name the client at all
 // is not decoded; entries are decoded only as far as their command and
 // timeout fields.
-func registeredIn(c *clients.Client, p string) time.Duration {
+func registeredIn(c *clients.Client, p, event string) time.Duration {
 	b, err := os.ReadFile(p)
 	if err != nil || len(b) > 1<<20 || !bytes.Contains(b, []byte(c.Name)) {
 		return 0
@@ -86,7 +90,12 @@ func registeredIn(c *clients.Client, p string) time.Duration {
 			least = d
 		}
 	}
-	for _, list := range file.Hooks {
+	for name, list := range file.Hooks {
+		// One event's, or every event's but those veto waits on, whose
+		// long timeout is not the others' budget.
+		if (event != "" && name != event) || (event == "" && waits(c, name)) {
+			continue
+		}
 		for _, item := range list {
 			if !st.Grouped {
 				note(item)
@@ -102,4 +111,40 @@ func registeredIn(c *clients.Client, p string) time.Duration {
 		}
 	}
 	return least
+}
+
+// Waiting is the client's event, named in the hook event in (its
+// hook_event_name), on which veto may wait for a person (an event of the
+// table with a Timeout); nil for any other.
+func Waiting(c *clients.Client, in []byte) *clients.Event {
+	var ev struct {
+		Name string `json:"hook_event_name"`
+	}
+	if json.Unmarshal(in, &ev) != nil || ev.Name == "" {
+		return nil
+	}
+	for i := range c.Events {
+		if e := &c.Events[i]; e.Name == ev.Name && e.Timeout > 0 {
+			return e
+		}
+	}
+	return nil
+}
+
+// waits reports whether the client's event of this name is one veto may
+// wait on: its long timeout is not the budget of the other events.
+func waits(c *clients.Client, name string) bool {
+	for _, e := range c.Events {
+		if e.Name == name {
+			return e.Timeout > 0
+		}
+	}
+	return false
+}
+
+func waitingOf(c *clients.Client, in []byte) *clients.Event {
+	if c == nil {
+		return nil
+	}
+	return Waiting(c, in)
 }

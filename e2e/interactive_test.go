@@ -23,7 +23,7 @@ func TestClaudeCodeInteractiveAsksOnThePage(t *testing.T) {
 	key := s.apiKey[len(s.apiKey)-20:]
 	cj, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "theme": "dark", "bypassPermissionsModeAccepted": true,
 		"customApiKeyResponses": map[string]any{"approved": []string{key}, "rejected": []string{}},
-		"projects": map[string]any{s.ws: map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}}})
+		"projects":              map[string]any{s.ws: map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}}})
 	s.write("home/.claude.json", string(cj), 0o600)
 	// The session runs in a pseudo-terminal until the call has run and
 	// been reported, or 120 s; then its process group is stopped.

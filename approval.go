@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -49,6 +50,55 @@ func (g *Gate) approvalFor(ctx context.Context, c *Call) (uint64, bool, error) {
 	return 0, false, nil
 }
 
+// maxApproval is the longest an approval lasts (Answer refuses longer).
+const maxApproval = 24 * time.Hour
+
+// approvalRefused finds the approval of a call the live policy denies, as
+// approvalFor does, reading less on the way to a denial: where the store
+// keeps a log, the run's grants of the last 24 hours (the longest an
+// approval lasts) first, and only when one matches, the events after it.
+// Any failure finds none: the call is denied either way.
+func (g *Gate) approvalRefused(ctx context.Context, c *Call) uint64 {
+	l, ok := g.store.(Log)
+	if !ok {
+		seq, ok, err := g.approvalFor(ctx, c)
+		if err != nil || !ok {
+			return 0
+		}
+		return seq
+	}
+	h, now := ArgsHash(c), g.now()
+	var grants []uint64
+	q := LogQuery{Run: c.Run.Ref, Kinds: []EventKind{EventApproved}, Since: now.Add(-maxApproval)}
+	err := l.Scan(ctx, q, func(_ string, seq uint64, b []byte) error {
+		var e Event
+		if json.Unmarshal(b, &e) == nil && e.Tool == c.Tool && e.ArgsHash == h && now.Before(e.Expires) {
+			grants = append(grants, seq)
+		}
+		return nil
+	})
+	if err != nil || len(grants) == 0 {
+		return 0
+	}
+	first := slices.Min(grants)
+	evs, err := g.store.Events(ctx, c.Run.Ref, first-1)
+	if err != nil {
+		return 0
+	}
+	used := map[uint64]bool{}
+	for _, e := range evs {
+		if e.Approval != 0 {
+			used[e.Approval] = true
+		}
+	}
+	for _, e := range evs {
+		if e.Kind == EventApproved && slices.Contains(grants, e.Seq) && !used[e.Seq] {
+			return e.Seq
+		}
+	}
+	return 0
+}
+
 // Approval errors.
 var (
 	ErrNoQuestion = errors.New("veto: no call of this id in this run waits for approval")
@@ -61,7 +111,7 @@ var (
 // again, with the live policy, when it is made); without, the question
 // stays, and the answer is on record. by is the person.
 func (g *Gate) Answer(ctx context.Context, run, callID string, by Actor, grant bool, ttl time.Duration) error {
-	if ttl <= 0 || ttl > 24*time.Hour {
+	if ttl <= 0 || ttl > maxApproval {
 		return errors.New("veto: an approval lasts more than nothing and at most 24 hours")
 	}
 	var missing error

@@ -103,6 +103,13 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	}
 	s.probe = recordingProbe{inner: g.probe, facts: s.probe.facts[:0], max: maxProbes}
 	finish := func(v Verdict) (Verdict, uint64, []Event) {
+		if !v.Allowed && !v.Ask && (opts == nil || opts.explain == nil) {
+			// Approval is not permission: a call a person approved that
+			// the live policy refuses now is refused at resume, and the
+			// denial uses the approval up (a tool failure, never a new
+			// question). Only denials look: an allow never reads approvals.
+			v.approval = g.approvalRefused(ctx, c)
+		}
 		for i := range s.probe.facts {
 			evs = append(evs, Event{Kind: EventProbe, CallID: c.ID, Tool: c.Tool, Fact: &s.probe.facts[i]})
 		}

@@ -215,6 +215,8 @@ type card struct {
 	// for a grant, its State: waiting (for the call), used, refused (at
 	// resume) or expired (unused; computed from Expires, not an event).
 	Resume   string
+	Resumed  string // a decision resuming a suspension: what it waited for (approval, input)
+	Awaiting string // a suspension's: approval or input
 	Approval uint64
 	Answer   string
 	State    string
@@ -249,21 +251,57 @@ func filterOf(r *http.Request) uiFilter {
 	return uiFilter{Run: q.Get("run"), Tool: q.Get("tool"), Verdict: q.Get("verdict"), Rule: q.Get("rule"), Risk: q.Get("risk")}
 }
 
+// query is the events the page scans: the decisions, the answers and the
+// suspensions (which mark the decision that resumes them, whatever the
+// filter shows).
 func (f uiFilter) query() veto.LogQuery {
-	q := veto.LogQuery{Run: f.Run, Kinds: []veto.EventKind{veto.EventAllowed, veto.EventDenied, veto.EventToolDenied,
-		veto.EventApproved, veto.EventApprovalRefused}}
+	q := veto.LogQuery{Run: f.Run, Kinds: []veto.EventKind{veto.EventSuspended, veto.EventAllowed, veto.EventDenied,
+		veto.EventToolDenied, veto.EventApproved, veto.EventApprovalRefused}}
 	switch f.Verdict {
 	case "allow":
-		q.Kinds = q.Kinds[:1]
+		q.Kinds = q.Kinds[:2]
 	case "deny":
-		q.Kinds = q.Kinds[1:3]
+		q.Kinds = append(q.Kinds[:1], q.Kinds[2:4]...)
 	}
 	return q
 }
 
+// keeps reports whether the filters show c. Answers and suspensions are
+// not verdicts: a verdict filter hides them.
 func (f uiFilter) keeps(c *card) bool {
 	return (f.Tool == "" || c.Tool == f.Tool) && (f.Rule == "" || c.Rule == f.Rule) && (f.Risk == "" || c.Risk == f.Risk) &&
-		(c.Answer == "" || f.Verdict == "")
+		(c.Verdict != "answer" && c.Verdict != "suspended" || f.Verdict == "")
+}
+
+// resumes marks the decisions that resume a suspended call (the runtime's
+// Gate.ResumeApproval or ResumeInput, or POST /v1/resume: the next
+// decision of that call id in its run) and the suspensions' states.
+type resumes struct {
+	open map[[2]string]*card // run, call id → the suspension's card
+}
+
+// see notes ev: a suspension opens, a decision of a suspended call
+// resumes it (refused at resume when it denies).
+func (r *resumes) see(run string, ev *veto.Event, c *card) {
+	k := [2]string{run, ev.CallID}
+	switch ev.Kind {
+	case veto.EventSuspended:
+		if r.open == nil {
+			r.open = map[[2]string]*card{}
+		}
+		r.open[k] = c
+	case veto.EventAllowed, veto.EventDenied, veto.EventToolDenied:
+		sc, ok := r.open[k]
+		if !ok {
+			return
+		}
+		delete(r.open, k)
+		c.Resumed = sc.Awaiting
+		sc.State = "resumed"
+		if ev.Kind != veto.EventAllowed {
+			c.Resume, sc.State = "refused", "refused"
+		}
+	}
 }
 
 // reasonText is a reason code's sentence and advice as its rule declares
@@ -312,6 +350,9 @@ var engineReasons = map[string]string{
 func cardOf(run string, seq uint64, ev *veto.Event, cursor string, now time.Time) card {
 	c := card{Time: ev.Time, Run: run, Seq: seq, Tool: ev.Tool, Verdict: "allow", Cursor: cursor, Approval: ev.Approval, CallID: ev.CallID}
 	switch ev.Kind {
+	case veto.EventSuspended:
+		c.Verdict, c.Awaiting, c.State = "suspended", string(ev.Awaiting), "waiting"
+		return c
 	case veto.EventApproved, veto.EventApprovalRefused:
 		c.Verdict, c.Answer, c.State, c.Rule, c.Reason = "answer", "granted", grantState(ev, now), ev.Rule, ev.Reason
 		c.By, c.Expires = ev.Actor.Kind+":"+ev.Actor.ID, ev.Expires
@@ -356,6 +397,7 @@ func (s *Server) scanCards(ctx context.Context, f uiFilter) ([]card, string, err
 	}
 	grants := map[grantKey]*card{} // the approvals shown, to mark them used
 	now := s.cfg.Now()
+	var rs resumes
 	err := s.cfg.Store.Scan(ctx, q, func(run string, seq uint64, b []byte) error {
 		ev, err := eventlog.DecodeEvent(b)
 		q.AfterRun, q.AfterSeq = run, seq
@@ -364,6 +406,7 @@ func (s *Server) scanCards(ctx context.Context, f uiFilter) ([]card, string, err
 		}
 		q.AfterTime = ev.Time.UnixNano()
 		c := cardOf(run, seq, &ev, cursor(&q), now)
+		rs.see(run, &ev, &c)
 		if g := grants[grantKey{run, ev.Approval}]; ev.Approval != 0 && g != nil {
 			useGrant(g, &ev)
 		}
@@ -426,8 +469,10 @@ func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 		q.Since = s.cfg.Now()
 	}
 	var buf bytes.Buffer
+	var rs resumes // the suspensions this stream saw
 	s.stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, _ []byte) []byte {
 		c := cardOf(run, seq, ev, cursor(&q), s.cfg.Now())
+		rs.see(run, ev, &c)
 		if !f.keeps(&c) {
 			return nil
 		}
@@ -489,6 +534,7 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	now := s.cfg.Now()
+	suspended := map[string]int{} // call id → its suspension's step
 	var steps []step
 	var tainted []step
 	knows := map[string]bool{}
@@ -500,6 +546,13 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 			st.Resume = used[e.Approval]
 			if st.Resume == "used" {
 				st.Resume = "approved"
+			}
+		}
+		if i, ok := suspended[e.CallID]; ok && (e.Kind == veto.EventAllowed || e.Kind == veto.EventDenied || e.Kind == veto.EventToolDenied) {
+			delete(suspended, e.CallID)
+			steps[i].State = "resumed"
+			if e.Kind != veto.EventAllowed {
+				st.Resume, steps[i].State = "refused", "refused"
 			}
 		}
 		switch e.Kind {
@@ -540,7 +593,8 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 			st.Rule, st.Reason, st.State = e.Rule, e.Reason, "denied"
 			st.What = "call " + e.CallID + " by " + e.Actor.Kind + ":" + e.Actor.ID
 		case veto.EventSuspended:
-			st.What = "awaits " + string(e.Awaiting)
+			st.What, st.State = "call "+e.CallID+" awaits "+string(e.Awaiting), "waiting"
+			suspended[e.CallID] = len(steps)
 		case veto.EventEgressAllowed:
 			st.What = e.Host
 			hosts = append(hosts, e.Host)

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -248,5 +249,76 @@ func TestTimelineShowsTaint(t *testing.T) {
 	}
 	if _, page := getPage(t, hc, s.url+"/ui/runs/r2"); !strings.Contains(page, `id="taint" data-tainted="no"`) || strings.Contains(page, `data-taint=`) {
 		t.Fatalf("a clean run's timeline:\n%s", page)
+	}
+}
+
+// TestPageShowsInputResumes: calls a runtime suspended for input (POST
+// /v1/suspend) are shown as waiting for input; the runtime keeps the
+// suspension, with the arguments, and resumes it with the person's values
+// (POST /v1/resume); the page then shows the suspension resumed, or
+// refused at resume when the live policy denies the call with the values
+// applied (data-resume="refused", data-resumed="input"). Neither the
+// call's arguments nor the values a person typed appear on the page, in
+// the events or in the service's log.
+func TestPageShowsInputResumes(t *testing.T) {
+	const argCanary, typedCanary = "CANARY-arg-5b10", "CANARY-typed-e27d"
+	w := newWorld(t)
+	st, d := sqliteStore(t)
+	s := start(t, w, st, d, nil)
+	tok := s.token("user:ann")
+	s.post("/v1/runs", tok, map[string]any{"ref": "r1", "fresh": true})
+	suspend := func(id string) json.RawMessage {
+		c := s.call(id, "r1", "Bash", map[string]any{"command": "echo " + argCanary, "description": argCanary})
+		code, m := s.post("/v1/suspend", tok, map[string]any{"call": c, "kind": "input", "fields": []string{"command"}})
+		if code != 200 {
+			t.Fatalf("suspend %s: %d %v", id, code, m)
+		}
+		b, _ := json.Marshal(m["suspension"])
+		return b
+	}
+	ok, bad := suspend("c1"), suspend("c2")
+	hc, _ := pageSession(t, s, tok)
+	_, page := getPage(t, hc, s.url+"/ui?run=r1")
+	for _, id := range []string{"c1", "c2"} {
+		if !strings.Contains(page, `data-verdict="suspended" data-awaiting="input" data-state="waiting" data-call="`+id+`"`) {
+			t.Fatalf("the page does not show %s waiting for input:\n%s", id, page)
+		}
+	}
+	resume := func(sus json.RawMessage, command string) map[string]any {
+		_, m := s.post("/v1/resume", tok, map[string]any{"suspension": sus, "input": map[string]any{"command": command}})
+		return m
+	}
+	if m := resume(ok, "ls # "+typedCanary); m["execute"] != true {
+		t.Fatalf("the resume with an allowed value: %v", m)
+	}
+	if m := resume(bad, "cat ~/.ssh/id_rsa # "+typedCanary); m["execute"] == true {
+		t.Fatalf("the resume with a credential read: %v", m)
+	}
+	_, page = getPage(t, hc, s.url+"/ui?run=r1")
+	_, timeline := getPage(t, hc, s.url+"/ui/runs/r1")
+	for _, want := range []string{
+		`data-verdict="suspended" data-awaiting="input" data-state="resumed" data-call="c1"`,
+		`data-verdict="suspended" data-awaiting="input" data-state="refused" data-call="c2"`,
+		`data-rule="file.credential" data-reason="credential_path"`,
+		`data-resume="refused" data-resumed="input"`,
+		`data-verdict="allow" data-tool="Bash" data-run="r1"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the page lacks %q:\n%s", want, page)
+		}
+	}
+	if !strings.Contains(timeline, `data-kind="call_suspended" data-seq="3" data-state="refused"`) ||
+		!regexp.MustCompile(`data-kind="invocation_denied" data-seq="[0-9]+" data-rule="file.credential" data-reason="credential_path" data-resume="refused"`).MatchString(timeline) {
+		t.Fatalf("the timeline:\n%s", timeline)
+	}
+	var stored strings.Builder
+	_, _, bodies, _ := st.Chain(context.Background(), "r1")
+	for _, b := range bodies {
+		stored.Write(b)
+	}
+	for name, text := range map[string]string{"the page": page, "the timeline": timeline, "the events": stored.String(), "the log": s.logs.String()} {
+		if strings.Contains(text, argCanary) || strings.Contains(text, typedCanary) {
+			t.Fatalf("%s holds argument text or a typed value:\n%s", name, text)
+		}
 	}
 }

@@ -137,6 +137,8 @@ var uiRoutes = []struct {
 	{"GET /ui/runs/{run}", false, (*Server).uiRun},
 	{"POST /ui/approvals/{run}/{call}", false, (*Server).uiAnswer},
 	{"POST /ui/pins/{server}/{tool}", false, (*Server).uiPin},
+	{"GET /ui/whatif", false, (*Server).uiWhatIf},
+	{"POST /ui/whatif", false, (*Server).uiWhatIf},
 	{"GET /ui/app.js", true, (*Server).uiScript},
 	{"GET /ui/style.css", true, (*Server).uiStyle},
 }

@@ -36,6 +36,18 @@ func (s loggedReads) Scan(ctx context.Context, q veto.LogQuery, fn func(string, 
 	return s.Log.Scan(ctx, q, fn)
 }
 
+// rawReads is loggedReads over the in-memory store, which also hands over
+// its stored events raw.
+type rawReads struct {
+	loggedReads
+	m *memstore.Store
+}
+
+func (s rawReads) Raw(run string) [][]byte {
+	s.n.Add(1)
+	return s.m.Raw(run)
+}
+
 // TestApprovedCallRefusedAtResume: a person approves a call; the policy
 // changes (a second gate on the same store, as a hook process started with
 // a new policy would be) and now denies it. The denial is recorded naming
@@ -43,8 +55,9 @@ func (s loggedReads) Scan(ctx context.Context, q veto.LogQuery, fn func(string, 
 // policy, which would have let the call through on it, now asks again.
 // A denial of a call nobody approved, or whose approval expired, names
 // none; an allow never reads the run's events to look for approvals. On
-// the memory store and on SQLite, found through the store's log, and on
-// a store without one, through the run's events.
+// the memory store (its raw events searched for a grant first), on SQLite
+// (found through the store's log), and on a store without a log (through
+// the run's events).
 func TestApprovedCallRefusedAtResume(t *testing.T) {
 	for _, store := range []string{"memory", "sqlite", "memory without its log"} {
 		t.Run(store, func(t *testing.T) {
@@ -62,6 +75,9 @@ func TestApprovedCallRefusedAtResume(t *testing.T) {
 			var st veto.Store = reads
 			if l, ok := inner.(veto.Log); ok && store != "memory without its log" {
 				st = loggedReads{reads, l}
+			}
+			if m, ok := inner.(*memstore.Store); ok && store == "memory" {
+				st = rawReads{loggedReads{reads, m}, m}
 			}
 			now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 			clock := func() time.Time { return now }

@@ -125,6 +125,29 @@ func hasGrant(stored [][]byte) bool {
 	return false
 }
 
+// resuming reports whether c resumes a suspended call (ResumeApproval,
+// ResumeInput): its run holds a call_suspended event of c's id that no
+// decision of that id followed.
+func (g *Gate) resuming(ctx context.Context, c *Call) (bool, error) {
+	evs, err := g.store.Events(ctx, c.Run.Ref, 0)
+	if err != nil {
+		return false, err
+	}
+	open := false
+	for _, e := range evs {
+		if e.CallID != c.ID {
+			continue
+		}
+		switch e.Kind {
+		case EventSuspended:
+			open = true
+		case EventAllowed, EventDenied, EventToolDenied:
+			open = false
+		}
+	}
+	return open, nil
+}
+
 // Approval errors.
 var (
 	ErrNoQuestion = errors.New("veto: no call of this id in this run waits for approval")

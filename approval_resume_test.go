@@ -2,6 +2,7 @@ package veto_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -166,6 +167,78 @@ func TestApprovedCallRefusedAtResume(t *testing.T) {
 			open, _ := veto.NewGate(veto.Config{Store: st, Now: clock})
 			if v := open.Decide(ctx, call("c10", "deploy staging")); !v.Allowed || last().Approval != 0 {
 				t.Fatalf("an allow without a question: %+v %+v", v, last())
+			}
+		})
+	}
+}
+
+// TestQuestionAtResumeIsARefusal: a suspended call resumed (ResumeApproval,
+// ResumeInput) under a policy whose rule asks for a person is refused, a
+// failed call: no new question (verdict ask, an event awaiting approval)
+// replaces the refusal. With a person's approval of it on record, the
+// question passes as for any call. On the memory store and on SQLite.
+func TestQuestionAtResumeIsARefusal(t *testing.T) {
+	for _, store := range []string{"memory", "sqlite"} {
+		t.Run(store, func(t *testing.T) {
+			ctx := context.Background()
+			var st veto.Store = memstore.New()
+			if store == "sqlite" {
+				s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				st = s
+			}
+			g, err := veto.NewGate(veto.Config{Store: st, Rules: []veto.Rule{asker()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			call := func(id string) *veto.Call {
+				return &veto.Call{ID: id, Tool: "Bash", Args: map[string]any{"command": "make deploy"}, Run: veto.Run{Ref: "r1", Fresh: true}}
+			}
+			last := func() veto.Event {
+				evs, _ := st.Events(ctx, "r1", 0)
+				return evs[len(evs)-1]
+			}
+			// Suspended for approval in the runtime, resumed: the rule asks.
+			sa, err := g.Suspend(ctx, call("c1"), veto.AwaitApproval, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := g.ResumeApproval(ctx, sa)
+			if res.Execute || res.Verdict.Allowed || res.Verdict.Ask || res.Verdict.Rule != "ask.deploy" {
+				t.Fatalf("a question at resume: %+v", res.Verdict)
+			}
+			if e := last(); e.Kind != veto.EventDenied || e.CallID != "c1" || e.Awaiting != "" || e.ArgsHash != "" {
+				t.Fatalf("the refusal at resume is recorded as a question: %+v", e)
+			}
+			if err := g.Answer(ctx, "r1", "c1", veto.Actor{Kind: "user", ID: "ann"}, true, time.Minute); !errors.Is(err, veto.ErrNoQuestion) {
+				t.Fatalf("a refusal at resume can be answered: %v", err)
+			}
+			// Input resume: the same.
+			si, err := g.Suspend(ctx, call("c2"), veto.AwaitInput, []string{"command"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := g.ResumeInput(ctx, si, map[string]any{"command": "make deploy now"}); res.Execute || res.Verdict.Ask {
+				t.Fatalf("a question at input resume: %+v", res.Verdict)
+			}
+			// A call that is no resume still asks.
+			if v := g.Decide(ctx, call("c3")); !v.Ask {
+				t.Fatalf("a fresh call: %+v", v)
+			}
+			// Asked, suspended, approved on veto's page, resumed: it runs,
+			// using the approval.
+			s4, err := g.Suspend(ctx, call("c3"), veto.AwaitApproval, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Answer(ctx, "r1", "c3", veto.Actor{Kind: "user", ID: "ann"}, true, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if res := g.ResumeApproval(ctx, s4); !res.Execute || last().Approval == 0 {
+				t.Fatalf("an approved resume: %+v %+v", res.Verdict, last())
 			}
 		})
 	}

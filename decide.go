@@ -166,11 +166,16 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 		g.explainRules(ctx, rin, opts.explain)
 	}
 	var approval uint64
+	resume := false
 	i, d, outcome := g.runRules(ctx, rin)
 	if outcome == ruleAsked {
 		// A person's approval of this very call answers the question;
-		// every other rule has decided already.
+		// every other rule has decided already. At a resume, a question
+		// is a refusal (a failed call), never a new question.
 		seq, ok, err := g.approvalFor(ctx, c)
+		if err == nil && !ok {
+			resume, err = g.resuming(ctx, c)
+		}
 		if err != nil {
 			return finish(g.deny(c, StageState, "", ReasonStateUnavailable, RiskHigh, "veto could not read this run's approvals, so the call is refused."))
 		}
@@ -192,7 +197,7 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 			v = g.deny(c, StageRule, r.info.ID, ReasonRuleFailed, RiskHigh, "Rule "+r.info.ID+" failed while checking this call, so it is refused.")
 		default:
 			v = g.deny(c, StageRule, r.info.ID, d.reason, r.info.Risk.Of(d.reason), r.message(d, c))
-			if outcome == ruleAsked {
+			if outcome == ruleAsked && !resume {
 				v.Ask, v.argsHash = true, ArgsHash(c)
 			}
 		}

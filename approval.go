@@ -28,10 +28,12 @@ func ArgsHash(c *Call) string {
 	return hex.EncodeToString(h[:])
 }
 
-// approvalFor finds a person's approval of this call: a grant in its run
-// for the same tool and arguments, not expired, not used by a decision
-// yet. It returns the grant's sequence number.
-func (g *Gate) approvalFor(ctx context.Context, c *Call) (uint64, bool, error) {
+// answerFor finds a person's answer to this call's question, not used by
+// a decision yet: a grant in its run for the same tool and arguments, not
+// expired (granted); or else a refusal of this very call (the same id,
+// tool and arguments: the client asks about it again on resume), which
+// refuses it once. It returns the answer's sequence number, 0 for none.
+func (g *Gate) answerFor(ctx context.Context, c *Call) (seq uint64, granted bool, err error) {
 	evs, err := g.store.Events(ctx, c.Run.Ref, 0)
 	if err != nil {
 		return 0, false, err
@@ -43,19 +45,26 @@ func (g *Gate) approvalFor(ctx context.Context, c *Call) (uint64, bool, error) {
 			used[e.Approval] = true
 		}
 	}
+	var refused uint64
 	for _, e := range evs {
-		if e.Kind == EventApproved && e.Tool == c.Tool && e.ArgsHash == h && now.Before(e.Expires) && !used[e.Seq] {
+		if e.Tool != c.Tool || e.ArgsHash != h || used[e.Seq] {
+			continue
+		}
+		switch {
+		case e.Kind == EventApproved && now.Before(e.Expires):
 			return e.Seq, true, nil
+		case e.Kind == EventApprovalRefused && e.CallID == c.ID && c.ID != "" && refused == 0:
+			refused = e.Seq
 		}
 	}
-	return 0, false, nil
+	return refused, false, nil
 }
 
 // maxApproval is the longest an approval lasts (Answer refuses longer).
 const maxApproval = 24 * time.Hour
 
 // approvalRefused finds the approval of a call the live policy denies, as
-// approvalFor does, reading less on the way to a denial: where the store
+// answerFor does, reading less on the way to a denial: where the store
 // keeps a log, the run's grants of the last 24 hours (the longest an
 // approval lasts) first, and only when one matches, the events after it.
 // Any failure finds none: the call is denied either way.
@@ -65,8 +74,8 @@ func (g *Gate) approvalRefused(ctx context.Context, c *Call) uint64 {
 	}
 	l, ok := g.store.(Log)
 	if !ok {
-		seq, ok, err := g.approvalFor(ctx, c)
-		if err != nil || !ok {
+		seq, granted, err := g.answerFor(ctx, c)
+		if err != nil || !granted {
 			return 0
 		}
 		return seq

@@ -103,7 +103,7 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	}
 	s.probe = recordingProbe{inner: g.probe, facts: s.probe.facts[:0], max: maxProbes}
 	finish := func(v Verdict) (Verdict, uint64, []Event) {
-		if !v.Allowed && !v.Ask && (opts == nil || opts.explain == nil) {
+		if !v.Allowed && !v.Ask && v.approval == 0 && (opts == nil || opts.explain == nil) {
 			// Approval is not permission: a call a person approved that
 			// the live policy refuses now is refused at resume, and the
 			// denial uses the approval up (a tool failure, never a new
@@ -165,22 +165,25 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	if opts != nil && opts.explain != nil {
 		g.explainRules(ctx, rin, opts.explain)
 	}
-	var approval uint64
+	var approval, refusal uint64
 	resume := false
 	i, d, outcome := g.runRules(ctx, rin)
 	if outcome == ruleAsked {
-		// A person's approval of this very call answers the question;
+		// A person's answer to this very call answers the question;
 		// every other rule has decided already. At a resume, a question
-		// is a refusal (a failed call), never a new question.
-		seq, ok, err := g.approvalFor(ctx, c)
-		if err == nil && !ok {
+		// no one answered is a refusal (a failed call), never a new
+		// question.
+		seq, granted, err := g.answerFor(ctx, c)
+		if err == nil && !granted && seq == 0 {
 			resume, err = g.resuming(ctx, c)
 		}
 		if err != nil {
 			return finish(g.deny(c, StageState, "", ReasonStateUnavailable, RiskHigh, "veto could not read this run's approvals, so the call is refused."))
 		}
-		if ok {
+		if granted {
 			approval, outcome = seq, ruleAllowed
+		} else {
+			refusal = seq
 		}
 	}
 	if outcome != ruleAllowed {
@@ -197,7 +200,13 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 			v = g.deny(c, StageRule, r.info.ID, ReasonRuleFailed, RiskHigh, "Rule "+r.info.ID+" failed while checking this call, so it is refused.")
 		default:
 			v = g.deny(c, StageRule, r.info.ID, d.reason, r.info.Risk.Of(d.reason), r.message(d, c))
-			if outcome == ruleAsked && !resume {
+			switch {
+			case outcome == ruleAsked && refusal != 0:
+				// A person said no: a refusal, not a new question.
+				v = g.deny(c, StageRule, r.info.ID, ReasonApprovalRefused, r.info.Risk.Of(d.reason),
+					"A person refused this call when "+r.info.ID+" asked about it.")
+				v.approval = refusal
+			case outcome == ruleAsked && !resume:
 				v.Ask, v.argsHash = true, ArgsHash(c)
 			}
 		}

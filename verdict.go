@@ -34,6 +34,7 @@ const (
 	ReasonInputRejected      = "input_rejected"
 	ReasonCancelled          = "decision_cancelled"
 	ReasonInternal           = "internal_error"
+	ReasonApprovalRefused    = "approval_refused" // a person refused the call a rule asked about
 )
 
 // Verdict is the gate's answer for one call: allow, or deny with the stage,
@@ -88,6 +89,10 @@ type verdictJSON struct {
 	Args       map[string]any `json:"args,omitempty"`
 	Seq        uint64         `json:"seq,omitempty"`
 }
+
+// Approved reports whether an allow passed a question with a person's
+// approval of this very call.
+func (v Verdict) Approved() bool { return v.Allowed && v.approval != 0 }
 
 // MarshalJSON writes the verdict as veto's JSON answer.
 func (v Verdict) MarshalJSON() ([]byte, error) {

@@ -35,6 +35,10 @@ type Event struct {
 	Cwd        string
 	ProjectDir string // the project the client reports, if any
 	Fresh      bool   // Start: a new run (not a resume)
+	// Transcript is the client's session transcript file, where it names
+	// one (Claude Code's transcript_path): read only to see how a call
+	// was asked for, never recorded.
+	Transcript string
 	Call       veto.Call
 	Outcome    veto.Outcome // Observe
 }
@@ -55,6 +59,14 @@ type Adapter interface {
 	// Allow is the reply that lets the call go on (approve: veto answers
 	// for the user and skips the client's own prompt, where it has one).
 	Allow(approve bool) Reply
+}
+
+// Asker is an adapter whose client can hold a call for a person: Ask is
+// the reply that pauses the call, its reason the question's; false when
+// the client cannot hold this call here, and the call is then refused
+// with Deny as any question is.
+type Asker interface {
+	Ask(ev *Event, reason string) (Reply, bool)
 }
 
 // MaxReason keeps every reply under the clients' limits (Claude Code:

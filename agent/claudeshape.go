@@ -66,7 +66,7 @@ func DecodeHook(b []byte) (Hook, error) {
 // the same run and is named in the actor. PostToolUseFailure is a failed
 // call, or a cancelled one when the user interrupted it.
 func (h Hook) Event(actor, projectDir string) (Event, error) {
-	ev := Event{Session: h.SessionID, Cwd: h.Cwd, ProjectDir: projectDir}
+	ev := Event{Session: h.SessionID, Cwd: h.Cwd, ProjectDir: projectDir, Transcript: h.TranscriptPath}
 	switch h.HookEventName {
 	case SessionStart:
 		ev.Kind = Start

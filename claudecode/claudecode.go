@@ -26,9 +26,16 @@ var Client = &clients.ClaudeCode
 // Adapter is Claude Code's hook protocol.
 type Adapter struct {
 	ProjectDir string // $CLAUDE_PROJECT_DIR
+	// Attended and Agent are $CLAUDE_CODE_SESSION_ATTENDED and $AI_AGENT,
+	// as Claude Code sets them for its hooks: whether a call can be held
+	// for a person (see Ask).
+	Attended, Agent string
 }
 
-var _ agent.Adapter = Adapter{}
+var (
+	_ agent.Adapter = Adapter{}
+	_ agent.Asker   = Adapter{}
+)
 
 // Decode implements agent.Adapter: SessionStart (startup and clear open a
 // fresh run; resume and compact go on), PreToolUse, PostToolUse

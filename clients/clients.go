@@ -30,6 +30,11 @@ type Client struct {
 	Deny    Reply // the reply that blocks a call
 	Allow   Reply // the reply that lets a call go on, through the client's own prompts
 	Approve Reply // the reply that allows a call for the user, skipping the client's prompt
+	// Defer is the reply that holds a call for a person: the client
+	// stops with the call pending and asks the hook again when it is
+	// resumed (Claude Code's print mode). nil: the client has none, and
+	// a call waiting for a person is refused with Deny.
+	Defer *Reply
 
 	Events   []Event // the hook events veto handles, in the order init registers them
 	Settings Settings
@@ -185,6 +190,10 @@ var (
 		Allow: Reply{},
 		Approve: Reply{Stdout: obj{"hookSpecificOutput": obj{"hookEventName": "PreToolUse",
 			"permissionDecision": "allow", "permissionDecisionReason": "veto: allowed by policy"}}},
+		// Print mode only (2.1.89 and later): the session ends with the
+		// call pending, and claude -p --resume asks the hook again.
+		Defer: &Reply{Stdout: obj{"hookSpecificOutput": obj{"hookEventName": "PreToolUse",
+			"permissionDecision": "defer", "permissionDecisionReason": ReasonHere}}},
 		Events: []Event{{Name: "SessionStart"}, {Name: "PreToolUse", Matcher: "*"}, {Name: "PostToolUse", Matcher: "*"},
 			{Name: "PostToolUseFailure", Matcher: "*"}},
 		Settings: Settings{Project: ".claude/settings.json", User: ".claude/settings.json", Grouped: true, CommandKey: "command",

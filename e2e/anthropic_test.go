@@ -189,8 +189,12 @@ func (a *anthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.reply(w, rq, nil, "Done.")
 		return
 	}
-	c := a.calls[issued]
-	a.reply(w, rq, &toolUse{ID: callID(issued), Name: c.Tool, Input: c.Input}, "")
+	// The call, and the calls after it marked With, in one message.
+	var tus []toolUse
+	for i := issued; i < len(a.calls) && (i == issued || a.calls[i].With); i++ {
+		tus = append(tus, toolUse{ID: callID(i), Name: a.calls[i].Tool, Input: a.calls[i].Input})
+	}
+	a.reply(w, rq, tus, "")
 }
 
 type toolUse struct {
@@ -199,19 +203,22 @@ type toolUse struct {
 	Input json.RawMessage
 }
 
-// reply answers one request with a tool_use (tu) or a text, streamed as
-// server-sent events when the request asks for a stream.
-func (a *anthropic) reply(w http.ResponseWriter, rq msgRequest, tu *toolUse, txt string) {
+// reply answers one request with tool_use blocks (tus) or a text,
+// streamed as server-sent events when the request asks for a stream.
+func (a *anthropic) reply(w http.ResponseWriter, rq msgRequest, tus []toolUse, txt string) {
 	id := fmt.Sprintf("msg_vetoe2e_%d", a.requests)
 	stop := "end_turn"
-	if tu != nil {
+	if len(tus) > 0 {
 		stop = "tool_use"
 	}
 	usage := map[string]int{"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	if !rq.Stream {
 		content := []any{map[string]any{"type": "text", "text": txt}}
-		if tu != nil {
-			content = []any{map[string]any{"type": "tool_use", "id": tu.ID, "name": tu.Name, "input": tu.Input}}
+		if len(tus) > 0 {
+			content = nil
+			for _, tu := range tus {
+				content = append(content, map[string]any{"type": "tool_use", "id": tu.ID, "name": tu.Name, "input": tu.Input})
+			}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"id": id, "type": "message", "role": "assistant", "model": rq.Model,
@@ -231,23 +238,25 @@ func (a *anthropic) reply(w http.ResponseWriter, rq msgRequest, tu *toolUse, txt
 	event("message_start", map[string]any{"type": "message_start", "message": map[string]any{"id": id, "type": "message",
 		"role": "assistant", "model": rq.Model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]int{"input_tokens": 100, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}})
-	if tu != nil {
-		event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+	for i, tu := range tus {
+		event("content_block_start", map[string]any{"type": "content_block_start", "index": i,
 			"content_block": map[string]any{"type": "tool_use", "id": tu.ID, "name": tu.Name, "input": map[string]any{}}})
 		// The input in two pieces, as the API sends it.
 		in := string(tu.Input)
 		half := len(in) / 2
 		for _, part := range []string{in[:half], in[half:]} {
-			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
 				"delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
 		}
-	} else {
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+	}
+	if len(tus) == 0 {
 		event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
 			"content_block": map[string]any{"type": "text", "text": ""}})
 		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 			"delta": map[string]any{"type": "text_delta", "text": txt}})
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	}
-	event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
 		"usage": map[string]int{"output_tokens": 20}})
 	event("message_stop", map[string]any{"type": "message_stop"})

@@ -74,6 +74,9 @@ type Call struct {
 	Absent    []string `json:"absent,omitempty"`
 	// Holds are files and text each must hold after the run.
 	Holds map[string]string `json:"holds,omitempty"`
+	// With: the model asks for this call in the same message as the one
+	// before it (Anthropic's endpoint): parallel tool calls.
+	With bool `json:"with,omitempty"`
 }
 
 // runSpec is one client run, handed to the namespace's process.

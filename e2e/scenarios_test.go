@@ -285,6 +285,13 @@ type logEvent struct {
 	Rule    string `json:"rule"`
 	Reason  string `json:"reason"`
 	Outcome string `json:"outcome"`
+	// A question's and its answer's.
+	Awaiting string `json:"awaiting"`
+	Approval int    `json:"approval"`
+	Actor    struct {
+		Kind string `json:"kind"`
+		ID   string `json:"id"`
+	} `json:"actor"`
 }
 
 // vetoLog is every event veto log prints, by call id.

@@ -35,24 +35,29 @@ import (
 var Clients = wire.Clients
 
 // adapters make each client's adapter; projectDir is Claude Code's
-// CLAUDE_PROJECT_DIR. Every client of the table has one (a test holds
-// them together).
-var adapters = map[*clients.Client]func(projectDir string) agent.Adapter{
-	claudecode.Client: func(dir string) agent.Adapter { return claudecode.Adapter{ProjectDir: dir} },
-	geminicli.Client:  func(string) agent.Adapter { return geminicli.Adapter{} },
-	copilotcli.Client: func(string) agent.Adapter { return copilotcli.Adapter{} },
-	cursor.Client:     func(string) agent.Adapter { return cursor.Adapter{} },
-	codex.Client:      func(string) agent.Adapter { return codex.Adapter{} },
+// CLAUDE_PROJECT_DIR, env the client's variables of wire.ClientKeys.
+// Every client of the table has one (a test holds them together).
+var adapters = map[*clients.Client]func(projectDir string, env map[string]string) agent.Adapter{
+	claudecode.Client: func(dir string, env map[string]string) agent.Adapter {
+		return claudecode.Adapter{ProjectDir: dir, Attended: env["CLAUDE_CODE_SESSION_ATTENDED"], Agent: env["AI_AGENT"]}
+	},
+	geminicli.Client:  func(string, map[string]string) agent.Adapter { return geminicli.Adapter{} },
+	copilotcli.Client: func(string, map[string]string) agent.Adapter { return copilotcli.Adapter{} },
+	cursor.Client:     func(string, map[string]string) agent.Adapter { return cursor.Adapter{} },
+	codex.Client:      func(string, map[string]string) agent.Adapter { return codex.Adapter{} },
 }
 
-// AdapterFor returns the adapter of a client, nil for an unknown name.
-func AdapterFor(name string) agent.Adapter { return adapter(name, os.Getenv("CLAUDE_PROJECT_DIR")) }
+// AdapterFor returns the adapter of a client, nil for an unknown name,
+// with this process's environment (the client's, for veto hook).
+func AdapterFor(name string) agent.Adapter {
+	return adapter(name, os.Getenv("CLAUDE_PROJECT_DIR"), wire.ClientEnvNow())
+}
 
 // adapter returns a client's adapter; projectDir is Claude Code's
-// CLAUDE_PROJECT_DIR.
-func adapter(name, projectDir string) agent.Adapter {
+// CLAUDE_PROJECT_DIR, env the client's variables of wire.ClientKeys.
+func adapter(name, projectDir string, env map[string]string) agent.Adapter {
 	if mk := adapters[clients.Lookup(name)]; mk != nil {
-		return mk(projectDir)
+		return mk(projectDir, env)
 	}
 	return nil
 }
@@ -251,9 +256,18 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 			v.Message = withCause(v.Message, causes.Last())
 		}
 		if !v.Allowed {
+			if as, ok := a.(agent.Asker); ok && v.Ask {
+				// A question the client can hold for a person: asked
+				// again when the session resumes.
+				if r, ok := as.Ask(&ev, claudecode.Reason(v)); ok {
+					return r, nil
+				}
+			}
 			return a.Deny(claudecode.Reason(v)), nil
 		}
-		return a.Allow(o.Approve || p.Approve), nil
+		// A call a person approved is allowed for the user: the
+		// client's own prompt would ask a second time.
+		return a.Allow(o.Approve || p.Approve || v.Approved()), nil
 	case agent.Observe:
 		if err := g.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
 			return agent.Reply{Exit: 1, Stderr: withCause("veto could not record what the call did.", causes.Last()) + "\n"}, nil

@@ -101,7 +101,7 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&rq); err != nil || rq.V != 1 {
 		return // the client answers in process
 	}
-	a := adapter(rq.Client, rq.ProjectDir)
+	a := adapter(rq.Client, rq.ProjectDir, rq.ClientEnv)
 	rs := wire.Response{Build: build}
 	switch {
 	case rq.Status:

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -61,6 +62,10 @@ func (s *Server) claudeHook(w http.ResponseWriter, r *http.Request) {
 			s.hookDeny(w, denied)
 		case rep.Exit != 0 && ev != nil && ev.Kind != agent.Decide:
 			writeJSON(w, http.StatusOK, map[string]string{"systemMessage": strings.TrimSpace(rep.Stderr)})
+		case rep.Exit == 0 && rep.Stdout != "":
+			// The reply's JSON as it is (an allow for the user).
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, rep.Stdout)
 		default:
 			writeJSON(w, http.StatusOK, struct{}{})
 		}
@@ -136,7 +141,9 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 				write(agent.Reply{}, &ev, claudecode.Reason(v))
 				return
 			}
-			write(a.Allow(false), &ev, "")
+			// A call a person approved is allowed for the user: the
+			// client's own prompt would ask a second time.
+			write(a.Allow(v.Approved()), &ev, "")
 			return
 		case agent.Observe:
 			unlock, ok := s.runs.lock(ctx, ev.Call.Run.Ref)

@@ -88,7 +88,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 		sock := SocketFor(build)
 		wait := time.Until(deadline)
 		rq := Request{V: 1, Build: build, Client: client, State: *state, Approve: *approve, TimeoutMS: wait.Milliseconds(),
-			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Env: EnvNow(), Event: in}
+			ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Env: EnvNow(), ClientEnv: ClientEnvNow(), Event: in}
 		at := time.Now()
 		rq.DeadlineNS = deadline.UnixNano()
 		rs, err := Ask(sock, rq, wait)

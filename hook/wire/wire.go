@@ -40,6 +40,25 @@ const MaxEvent = clients.MaxEvent
 // CLAUDE_PROJECT_DIR travels in the request instead.
 var EnvKeys = []string{"HOME", "USER", "TMPDIR", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "VETO_MANAGED_POLICY", "VETO_STATE", "VETO_POSTGRES"}
 
+// ClientKeys are the variables a client sets for its hook that its
+// adapter reads (Claude Code's: whether the session is attended, and
+// which Claude Code it is); they travel in the request too.
+var ClientKeys = []string{"CLAUDE_CODE_SESSION_ATTENDED", "AI_AGENT"}
+
+// ClientEnvNow is this process's values of ClientKeys, the ones set.
+func ClientEnvNow() map[string]string {
+	var m map[string]string
+	for _, k := range ClientKeys {
+		if v, ok := os.LookupEnv(k); ok {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[k] = v
+		}
+	}
+	return m
+}
+
 // Request is one event sent to the server.
 type Request struct {
 	V          int               `json:"v"`
@@ -51,6 +70,7 @@ type Request struct {
 	DeadlineNS int64             `json:"deadline_ns,omitempty"` // when veto-hook gives up (Unix ns): nothing may be decided after it
 	ProjectDir string            `json:"project_dir"`
 	Env        map[string]string `json:"env"`
+	ClientEnv  map[string]string `json:"client_env,omitempty"` // ClientKeys' values
 	Event      json.RawMessage   `json:"event"`
 	Status     bool              `json:"status,omitempty"` // no event: only the server's build is asked for
 }

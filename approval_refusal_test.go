@@ -1,0 +1,81 @@
+package veto_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/memstore"
+	"github.com/vetohq/veto/sqlite"
+)
+
+// TestRefusalAnswersThatCall: a person's refusal answers the question of
+// that very call. Asked about again (a client resuming it), the call is
+// refused with approval_refused, once, naming the refusal; it is not a new
+// question. Another call with the same arguments is asked about afresh,
+// and so is the same call after its refusal was used.
+func TestRefusalAnswersThatCall(t *testing.T) {
+	for _, store := range []string{"memory", "sqlite"} {
+		t.Run(store, func(t *testing.T) {
+			ctx := context.Background()
+			var st veto.Store = memstore.New()
+			if store == "sqlite" {
+				s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				st = s
+			}
+			g, err := veto.NewGate(veto.Config{Store: st, Rules: []veto.Rule{asker()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			call := func(id, cmd string) *veto.Call {
+				return &veto.Call{ID: id, Tool: "Bash", Args: map[string]any{"command": cmd}, Run: veto.Run{Ref: "r1", Fresh: id == "c1"}}
+			}
+			if v := g.Decide(ctx, call("c1", "make deploy")); !v.Ask {
+				t.Fatalf("no question: %+v", v)
+			}
+			ann := veto.Actor{Kind: "user", ID: "ann"}
+			if err := g.Answer(ctx, "r1", "c1", ann, false, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			// Another call with the same arguments: a question of its own.
+			if v := g.Decide(ctx, call("c2", "make deploy")); !v.Ask {
+				t.Fatalf("another call took c1's refusal: %+v", v)
+			}
+			// The refused call, asked about again: refused, not asked.
+			v := g.Decide(ctx, call("c1", "make deploy"))
+			if v.Allowed || v.Ask || v.Rule != "ask.deploy" || v.Reason != veto.ReasonApprovalRefused {
+				t.Fatalf("the refused call: %+v", v)
+			}
+			evs, _ := st.Events(ctx, "r1", 0)
+			var refusal uint64
+			for _, e := range evs {
+				if e.Kind == veto.EventApprovalRefused && e.CallID == "c1" {
+					refusal = e.Seq
+				}
+			}
+			last := evs[len(evs)-1]
+			if refusal == 0 || last.Kind != veto.EventDenied || last.Reason != veto.ReasonApprovalRefused || last.Approval != refusal || last.Awaiting != "" {
+				t.Fatalf("the refusal #%d, its use: %+v", refusal, last)
+			}
+			// Used: the same call once more is a question again.
+			if v := g.Decide(ctx, call("c1", "make deploy")); !v.Ask {
+				t.Fatalf("a refusal used twice: %+v", v)
+			}
+			// Other arguments under the same id are not refused by it.
+			g2, _ := veto.NewGate(veto.Config{Store: st, Rules: []veto.Rule{asker()}})
+			g2.Decide(ctx, call("c3", "make deploy a"))
+			if err := g2.Answer(ctx, "r1", "c3", ann, false, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if v := g2.Decide(ctx, call("c3", "make deploy b")); !v.Ask {
+				t.Fatalf("a refusal applied to other arguments: %+v", v)
+			}
+		})
+	}
+}

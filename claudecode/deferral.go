@@ -1,0 +1,158 @@
+package claudecode
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/vetohq/veto/agent"
+)
+
+// Claude Code's print mode (claude -p) can hold a call for a person: a
+// PreToolUse hook that answers permissionDecision "defer" ends the session
+// with the call pending, and claude -p --resume asks the hook about the
+// same call (the same tool_use_id) again, where veto finds the person's
+// approval. Where Claude Code does not honour defer it ignores it, and the
+// call goes through its own permission flow: under bypassPermissions, or
+// for a tool its rules allow, the call would run. So veto defers only
+// where it can see defer is honoured, and refuses the call otherwise:
+//
+//   - the session is unattended: CLAUDE_CODE_SESSION_ATTENDED=0, which
+//     Claude Code sets itself for its hooks (an interactive session is
+//     always attended, and ignores defer);
+//   - the client is Claude Code 2.1.89 or later, by AI_AGENT
+//     (claude-code_2-1-332_harness), the first to know defer;
+//   - the call was asked for alone: the transcript's entry that holds its
+//     tool_use holds no other (defer is ignored for a call with siblings
+//     in its message).
+
+// MinDeferVersion is the first Claude Code that honours defer.
+var MinDeferVersion = [3]int{2, 1, 89}
+
+// maxTail is how much of a transcript's end is read to find a call's
+// entry: it is written just before the hook runs.
+const maxTail = 8 << 20
+
+// Ask implements agent.Asker: the defer reply where Claude Code holds the
+// call for a person, with the question's reason.
+func (a Adapter) Ask(ev *agent.Event, reason string) (agent.Reply, bool) {
+	if a.Attended != "0" || !deferKnown(a.Agent) || ev == nil || ev.Kind != agent.Decide {
+		return agent.Reply{}, false
+	}
+	if !askedAlone(ev.Transcript, ev.Call.ID) {
+		return agent.Reply{}, false
+	}
+	return agent.Write(*Client.Defer, reason), true
+}
+
+// deferKnown reports whether AI_AGENT names a Claude Code that knows
+// defer.
+func deferKnown(agentEnv string) bool {
+	rest, ok := strings.CutPrefix(agentEnv, "claude-code_")
+	if !ok {
+		return false
+	}
+	ver, _, _ := strings.Cut(rest, "_")
+	parts := strings.Split(ver, "-")
+	if len(parts) != 3 {
+		return false
+	}
+	var v [3]int
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || strconv.Itoa(n) != p {
+			return false
+		}
+		v[i] = n
+	}
+	for i := range v {
+		if v[i] != MinDeferVersion[i] {
+			return v[i] > MinDeferVersion[i]
+		}
+	}
+	return true
+}
+
+// askedAlone reports whether the transcript at path holds, near its end,
+// the assistant entry with tool_use id and no other tool_use beside it.
+// Anything else (no transcript, not a regular file, the entry not found,
+// a line that does not parse) is false.
+func askedAlone(path, id string) bool {
+	if path == "" || id == "" || !strings.HasPrefix(path, "/") {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	// The entry is written just before the hook runs: the last 64 KiB
+	// nearly always hold it; a longer tail only when they do not.
+	for tail := int64(64 << 10); ; tail *= 8 {
+		tail = min(tail, maxTail)
+		off := max(fi.Size()-tail, 0)
+		b, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
+		if err != nil {
+			return false
+		}
+		if found, alone := entryOf(b, id, off > 0); found || off == 0 || tail == maxTail {
+			return found && alone
+		}
+	}
+}
+
+// aloneIn is askedAlone on a transcript's tail b (cut: its first line may
+// be a part of one).
+func aloneIn(b []byte, id string, cut bool) bool {
+	found, alone := entryOf(b, id, cut)
+	return found && alone
+}
+
+// entryOf finds the last assistant entry of b with tool_use id, and
+// whether it holds no other tool_use.
+func entryOf(b []byte, id string, cut bool) (found, alone bool) {
+	if id == "" {
+		return false, false
+	}
+	quoted, _ := json.Marshal(id)
+	lines := bytes.Split(b, []byte("\n"))
+	if cut && len(lines) > 0 {
+		lines = lines[1:]
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		line := lines[i]
+		if !bytes.Contains(line, quoted) {
+			continue
+		}
+		var entry struct {
+			Type    string `json:"type"`
+			Message struct {
+				Content []struct {
+					Type string `json:"type"`
+					ID   string `json:"id"`
+				} `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(line, &entry) != nil || entry.Type != "assistant" {
+			continue
+		}
+		uses, mine := 0, false
+		for _, c := range entry.Message.Content {
+			if c.Type == "tool_use" {
+				uses++
+				mine = mine || c.ID == id
+			}
+		}
+		if mine {
+			return true, uses == 1
+		}
+	}
+	return false, false
+}

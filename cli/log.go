@@ -206,14 +206,16 @@ func logWhy(ev *veto.Event, now time.Time) string {
 	switch {
 	case ev.Kind == veto.EventAllowed && ev.Approval != 0:
 		why = fmt.Sprintf("approved (approval #%d)", ev.Approval)
+	case ev.Approval != 0 && ev.Reason == veto.ReasonApprovalRefused:
+		why += fmt.Sprintf(" (the person's answer #%d)", ev.Approval)
 	case ev.Approval != 0:
 		why += fmt.Sprintf(" refused at resume (approval #%d)", ev.Approval)
 	case ev.Awaiting == veto.AwaitApproval && ev.Kind == veto.EventDenied:
 		why += " awaits approval"
 	case ev.Kind == veto.EventApproved && !now.Before(ev.Expires):
-		why += " expired " + ev.Expires.Local().Format("15:04:05")
+		why += " expired " + ev.Expires.Local().Format("2006-01-02 15:04:05")
 	case ev.Kind == veto.EventApproved:
-		why += " until " + ev.Expires.Local().Format("15:04:05")
+		why += " until " + ev.Expires.Local().Format("2006-01-02 15:04:05")
 	}
 	return why
 }

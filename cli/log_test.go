@@ -59,6 +59,12 @@ func TestLogShowsRefusedAtResume(t *testing.T) {
 	if err := before.Answer(ctx, "r1", "c3", ann, true, time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	// A person's refusal, asked about again: that answer's, not a resume's.
+	before.Decide(ctx, call("c5", "make deploy eu"))
+	if err := before.Answer(ctx, "r1", "c5", ann, false, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	before.Decide(ctx, call("c5", "make deploy eu"))
 	st.Close()
 
 	code, out := veto(t, "", "log", "--table", "--all", "--state", path)
@@ -70,6 +76,7 @@ func TestLogShowsRefusedAtResume(t *testing.T) {
 		`approval_granted +Bash +ask.deploy/deploy_needs_person until`,
 		`invocation_denied +Bash +deny.prod/prod_frozen refused at resume \(approval #3\)`,
 		`approval_granted +Bash +ask.deploy/deploy_needs_person expired`,
+		`invocation_denied +Bash +ask.deploy/approval_refused \(the person's answer #8\)`,
 	} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("the table lacks %q:\n%s", want, out)

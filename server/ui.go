@@ -347,6 +347,7 @@ var engineReasons = map[string]string{
 	veto.ReasonInputRejected:      "The input supplied does not match what the call waited for.",
 	veto.ReasonCancelled:          "The decision ran out of time.",
 	veto.ReasonInternal:           "veto failed inside.",
+	veto.ReasonApprovalRefused:    "A person refused this call when its rule asked about it.",
 }
 
 func cardOf(run string, seq uint64, ev *veto.Event, cursor string, now time.Time) card {
@@ -367,8 +368,10 @@ func cardOf(run string, seq uint64, ev *veto.Event, cursor string, now time.Time
 		c.Resume = "approved"
 	}
 	if ev.Kind != veto.EventAllowed {
-		if ev.Approval != 0 {
-			c.Resume = "refused"
+		if ev.Approval != 0 && ev.Reason != veto.ReasonApprovalRefused {
+			c.Resume = "refused" // a denial that names a person's refusal is that answer's, not a resume's
+		} else {
+			c.Resume = ""
 		}
 		c.Verdict, c.Rule, c.Reason, c.Risk = "deny", ev.Rule, ev.Reason, ev.Risk.String()
 		if ev.Awaiting == veto.AwaitApproval {
@@ -409,7 +412,7 @@ func (s *Server) scanCards(ctx context.Context, f uiFilter) ([]card, string, err
 		q.AfterTime = ev.Time.UnixNano()
 		c := cardOf(run, seq, &ev, cursor(&q), now)
 		rs.see(run, &ev, &c)
-		if g := grants[grantKey{run, ev.Approval}]; ev.Approval != 0 && g != nil {
+		if g := grants[grantKey{run, ev.Approval}]; ev.Approval != 0 && g != nil && ev.Reason != veto.ReasonApprovalRefused {
 			useGrant(g, &ev)
 		}
 		if f.keeps(&c) {
@@ -528,7 +531,7 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 		if e.Kind == veto.EventObserved {
 			outcomes[e.CallID] = e.Outcome
 		}
-		if e.Approval != 0 {
+		if e.Approval != 0 && e.Reason != veto.ReasonApprovalRefused {
 			used[e.Approval] = "used"
 			if e.Kind != veto.EventAllowed {
 				used[e.Approval] = "refused"
@@ -590,7 +593,7 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 			if u := used[e.Seq]; u != "" {
 				st.State = u
 			}
-			st.What = "call " + e.CallID + " by " + e.Actor.Kind + ":" + e.Actor.ID + ", until " + e.Expires.UTC().Format("15:04:05") + ": " + st.State
+			st.What = "call " + e.CallID + " by " + e.Actor.Kind + ":" + e.Actor.ID + ", until " + e.Expires.UTC().Format("2006-01-02 15:04:05") + ": " + st.State
 		case veto.EventApprovalRefused:
 			st.Rule, st.Reason, st.State = e.Rule, e.Reason, "denied"
 			st.What = "call " + e.CallID + " by " + e.Actor.Kind + ":" + e.Actor.ID

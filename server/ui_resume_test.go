@@ -322,3 +322,32 @@ func TestPageShowsInputResumes(t *testing.T) {
 		}
 	}
 }
+
+// TestPagePersonsRefusalIsNoRefusalAtResume: a call a person refused on
+// the page, asked about again (a client resuming it), is refused
+// approval_refused, naming that answer; the page draws it as a refusal
+// with its reason, not as a refusal at resume, and the answer's card reads
+// denied.
+func TestPagePersonsRefusalIsNoRefusalAtResume(t *testing.T) {
+	w := newWorld(t)
+	st, d := sqliteStore(t)
+	s := start(t, w, st, d, nil)
+	agent, person := s.token("agent:ci"), s.token("user:ann")
+	s.post("/v1/runs", agent, map[string]any{"ref": "r1", "fresh": true})
+	deploy := s.call("c1", "r1", "Bash", map[string]any{"command": "make deploy"})
+	if _, m := s.post("/v1/decide", agent, deploy); m["verdict"] != "ask" {
+		t.Fatalf("the question: %v", m)
+	}
+	if code, m := s.post("/v1/approvals/r1/c1", person, map[string]any{"approve": false}); code != 200 {
+		t.Fatalf("the refusal: %d %v", code, m)
+	}
+	if _, m := s.post("/v1/decide", agent, deploy); m["reason"] != "approval_refused" {
+		t.Fatalf("asked again after a person's refusal: %v", m)
+	}
+	hc, _ := pageSession(t, s, person)
+	_, page := getPage(t, hc, s.url+"/ui?run=r1")
+	if !regexp.MustCompile(`<article class="decision refusal risk-[a-z]+" data-verdict="deny" data-rule="deploy-needs-person" data-reason="approval_refused"[^>]*data-seq="[0-9]+" data-answered="[0-9]+">`).MatchString(page) ||
+		!strings.Contains(page, `data-answer="denied" data-state="denied" data-call="c1"`) || strings.Contains(page, `data-resume=`) || strings.Contains(page, "A person approved this call") {
+		t.Fatalf("the page:\n%s", page)
+	}
+}

@@ -351,3 +351,29 @@ func TestPagePersonsRefusalIsNoRefusalAtResume(t *testing.T) {
 		t.Fatalf("the page:\n%s", page)
 	}
 }
+
+// TestPageShowsUsedApproval: an approval the call then used reads used on
+// its card and on the timeline, and the allow that used it names it.
+func TestPageShowsUsedApproval(t *testing.T) {
+	w := newWorld(t)
+	st, d := sqliteStore(t)
+	s := start(t, w, st, d, nil)
+	agent, person := s.token("agent:ci"), s.token("user:ann")
+	s.post("/v1/runs", agent, map[string]any{"ref": "r1", "fresh": true})
+	s.post("/v1/decide", agent, s.call("c1", "r1", "Bash", map[string]any{"command": "make deploy"}))
+	s.post("/v1/approvals/r1/c1", person, map[string]any{"approve": true})
+	if _, m := s.post("/v1/decide", agent, s.call("c2", "r1", "Bash", map[string]any{"command": "make deploy"})); m["verdict"] != "allow" {
+		t.Fatalf("the approved call: %v", m)
+	}
+	hc, _ := pageSession(t, s, person)
+	_, page := getPage(t, hc, s.url+"/ui?run=r1")
+	_, timeline := getPage(t, hc, s.url+"/ui/runs/r1")
+	if !strings.Contains(page, `data-answer="granted" data-state="used" data-call="c1"`) ||
+		!strings.Contains(page, `data-verdict="allow" data-tool="Bash" data-run="r1" data-seq="4" data-resume="approved" data-approval="3"`) {
+		t.Fatalf("the page:\n%s", page)
+	}
+	if !strings.Contains(timeline, `data-kind="approval_granted" data-seq="3" data-rule="deploy-needs-person" data-reason="deploy_needs_person" data-state="used"`) ||
+		!strings.Contains(timeline, `data-kind="invocation_allowed" data-seq="4" data-resume="approved"`) {
+		t.Fatalf("the timeline:\n%s", timeline)
+	}
+}

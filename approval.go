@@ -1,12 +1,14 @@
 package veto
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -58,6 +60,103 @@ func (g *Gate) answerFor(ctx context.Context, c *Call) (seq uint64, granted bool
 	return refused, false, nil
 }
 
+// maxApproval is the longest an approval lasts (Answer refuses longer).
+const maxApproval = 24 * time.Hour
+
+// approvalRefused finds the approval of a call the live policy denies, as
+// answerFor does, reading less on the way to a denial: where the store
+// keeps a log, the run's grants of the last 24 hours (the longest an
+// approval lasts) first, and only when one matches, the events after it.
+// Any failure finds none: the call is denied either way.
+func (g *Gate) approvalRefused(ctx context.Context, c *Call) uint64 {
+	if r, ok := g.store.(rawLog); ok && !hasGrant(r.Raw(c.Run.Ref)) {
+		return 0
+	}
+	l, ok := g.store.(Log)
+	if !ok {
+		seq, granted, err := g.answerFor(ctx, c)
+		if err != nil || !granted {
+			return 0
+		}
+		return seq
+	}
+	h, now := ArgsHash(c), g.now()
+	var grants []uint64
+	q := LogQuery{Run: c.Run.Ref, Kinds: []EventKind{EventApproved}, Since: now.Add(-maxApproval)}
+	err := l.Scan(ctx, q, func(_ string, seq uint64, b []byte) error {
+		var e Event
+		if json.Unmarshal(b, &e) == nil && e.Tool == c.Tool && e.ArgsHash == h && now.Before(e.Expires) {
+			grants = append(grants, seq)
+		}
+		return nil
+	})
+	if err != nil || len(grants) == 0 {
+		return 0
+	}
+	first := slices.Min(grants)
+	evs, err := g.store.Events(ctx, c.Run.Ref, first-1)
+	if err != nil {
+		return 0
+	}
+	used := map[uint64]bool{}
+	for _, e := range evs {
+		if e.Approval != 0 {
+			used[e.Approval] = true
+		}
+	}
+	for _, e := range evs {
+		if e.Kind == EventApproved && slices.Contains(grants, e.Seq) && !used[e.Seq] {
+			return e.Seq
+		}
+	}
+	return 0
+}
+
+// rawLog is a store that hands over a run's stored events without
+// reading them (memstore, the in-memory store of replay and veto test,
+// whose every other read decodes the whole run): its events' kinds are
+// looked at for a grant before anything is decoded.
+type rawLog interface {
+	Raw(run string) [][]byte
+}
+
+var kindKey, grantKind = []byte(`"kind":"`), []byte(string(EventApproved) + `"`)
+
+// hasGrant reports whether a stored event is a grant, from its kind
+// alone: the first "kind":" in an event's JSON is its key (a string
+// value cannot hold an unescaped quote), near the start.
+func hasGrant(stored [][]byte) bool {
+	for _, b := range stored {
+		if i := bytes.Index(b, kindKey); i >= 0 && bytes.HasPrefix(b[i+len(kindKey):], grantKind) {
+			return true
+		}
+	}
+	return false
+}
+
+// resuming reports whether c resumes a suspended call (ResumeApproval,
+// ResumeInput): its run holds a call_suspended event of c's id that no
+// decision of that id followed.
+func (g *Gate) resuming(ctx context.Context, c *Call) (bool, error) {
+	evs, err := g.store.Events(ctx, c.Run.Ref, 0)
+	if err != nil {
+		return false, err
+	}
+	open := false
+	for _, e := range evs {
+		if e.CallID != c.ID {
+			continue
+		}
+		switch e.Kind {
+		case EventSuspended:
+			open = true
+		case EventAllowed, EventDenied, EventToolDenied:
+			open = false
+		}
+	}
+	return open, nil
+}
+
 // Approval errors.
 var (
 	ErrNoQuestion = errors.New("veto: no call of this id in this run waits for approval")
@@ -70,7 +169,7 @@ var (
 // again, with the live policy, when it is made); without, the question
 // stays, and the answer is on record. by is the person.
 func (g *Gate) Answer(ctx context.Context, run, callID string, by Actor, grant bool, ttl time.Duration) error {
-	if ttl <= 0 || ttl > 24*time.Hour {
+	if ttl <= 0 || ttl > maxApproval {
 		return errors.New("veto: an approval lasts more than nothing and at most 24 hours")
 	}
 	var missing error

@@ -42,7 +42,8 @@ func denier(word string) veto.Rule {
 // arguments' hash) until a person approves it; an approval lets exactly
 // one call of that run, tool and argument hash pass that question, once,
 // before it expires; every other rule still decides, with the live
-// policy; a denial by another rule wins over a question. On the SQLite
+// policy; a denial by another rule wins over a question, and a denial of
+// an approved call uses its approval up (refused at resume). On the SQLite
 // store as on the memory store: the answer is an event in the chain.
 //
 // E30
@@ -141,6 +142,14 @@ func TestApprovalAppliesToOneCallOnce(t *testing.T) {
 			g2, _ := veto.NewGate(veto.Config{Store: st, Rules: []veto.Rule{asker(), denier("prod")}, Now: clock})
 			if v := g2.Decide(ctx, call("c9", "deploy prod")); v.Allowed || v.Ask || v.Rule != "deny.prod" {
 				t.Fatalf("an approved call under a policy that refuses it: %+v", v)
+			}
+			// Refused at resume: the denial names the approval, used up.
+			evs, _ = st.Events(ctx, "r1", 0)
+			if e := evs[len(evs)-1]; e.CallID != "c9" || e.Approval != evs[len(evs)-2].Seq || evs[len(evs)-2].Kind != veto.EventApproved {
+				t.Fatalf("the refusal at resume does not name c8's approval: %+v", e)
+			}
+			if v := g.Decide(ctx, call("c9b", "deploy prod")); !v.Ask {
+				t.Fatalf("an approval refused at resume let a call through: %+v", v)
 			}
 			// A refusal is on record, and the call still asks.
 			g.Decide(ctx, call("c10", "deploy canary"))

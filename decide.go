@@ -103,6 +103,13 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	}
 	s.probe = recordingProbe{inner: g.probe, facts: s.probe.facts[:0], max: maxProbes}
 	finish := func(v Verdict) (Verdict, uint64, []Event) {
+		if !v.Allowed && !v.Ask && v.approval == 0 && (opts == nil || opts.explain == nil) {
+			// Approval is not permission: a call a person approved that
+			// the live policy refuses now is refused at resume, and the
+			// denial uses the approval up (a tool failure, never a new
+			// question). Only denials look: an allow never reads approvals.
+			v.approval = g.approvalRefused(ctx, c)
+		}
 		for i := range s.probe.facts {
 			evs = append(evs, Event{Kind: EventProbe, CallID: c.ID, Tool: c.Tool, Fact: &s.probe.facts[i]})
 		}
@@ -159,11 +166,17 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 		g.explainRules(ctx, rin, opts.explain)
 	}
 	var approval, refusal uint64
+	resume := false
 	i, d, outcome := g.runRules(ctx, rin)
 	if outcome == ruleAsked {
 		// A person's answer to this very call answers the question;
-		// every other rule has decided already.
+		// every other rule has decided already. At a resume, a question
+		// no one answered is a refusal (a failed call), never a new
+		// question.
 		seq, granted, err := g.answerFor(ctx, c)
+		if err == nil && !granted && seq == 0 {
+			resume, err = g.resuming(ctx, c)
+		}
 		if err != nil {
 			return finish(g.deny(c, StageState, "", ReasonStateUnavailable, RiskHigh, "veto could not read this run's approvals, so the call is refused."))
 		}
@@ -193,7 +206,7 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 				v = g.deny(c, StageRule, r.info.ID, ReasonApprovalRefused, r.info.Risk.Of(d.reason),
 					"A person refused this call when "+r.info.ID+" asked about it.")
 				v.approval = refusal
-			case outcome == ruleAsked:
+			case outcome == ruleAsked && !resume:
 				v.Ask, v.argsHash = true, ArgsHash(c)
 			}
 		}

@@ -65,7 +65,7 @@ type Verdict struct {
 	Seq  uint64 // sequence number of the decision event; 0 if it was not recorded
 
 	argsHash string // an Ask's: the arguments' hash its approval must match
-	approval uint64 // an allow's: the approval it used
+	approval uint64 // the approval an allow used, or a denial refused at resume
 }
 
 type adviceJSON struct {

@@ -44,13 +44,17 @@ func openStore(ctx context.Context, path, dsn string) (durableStore, string, err
 
 const logDescription = `List and follow veto's decisions, check the log's hash chains, prune old events.
 
-  veto log [--run R] [--tool T] [--verdict allow|deny] [--since 2h|2026-11-30T10:00:00Z] [--all] [--follow] [--json]
+  veto log [--run R] [--tool T] [--verdict allow|deny] [--since 2h|2026-11-30T10:00:00Z] [--all] [--follow] [--json|--table]
   veto log verify [--run R]        check every run's hash chain; name the first broken link
   veto log prune --older-than 30d  delete older events, keeping what remains verifiable
 
 The log is the SQLite file in the user's state directory ($XDG_STATE_HOME/veto/veto.db),
 another one with --state, or a PostgreSQL database with --postgres DSN. On a terminal
-decisions print as a table; otherwise as JSON lines, one stored event a line.`
+decisions print as a table; otherwise as JSON lines, one stored event a line. The table
+marks a call that waits for a person ("awaits approval"), an allow that used a person's
+approval, a denial of an approved call by the live policy ("refused at resume": the approval
+is used up, and the call failed), and, with --all, whether each approval still holds or
+expired unused (computed from its expiry: an expiry is not an event).`
 
 func runLog(ctx context.Context, e *env, args []string) int {
 	sub := ""
@@ -67,6 +71,7 @@ func runLog(ctx context.Context, e *env, args []string) int {
 	all := fs.Bool("all", false, "every event, not only decisions")
 	follow := fs.Bool("follow", false, "keep printing new events until interrupted")
 	asJSON := fs.Bool("json", false, "JSON lines even on a terminal")
+	asTable := fs.Bool("table", false, "the table even when not on a terminal")
 	olderThan := fs.String("older-than", "", "prune: delete events older than this (30d, 12h)")
 	if code, done := parse(e, fs, args); done {
 		return code
@@ -132,7 +137,8 @@ func runLog(ctx context.Context, e *env, args []string) int {
 		}
 		q.Since = t
 	}
-	table := !*asJSON && isTerminal(e.stdout)
+	table := !*asJSON && (*asTable || isTerminal(e.stdout))
+	now := time.Now()
 	var tw *tabwriter.Writer
 	if table {
 		tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -155,16 +161,7 @@ func runLog(ctx context.Context, e *env, args []string) int {
 			_, err := e.stdout.Write(append(b, '\n'))
 			return err
 		}
-		why := ev.Reason
-		if ev.Rule != "" {
-			why = ev.Rule + "/" + ev.Reason
-		}
-		if ev.ToolDenial != "" {
-			why = string(ev.ToolDenial)
-		}
-		if ev.Outcome != "" {
-			why = string(ev.Outcome)
-		}
+		why := logWhy(&ev, now)
 		target := ""
 		if ev.Target.Known() {
 			target = ev.Target.String()
@@ -189,6 +186,38 @@ func runLog(ctx context.Context, e *env, args []string) int {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// logWhy is the table's RULE/REASON column: the rule and reason of a
+// decision, with what it did to a person's approval (used by an allow,
+// refused at resume by a denial), an observation's outcome, and whether an
+// approval still holds (its expiry is computed, not an event).
+func logWhy(ev *veto.Event, now time.Time) string {
+	why := ev.Reason
+	if ev.Rule != "" {
+		why = ev.Rule + "/" + ev.Reason
+	}
+	if ev.ToolDenial != "" {
+		why = string(ev.ToolDenial)
+	}
+	if ev.Outcome != "" {
+		why = string(ev.Outcome)
+	}
+	switch {
+	case ev.Kind == veto.EventAllowed && ev.Approval != 0:
+		why = fmt.Sprintf("approved (approval #%d)", ev.Approval)
+	case ev.Approval != 0 && ev.Reason == veto.ReasonApprovalRefused:
+		why += fmt.Sprintf(" (the person's answer #%d)", ev.Approval)
+	case ev.Approval != 0:
+		why += fmt.Sprintf(" refused at resume (approval #%d)", ev.Approval)
+	case ev.Awaiting == veto.AwaitApproval && ev.Kind == veto.EventDenied:
+		why += " awaits approval"
+	case ev.Kind == veto.EventApproved && !now.Before(ev.Expires):
+		why += " expired " + ev.Expires.Local().Format("2006-01-02 15:04:05")
+	case ev.Kind == veto.EventApproved:
+		why += " until " + ev.Expires.Local().Format("2006-01-02 15:04:05")
+	}
+	return why
 }
 
 func logVerify(ctx context.Context, e *env, s durableStore, only string) int {

@@ -19,7 +19,9 @@ import (
 const uiDescription = `Serve the page of veto's decisions over the local state: live decisions with filters (run,
 tool, verdict, rule, risk), a refusal card for each denial (rule, reason, risk, what to do
 instead; never argument text), the calls waiting for a person with approve and deny (answered
-as you), and each run's timeline. Loopback only. The first line printed
+as you), what became of each approval (used, refused at resume, expired), the calls a runtime
+suspended, each run's timeline with its taint, and the what-if of veto replay for an uploaded
+policy and session transcript. Loopback only. The first line printed
 is the page's address with a one-time key; the key opens one browser session.
 
   veto ui [--listen 127.0.0.1:0] [--state FILE | --postgres DSN]

@@ -11,7 +11,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/rule"
+	"github.com/vetohq/veto/rules/sequence"
 )
 
 // The page: live decisions, a refusal card for each denial and a run's
@@ -134,6 +137,8 @@ var uiRoutes = []struct {
 	{"GET /ui/runs/{run}", false, (*Server).uiRun},
 	{"POST /ui/approvals/{run}/{call}", false, (*Server).uiAnswer},
 	{"POST /ui/pins/{server}/{tool}", false, (*Server).uiPin},
+	{"GET /ui/whatif", false, (*Server).uiWhatIf},
+	{"POST /ui/whatif", false, (*Server).uiWhatIf},
 	{"GET /ui/app.js", true, (*Server).uiScript},
 	{"GET /ui/style.css", true, (*Server).uiStyle},
 }
@@ -204,6 +209,40 @@ type card struct {
 	Instead string
 	Policy  string
 	Cursor  string
+
+	// A person's approvals. On a decision: "approved" (an allow that used
+	// approval #Approval) or "refused" (a denial of an approved call by
+	// the live policy: refused at resume, the approval used up). On an
+	// answer card (Answer granted or denied): the call it answers and,
+	// for a grant, its State: waiting (for the call), used, refused (at
+	// resume) or expired (unused; computed from Expires, not an event).
+	Resume   string
+	Resumed  string // a decision resuming a suspension: what it waited for (approval, input)
+	Awaiting string // a suspension's: approval or input
+	Approval uint64
+	Answer   string
+	State    string
+	CallID   string
+	By       string
+	Expires  time.Time
+}
+
+// grantState is an approval's state from its expiry alone: before any
+// decision that used it is seen.
+func grantState(ev *veto.Event, now time.Time) string {
+	if now.Before(ev.Expires) {
+		return "waiting"
+	}
+	return "expired"
+}
+
+// useGrant marks grant as used by decision ev.
+func useGrant(grant *card, ev *veto.Event) {
+	if ev.Kind == veto.EventAllowed {
+		grant.State = "used"
+	} else {
+		grant.State = "refused"
+	}
 }
 
 // uiFilter is the page's filters: run, tool, verdict, rule, risk.
@@ -214,19 +253,57 @@ func filterOf(r *http.Request) uiFilter {
 	return uiFilter{Run: q.Get("run"), Tool: q.Get("tool"), Verdict: q.Get("verdict"), Rule: q.Get("rule"), Risk: q.Get("risk")}
 }
 
+// query is the events the page scans: the decisions, the answers and the
+// suspensions (which mark the decision that resumes them, whatever the
+// filter shows).
 func (f uiFilter) query() veto.LogQuery {
-	q := veto.LogQuery{Run: f.Run, Kinds: []veto.EventKind{veto.EventAllowed, veto.EventDenied, veto.EventToolDenied}}
+	q := veto.LogQuery{Run: f.Run, Kinds: []veto.EventKind{veto.EventSuspended, veto.EventAllowed, veto.EventDenied,
+		veto.EventToolDenied, veto.EventApproved, veto.EventApprovalRefused}}
 	switch f.Verdict {
 	case "allow":
-		q.Kinds = q.Kinds[:1]
+		q.Kinds = q.Kinds[:2]
 	case "deny":
-		q.Kinds = q.Kinds[1:]
+		q.Kinds = append(q.Kinds[:1], q.Kinds[2:4]...)
 	}
 	return q
 }
 
+// keeps reports whether the filters show c. Answers and suspensions are
+// not verdicts: a verdict filter hides them.
 func (f uiFilter) keeps(c *card) bool {
-	return (f.Tool == "" || c.Tool == f.Tool) && (f.Rule == "" || c.Rule == f.Rule) && (f.Risk == "" || c.Risk == f.Risk)
+	return (f.Tool == "" || c.Tool == f.Tool) && (f.Rule == "" || c.Rule == f.Rule) && (f.Risk == "" || c.Risk == f.Risk) &&
+		(c.Verdict != "answer" && c.Verdict != "suspended" || f.Verdict == "")
+}
+
+// resumes marks the decisions that resume a suspended call (the runtime's
+// Gate.ResumeApproval or ResumeInput, or POST /v1/resume: the next
+// decision of that call id in its run) and the suspensions' states.
+type resumes struct {
+	open map[[2]string]*card // run, call id → the suspension's card
+}
+
+// see notes ev: a suspension opens, a decision of a suspended call
+// resumes it (refused at resume when it denies).
+func (r *resumes) see(run string, ev *veto.Event, c *card) {
+	k := [2]string{run, ev.CallID}
+	switch ev.Kind {
+	case veto.EventSuspended:
+		if r.open == nil {
+			r.open = map[[2]string]*card{}
+		}
+		r.open[k] = c
+	case veto.EventAllowed, veto.EventDenied, veto.EventToolDenied:
+		sc, ok := r.open[k]
+		if !ok {
+			return
+		}
+		delete(r.open, k)
+		c.Resumed = sc.Awaiting
+		sc.State = "resumed"
+		if ev.Kind != veto.EventAllowed {
+			c.Resume, sc.State = "refused", "refused"
+		}
+	}
 }
 
 // reasonText is a reason code's sentence and advice as its rule declares
@@ -270,11 +347,32 @@ var engineReasons = map[string]string{
 	veto.ReasonInputRejected:      "The input supplied does not match what the call waited for.",
 	veto.ReasonCancelled:          "The decision ran out of time.",
 	veto.ReasonInternal:           "veto failed inside.",
+	veto.ReasonApprovalRefused:    "A person refused this call when its rule asked about it.",
 }
 
-func cardOf(run string, seq uint64, ev *veto.Event, cursor string) card {
-	c := card{Time: ev.Time, Run: run, Seq: seq, Tool: ev.Tool, Verdict: "allow", Cursor: cursor}
+func cardOf(run string, seq uint64, ev *veto.Event, cursor string, now time.Time) card {
+	c := card{Time: ev.Time, Run: run, Seq: seq, Tool: ev.Tool, Verdict: "allow", Cursor: cursor, Approval: ev.Approval, CallID: ev.CallID}
+	switch ev.Kind {
+	case veto.EventSuspended:
+		c.Verdict, c.Awaiting, c.State = "suspended", string(ev.Awaiting), "waiting"
+		return c
+	case veto.EventApproved, veto.EventApprovalRefused:
+		c.Verdict, c.Answer, c.State, c.Rule, c.Reason = "answer", "granted", grantState(ev, now), ev.Rule, ev.Reason
+		c.By, c.Expires = ev.Actor.Kind+":"+ev.Actor.ID, ev.Expires
+		if ev.Kind == veto.EventApprovalRefused {
+			c.Answer, c.State = "denied", "denied"
+		}
+		return c
+	}
+	if ev.Approval != 0 {
+		c.Resume = "approved"
+	}
 	if ev.Kind != veto.EventAllowed {
+		if ev.Approval != 0 && ev.Reason != veto.ReasonApprovalRefused {
+			c.Resume = "refused" // a denial that names a person's refusal is that answer's, not a resume's
+		} else {
+			c.Resume = ""
+		}
 		c.Verdict, c.Rule, c.Reason, c.Risk = "deny", ev.Rule, ev.Reason, ev.Risk.String()
 		if ev.Awaiting == veto.AwaitApproval {
 			c.Verdict = "ask"
@@ -297,7 +395,14 @@ func cardOf(run string, seq uint64, ev *veto.Event, cursor string) card {
 func (s *Server) scanCards(ctx context.Context, f uiFilter) ([]card, string, error) {
 	q := f.query()
 	q.Since = s.cfg.Now().Add(-7 * 24 * time.Hour)
-	var cards []card
+	var shown []*card
+	type grantKey struct {
+		run string
+		seq uint64
+	}
+	grants := map[grantKey]*card{} // the approvals shown, to mark them used
+	now := s.cfg.Now()
+	var rs resumes
 	err := s.cfg.Store.Scan(ctx, q, func(run string, seq uint64, b []byte) error {
 		ev, err := eventlog.DecodeEvent(b)
 		q.AfterRun, q.AfterSeq = run, seq
@@ -305,16 +410,26 @@ func (s *Server) scanCards(ctx context.Context, f uiFilter) ([]card, string, err
 			return nil
 		}
 		q.AfterTime = ev.Time.UnixNano()
-		c := cardOf(run, seq, &ev, cursor(&q))
+		c := cardOf(run, seq, &ev, cursor(&q), now)
+		rs.see(run, &ev, &c)
+		if g := grants[grantKey{run, ev.Approval}]; ev.Approval != 0 && g != nil && ev.Reason != veto.ReasonApprovalRefused {
+			useGrant(g, &ev)
+		}
 		if f.keeps(&c) {
-			cards = append(cards, c)
-			if len(cards) > uiMaxShown {
-				cards = cards[1:]
+			shown = append(shown, &c)
+			if c.Answer == "granted" {
+				grants[grantKey{run, seq}] = &c
+			}
+			if len(shown) > uiMaxShown {
+				shown = shown[1:]
 			}
 		}
 		return nil
 	})
-	slices.Reverse(cards)
+	cards := make([]card, len(shown))
+	for i, c := range shown {
+		cards[len(shown)-1-i] = *c
+	}
 	return cards, cursor(&q), err
 }
 
@@ -359,8 +474,10 @@ func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
 		q.Since = s.cfg.Now()
 	}
 	var buf bytes.Buffer
+	var rs resumes // the suspensions this stream saw
 	s.stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, _ []byte) []byte {
-		c := cardOf(run, seq, ev, cursor(&q))
+		c := cardOf(run, seq, ev, cursor(&q), s.cfg.Now())
+		rs.see(run, ev, &c)
 		if !f.keeps(&c) {
 			return nil
 		}
@@ -383,6 +500,10 @@ type step struct {
 	Verdict string
 	Rule    string
 	Reason  string
+	Resume  string // as a card's: approved, refused (at resume)
+	State   string // an approval's: waiting, used, refused, expired
+	Taint   bool   // an observation of private material that taints the run
+	Target  string // a tainting observation's file
 }
 
 func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
@@ -392,19 +513,53 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 	data := map[string]any{"Run": run}
 	release, err := s.acquire(ctx)
 	var evs []veto.Event
+	var taint map[uint64]bool
+	var taintKnown string
 	if err == nil {
 		evs, err = s.cfg.Store.Events(ctx, run, 0)
+		if err == nil {
+			taint, taintKnown = s.taintOf(ctx, run, len(evs) > 0)
+		}
 		release()
 	}
 	if err != nil {
 		data["Error"] = "veto cannot read its state: " + s.cfg.Cause(err) + "."
 	}
+	used := map[uint64]string{} // approval → used or refused
+	outcomes := map[string]veto.Outcome{}
+	for _, e := range evs {
+		if e.Kind == veto.EventObserved {
+			outcomes[e.CallID] = e.Outcome
+		}
+		if e.Approval != 0 && e.Reason != veto.ReasonApprovalRefused {
+			used[e.Approval] = "used"
+			if e.Kind != veto.EventAllowed {
+				used[e.Approval] = "refused"
+			}
+		}
+	}
+	now := s.cfg.Now()
+	suspended := map[string]int{} // call id → its suspension's step
 	var steps []step
+	var tainted []step
 	knows := map[string]bool{}
 	var hosts []string
 	var complete = "unknown"
 	for _, e := range evs {
 		st := step{Seq: e.Seq, Time: e.Time, Kind: string(e.Kind), Tool: e.Tool}
+		if e.Approval != 0 {
+			st.Resume = used[e.Approval]
+			if st.Resume == "used" {
+				st.Resume = "approved"
+			}
+		}
+		if i, ok := suspended[e.CallID]; ok && (e.Kind == veto.EventAllowed || e.Kind == veto.EventDenied || e.Kind == veto.EventToolDenied) {
+			delete(suspended, e.CallID)
+			steps[i].State = "resumed"
+			if e.Kind != veto.EventAllowed {
+				st.Resume, steps[i].State = "refused", "refused"
+			}
+		}
 		switch e.Kind {
 		case veto.EventRunStarted:
 			if e.Complete != nil && *e.Complete {
@@ -414,6 +569,14 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 			}
 		case veto.EventAllowed:
 			st.Verdict = "allow"
+			// The history rule names a tainting call by its decision.
+			if taint[e.Seq] {
+				st.Taint, st.Target = true, e.Target.ID
+				if o, ok := outcomes[e.CallID]; ok {
+					st.What = string(o)
+				}
+				tainted = append(tainted, st)
+			}
 		case veto.EventDenied, veto.EventToolDenied:
 			st.Verdict, st.Rule, st.Reason = "deny", e.Rule, e.Reason
 			st.What = e.Rule + "/" + e.Reason
@@ -425,6 +588,18 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 			for _, f := range e.Files {
 				knows[f.Path] = true
 			}
+		case veto.EventApproved:
+			st.Rule, st.Reason, st.State = e.Rule, e.Reason, grantState(&e, now)
+			if u := used[e.Seq]; u != "" {
+				st.State = u
+			}
+			st.What = "call " + e.CallID + " by " + e.Actor.Kind + ":" + e.Actor.ID + ", until " + e.Expires.UTC().Format("2006-01-02 15:04:05") + ": " + st.State
+		case veto.EventApprovalRefused:
+			st.Rule, st.Reason, st.State = e.Rule, e.Reason, "denied"
+			st.What = "call " + e.CallID + " by " + e.Actor.Kind + ":" + e.Actor.ID
+		case veto.EventSuspended:
+			st.What, st.State = "call "+e.CallID+" awaits "+string(e.Awaiting), "waiting"
+			suspended[e.CallID] = len(steps)
 		case veto.EventEgressAllowed:
 			st.What = e.Host
 			hosts = append(hosts, e.Host)
@@ -432,6 +607,7 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 		steps = append(steps, st)
 	}
 	data["Steps"], data["Complete"], data["Hosts"] = steps, complete, hosts
+	data["Taint"], data["TaintKnown"] = tainted, taintKnown
 	data["Knows"] = slices.Sorted(func(yield func(string) bool) {
 		for k := range knows {
 			if !yield(k) {
@@ -444,6 +620,46 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 	}
 	uiTemplates.ExecuteTemplate(w, "run.html", data)
+}
+
+// taintRule is the history rule whose notes say what taints a run.
+var taintRule = sequence.NoEgressAfterPrivate.ID
+
+// taintRef finds the event a taint note names.
+var taintRef = regexp.MustCompile(`event #([0-9]+)`)
+
+// taintOf is what the run has read that taints it, as the live policy's
+// history rule (sequence.no_egress_after_private_read) counts it: the
+// sequence numbers of the observations its notes name (veto explain's
+// Known). It asks the gate to explain a call that does nothing, in that
+// run, recording nothing. known is "" when the rule said; otherwise why
+// the page cannot tell.
+func (s *Server) taintOf(ctx context.Context, run string, exists bool) (map[uint64]bool, string) {
+	if s.cfg.Gate == nil || !exists {
+		return nil, "this page has no policy to tell"
+	}
+	e := s.cfg.Gate.Explain(ctx, &veto.Call{ID: "veto-page-taint", Tool: "Bash", Args: map[string]any{"command": "true"}, Run: veto.Run{Ref: run}})
+	for _, st := range e.Rules {
+		if st.Rule != taintRule {
+			continue
+		}
+		seqs := map[uint64]bool{}
+		for _, n := range st.Known {
+			if strings.Contains(n, "could not") || strings.Contains(n, "failed") {
+				return nil, "the run's taint could not be read"
+			}
+			for _, m := range taintRef.FindAllStringSubmatch(n, -1) {
+				if seq, err := strconv.ParseUint(m[1], 10, 64); err == nil {
+					seqs[seq] = true
+				}
+			}
+		}
+		if len(st.Known) == 0 {
+			return nil, "the policy's history rule was not reached"
+		}
+		return seqs, ""
+	}
+	return nil, "the policy names no private material (sequence.private)"
 }
 
 func (s *Server) uiScript(w http.ResponseWriter, r *http.Request) {

@@ -129,7 +129,7 @@ func TestAdaptersHoldNoRuleID(t *testing.T) {
 var engineReasons = []string{veto.ReasonBoundsExceeded, veto.ReasonFloorMismatch, veto.ReasonToolDenied,
 	veto.ReasonTargetAmbiguous, veto.ReasonTargetUnresolvable, veto.ReasonTargetUnknown, veto.ReasonHistoryIncomplete,
 	veto.ReasonRuleFailed, veto.ReasonPatchFailed, veto.ReasonStateUnavailable, veto.ReasonInputRejected,
-	veto.ReasonCancelled, veto.ReasonInternal}
+	veto.ReasonCancelled, veto.ReasonInternal, veto.ReasonApprovalRefused}
 
 const (
 	tableBegin = "<!-- reason codes: generated from the rule registry by go test ./rules -update; do not edit -->"

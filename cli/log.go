@@ -62,7 +62,7 @@ func runLog(ctx context.Context, e *env, args []string) int {
 		sub, args = args[0], args[1:]
 	}
 	fs := newFlags(e, "log", "[verify|prune] [flags]", logDescription)
-	state := fs.String("state", "", "the SQLite state file (default: $XDG_STATE_HOME/veto/veto.db)")
+	state := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file (default: $XDG_STATE_HOME/veto/veto.db)")
 	dsn := fs.String("postgres", "", "a PostgreSQL database instead: postgres://user@host:port/db")
 	run := fs.String("run", "", "only this run")
 	tool := fs.String("tool", "", "only calls of this tool")

@@ -29,7 +29,7 @@ func runReplay(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "replay", "--transcript FILE [--policy FILE] [--state FILE | --postgres DSN] [--json]", replayDescription)
 	transcript := fs.String("transcript", "", "the Claude Code session transcript (JSONL)")
 	file := fs.String("policy", "", "the policy file to replay under, after the user's and the project's")
-	state := fs.String("state", "", "veto's SQLite state file (default: $XDG_STATE_HOME/veto/veto.db)")
+	state := fs.String("state", os.Getenv("VETO_STATE"), "veto's SQLite state file (default: $XDG_STATE_HOME/veto/veto.db)")
 	dsn := fs.String("postgres", "", "a PostgreSQL state instead")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cases := fs.String("cases", "", "replay the cases of veto test's files in this directory instead")

@@ -2,13 +2,11 @@ package veto_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/memstore"
-	"github.com/vetohq/veto/sqlite"
 )
 
 // TestRefusalAnswersThatCall: a person's refusal answers the question of
@@ -20,15 +18,7 @@ func TestRefusalAnswersThatCall(t *testing.T) {
 	for _, store := range []string{"memory", "sqlite"} {
 		t.Run(store, func(t *testing.T) {
 			ctx := context.Background()
-			var st veto.Store = memstore.New()
-			if store == "sqlite" {
-				s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer s.Close()
-				st = s
-			}
+			st := approvalStore(t, store)
 			g, err := veto.NewGate(veto.Config{Store: st, Rules: []veto.Rule{asker()}})
 			if err != nil {
 				t.Fatal(err)

@@ -3,14 +3,12 @@ package veto_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/memstore"
-	"github.com/vetohq/veto/sqlite"
 )
 
 // eventReads counts how often a decision reads a run's events or scans
@@ -63,15 +61,7 @@ func TestApprovedCallRefusedAtResume(t *testing.T) {
 	for _, store := range []string{"memory", "sqlite", "memory without its log"} {
 		t.Run(store, func(t *testing.T) {
 			ctx := context.Background()
-			var inner veto.Store = memstore.New()
-			if store == "sqlite" {
-				s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer s.Close()
-				inner = s
-			}
+			inner := approvalStore(t, store)
 			reads := &eventReads{Store: inner}
 			var st veto.Store = reads
 			if l, ok := inner.(veto.Log); ok && store != "memory without its log" {
@@ -181,15 +171,7 @@ func TestQuestionAtResumeIsARefusal(t *testing.T) {
 	for _, store := range []string{"memory", "sqlite"} {
 		t.Run(store, func(t *testing.T) {
 			ctx := context.Background()
-			var st veto.Store = memstore.New()
-			if store == "sqlite" {
-				s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer s.Close()
-				st = s
-			}
+			st := approvalStore(t, store)
 			g, err := veto.NewGate(veto.Config{Store: st, Rules: []veto.Rule{asker()}})
 			if err != nil {
 				t.Fatal(err)

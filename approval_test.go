@@ -51,15 +51,7 @@ func TestApprovalAppliesToOneCallOnce(t *testing.T) {
 	for _, store := range []string{"memory", "sqlite"} {
 		t.Run(store, func(t *testing.T) {
 			ctx := context.Background()
-			var st veto.Store = memstore.New()
-			if store == "sqlite" {
-				s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer s.Close()
-				st = s
-			}
+			st := approvalStore(t, store)
 			now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 			clock := func() time.Time { return now }
 			g, err := veto.NewGate(veto.Config{Store: st, Rules: []veto.Rule{asker(), denier("rm")}, Now: clock})
@@ -161,4 +153,19 @@ func TestApprovalAppliesToOneCallOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// approvalStore is the store an approval test runs on: the memory store,
+// or a SQLite file of the test's own.
+func approvalStore(t *testing.T, store string) veto.Store {
+	t.Helper()
+	if store != "sqlite" {
+		return memstore.New()
+	}
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/vetohq/veto/internal/browsertest"
 )
 
 // TestClaudeCodeWaitsForApprovalOnThePage: in the real Claude Code's print
@@ -254,16 +254,7 @@ func answerOnPage(t *testing.T, s *sandbox, chrome, call, button string) {
 	if !strings.HasPrefix(url, "http://127.0.0.1:") {
 		t.Fatalf("veto ui printed %q", url)
 	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("headless", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-proxy-server", true), chromedp.UserDataDir(t.TempDir()))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
-	defer cancelT()
+	ctx := browsertest.New(t, chrome, 60*time.Second)
 	q := fmt.Sprintf(`#questions article.question[data-call=%q][data-rule="release-needs-person"]`, call)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(q)); err != nil {
 		t.Fatalf("the page does not show the call waiting: %v", err)
@@ -283,15 +274,4 @@ func answerOnPage(t *testing.T, s *sandbox, chrome, call, button string) {
 }
 
 // chromiumPath finds Debian's Chromium (.ci/run installs it).
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("VETO_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p != "" {
-			if _, err := exec.LookPath(p); err == nil {
-				return p
-			}
-		}
-	}
-	t.Fatal("the end-to-end suite needs Chromium (apt-get install chromium)")
-	return ""
-}
+func chromiumPath(t *testing.T) string { return browsertest.Chromium(t) }

@@ -5,47 +5,20 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/vetohq/veto/internal/browsertest"
 )
 
-// chromium finds Debian's Chromium; without it the browser tests skip,
-// and fail when CI is set (.ci/run installs it).
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("VETO_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := exec.LookPath(p); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("the page's tests need Chromium (apt-get install chromium)")
-	}
-	t.Skip("no Chromium: apt-get install chromium")
-	return ""
-}
+func chromium(t *testing.T) string { return browsertest.Chromium(t) }
 
-// browser is a headless Chromium for one test, with a profile of its own,
-// no network beyond what the page asks and a 90 s bound.
+// browser is a headless Chromium for one test, bounded to 90 s.
 func browser(t *testing.T, bin string) context.Context {
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("headless", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true), chromedp.NoFirstRun,
-		chromedp.Flag("no-proxy-server", true), chromedp.UserDataDir(t.TempDir()))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancel(); cancelA() })
-	return ctx
+	return browsertest.New(t, bin, 90*time.Second)
 }
 
 // TestPageInChromium: the page in headless Chromium shows a refusal card

@@ -139,9 +139,18 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 		}
 		ro.open, ro.openPG, ro.gates = stores.open, stores.openPostgres, gates
 		// The connection lasts as long as the answer may take (an event
-		// veto waits on for a person takes minutes).
+		// veto waits on for a person takes minutes), and no longer than
+		// veto-hook waits for it: once veto-hook is gone (the client
+		// stopped it, or it gave up), nothing more is decided or recorded.
 		c.SetDeadline(time.Now().Add(ro.Timeout + 5*time.Second))
-		r, _ := Reply(ctx, a, bytesReader(rq.Event), ro)
+		rctx, gone := context.WithCancel(ctx)
+		defer gone()
+		go func() {
+			var b [1]byte
+			c.Read(b[:]) // veto-hook sends nothing more: this ends when it closes
+			gone()
+		}()
+		r, _ := Reply(rctx, a, bytesReader(rq.Event), ro)
 		rs.Exit, rs.Stdout, rs.Stderr = r.Exit, r.Stdout, r.Stderr
 		served.Add(1)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
@@ -50,7 +51,7 @@ func (a Adapter) Ask(ev *agent.Event, v veto.Verdict) (agent.Reply, bool) {
 	}
 	switch a.Attended {
 	case "0":
-		if !askedAlone(ev.Transcript, ev.Call.ID) {
+		if !askedAloneSoon(ev.Transcript, ev.Call.ID) {
 			return agent.Reply{}, false
 		}
 		return agent.Write(*Client.Defer, Reason(v)), true
@@ -117,22 +118,48 @@ func deferKnown(agentEnv string) bool {
 	return true
 }
 
+// transcriptLag is how long the call's entry may take to reach the
+// transcript after the hook was started: Claude Code writes it as the
+// call is asked for, and under load the hook can start first.
+const transcriptLag = 750 * time.Millisecond
+
+// askedAloneSoon is askedAlone, looking again for transcriptLag while the
+// call's entry is not there yet.
+func askedAloneSoon(path, id string) bool {
+	until := time.Now().Add(transcriptLag)
+	for {
+		found, alone, read := askedIn(path, id)
+		if found || !read || time.Now().After(until) {
+			return found && alone
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // askedAlone reports whether the transcript at path holds, near its end,
 // the assistant entry with tool_use id and no other tool_use beside it.
 // Anything else (no transcript, not a regular file, the entry not found,
 // a line that does not parse) is false.
 func askedAlone(path, id string) bool {
+	found, alone, _ := askedIn(path, id)
+	return found && alone
+}
+
+// askedIn finds the call's entry near the transcript's end, and whether
+// it holds no other tool_use; read is false when the transcript cannot be
+// read at all.
+func askedIn(path, id string) (found, alone, read bool) {
 	if path == "" || id == "" || !strings.HasPrefix(path, "/") {
-		return false
+		return false, false, false
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return false
+		return false, false, false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return false
+		return false, false, false
 	}
 	// The entry is written just before the hook runs: the last 64 KiB
 	// nearly always hold it; a longer tail only when they do not.
@@ -141,10 +168,10 @@ func askedAlone(path, id string) bool {
 		off := max(fi.Size()-tail, 0)
 		b, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
 		if err != nil {
-			return false
+			return false, false, false
 		}
 		if found, alone := entryOf(b, id, off > 0); found || off == 0 || tail == maxTail {
-			return found && alone
+			return found, alone, true
 		}
 	}
 }

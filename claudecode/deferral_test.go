@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
@@ -208,5 +209,32 @@ func TestAskedAloneReadsBackEightMiB(t *testing.T) {
 		if got := askedAlone(after(n), "toolu_1"); got != want {
 			t.Errorf("the entry followed by %d bytes: alone %v, want %v", n, got, want)
 		}
+	}
+}
+
+// The call's entry may reach the transcript just after the hook started:
+// it is looked for again, for a while.
+func TestAskWaitsForTheEntry(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(p, []byte(userSays+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			f.WriteString(alone + "\n")
+			f.Close()
+		}
+	}()
+	a := Adapter{Attended: "0", Agent: "claude-code_2-1-332_harness"}
+	if _, ok := a.Ask(&agent.Event{Kind: agent.Decide, Transcript: p, Call: veto.Call{ID: "toolu_1"}}, question); !ok {
+		t.Fatal("the entry written 200 ms late was not waited for")
+	}
+	// Never written: refused once the wait is over.
+	q := filepath.Join(t.TempDir(), "t.jsonl")
+	os.WriteFile(q, []byte(userSays+"\n"), 0o600)
+	if _, ok := a.Ask(&agent.Event{Kind: agent.Decide, Transcript: q, Call: veto.Call{ID: "toolu_1"}}, question); ok {
+		t.Fatal("a call with no entry was held")
 	}
 }

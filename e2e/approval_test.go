@@ -215,7 +215,7 @@ func waits(t *testing.T, what string, o outcome, file string) {
 		t.Fatalf("%s: the call ran before a person approved it", what)
 	}
 	if o.Exit != 0 || res.StopReason != "tool_deferred" || res.Deferred == nil || res.Deferred.ID != callID(0) {
-		t.Fatalf("%s: exit %d, %+v; want the call %s pending\n%.2000s", what, o.Exit, res, callID(0), o.Stderr)
+		t.Fatalf("%s: exit %d, %+v; want the call %s pending; the model got %+v\n%.2000s", what, o.Exit, res, callID(0), o.Results[callID(0)], o.Stderr)
 	}
 	if r, ok := o.Results[callID(0)]; ok {
 		t.Fatalf("%s: the model got a result for the pending call: %+v", what, r)

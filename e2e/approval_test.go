@@ -156,10 +156,14 @@ func TestClaudeCodeRefusedOnThePage(t *testing.T) {
 }
 
 // TestClaudeCodeWaitsBesideAnotherCall: the model asks for the call that
-// needs a person and another in one message. Claude Code holds the first
-// (its transcript has each tool_use in an entry of its own, so veto sees
-// it asked alone, as Claude Code does) and runs the second; approved on
-// the page, the resumed session runs the first, once.
+// needs a person and another in one message. The other runs. The first is
+// never run without the person: held, when veto sees in the transcript
+// that it was asked alone, as Claude Code streams each tool_use into an
+// entry of its own (then approved on the page, it runs once on resume);
+// or refused, when veto cannot see that (an entry holding both, where
+// Claude Code would ignore defer, or none in time). Which one depends on
+// when Claude Code writes the entry; both were seen on this machine, and
+// the test says which.
 func TestClaudeCodeWaitsBesideAnotherCall(t *testing.T) {
 	need(t)
 	chrome := chromiumPath(t)
@@ -169,10 +173,24 @@ func TestClaudeCodeWaitsBesideAnotherCall(t *testing.T) {
 	first.Calls[1].Input = json.RawMessage(fmt.Sprintf(`{"file_path": %q, "content": "ran\n"}`, changelog))
 	resume.Calls = first.Calls
 	o := play(t, first)
-	waits(t, "the first run", o, notes)
 	if _, err := os.Stat(changelog); err != nil {
-		t.Fatalf("the call beside the held one did not run: %v", err)
+		t.Fatalf("the call beside the asked one did not run: %v", err)
 	}
+	var res claudeResult
+	json.Unmarshal([]byte(o.Stdout), &res)
+	if res.StopReason != "tool_deferred" {
+		// Refused: the model got veto's question as a refusal, and the
+		// call did not run.
+		r := o.Results[callID(0)]
+		if _, err := os.Stat(notes); err == nil || !r.IsError || !strings.Contains(r.Content, "release_needs_person") {
+			t.Fatalf("neither held nor refused: the model got %+v, the session %+v", r, res)
+		}
+		t.Logf("refused (veto could not see in the transcript that it was asked alone)")
+		s.finish()
+		return
+	}
+	t.Logf("held (asked alone, by the transcript)")
+	waits(t, "the first run", o, notes)
 	answerOnPage(t, s, chrome, callID(0), "approve")
 	play(t, resume)
 	if b, err := os.ReadFile(notes); err != nil || string(b) != "ran\n" {

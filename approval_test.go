@@ -151,6 +151,16 @@ func TestApprovalAppliesToOneCallOnce(t *testing.T) {
 			if v := g.Decide(ctx, call("c11", "deploy canary")); !v.Ask {
 				t.Fatalf("after a refusal: %+v", v)
 			}
+			// The refused call itself, asked about again (a client
+			// resuming it): refused once with approval_refused, naming the
+			// person's answer; not a new question.
+			if v := g.Decide(ctx, call("c10", "deploy canary")); v.Allowed || v.Ask || v.Reason != veto.ReasonApprovalRefused {
+				t.Fatalf("the refused call asked about again: %+v", v)
+			}
+			evs, _ = st.Events(ctx, "r1", 0)
+			if e := evs[len(evs)-1]; e.Approval == 0 || e.Awaiting != "" {
+				t.Fatalf("the refusal's use: %+v", e)
+			}
 		})
 	}
 }

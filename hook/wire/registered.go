@@ -117,14 +117,17 @@ func registeredIn(c *clients.Client, p, event string) time.Duration {
 // hook_event_name), on which veto may wait for a person (an event of the
 // table with a Timeout); nil for any other.
 func Waiting(c *clients.Client, in []byte) *clients.Event {
-	var ev struct {
-		Name string `json:"hook_event_name"`
-	}
-	if json.Unmarshal(in, &ev) != nil || ev.Name == "" {
-		return nil
-	}
 	for i := range c.Events {
-		if e := &c.Events[i]; e.Name == ev.Name && e.Timeout > 0 {
+		e := &c.Events[i]
+		// Every call's event passes here: only one that names a waiting
+		// event at all is decoded.
+		if e.Timeout <= 0 || !bytes.Contains(in, []byte(`"`+e.Name+`"`)) {
+			continue
+		}
+		var ev struct {
+			Name string `json:"hook_event_name"`
+		}
+		if json.Unmarshal(in, &ev) == nil && ev.Name == e.Name {
 			return e
 		}
 	}

@@ -123,3 +123,50 @@ func BenchmarkRegistered(b *testing.B) {
 		}
 	}
 }
+
+// Waiting names Claude Code's PermissionRequest, and no other event;
+// an event that only mentions it in its arguments is not one.
+func TestWaiting(t *testing.T) {
+	c := &clients.ClaudeCode
+	for in, want := range map[string]string{
+		`{"hook_event_name":"PermissionRequest","tool_name":"Bash"}`:                              "PermissionRequest",
+		`{"hook_event_name":"PreToolUse","tool_input":{"command":"echo \"PermissionRequest\""}}`: "",
+		`{"hook_event_name":"PreToolUse"}`:                                                        "",
+		`not json "PermissionRequest"`:                                                            "",
+	} {
+		got := ""
+		if e := wire.Waiting(c, []byte(in)); e != nil {
+			got = e.Name
+		}
+		if got != want {
+			t.Errorf("Waiting(%s) = %q, want %q", in, got, want)
+		}
+	}
+	if wire.Waiting(&clients.GeminiCLI, []byte(`{"hook_event_name":"PermissionRequest"}`)) != nil {
+		t.Error("Gemini CLI has no waiting event")
+	}
+}
+
+// The event veto waits on has its own budget: its long timeout is its
+// own, and not the other events'.
+func TestRegisteredForTheWaitingEvent(t *testing.T) {
+	root := t.TempDir()
+	home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
+	os.MkdirAll(ws, 0o755)
+	t.Setenv("HOME", home)
+	settings := `{"hooks":{` +
+		`"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"/opt/veto-hook claude-code","timeout":5}]}],` +
+		`"PermissionRequest":[{"matcher":"*","hooks":[{"type":"command","command":"/opt/veto-hook claude-code","timeout":600}]}]}}`
+	p := filepath.Join(ws, ".claude", "settings.json")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.WriteFile(p, []byte(settings), 0o644)
+	if d := wire.Registered(&clients.ClaudeCode, ws); d != 5*time.Second {
+		t.Errorf("Registered = %s, want 5s (the waiting event's 600 s is not the others' budget)", d)
+	}
+	if d := wire.RegisteredFor(&clients.ClaudeCode, ws, "PermissionRequest"); d != 600*time.Second {
+		t.Errorf("RegisteredFor(PermissionRequest) = %s, want 10m0s", d)
+	}
+	if d := wire.RegisteredFor(&clients.ClaudeCode, ws, "PreToolUse"); d != 5*time.Second {
+		t.Errorf("RegisteredFor(PreToolUse) = %s, want 5s", d)
+	}
+}

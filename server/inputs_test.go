@@ -84,6 +84,25 @@ func postForm(t *testing.T, hc *http.Client, target string, form url.Values, hea
 	return resp.StatusCode, string(b)
 }
 
+// giveInput answers the call's request for input on the page, as the
+// person of token.
+func giveInput(t *testing.T, s *service, token, run, call string, values map[string]string) {
+	t.Helper()
+	hc, _ := pageSession(t, s, token)
+	_, page := getPage(t, hc, s.url+"/ui?run="+url.QueryEscape(run))
+	m := csrfField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no form token on the page")
+	}
+	form := url.Values{"csrf": {m[1]}}
+	for k, v := range values {
+		form.Set("in."+k, v)
+	}
+	if code, body := postForm(t, hc, s.url+"/ui/inputs/"+run+"/"+call, form, nil); code != 303 {
+		t.Fatalf("the input: %d\n%s", code, body)
+	}
+}
+
 // take is the runtime's GET /v1/inputs/{run}/{call}: the status and the
 // JSON answer.
 func (s *service) take(run, call, token, wait string) (int, map[string]any) {

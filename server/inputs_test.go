@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -15,7 +16,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/cli"
+	"github.com/vetohq/veto/client"
 	"github.com/vetohq/veto/sqlite"
 	"github.com/vetohq/veto/sqlstore"
 )
@@ -477,5 +480,76 @@ func TestPageGivesInputInChromium(t *testing.T) {
 		if bytes.Contains(b, []byte(typedCanary)) || bytes.Contains(b, []byte(argCanary)) {
 			t.Fatalf("%s holds a typed value or an argument", name)
 		}
+	}
+}
+
+// TestClientAwaitsInputFromItsInstance: two instances on one state; a
+// runtime suspends a call for input through one (the Go client). The
+// other's page does not list it, cannot answer it, and its take answers
+// 404: the request lives in the memory of the instance it was suspended
+// through. There a person answers; the client's AwaitInput, waiting
+// longer than its HTTP client's own timeout, returns the values as they
+// are given, once; Resume runs the call with them.
+func TestClientAwaitsInputFromItsInstance(t *testing.T) {
+	const typedCanary = "CANARY-typed-a51d"
+	w := newWorld(t)
+	st, d := sqliteStore(t)
+	a, b := start(t, w, st, d, nil), start(t, w, st, d, nil)
+	agent, person := a.token("agent:ci"), a.token("user:ann")
+	ctx := context.Background()
+	ca := client.New(a.url, agent, &http.Client{Timeout: time.Second})
+	cb := client.New(b.url, agent, nil)
+	if err := ca.Start(ctx, "r1", true); err != nil {
+		t.Fatal(err)
+	}
+	call := &veto.Call{ID: "c1", Tool: "Bash", Args: map[string]any{"command": "echo placeholder"}, Cwd: w.work, Run: veto.Run{Ref: "r1"}}
+	sus, err := ca.Suspend(ctx, call, veto.AwaitInput, []string{"command"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := ca.AwaitInput(ctx, "r1", "c1", 100*time.Millisecond); ok || err != nil {
+		t.Fatalf("before the answer: %v %v", ok, err)
+	}
+	if _, _, err := ca.AwaitInput(ctx, "r1", "c1", 2*time.Minute); err == nil {
+		t.Fatal("a wait of 2 minutes was asked")
+	}
+	var ce *client.Error
+	if _, _, err := cb.AwaitInput(ctx, "r1", "c1", 0); !errors.As(err, &ce) || ce.Status != 404 || ce.Reason != "no_input" {
+		t.Fatalf("the other instance's take: %v", err)
+	}
+	// A question, so that the other page has a form, and its token.
+	if _, m := b.post("/v1/decide", agent, b.call("q1", "r1", "Bash", map[string]any{"command": "make deploy"})); m["verdict"] != "ask" {
+		t.Fatalf("the question: %v", m)
+	}
+	hb, _ := pageSession(t, b, person)
+	_, pageB := getPage(t, hb, b.url+"/ui?run=r1")
+	if strings.Contains(pageB, `class="input-request`) || !strings.Contains(pageB, `data-awaiting="input" data-state="waiting" data-call="c1"`) {
+		t.Fatalf("the other instance's page:\n%s", pageB)
+	}
+	if m := csrfField.FindStringSubmatch(pageB); m == nil {
+		t.Fatal("no form token on the other page")
+	} else if code, _ := postForm(t, hb, b.url+"/ui/inputs/r1/c1", url.Values{"csrf": {m[1]}, "in.command": {typedCanary}}, nil); code != 404 {
+		t.Fatalf("the other instance took an answer: %d", code)
+	}
+
+	// The wait (3 s) outlasts the HTTP client's timeout (1 s).
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		giveInput(t, a, person, "r1", "c1", map[string]string{"command": "ls # " + typedCanary})
+	}()
+	began := time.Now()
+	in, ok, err := ca.AwaitInput(ctx, "r1", "c1", 3*time.Second)
+	if err != nil || !ok || in.Values["command"] != "ls # "+typedCanary || in.By != (veto.Actor{Kind: "user", ID: "ann"}) {
+		t.Fatalf("the wait: %+v %v %v after %v", in, ok, err, time.Since(began))
+	}
+	if _, _, err := ca.AwaitInput(ctx, "r1", "c1", 0); !errors.As(err, &ce) || ce.Status != 404 || ce.Reason != "input_taken" {
+		t.Fatalf("taken twice: %v", err)
+	}
+	res, err := ca.Resume(ctx, sus, false, in.Values)
+	if err != nil || !res.Execute || res.Args["command"] != "ls # "+typedCanary {
+		t.Fatalf("the resume: %+v %v", res, err)
+	}
+	if strings.Contains(a.logs.String()+b.logs.String(), typedCanary) {
+		t.Fatal("a log holds the typed value")
 	}
 }

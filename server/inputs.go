@@ -65,8 +65,9 @@ type pendingInput struct {
 
 // inputs are an instance's pending inputs.
 type inputs struct {
-	mu sync.Mutex
-	m  map[inputKey]*pendingInput
+	mu  sync.Mutex
+	m   map[inputKey]*pendingInput
+	now func() time.Time // the server's clock, for the sweep after an answer
 }
 
 // sweep drops what has expired. Callers hold mu.
@@ -226,10 +227,17 @@ func (in *inputs) answer(now time.Time, run, call string, values map[string]stri
 		}
 	}
 	p.values, p.By, p.State = values, who(by), inputAnswered
-	if e := now.Add(inputKept); e.After(p.expires) {
-		p.expires = e
-	}
+	p.expires = now.Add(inputKept) // the values wait for the runtime this long
 	close(p.answered)
+	if in.now != nil {
+		// Values not taken are dropped at their time, whether or not
+		// anything else comes to this instance.
+		time.AfterFunc(inputKept+time.Second, func() {
+			in.mu.Lock()
+			defer in.mu.Unlock()
+			in.sweep(in.now())
+		})
+	}
 	return http.StatusOK, ""
 }
 

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/cli"
 	"github.com/vetohq/veto/client"
+	"github.com/vetohq/veto/server"
 	"github.com/vetohq/veto/sqlite"
 	"github.com/vetohq/veto/sqlstore"
 )
@@ -551,5 +553,42 @@ func TestClientAwaitsInputFromItsInstance(t *testing.T) {
 	}
 	if strings.Contains(a.logs.String()+b.logs.String(), typedCanary) {
 		t.Fatal("a log holds the typed value")
+	}
+}
+
+// TestInputRequestsExpire: a request no person answers is dropped after
+// an hour, and values the runtime does not take 10 minutes after the
+// answer: the page lists neither, and a take answers 404.
+func TestInputRequestsExpire(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	w := newWorld(t)
+	st, d := sqliteStore(t)
+	s := start(t, w, st, d, func(c *server.Config) { c.Now = clock })
+	agent, person := s.token("agent:ci"), s.token("user:ann")
+	for _, id := range []string{"c1", "c2"} {
+		c := s.call(id, "r1", "Bash", map[string]any{"command": "ls"})
+		if code, m := s.post("/v1/suspend", agent, map[string]any{"call": c, "kind": "input", "fields": []string{"command"}}); code != 200 || m["input_form"] != true {
+			t.Fatalf("suspend: %d %v", code, m)
+		}
+	}
+	advance(5 * time.Minute)
+	giveInput(t, s, person, "r1", "c2", map[string]string{"command": "ls -l"})
+	advance(11 * time.Minute) // c2's values untaken for 11 min
+	if code, m := s.take("r1", "c2", agent, ""); code != 404 || m["reason"] != "no_input" {
+		t.Fatalf("values past their time: %d %v", code, m)
+	}
+	if code, _ := s.take("r1", "c1", agent, ""); code != 204 {
+		t.Fatalf("a request within its hour: %d", code)
+	}
+	advance(45 * time.Minute) // c1 unanswered for 61 min
+	if code, m := s.take("r1", "c1", agent, ""); code != 404 || m["reason"] != "no_input" {
+		t.Fatalf("a request past its hour: %d %v", code, m)
+	}
+	hc, _ := pageSession(t, s, person)
+	if _, page := getPage(t, hc, s.url+"/ui?run=r1"); strings.Contains(page, `class="input-request`) || strings.Contains(page, `data-input=`) {
+		t.Fatalf("the page still lists an expired request:\n%s", page)
 	}
 }

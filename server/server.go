@@ -140,6 +140,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Cause = func(error) string { return "veto's state cannot be reached" }
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics()}
+	s.inputs.now = cfg.Now
 	for _, rt := range routes {
 		if cfg.PageOnly && rt.Path != "/healthz" {
 			continue

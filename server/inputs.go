@@ -135,6 +135,9 @@ func (in *inputs) add(now time.Time, p *pendingInput) bool {
 		if old.Actor != p.Actor {
 			return false
 		}
+		if old.State == inputWaiting {
+			close(old.answered) // a take waiting on it looks again, at this one
+		}
 		old.values = nil
 		delete(in.m, k)
 	} else if in.room(p.Actor) != nil {

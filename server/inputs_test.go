@@ -592,3 +592,42 @@ func TestInputRequestsExpire(t *testing.T) {
 		t.Fatalf("the page still lists an expired request:\n%s", page)
 	}
 }
+
+// TestInputTakenOnceByConcurrentTakes: eight takes wait on one call at
+// once; when the person answers, exactly one gets the values and the
+// others are told they were taken.
+func TestInputTakenOnceByConcurrentTakes(t *testing.T) {
+	w := newWorld(t)
+	st, d := sqliteStore(t)
+	s := start(t, w, st, d, nil)
+	agent, person := s.token("agent:ci"), s.token("user:ann")
+	c := s.call("c1", "r1", "Bash", map[string]any{"command": "ls"})
+	if code, m := s.post("/v1/suspend", agent, map[string]any{"call": c, "kind": "input", "fields": []string{"command"}}); code != 200 {
+		t.Fatalf("suspend: %d %v", code, m)
+	}
+	type result struct {
+		code   int
+		reason any
+	}
+	results := make(chan result, 8)
+	for range 8 {
+		go func() {
+			code, m := s.take("r1", "c1", agent, "20s")
+			results <- result{code, m["reason"]}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	giveInput(t, s, person, "r1", "c1", map[string]string{"command": "ls -l"})
+	got := map[result]int{}
+	for range 8 {
+		select {
+		case r := <-results:
+			got[r]++
+		case <-time.After(15 * time.Second):
+			t.Fatalf("the takes did not return: %v", got)
+		}
+	}
+	if got[result{200, nil}] != 1 || got[result{404, "input_taken"}] != 7 {
+		t.Fatalf("the takes: %v", got)
+	}
+}

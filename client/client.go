@@ -14,6 +14,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vetohq/veto"
@@ -183,6 +185,73 @@ func (c *Client) Resume(ctx context.Context, suspension json.RawMessage, approve
 		return fail(err)
 	}
 	return Resumed{Verdict: v, Execute: out.Execute && v.Allowed, Args: out.Args}, nil
+}
+
+// Input is a person's values for a call suspended for input, and who
+// gave them.
+type Input struct {
+	Values map[string]any // the declared fields, each a string as typed
+	By     veto.Actor
+}
+
+// MaxInputWait is the longest AwaitInput waits in one request.
+const MaxInputWait = 60 * time.Second
+
+// AwaitInput waits up to wait (at most MaxInputWait) for a person's
+// values for the call this client's actor suspended for input
+// (Suspend with veto.AwaitInput) through this service, given on its page,
+// and takes them: the service gives them once, then holds them no longer.
+// ok is false when none came within wait: ask again. Resume the call with
+// them (Resume(ctx, suspension, false, in.Values)); they are arguments,
+// so keep them nowhere else. An *Error of status 404 means the service
+// keeps no request of the call (suspended through another instance,
+// expired, or taken already), 403 that another actor suspended it.
+func (c *Client) AwaitInput(ctx context.Context, run, callID string, wait time.Duration) (in Input, ok bool, err error) {
+	if wait < 0 || wait > MaxInputWait {
+		return Input{}, false, fmt.Errorf("client: a wait for input is at most %s", MaxInputWait)
+	}
+	u := strings.TrimSuffix(c.base, "/") + "/v1/inputs/" + url.PathEscape(run) + "/" + url.PathEscape(callID) +
+		"?wait=" + strconv.FormatInt(wait.Milliseconds(), 10) + "ms"
+	req, err := http.NewRequestWithContext(ctx, "GET", u, nil)
+	if err != nil {
+		return Input{}, false, err
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	hc := *c.http // the request outlasts a short timeout of the client's
+	if hc.Timeout != 0 && hc.Timeout < wait+10*time.Second {
+		hc.Timeout = wait + 10*time.Second
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return Input{}, false, fmt.Errorf("client: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return Input{}, false, fmt.Errorf("client: read the answer: %w", err)
+	}
+	switch resp.StatusCode {
+	case http.StatusNoContent:
+		return Input{}, false, nil
+	case http.StatusOK:
+	default:
+		var e struct {
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
+		}
+		json.Unmarshal(b, &e)
+		return Input{}, false, &Error{Status: resp.StatusCode, Reason: e.Reason, Message: e.Message}
+	}
+	var out struct {
+		Input map[string]any `json:"input"`
+		By    veto.Actor     `json:"by"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil || out.Input == nil {
+		return Input{}, false, errors.New("client: the answer is not JSON of the expected shape")
+	}
+	return Input{Values: out.Input, By: veto.Actor{Kind: out.By.Kind, ID: out.By.ID}}, true, nil
 }
 
 // Error is a refusal the service gave that is not a verdict on a call:

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/vetohq/veto"
@@ -296,6 +297,24 @@ func (s *Server) suspend(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if sj.Kind == veto.AwaitInput {
+		// The page's form for the fields: the request is kept in this
+		// instance's memory, and must fit.
+		if msg := checkInputFields(sj.Fields); msg != "" {
+			writeError(w, http.StatusBadRequest, reasonRequestInvalid, "field fields: "+msg+".")
+			return
+		}
+		switch s.inputs.admit(s.cfg.Now(), c.Run.Ref, c.ID, c.Actor) {
+		case errInputPending:
+			writeError(w, http.StatusConflict, "input_pending", "A call of this id in this run, suspended by another actor, waits for input.")
+			return
+		case errInputsFull:
+			w.Header().Set("Retry-After", "60")
+			writeError(w, http.StatusTooManyRequests, "inputs_full",
+				"Too many calls wait for a person's input in this instance; have them answered on the page, or let them expire.")
+			return
+		}
+	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
 	s.withState(w, r, refuse, func(ctx context.Context) {
 		ctx, causes := sqlstore.WithCauses(ctx)
@@ -309,7 +328,14 @@ func (s *Server) suspend(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusInternalServerError, veto.ReasonInternal, "veto could not encode the suspension.")
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"suspension": json.RawMessage(enc), "call_id": sus.Call.ID, "run": sus.Call.Run.Ref})
+		out := map[string]any{"suspension": json.RawMessage(enc), "call_id": sus.Call.ID, "run": sus.Call.Run.Ref}
+		if sus.Kind == veto.AwaitInput {
+			// input_form: the page shows a form for the fields, and the
+			// values are taken from GET /v1/inputs/{run}/{call}.
+			out["input_form"] = s.inputs.add(s.cfg.Now(), &pendingInput{Run: sus.Call.Run.Ref, CallID: sus.Call.ID,
+				Tool: sus.Call.Tool, Fields: slices.Clone(sus.Fields), Actor: sus.Call.Actor, Since: s.cfg.Now()})
+		}
+		writeJSON(w, http.StatusOK, out)
 	})
 }
 
@@ -361,6 +387,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 			res = s.cfg.Gate.ResumeInput(ctx, sus, rj.Input)
 		}
 		s.metrics.decision(&res.Verdict, 0)
+		s.inputs.resumed(s.cfg.Now(), sus.Call.Run.Ref, sus.Call.ID, sus.Call.Actor)
 		out := resumedJSON{Verdict: res.Verdict, Execute: res.Execute}
 		if res.Execute {
 			out.Args = res.Call.Args

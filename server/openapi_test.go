@@ -166,6 +166,14 @@ func TestOpenAPIMatchesLiveAnswers(t *testing.T) {
 
 	// A suspension to resume.
 	_, sus := s.post("/v1/suspend", tok, map[string]any{"call": bash, "kind": "approval"})
+	// Calls waiting for input: c4 answered on the page, c5 not.
+	other := s.token("agent:other")
+	input := func(id string) map[string]any {
+		return map[string]any{"call": s.call(id, "r1", "Bash", map[string]any{"command": "ls"}), "kind": "input", "fields": []string{"command"}}
+	}
+	s.post("/v1/suspend", tok, input("c4"))
+	s.post("/v1/suspend", tok, input("c5"))
+	giveInput(t, s, tok, "r1", "c4", map[string]string{"command": "ls -l"})
 	cases := []struct {
 		method, path, route, token string
 		body                       any
@@ -184,7 +192,14 @@ func TestOpenAPIMatchesLiveAnswers(t *testing.T) {
 		{"GET", "/v1/runs/none/events", "/v1/runs/{run}/events", tok, nil, 404},
 		{"POST", "/v1/suspend", "/v1/suspend", tok, map[string]any{"call": bash, "kind": "approval"}, 200},
 		{"POST", "/v1/suspend", "/v1/suspend", tok, map[string]any{"kind": "approval"}, 400},
+		{"POST", "/v1/suspend", "/v1/suspend", tok, input("c6"), 200},
+		{"POST", "/v1/suspend", "/v1/suspend", other, input("c5"), 409},
 		{"POST", "/v1/resume", "/v1/resume", tok, map[string]any{"suspension": sus["suspension"], "approved": true}, 200},
+		{"GET", "/v1/inputs/r1/c4", "/v1/inputs/{run}/{call}", tok, nil, 200},
+		{"GET", "/v1/inputs/r1/c4", "/v1/inputs/{run}/{call}", tok, nil, 404},
+		{"GET", "/v1/inputs/r1/c5", "/v1/inputs/{run}/{call}", other, nil, 403},
+		{"GET", "/v1/inputs/r1/c5?wait=2m", "/v1/inputs/{run}/{call}", tok, nil, 400},
+		{"GET", "/v1/inputs/r1/c5", "/v1/inputs/{run}/{call}", "", nil, 401},
 		{"POST", "/v1/resume", "/v1/resume", tok, map[string]any{"suspension": sus["suspension"]}, 400},
 		{"GET", "/v1/policy", "/v1/policy", tok, nil, 200},
 		{"GET", "/v1/policy", "/v1/policy", "", nil, 401},

@@ -74,6 +74,7 @@ type Server struct {
 	metrics *metrics
 	runs    runLocks
 	ui      uiSessions
+	inputs  inputs // the requests for a person's input suspended through this instance
 }
 
 // route is one endpoint. Routes is the one list of them: the mux, the
@@ -94,6 +95,7 @@ var routes = []route{
 	{"GET", "/v1/runs/{run}/events", true, (*Server).runEvents, nil},
 	{"POST", "/v1/suspend", true, (*Server).suspend, nil},
 	{"POST", "/v1/resume", true, (*Server).resume, nil},
+	{"GET", "/v1/inputs/{run}/{call}", true, (*Server).takeInput, nil},
 	{"GET", "/v1/approvals", true, (*Server).listApprovals, nil},
 	{"POST", "/v1/approvals/{run}/{call}", true, (*Server).answerApproval, nil},
 	{"GET", "/v1/events", true, (*Server).events, nil},
@@ -138,6 +140,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Cause = func(error) string { return "veto's state cannot be reached" }
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics()}
+	s.inputs.now = cfg.Now
 	for _, rt := range routes {
 		if cfg.PageOnly && rt.Path != "/healthz" {
 			continue

@@ -136,6 +136,8 @@ var uiRoutes = []struct {
 	{"GET /ui/events", false, (*Server).uiEvents},
 	{"GET /ui/runs/{run}", false, (*Server).uiRun},
 	{"POST /ui/approvals/{run}/{call}", false, (*Server).uiAnswer},
+	{"GET /ui/inputs", false, (*Server).uiInputs},
+	{"POST /ui/inputs/{run}/{call}", false, (*Server).uiInput},
 	{"POST /ui/pins/{server}/{tool}", false, (*Server).uiPin},
 	{"GET /ui/whatif", false, (*Server).uiWhatIf},
 	{"POST /ui/whatif", false, (*Server).uiWhatIf},
@@ -219,6 +221,7 @@ type card struct {
 	Resume   string
 	Resumed  string // a decision resuming a suspension: what it waited for (approval, input)
 	Awaiting string // a suspension's: approval or input
+	Input    string // a suspension for input answered on this instance's page: answered, taken, resumed (By: who)
 	Approval uint64
 	Answer   string
 	State    string
@@ -444,6 +447,7 @@ func (s *Server) uiDecisions(w http.ResponseWriter, r *http.Request) {
 	release, err := s.acquire(ctx)
 	if err == nil {
 		cards, after, err = s.scanCards(ctx, f)
+		s.markInputs(cards)
 		if err == nil {
 			qs, err = s.questions(ctx, f.Run)
 		}
@@ -455,7 +459,8 @@ func (s *Server) uiDecisions(w http.ResponseWriter, r *http.Request) {
 	se := sessionOf(r)
 	data := map[string]any{"Filter": f, "Cards": cards, "After": after, "Query": r.URL.RawQuery,
 		"Rules": rule.IDs(), "Risks": []string{"low", "medium", "high", "critical"},
-		"Questions": qs, "Pins": pins, "CSRF": se.csrf, "CanAnswer": se.actor.Kind == "user" && s.cfg.Gate != nil, "Who": se.actor}
+		"Questions": qs, "Pins": pins, "CSRF": se.csrf, "CanAnswer": se.actor.Kind == "user" && s.cfg.Gate != nil, "Who": se.actor,
+		"Inputs": s.inputsData(f.Run, se)}
 	if err != nil {
 		data["Error"] = "veto cannot read its state: " + s.cfg.Cause(err) + "."
 	}

@@ -161,6 +161,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	// are recorded and answered), within the grace period.
 	sctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
+	srv.RegisterOnShutdown(h.Drain)
 	if err := srv.Shutdown(sctx); err != nil {
 		fmt.Fprintln(e.stderr, "veto serve: stopping:", err)
 		return ExitDeny

@@ -497,3 +497,61 @@ func TestServeOnADamagedState(t *testing.T) {
 		t.Fatalf("the hook on a damaged state: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestServeStopsWithStreamsOpen: SIGTERM ends veto serve within its grace
+// while an event stream and a take of a person's input wait (neither has
+// an end of its own): the stream closes, the take answers 204, and the
+// process exits 0.
+func TestServeStopsWithStreamsOpen(t *testing.T) {
+	w := newWorld(t)
+	state := filepath.Join(w.home, "veto.db")
+	secret, err := runVeto(t, w, "token", "create", "--actor", "agent:ci", "--state", state)
+	if err != nil {
+		t.Fatalf("token create: %v", err)
+	}
+	secret = strings.TrimSpace(secret)
+	p := serveProcess(t, w, "--state", state, "--grace", "20s")
+	get := func(path string) (*http.Response, error) {
+		rq, _ := http.NewRequest("GET", p.url+path, nil)
+		rq.Header.Set("Authorization", "Bearer "+secret)
+		return http.DefaultClient.Do(rq)
+	}
+	stream, err := get("/v1/events")
+	if err != nil || stream.StatusCode != 200 {
+		t.Fatalf("the event stream: %v %v", stream, err)
+	}
+	defer stream.Body.Close()
+	c := client.New(p.url, secret, nil)
+	call := &veto.Call{ID: "c1", Tool: "Bash", Args: map[string]any{"command": "make release"}, Run: veto.Run{Ref: "r1", Fresh: true},
+		Actor: veto.Actor{Kind: "agent", ID: "ci"}}
+	if _, err := c.Suspend(context.Background(), call, veto.AwaitInput, []string{"version"}); err != nil {
+		t.Fatal(err)
+	}
+	took := make(chan int, 1)
+	go func() {
+		r, err := get("/v1/inputs/r1/c1?wait=60s")
+		if err != nil {
+			took <- 0
+			return
+		}
+		r.Body.Close()
+		took <- r.StatusCode
+	}()
+	time.Sleep(300 * time.Millisecond) // both wait now
+	start := time.Now()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("veto serve exited %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("veto serve did not stop within 15 s with a stream and a take open")
+	}
+	if code := <-took; code != http.StatusNoContent {
+		t.Fatalf("the take answered %d as the service stopped, want 204", code)
+	}
+	t.Logf("stopped in %s with a stream and a take open", time.Since(start).Round(time.Millisecond))
+}

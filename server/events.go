@@ -95,6 +95,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *veto.LogQuery
 		select {
 		case <-r.Context().Done():
 			return
+		case <-s.stopping:
+			return
 		case <-tick.C:
 		}
 	}

@@ -357,6 +357,8 @@ func (s *Server) takeInput(w http.ResponseWriter, r *http.Request) {
 		case <-ready:
 		case <-timer:
 			timer = nil // one last look, then none yet
+		case <-s.stopping:
+			timer = nil // the service stops: one last look, then none yet
 		case <-r.Context().Done():
 			return
 		}

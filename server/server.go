@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vetohq/veto"
@@ -75,7 +76,18 @@ type Server struct {
 	runs    runLocks
 	ui      uiSessions
 	inputs  inputs // the requests for a person's input suspended through this instance
+	// stopping is closed by Drain: the streams and the takes that wait
+	// end, so that a shutdown finishes within its grace.
+	stopping  chan struct{}
+	drainOnce sync.Once
 }
+
+// Drain ends the requests that wait with no end of their own (the event
+// stream, a take of a person's input): as the HTTP server shuts down
+// (http.Server.RegisterOnShutdown), so that its grace is spent on the
+// decisions in flight. A stream's client reconnects with Last-Event-ID
+// elsewhere; a take answers 204, none yet.
+func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.stopping) }) }
 
 // route is one endpoint. Routes is the one list of them: the mux, the
 // OpenAPI document's test and the docs come from it.
@@ -139,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Cause == nil {
 		cfg.Cause = func(error) string { return "veto's state cannot be reached" }
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics()}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(), stopping: make(chan struct{})}
 	s.inputs.now = cfg.Now
 	for _, rt := range routes {
 		if cfg.PageOnly && rt.Path != "/healthz" {

@@ -129,10 +129,10 @@ func BenchmarkRegistered(b *testing.B) {
 func TestWaiting(t *testing.T) {
 	c := &clients.ClaudeCode
 	for in, want := range map[string]string{
-		`{"hook_event_name":"PermissionRequest","tool_name":"Bash"}`:                              "PermissionRequest",
+		`{"hook_event_name":"PermissionRequest","tool_name":"Bash"}`:                             "PermissionRequest",
 		`{"hook_event_name":"PreToolUse","tool_input":{"command":"echo \"PermissionRequest\""}}`: "",
-		`{"hook_event_name":"PreToolUse"}`:                                                        "",
-		`not json "PermissionRequest"`:                                                            "",
+		`{"hook_event_name":"PreToolUse"}`:                                                       "",
+		`not json "PermissionRequest"`:                                                           "",
 	} {
 		got := ""
 		if e := wire.Waiting(c, []byte(in)); e != nil {

@@ -3,8 +3,10 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -147,14 +149,16 @@ func askedAlone(path, id string) bool {
 
 // askedIn finds the call's entry near the transcript's end, and whether
 // it holds no other tool_use; read is false when the transcript cannot be
-// read at all.
+// read at all (but true while it does not exist: it may be written soon).
 func askedIn(path, id string) (found, alone, read bool) {
 	if path == "" || id == "" || !strings.HasPrefix(path, "/") {
 		return false, false, false
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return false, false, false
+		// Not there yet, perhaps: Claude Code creates the file as it
+		// writes the session's first entries.
+		return false, false, errors.Is(err, fs.ErrNotExist)
 	}
 	defer f.Close()
 	fi, err := f.Stat()

@@ -231,6 +231,15 @@ func TestAskWaitsForTheEntry(t *testing.T) {
 	if _, ok := a.Ask(&agent.Event{Kind: agent.Decide, Transcript: p, Call: veto.Call{ID: "toolu_1"}}, question); !ok {
 		t.Fatal("the entry written 200 ms late was not waited for")
 	}
+	// The transcript itself is created late.
+	late := filepath.Join(t.TempDir(), "late.jsonl")
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		os.WriteFile(late, []byte(alone+"\n"), 0o600)
+	}()
+	if _, ok := a.Ask(&agent.Event{Kind: agent.Decide, Transcript: late, Call: veto.Call{ID: "toolu_1"}}, question); !ok {
+		t.Fatal("a transcript created 200 ms late was not waited for")
+	}
 	// Never written: refused once the wait is over.
 	q := filepath.Join(t.TempDir(), "t.jsonl")
 	os.WriteFile(q, []byte(userSays+"\n"), 0o600)

@@ -69,8 +69,9 @@ func TestLogHandlerNamesTheRefusal(t *testing.T) {
 	sqlstore.Note(ctx, &sqlstore.StateError{Cause: sqlstore.CauseFull, Path: "/s/veto.db", Err: errors.New("CANARY driver text")})
 	log.InfoContext(ctx, "allowed", "reason", "")
 	log.WarnContext(ctx, "denied", "reason", "state_unavailable")
+	log.InfoContext(ctx, "a line with no attributes")
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 2 || strings.Contains(lines[0], "state_cause") ||
+	if len(lines) != 3 || strings.Contains(lines[0], "state_cause") || strings.Contains(lines[2], "state_cause") ||
 		!strings.Contains(lines[1], `"state_cause":"full","state":"/s/veto.db"`) || strings.Contains(b.String(), "CANARY") {
 		t.Fatal(b.String())
 	}

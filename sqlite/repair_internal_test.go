@@ -1,0 +1,207 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
+	"github.com/vetohq/veto/sqlstore"
+)
+
+// RunsIn takes the run ids the stored events' bytes name: one at the
+// very start of a file, ids up to the bound and not past it, never an
+// empty id or one that is not a JSON string; a missing file is skipped.
+func TestRunsInReadsTheIdsTheBytesName(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("l", maxRunID-1) // its closing quote is maxRunID bytes past the opening one
+	tooLong := strings.Repeat("m", maxRunID)
+	a := filepath.Join(dir, "a")
+	b := filepath.Join(dir, "b")
+	if err := os.WriteFile(a, []byte(`"run":"first" junk {"v":1,"run":"r\u00e9"} {"run":""} {"run":"bad\x"} {"run":"`+long+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("\x00\x01{\"run\":\"second\",\"seq\":2}{\"run\":\""+tooLong+"\"}{\"run\":\"first\"}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := RunsIn(a, filepath.Join(dir, "missing"), b)
+	want := []string{"first", long, "ré", "second"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("RunsIn = %q, %v; want %q", got, err, want)
+	}
+	if _, err := RunsIn(dir); err == nil {
+		t.Fatal("RunsIn of a directory answered")
+	}
+}
+
+// MoveAside moves the file, its WAL and its mark aside, each private; a
+// file that is not there is an error, and nothing is named moved.
+func TestMoveAsideMovesTheFileOrFails(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := filepath.Join(dir, "veto.db")
+	if name, err := MoveAside(p, time.Unix(0, 0)); err == nil || name != "" {
+		t.Fatalf("MoveAside of no file = %q, %v; want an error", name, err)
+	}
+	s, err := Open(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := os.WriteFile(markPath(p), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 4, 5, 6, 7, 8e6, time.UTC)
+	name, err := MoveAside(p, now)
+	if want := p + ".damaged-20260304T050607.008Z"; err != nil || name != want {
+		t.Fatalf("MoveAside = %q, %v; want %q", name, err, want)
+	}
+	for _, f := range []string{name, name + ".mark"} {
+		fi, err := os.Stat(f)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v, want a 0600 file", f, fi, err)
+		}
+	}
+	if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the file is still at its path: %v", err)
+	}
+}
+
+// Probe passes a store that can take a write and refuses one whose write
+// lock another holds, as locked.
+func TestProbeTakesTheWriteLock(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "veto.db")
+	s, err := Open(ctx, p, Options{BusyTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := Probe(ctx, s, p); err != nil {
+		t.Fatalf("Probe of a sound store on a disk with room: %v", err)
+	}
+	other, err := Open(ctx, p, Options{BusyTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var se *sqlstore.StateError
+	if err := Probe(ctx, s, p); !errors.As(err, &se) || se.Cause != sqlstore.CauseLocked || se.Path != p {
+		t.Fatalf("Probe with the lock held elsewhere: %v, want locked", err)
+	}
+}
+
+// A mark's detail is cut to 200 bytes in the refusal: the mark is a file
+// anyone who can write the directory may have written.
+func TestMarkDetailIsBounded(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "veto.db")
+	if err := os.WriteFile(p, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := identity(fi)
+	if err := os.WriteFile(markPath(p), []byte(id+"\n"+strings.Repeat("d", 1000)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var se *sqlstore.StateError
+	if err := marked(p, fi); !errors.As(err, &se) || !strings.Contains(se.Detail, ": "+strings.Repeat("d", 200)+"; marked in ") {
+		t.Fatalf("marked: %v, want the detail cut to 200 bytes", err)
+	}
+}
+
+// CheckRuns reports every run: one whose chain holds, one whose first
+// stored event is not the anchor's, one whose event does not decode, one
+// whose last event was lost, one recorded damaged.
+func TestCheckRunsReportsEachRun(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "veto.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Unix(1_800_000_000, 0).UTC()
+	evs := func(run string, n int) []veto.Event {
+		yes := true
+		out := []veto.Event{{V: veto.EventVersion, Run: run, Seq: 1, Kind: veto.EventRunStarted, Time: t0, Complete: &yes}}
+		for i := 2; i <= n; i++ {
+			out = append(out, veto.Event{V: veto.EventVersion, Run: run, Seq: uint64(i), Kind: veto.EventAllowed, CallID: run + string(rune('0'+i)), Tool: "Read", Time: t0})
+		}
+		return out
+	}
+	for _, run := range []string{"a", "d", "e"} {
+		if err := s.Append(ctx, run, 1, evs(run, 3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	second, err := eventlog.EncodeEvent(evs("b", 2)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InsertRaw(ctx, "b", 2, second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InsertRaw(ctx, "c", 1, []byte("not an event")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.MarkIncomplete(ctx, "d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `DELETE FROM veto_events WHERE run = 'e' AND seq = 3`); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.CheckRuns(ctx)
+	want := []sqlstore.RunCheck{
+		{Run: "a", Events: 3},
+		{Run: "b", Events: 1, Marked: true, Broken: 2, Why: "breaks the chain"},
+		{Run: "c", Events: 1, Marked: true, Broken: 1, Why: "does not decode"},
+		{Run: "d", Events: 3, Marked: true},
+		{Run: "e", Events: 2, Broken: 3, Why: "is not the last event the run recorded"},
+	}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("CheckRuns = %+v, %v\nwant %+v", got, err, want)
+	}
+}
+
+// InsertRaw at a sequence number already stored fails and changes
+// nothing: the run's history and next number stay.
+func TestInsertRawRefusesATakenSequence(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "veto.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	yes := true
+	t0 := time.Unix(1_800_000_000, 0).UTC()
+	if err := s.Append(ctx, "r", 1, []veto.Event{
+		{V: veto.EventVersion, Run: "r", Seq: 1, Kind: veto.EventRunStarted, Time: t0, Complete: &yes},
+		{V: veto.EventVersion, Run: "r", Seq: 2, Kind: veto.EventAllowed, CallID: "c", Tool: "Read", Time: t0},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := eventlog.EncodeEvent(veto.Event{V: veto.EventVersion, Run: "r", Seq: 2, Kind: veto.EventDenied, CallID: "d", Tool: "Bash", Time: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InsertRaw(ctx, "r", 2, other); err == nil {
+		t.Fatal("InsertRaw over a stored event succeeded")
+	}
+	st, err := s.Load(ctx, "r")
+	if err != nil || st.Next != 3 || st.History.Len() != 1 || !st.History.Complete() || st.History.At(0).CallID != "c" {
+		t.Fatalf("after a refused InsertRaw: next %d, %d observations, %v", st.Next, st.History.Len(), err)
+	}
+}

@@ -1,0 +1,124 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/sqlstore"
+)
+
+// escape writes the bytes SQLite's URI parser gives a meaning to (and
+// spaces and control bytes) as %XX, and every other byte as itself.
+func TestEscapeWritesTheURIBytesAsEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		"/s/veto.db":       "/s/veto.db",
+		"/a#b/veto.db":     "/a%23b/veto.db",
+		"/q?mode=ro/x":     "/q%3Fmode=ro/x",
+		"/100%/x":          "/100%25/x",
+		"/with space/x":    "/with%20space/x",
+		"/tab\there\x7f/x": "/tab%09here%7F/x",
+		"/é&=+;/x":         "/é&=+;/x",
+	} {
+		if got := escape(in); got != want {
+			t.Errorf("escape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// SQLite's own "database or disk is full" (here: the page count it may
+// grow to reached) is classified as full, and the refusal says so.
+func TestSQLiteFullIsFull(t *testing.T) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "full.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1) // the pragma is the connection's
+	for _, q := range []string{`CREATE TABLE t (b BLOB)`, `PRAGMA max_page_count = 4`} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = db.Exec(`INSERT INTO t VALUES (zeroblob(1000000))`)
+	if err == nil {
+		t.Fatal("a write past max_page_count succeeded")
+	}
+	if c, _ := classify(err); c != sqlstore.CauseFull {
+		t.Fatalf("%v classified %q, want full", err, c)
+	}
+	if se := Refusal("/s/veto.db", err); se.Cause != sqlstore.CauseFull || !strings.Contains(se.Reason(), "the disk is full") {
+		t.Fatalf("Refusal = %v", se)
+	}
+}
+
+// An error nothing classifies is the state unreachable, not full, on a
+// disk with room.
+func TestUnclassifiedRefusalIsUnreachable(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "veto.db")
+	se := Refusal(p, errors.New("something failed"))
+	if se.Cause != sqlstore.CauseUnreachable || se.Path != p {
+		t.Fatalf("Refusal = %+v, want unreachable for %s", se, p)
+	}
+}
+
+// Verify refuses damage where opening reads nothing: a page of the
+// events table, whose header and schema and veto_meta are sound, fails
+// SQLite's quick_check and the file is refused (and marked) as damaged.
+func TestVerifyRefusesDamageOpeningDoesNotRead(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "veto.db")
+	s, err := Open(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := veto.NewGate(veto.Config{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		g.Decide(ctx, &veto.Call{ID: fmt.Sprint("c", i), Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}})
+	}
+	var root, size int64
+	if err := s.DB().QueryRowContext(ctx, `SELECT rootpage FROM sqlite_master WHERE name = 'veto_events'`).Scan(&root); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DB().QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // the WAL is checkpointed into the file
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The page's B-tree header: its type, free-block and cell-count bytes.
+	if _, err := f.WriteAt([]byte{0x37, 0xff, 0xff, 0xff, 0xff}, (root-1)*size); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	// Opening without Verify reads none of it.
+	plain, err := Open(ctx, p, Options{BusyTimeout: time.Second})
+	if err != nil {
+		t.Fatalf("the damage is where opening reads: %v", err)
+	}
+	plain.Close()
+	s, err = Open(ctx, p, Options{Verify: true})
+	if err == nil {
+		s.Close()
+		t.Fatal("a file whose events page is damaged passed Verify")
+	}
+	var se *sqlstore.StateError
+	if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged || se.Detail != "SQLite's quick_check fails" || se.Path != p {
+		t.Fatalf("Verify = %v, want damaged: quick_check fails", err)
+	}
+	if _, err := os.Stat(markPath(p)); err != nil {
+		t.Fatalf("the damaged file is not marked: %v", err)
+	}
+}

@@ -306,6 +306,22 @@ func TestReadFailingAnswersAnError(t *testing.T) {
 			unavailableBy(t, tc.name, tc.op, err)
 		})
 	}
+	// InsertRaw (for tests of damage) fails as its header's read or its
+	// insert does, storing nothing.
+	for _, match := range []string{"FROM veto_runs r LEFT JOIN", "INSERT INTO veto_events"} {
+		f := fs.Fail(faultdb.Exec, match, 1)
+		if strings.HasPrefix(match, "FROM") {
+			f = fs.Fail(faultdb.Query, match, 1)
+		}
+		err := s.InsertRaw(fctx, "r", 9, []byte("not an event"))
+		if fs.Fired(f) != 1 {
+			t.Fatalf("InsertRaw %s: the fault never fired", match)
+		}
+		fs.Clear()
+		if !errors.Is(err, faultdb.ErrInjected) {
+			t.Errorf("InsertRaw failing at %s: %v, want the fault", match, err)
+		}
+	}
 	// The lazy history: a failed read of the observations is the history
 	// unavailable, never a history of zero observations.
 	for _, op := range []faultdb.Op{faultdb.Query, faultdb.Scan, faultdb.Next} {

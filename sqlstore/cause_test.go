@@ -60,8 +60,9 @@ func TestContendedReason(t *testing.T) {
 	}
 }
 
-// The log line of a state_unavailable denial names the refusal; other
-// lines of the same request do not, and no line holds the error's text.
+// The log lines of a state_unavailable denial and of a decision not
+// recorded name the refusal; other lines of the same request do not, and
+// no line holds the error's text.
 func TestLogHandlerNamesTheRefusal(t *testing.T) {
 	var b strings.Builder
 	log := slog.New(sqlstore.LogHandler(slog.NewJSONHandler(&b, nil)))
@@ -70,8 +71,10 @@ func TestLogHandlerNamesTheRefusal(t *testing.T) {
 	log.InfoContext(ctx, "allowed", "reason", "")
 	log.WarnContext(ctx, "denied", "reason", "state_unavailable")
 	log.InfoContext(ctx, "a line with no attributes")
+	log.WarnContext(ctx, "decision not recorded")
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 3 || strings.Contains(lines[0], "state_cause") || strings.Contains(lines[2], "state_cause") ||
+	if len(lines) != 4 || strings.Contains(lines[0], "state_cause") || strings.Contains(lines[2], "state_cause") ||
+		!strings.Contains(lines[3], `"state_cause":"full","state":"/s/veto.db"`) ||
 		!strings.Contains(lines[1], `"state_cause":"full","state":"/s/veto.db"`) || strings.Contains(b.String(), "CANARY") {
 		t.Fatal(b.String())
 	}

@@ -205,3 +205,38 @@ func TestInsertRawRefusesATakenSequence(t *testing.T) {
 		t.Fatalf("after a refused InsertRaw: next %d, %d observations, %v", st.Next, st.History.Len(), err)
 	}
 }
+
+// MarkIncomplete gives a run with no events (its row made by an empty
+// append) a start that claims no complete history, as it does a run not
+// seen at all; a run with events keeps them and is recorded damaged.
+func TestMarkIncompleteStartsARunWithNoEvents(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "veto.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Append(ctx, "empty", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	if err := s.Append(ctx, "full", 1, []veto.Event{{V: veto.EventVersion, Run: "full", Seq: 1, Kind: veto.EventRunStarted, Time: time.Now().UTC(), Complete: &yes}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []string{"empty", "unseen", "full"} {
+		if err := s.MarkIncomplete(ctx, run); err != nil {
+			t.Fatalf("%s: %v", run, err)
+		}
+		evs, err := s.Events(ctx, run, 0)
+		if err != nil || len(evs) != 1 || evs[0].Kind != veto.EventRunStarted || evs[0].Complete == nil {
+			t.Fatalf("%s: events %+v %v, want its one start", run, evs, err)
+		}
+		if want := run == "full"; *evs[0].Complete != want {
+			t.Errorf("%s: its start claims a complete history: %v, want %v", run, *evs[0].Complete, want)
+		}
+		st, err := s.Load(ctx, run)
+		if err != nil || st.Next != 2 || st.History.Complete() {
+			t.Errorf("%s: next %d, complete %v, %v; want 2 and incomplete", run, st.Next, st.History.Complete(), err)
+		}
+	}
+}

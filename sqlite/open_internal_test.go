@@ -122,3 +122,19 @@ func TestVerifyRefusesDamageOpeningDoesNotRead(t *testing.T) {
 		t.Fatalf("the damaged file is not marked: %v", err)
 	}
 }
+
+// A disk with no room left (proc's, which has no blocks at all) is low on
+// space, and an unreachable refusal there is the disk full; a disk with
+// room is not, and neither is no path.
+func TestLowSpaceIsTheDisksRoom(t *testing.T) {
+	full := "/proc/veto.db" // nothing is written: only the file system's counts are read
+	if !lowSpace(full) {
+		t.Skip("proc reports room on this system")
+	}
+	if lowSpace(filepath.Join(t.TempDir(), "veto.db")) || lowSpace("") {
+		t.Fatal("a disk with room, or no path, is low on space")
+	}
+	if se := Refusal(full, errors.New("disk I/O error")); se.Cause != sqlstore.CauseFull || se.Detail != "" {
+		t.Fatalf("an unreachable refusal on a full disk: %+v, want full", se)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -128,13 +129,46 @@ func TestVerifyRefusesDamageOpeningDoesNotRead(t *testing.T) {
 // room is not, and neither is no path.
 func TestLowSpaceIsTheDisksRoom(t *testing.T) {
 	full := "/proc/veto.db" // nothing is written: only the file system's counts are read
-	if !lowSpace(full) {
+	var st syscall.Statfs_t
+	if syscall.Statfs("/proc", &st) != nil || st.Bavail != 0 {
 		t.Skip("proc reports room on this system")
+	}
+	if !lowSpace(full) {
+		t.Fatal("a disk with no room is not low on space")
 	}
 	if lowSpace(filepath.Join(t.TempDir(), "veto.db")) || lowSpace("") {
 		t.Fatal("a disk with room, or no path, is low on space")
 	}
 	if se := Refusal(full, errors.New("disk I/O error")); se.Cause != sqlstore.CauseFull || se.Detail != "" {
 		t.Fatalf("an unreachable refusal on a full disk: %+v, want full", se)
+	}
+}
+
+// mark marks only a regular file that is there: a damaged file removed
+// before it is marked (moved aside by a repair, say), or a directory at
+// the path, leaves no mark.
+func TestMarkOnlyARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	damaged := &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Detail: "the file is empty"}
+	gone := filepath.Join(dir, "gone.db")
+	mark(gone, damaged)
+	sub := filepath.Join(dir, "dir.db")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mark(sub, damaged)
+	for _, p := range []string{gone, sub} {
+		if _, err := os.Stat(markPath(p)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: a mark (%v)", p, err)
+		}
+	}
+	// A regular file is marked, with what was seen.
+	f := filepath.Join(dir, "f.db")
+	if err := os.WriteFile(f, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mark(f, damaged)
+	if b, err := os.ReadFile(markPath(f)); err != nil || !strings.HasSuffix(string(b), "\nthe file is empty\n") {
+		t.Fatalf("mark of a regular file: %q %v", b, err)
 	}
 }

@@ -172,3 +172,57 @@ func TestMarkOnlyARegularFile(t *testing.T) {
 		t.Fatalf("mark of a regular file: %q %v", b, err)
 	}
 }
+
+// A SQLite file without veto's schema is refused and closed: the last
+// connection gone, SQLite removes the WAL and shared-memory files it made
+// beside it.
+func TestAnotherProgramsDatabaseIsClosed(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "other.db")
+	db, err := sql.Open("sqlite", "file:"+p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('x')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s, err := Open(ctx, p, Options{})
+	if err == nil {
+		s.Close()
+		t.Fatal("another program's database opened")
+	}
+	var se *sqlstore.StateError
+	if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged || se.Detail != "a SQLite file without veto's schema" {
+		t.Fatalf("Open = %v", err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(p + suffix); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left beside the refused file (%v): it is still open", suffix, err)
+		}
+	}
+}
+
+// A process that lost the race to create the state (the file at the path
+// is another's, linked first) uses that one and leaves its mark alone.
+func TestCreateLosingTheRaceKeepsTheWinnersMark(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "veto.db")
+	if err := os.WriteFile(p, make([]byte, 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mark(p, &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Detail: "seen by the winner"})
+	before, err := os.ReadFile(markPath(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := create(ctx, p, Options{BusyTimeout: time.Second}); err != nil {
+		t.Fatalf("create over a file made first: %v", err)
+	}
+	if after, err := os.ReadFile(markPath(p)); err != nil || string(after) != string(before) {
+		t.Fatalf("the winner's mark: %q %v, want %q", after, err, before)
+	}
+	if b, _ := os.ReadFile(p); len(b) != 4096 || b[0] != 0 {
+		t.Fatal("the winner's file was replaced")
+	}
+}

@@ -1,0 +1,106 @@
+package veto_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/memstore"
+	"github.com/vetohq/veto/rule"
+)
+
+// A decision the store could not record is refused with no sequence
+// number (nothing was recorded) and logged once as a verdict, after the
+// line that says it was not recorded.
+func TestUnrecordedVerdictHasNoSeqAndOneLine(t *testing.T) {
+	for _, allowed := range []bool{true, false} {
+		rules := []veto.Rule{allowRule("ok")}
+		if !allowed {
+			rules = []veto.Rule{denyRule("no", "nope")}
+		}
+		f := newFixture(t, veto.Config{Store: appendFails{memstore.New()}, Rules: rules})
+		c := call("Read", nil)
+		v := f.g.Decide(ctx, c)
+		if v.Allowed || v.Seq != 0 {
+			t.Fatalf("allowed=%v: verdict %+v, want refused with Seq 0", allowed, v)
+		}
+		var verdicts, notRecorded int
+		for _, l := range strings.Split(strings.TrimSpace(f.log.String()), "\n") {
+			var line struct {
+				Msg    string `json:"msg"`
+				CallID string `json:"call_id"`
+			}
+			if err := json.Unmarshal([]byte(l), &line); err != nil {
+				t.Fatalf("log line %q: %v", l, err)
+			}
+			if line.CallID != c.ID {
+				continue
+			}
+			switch line.Msg {
+			case "denied", "allowed":
+				verdicts++
+			case "decision not recorded":
+				notRecorded++
+			}
+		}
+		if verdicts != 1 || notRecorded != 1 {
+			t.Fatalf("allowed=%v: %d verdict lines and %d not-recorded lines, want 1 and 1:\n%s", allowed, verdicts, notRecorded, f.log)
+		}
+	}
+}
+
+// A question with no advice of its own tells the agent to have the call
+// approved; a question with advice keeps it, and a plain denial with no
+// advice says nothing instead (the agent asks the user how to proceed).
+func TestAskAdviceOnlyForAQuestionWithoutAdvice(t *testing.T) {
+	mk := func(id string, ask bool, advice veto.Advice) veto.Rule {
+		return &rule.Func{RuleInfo: veto.RuleInfo{ID: id, Risk: veto.RiskMapping{Default: veto.RiskHigh}, FixedMessages: true,
+			Advice: veto.AdviceMapping{Default: advice}},
+			Fn: func(context.Context, *veto.Input) (veto.Decision, error) {
+				if ask {
+					return veto.Ask("needs_person", "A person must approve this."), nil
+				}
+				return veto.Deny("refused", "This is refused."), nil
+			}}
+	}
+	own := veto.Advice{Instead: "Deploy from the release branch instead."}
+	for _, tc := range []struct {
+		name    string
+		r       veto.Rule
+		ask     bool
+		instead string
+	}{
+		{"question without advice", mk("q.none", true, veto.Advice{}), true, veto.AskAdvice},
+		{"question with advice", mk("q.own", true, own), true, own.Instead},
+		{"denial without advice", mk("d.none", false, veto.Advice{}), false, ""},
+		{"denial with advice", mk("d.own", false, own), false, own.Instead},
+	} {
+		f := newFixture(t, veto.Config{Rules: []veto.Rule{tc.r}})
+		v := f.g.Decide(ctx, call("Bash", map[string]any{"command": "make deploy"}))
+		if v.Allowed || v.Ask != tc.ask || v.Advice.Instead != tc.instead {
+			t.Errorf("%s: ask %v, instead %q; want ask %v, instead %q", tc.name, v.Ask, v.Advice.Instead, tc.ask, tc.instead)
+		}
+	}
+}
+
+// A rule that declares its messages fixed has its message given whole,
+// even where it holds words of the call's arguments; a rule that does not
+// has such a message replaced by the generic one (the leak guard).
+func TestFixedMessagesPassTheLeakGuard(t *testing.T) {
+	const msg = "Refused: deploying production-cluster needs a ticket."
+	mk := func(id string, fixed bool) veto.Rule {
+		return &rule.Func{RuleInfo: veto.RuleInfo{ID: id, Risk: veto.RiskMapping{Default: veto.RiskHigh}, FixedMessages: fixed},
+			Fn: func(context.Context, *veto.Input) (veto.Decision, error) { return veto.Deny("no_ticket", msg), nil }}
+	}
+	args := map[string]any{"command": "kubectl apply --context production-cluster"}
+	f := newFixture(t, veto.Config{Rules: []veto.Rule{mk("fixed", true)}})
+	if v := f.g.Decide(ctx, call("Bash", args)); v.Message != msg {
+		t.Errorf("fixed messages: %q, want %q", v.Message, msg)
+	}
+	f = newFixture(t, veto.Config{Rules: []veto.Rule{mk("free", false)}})
+	if v := f.g.Decide(ctx, call("Bash", args)); v.Message != "Rule free refused this call (no_ticket)." {
+		t.Errorf("free messages quoting the arguments: %q, want the generic message", v.Message)
+	}
+}

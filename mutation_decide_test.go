@@ -104,3 +104,26 @@ func TestFixedMessagesPassTheLeakGuard(t *testing.T) {
 		t.Errorf("free messages quoting the arguments: %q, want the generic message", v.Message)
 	}
 }
+
+// A stored suspension with a field of the wrong type is refused whole,
+// never read in part (the fields that did decode, a history dropped as of
+// another version).
+func TestSuspensionOfTheWrongShapeIsRefused(t *testing.T) {
+	c := call("Bash", map[string]any{"command": "make deploy"})
+	b, err := veto.EncodeSuspension(&veto.Suspension{Kind: veto.AwaitApproval, Call: *c, History: veto.NewHistory(nil, true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := veto.DecodeSuspension(b, veto.DefaultLimits); err != nil {
+		t.Fatalf("a sound suspension: %v", err)
+	}
+	for _, bad := range []string{`"v":"1"`, `"v":1.5`, `"v":[1]`} {
+		damaged := strings.Replace(string(b), `"v":1`, bad, 1)
+		if damaged == string(b) {
+			t.Fatalf("no version field in %s", b)
+		}
+		if s, err := veto.DecodeSuspension([]byte(damaged), veto.DefaultLimits); err == nil || !strings.Contains(err.Error(), "decode suspension") {
+			t.Errorf("a suspension with %s: %+v, %v; want it refused", bad, s, err)
+		}
+	}
+}

@@ -294,6 +294,7 @@ func TestReadFailingAnswersAnError(t *testing.T) {
 		{"CheckRuns chain", faultdb.Scan, "SELECT anchor_seq", func() error { _, err := s.CheckRuns(fctx); return err }},
 		{"MarkIncomplete header", faultdb.Query, "FROM veto_runs r LEFT JOIN", func() error { return s.MarkIncomplete(fctx, "r") }},
 		{"MarkIncomplete mark", faultdb.Exec, "UPDATE veto_runs SET damaged", func() error { return s.MarkIncomplete(fctx, "r") }},
+		{"MarkIncomplete start", faultdb.Exec, "INSERT INTO veto_events", func() error { return s.MarkIncomplete(fctx, "unseen") }},
 		{"Prune runs", faultdb.Query, "SELECT run FROM veto_runs", func() error { return rows(s.Prune(fctx, t0.Add(time.Hour))) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -396,12 +397,16 @@ func TestPruneFailingAnywhereDeletesNothing(t *testing.T) {
 // recorded, no transaction left holding the file's write lock, and the
 // next open applies it.
 func TestMigrationFailingLeavesTheFileUsable(t *testing.T) {
-	for _, match := range []string{"CREATE TABLE veto_runs", "CREATE TABLE veto_egress", "DELETE FROM veto_meta", "INSERT INTO veto_meta"} {
+	for _, match := range []string{"CREATE TABLE veto_runs", "CREATE TABLE veto_egress", "DELETE FROM veto_meta", "INSERT INTO veto_meta", "commit"} {
 		t.Run(match, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "veto.db")
 			o := Options{BusyTimeout: 300 * time.Millisecond}
 			fs := &faultdb.Faults{}
 			f := fs.Fail(faultdb.Exec, match, 1)
+			if match == "commit" {
+				fs.Clear()
+				f = fs.Fail(faultdb.Commit, "", 1)
+			}
 			db := faultdb.OpenDB(&sqlite.Driver{}, "file:"+escape(p)+"?_pragma=busy_timeout(300)&_pragma=journal_mode(WAL)&_txlock=immediate", fs)
 			_, err := sqlstore.New(fctx, db, dialect)
 			if fs.Fired(f) != 1 {
@@ -479,5 +484,48 @@ func TestNotingNamesTheFailure(t *testing.T) {
 	}
 	if got := causes.Last(); got == nil || !errors.Is(got, sqlstore.ErrContended) || got.Path != "the test state" {
 		t.Fatalf("a conflict noted as %v", got)
+	}
+}
+
+// The first migration failing because another process applied it first
+// (the driver's duplicate key) is met by reading the schema marker again:
+// the open succeeds, on the schema the other process made. A conflict on a
+// later migration is an error like any other.
+func TestMigrationLostToAnotherProcessIsRetried(t *testing.T) {
+	dupDB, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "dup.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dupDB.Close()
+	if _, err := dupDB.Exec(`CREATE TABLE k (a INTEGER PRIMARY KEY); INSERT INTO k VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	_, dup := dupDB.Exec(`INSERT INTO k VALUES (1)`)
+	for _, tc := range []struct {
+		match string
+		ok    bool
+	}{{"CREATE TABLE veto_runs", true}, {"CREATE TABLE veto_egress", false}} {
+		p := filepath.Join(t.TempDir(), "veto.db")
+		fs := &faultdb.Faults{}
+		f := fs.Add(faultdb.Fault{Op: faultdb.Exec, Match: tc.match, N: 1, Err: dup})
+		db := faultdb.OpenDB(&sqlite.Driver{}, "file:"+escape(p)+"?_pragma=busy_timeout(300)&_pragma=journal_mode(WAL)&_txlock=immediate", fs)
+		s, err := sqlstore.New(fctx, db, dialect)
+		if fs.Fired(f) != 1 {
+			t.Fatalf("%s: the fault never fired", tc.match)
+		}
+		if !tc.ok {
+			if err == nil {
+				s.Close()
+				t.Errorf("%s conflicting: New succeeded, want the error", tc.match)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s conflicting: New = %v, want the migrations read again and applied", tc.match, err)
+		}
+		if n, err := s.Migrations(fctx); err != nil || n != len(dialect.Migrations) {
+			t.Errorf("Migrations = %d, %v", n, err)
+		}
+		s.Close()
 	}
 }

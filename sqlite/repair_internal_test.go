@@ -240,3 +240,87 @@ func TestMarkIncompleteStartsARunWithNoEvents(t *testing.T) {
 		}
 	}
 }
+
+// A call whose stored decision is damaged has no decision (Decided says
+// so, without an error) and its run is damaged from then on; a fact of
+// knowledge that does not decode is an error, never a fact.
+func TestDamagedDecisionAndKnowledge(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "veto.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	yes := true
+	t0 := time.Unix(1_800_000_000, 0).UTC()
+	if err := s.Append(ctx, "r", 1, []veto.Event{
+		{V: veto.EventVersion, Run: "r", Seq: 1, Kind: veto.EventRunStarted, Time: t0, Complete: &yes},
+		{V: veto.EventVersion, Run: "r", Seq: 2, Kind: veto.EventAllowed, CallID: "c", Tool: "Read", Time: t0},
+		{V: veto.EventVersion, Run: "r", Seq: 3, Kind: veto.EventObserved, CallID: "c", Tool: "Read", Time: t0, Outcome: veto.Succeeded,
+			Files: []veto.FileFact{{Path: "/w/a", Exists: true}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `UPDATE veto_events SET body = 'damaged' WHERE run = 'r' AND seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	if e, ok, err := s.Decided(ctx, "r", "c"); ok || err != nil || e.Kind != "" {
+		t.Fatalf("Decided of a damaged decision = %v %v %v, want none and no error", e.Kind, ok, err)
+	}
+	st, err := s.Load(ctx, "r")
+	if err != nil || st.History.Complete() {
+		t.Fatalf("after a damaged decision was read: complete %v, %v; want the run damaged", st.History.Complete(), err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `UPDATE veto_knowledge SET fact = '{not json' WHERE run = 'r'`); err != nil {
+		t.Fatal(err)
+	}
+	if f, ok, err := st.Knowledge.File(ctx, "/w/a"); ok || err == nil || f.Path != "" {
+		t.Fatalf("a fact that does not decode: %+v %v %v, want an error and no fact", f, ok, err)
+	}
+	if _, ok, err := st.Knowledge.File(ctx, "/w/none"); ok || err != nil {
+		t.Fatalf("a file never read: %v %v", ok, err)
+	}
+}
+
+// A prune that takes every event of a run anchors the chain on the last
+// one's hash: the run goes on from there, its projections kept.
+func TestPruneOfEveryEventAnchorsOnTheLast(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "veto.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	yes := true
+	t0 := time.Unix(1_800_000_000, 0).UTC()
+	evs := []veto.Event{
+		{V: veto.EventVersion, Run: "r", Seq: 1, Kind: veto.EventRunStarted, Time: t0, Complete: &yes},
+		{V: veto.EventVersion, Run: "r", Seq: 2, Kind: veto.EventAllowed, CallID: "c", Tool: "Read", Time: t0},
+	}
+	if err := s.Append(ctx, "r", 1, evs); err != nil {
+		t.Fatal(err)
+	}
+	_, _, stored, err := s.Chain(ctx, "r")
+	if err != nil || len(stored) != 2 {
+		t.Fatal(err)
+	}
+	if n, err := s.Prune(ctx, t0.Add(time.Hour)); err != nil || n != 2 {
+		t.Fatalf("Prune = %d, %v; want both events deleted", n, err)
+	}
+	first, prev, after, err := s.Chain(ctx, "r")
+	if err != nil || first != 3 || prev != eventlog.ChainHash(stored[1]) || len(after) != 0 {
+		t.Fatalf("after pruning every event: first %d, prev %q, %d events, %v", first, prev, len(after), err)
+	}
+	st, err := s.Load(ctx, "r")
+	if err != nil || st.Next != 3 || st.History.Len() != 1 || !st.History.Complete() {
+		t.Fatalf("the projections after the prune: next %d, %d observations, %v", st.Next, st.History.Len(), err)
+	}
+	next := veto.Event{V: veto.EventVersion, Run: "r", Seq: 3, Kind: veto.EventAllowed, CallID: "d", Tool: "Read", Time: t0.Add(2 * time.Hour)}
+	if err := s.Append(ctx, "r", 3, []veto.Event{next}); err != nil {
+		t.Fatal(err)
+	}
+	first, prev, after, _ = s.Chain(ctx, "r")
+	if b := eventlog.VerifyChain(after, first, prev); b != nil || len(after) != 1 {
+		t.Fatalf("the chain after the prune: %+v (%d events)", b, len(after))
+	}
+}

@@ -79,3 +79,26 @@ func TestLogHandlerNamesTheRefusal(t *testing.T) {
 		t.Fatal(b.String())
 	}
 }
+
+// A StateError's text holds its cause, path, detail and the error under
+// it, each once; a log line names the detail only when there is one.
+func TestStateErrorTextAndLoggedDetail(t *testing.T) {
+	e := &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Path: "/s/veto.db", Detail: "the file is empty", Err: errors.New("under")}
+	if got, want := e.Error(), "sqlstore: state unavailable (damaged): /s/veto.db: the file is empty: under"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if got, want := (&sqlstore.StateError{Cause: sqlstore.CauseLocked}).Error(), "sqlstore: state unavailable (locked)"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	for _, detail := range []string{"the file is empty", ""} {
+		var b strings.Builder
+		log := slog.New(sqlstore.LogHandler(slog.NewJSONHandler(&b, nil)))
+		ctx, _ := sqlstore.WithCauses(context.Background())
+		sqlstore.Note(ctx, &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Path: "/s/veto.db", Detail: detail})
+		log.WarnContext(ctx, "denied", "reason", "state_unavailable")
+		has := strings.Contains(b.String(), `"state_detail":"the file is empty"`)
+		if has != (detail != "") || (detail == "" && strings.Contains(b.String(), "state_detail")) {
+			t.Errorf("detail %q: %s", detail, b.String())
+		}
+	}
+}

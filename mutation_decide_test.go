@@ -3,6 +3,7 @@ package veto_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -125,5 +126,40 @@ func TestSuspensionOfTheWrongShapeIsRefused(t *testing.T) {
 		if s, err := veto.DecodeSuspension([]byte(damaged), veto.DefaultLimits); err == nil || !strings.Contains(err.Error(), "decode suspension") {
 			t.Errorf("a suspension with %s: %+v, %v; want it refused", bad, s, err)
 		}
+	}
+}
+
+// noTally is a store whose runs carry no running tally: the gate adds one
+// up from the history.
+type noTally struct{ *memstore.Store }
+
+func (s noTally) Load(ctx context.Context, run string) (veto.RunState, error) {
+	st, err := s.Store.Load(ctx, run)
+	st.Tally = nil
+	return st, err
+}
+
+// A store that keeps no tally still gives rules one: the history's.
+func TestRulesGetATallyFromAStoreWithoutOne(t *testing.T) {
+	var seen []int
+	limit := ruleOf("reads.limit", veto.Needs{}, func(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+		calls, err := in.Tally.Calls(ctx)
+		if err != nil {
+			return veto.Decision{}, err
+		}
+		seen = append(seen, calls["Read"])
+		if calls["Read"] >= 2 {
+			return veto.Deny("too_many_reads", "Two reads are enough."), nil
+		}
+		return veto.Allow(), nil
+	})
+	f := newFixture(t, veto.Config{Store: noTally{memstore.New()}, Rules: []veto.Rule{limit}})
+	run := veto.Run{Ref: "tally", Fresh: true}
+	var allowed []bool
+	for _, id := range []string{"a", "b", "c"} {
+		allowed = append(allowed, f.g.Decide(ctx, inRun(run, id, "Read", nil)).Allowed)
+	}
+	if fmt.Sprint(allowed) != "[true true false]" || fmt.Sprint(seen) != "[0 1 2]" {
+		t.Fatalf("allowed %v, tallies seen %v; want [true true false] and [0 1 2]", allowed, seen)
 	}
 }

@@ -3,9 +3,11 @@ package veto_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/memstore"
@@ -161,5 +163,52 @@ func TestRulesGetATallyFromAStoreWithoutOne(t *testing.T) {
 	}
 	if fmt.Sprint(allowed) != "[true true false]" || fmt.Sprint(seen) != "[0 1 2]" {
 		t.Fatalf("allowed %v, tallies seen %v; want [true true false] and [0 1 2]", allowed, seen)
+	}
+}
+
+// An answer to a question no call asked stores nothing: not even the
+// run, which no call of has been decided.
+func TestAnswerToNoQuestionStoresNothing(t *testing.T) {
+	s := memstore.New()
+	f := newFixture(t, veto.Config{Store: s})
+	err := f.g.Answer(ctx, "never-seen", "c", veto.Actor{Kind: "user", ID: "ann"}, true, time.Hour)
+	if !errors.Is(err, veto.ErrNoQuestion) {
+		t.Fatalf("Answer = %v, want veto.ErrNoQuestion", err)
+	}
+	if runs, err := s.Runs(ctx); err != nil || len(runs) != 0 {
+		t.Fatalf("runs after answering no question: %v %v", runs, err)
+	}
+	if st, err := s.Load(ctx, "never-seen"); err != nil || st.Exists() || st.Next != 1 {
+		t.Fatalf("the run after answering no question: %+v %v", st, err)
+	}
+}
+
+// A risk past the known ones spells its number; each known one its name.
+func TestRiskSpelling(t *testing.T) {
+	for r, want := range map[veto.Risk]string{veto.RiskNone: "none", veto.RiskCritical: "critical", veto.RiskCritical + 1: "risk(5)", 200: "risk(200)"} {
+		if got := r.String(); got != want {
+			t.Errorf("Risk(%d) = %q, want %q", uint8(r), got, want)
+		}
+	}
+}
+
+// Memo keeps one value per key for a decision, each computed once, past
+// the two its inline room holds.
+func TestMemoKeepsEachKeysValue(t *testing.T) {
+	type key string
+	var in veto.Input
+	calls := map[key]int{}
+	get := func(k key) any {
+		return in.Memo(k, func() any { calls[k]++; return "value of " + string(k) })
+	}
+	for range 2 {
+		for _, k := range []key{"a", "b", "c"} {
+			if got := get(k); got != "value of "+string(k) {
+				t.Fatalf("Memo(%s) = %v", k, got)
+			}
+		}
+	}
+	if calls["a"] != 1 || calls["b"] != 1 || calls["c"] != 1 {
+		t.Fatalf("computed %v, want each once", calls)
 	}
 }

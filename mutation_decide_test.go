@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/rule"
+	"github.com/vetohq/veto/sqlite"
 )
 
 // A decision the store could not record is refused with no sequence
@@ -167,19 +169,32 @@ func TestRulesGetATallyFromAStoreWithoutOne(t *testing.T) {
 }
 
 // An answer to a question no call asked stores nothing: not even the
-// run, which no call of has been decided.
+// run, which no call of has been decided (SQLite would list a run whose
+// row an empty append made).
 func TestAnswerToNoQuestionStoresNothing(t *testing.T) {
-	s := memstore.New()
-	f := newFixture(t, veto.Config{Store: s})
-	err := f.g.Answer(ctx, "never-seen", "c", veto.Actor{Kind: "user", ID: "ann"}, true, time.Hour)
-	if !errors.Is(err, veto.ErrNoQuestion) {
-		t.Fatalf("Answer = %v, want veto.ErrNoQuestion", err)
+	lite, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if runs, err := s.Runs(ctx); err != nil || len(runs) != 0 {
-		t.Fatalf("runs after answering no question: %v %v", runs, err)
-	}
-	if st, err := s.Load(ctx, "never-seen"); err != nil || st.Exists() || st.Next != 1 {
-		t.Fatalf("the run after answering no question: %+v %v", st, err)
+	defer lite.Close()
+	for name, s := range map[string]interface {
+		veto.Store
+		veto.Log
+	}{"memstore": memstore.New(), "sqlite": lite} {
+		g, err := veto.NewGate(veto.Config{Store: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = g.Answer(ctx, "never-seen", "c", veto.Actor{Kind: "user", ID: "ann"}, true, time.Hour)
+		if !errors.Is(err, veto.ErrNoQuestion) {
+			t.Fatalf("%s: Answer = %v, want veto.ErrNoQuestion", name, err)
+		}
+		if runs, err := s.Runs(ctx); err != nil || len(runs) != 0 {
+			t.Fatalf("%s: runs after answering no question: %v %v", name, runs, err)
+		}
+		if st, err := s.Load(ctx, "never-seen"); err != nil || st.Exists() || st.Next != 1 {
+			t.Fatalf("%s: the run after answering no question: %+v %v", name, st, err)
+		}
 	}
 }
 

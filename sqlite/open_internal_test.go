@@ -226,3 +226,39 @@ func TestCreateLosingTheRaceKeepsTheWinnersMark(t *testing.T) {
 		t.Fatal("the winner's file was replaced")
 	}
 }
+
+// A file whose schema page SQLite cannot read (veto's header checks pass)
+// is refused as damaged and closed: no WAL or shared-memory file is left
+// beside it.
+func TestUnreadableSchemaIsRefusedAndClosed(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "veto.db")
+	s, err := Open(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The schema table's B-tree header, just past the file header.
+	if _, err := f.WriteAt([]byte{0x37, 0xff, 0xff, 0xff, 0xff}, headerSize); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s, err = Open(ctx, p, Options{})
+	if err == nil {
+		s.Close()
+		t.Fatal("a file with an unreadable schema page opened")
+	}
+	var se *sqlstore.StateError
+	if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged {
+		t.Fatalf("Open = %v, want damaged", err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(p + suffix); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left beside the refused file (%v): it is still open", suffix, err)
+		}
+	}
+}

@@ -60,8 +60,9 @@ func TestContendedReason(t *testing.T) {
 	}
 }
 
-// The log line of a state_unavailable denial names the refusal; other
-// lines of the same request do not, and no line holds the error's text.
+// The log lines of a state_unavailable denial and of a decision not
+// recorded name the refusal; other lines of the same request do not, and
+// no line holds the error's text.
 func TestLogHandlerNamesTheRefusal(t *testing.T) {
 	var b strings.Builder
 	log := slog.New(sqlstore.LogHandler(slog.NewJSONHandler(&b, nil)))
@@ -69,9 +70,35 @@ func TestLogHandlerNamesTheRefusal(t *testing.T) {
 	sqlstore.Note(ctx, &sqlstore.StateError{Cause: sqlstore.CauseFull, Path: "/s/veto.db", Err: errors.New("CANARY driver text")})
 	log.InfoContext(ctx, "allowed", "reason", "")
 	log.WarnContext(ctx, "denied", "reason", "state_unavailable")
+	log.InfoContext(ctx, "a line with no attributes")
+	log.WarnContext(ctx, "decision not recorded")
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 2 || strings.Contains(lines[0], "state_cause") ||
+	if len(lines) != 4 || strings.Contains(lines[0], "state_cause") || strings.Contains(lines[2], "state_cause") ||
+		!strings.Contains(lines[3], `"state_cause":"full","state":"/s/veto.db"`) ||
 		!strings.Contains(lines[1], `"state_cause":"full","state":"/s/veto.db"`) || strings.Contains(b.String(), "CANARY") {
 		t.Fatal(b.String())
+	}
+}
+
+// A StateError's text holds its cause, path, detail and the error under
+// it, each once; a log line names the detail only when there is one.
+func TestStateErrorTextAndLoggedDetail(t *testing.T) {
+	e := &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Path: "/s/veto.db", Detail: "the file is empty", Err: errors.New("under")}
+	if got, want := e.Error(), "sqlstore: state unavailable (damaged): /s/veto.db: the file is empty: under"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if got, want := (&sqlstore.StateError{Cause: sqlstore.CauseLocked}).Error(), "sqlstore: state unavailable (locked)"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	for _, detail := range []string{"the file is empty", ""} {
+		var b strings.Builder
+		log := slog.New(sqlstore.LogHandler(slog.NewJSONHandler(&b, nil)))
+		ctx, _ := sqlstore.WithCauses(context.Background())
+		sqlstore.Note(ctx, &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Path: "/s/veto.db", Detail: detail})
+		log.WarnContext(ctx, "denied", "reason", "state_unavailable")
+		has := strings.Contains(b.String(), `"state_detail":"the file is empty"`)
+		if has != (detail != "") || (detail == "" && strings.Contains(b.String(), "state_detail")) {
+			t.Errorf("detail %q: %s", detail, b.String())
+		}
 	}
 }

@@ -64,6 +64,7 @@ func Run(t *testing.T, h Harness) {
 	}
 	t.Run("HashChain", func(t *testing.T) { chain(t, h) })
 	t.Run("PruneKeepsChain", func(t *testing.T) { prune(t, h) })
+	t.Run("ScanFiltersAndOrders", func(t *testing.T) { scanQueries(t, h) })
 	t.Run("ConcurrentWriters", func(t *testing.T) { concurrent(t, h) })
 	t.Run("EgressAllowListIsAProjection", func(t *testing.T) { egressList(t, h) })
 	t.Run("TallyAddsUpTheHistory", func(t *testing.T) { tallyUp(t, h) })
@@ -481,6 +482,74 @@ func prune(t *testing.T, h Harness) {
 	recent.Decide(ctx, &veto.Call{ID: "after", Tool: "Read", Run: veto.Run{Ref: "p", Fresh: true}})
 	if b := verify(t, s, "p"); b != nil {
 		t.Fatalf("appending after pruning: %v", b)
+	}
+}
+
+// scanQueries: Scan hands on stored events in time, run and sequence
+// order, filtered by run, kind, time and cursor (a cursor of a time alone
+// is every event from that time on, of any run), and stops at the
+// callback's error.
+func scanQueries(t *testing.T, h Harness) {
+	s := h.Open(t)
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	mk := func(run string, seq uint64, kind veto.EventKind, d time.Duration) veto.Event {
+		e := ev(run, seq, kind, fmt.Sprint("c", seq))
+		e.Time = at(d)
+		return e
+	}
+	for run, evs := range map[string][]veto.Event{
+		"a": {mk("a", 1, veto.EventRunStarted, 0), mk("a", 2, veto.EventAllowed, 2*time.Second), mk("a", 3, veto.EventDenied, 4*time.Second)},
+		"b": {mk("b", 1, veto.EventRunStarted, time.Second), mk("b", 2, veto.EventDenied, 2*time.Second), mk("b", 3, veto.EventAllowed, 3*time.Second)},
+	} {
+		if err := s.Append(ctx, run, 1, evs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan := func(q veto.LogQuery) []string {
+		var out []string
+		err := s.Scan(ctx, q, func(run string, seq uint64, stored []byte) error {
+			e, err := eventlog.DecodeEvent(stored)
+			if err != nil || e.Run != run || e.Seq != seq {
+				t.Fatalf("scan handed %s %d with %s (%v)", run, seq, stored, err)
+			}
+			out = append(out, fmt.Sprint(run, seq))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	ns := func(d time.Duration) int64 { return at(d).UnixNano() }
+	for name, tc := range map[string]struct {
+		q    veto.LogQuery
+		want []string
+	}{
+		"all":            {veto.LogQuery{}, []string{"a1", "b1", "a2", "b2", "b3", "a3"}},
+		"one-run":        {veto.LogQuery{Run: "b"}, []string{"b1", "b2", "b3"}},
+		"no-run":         {veto.LogQuery{Run: "c"}, nil},
+		"denials":        {veto.LogQuery{Kinds: []veto.EventKind{veto.EventDenied}}, []string{"b2", "a3"}},
+		"run-and-kind":   {veto.LogQuery{Run: "a", Kinds: []veto.EventKind{veto.EventDenied}}, []string{"a3"}},
+		"two-kinds":      {veto.LogQuery{Kinds: []veto.EventKind{veto.EventDenied, veto.EventRunStarted}}, []string{"a1", "b1", "b2", "a3"}},
+		"since":          {veto.LogQuery{Since: at(2 * time.Second)}, []string{"a2", "b2", "b3", "a3"}},
+		"run-since":      {veto.LogQuery{Run: "b", Since: at(2 * time.Second)}, []string{"b2", "b3"}},
+		"after-time":     {veto.LogQuery{AfterTime: ns(2 * time.Second)}, []string{"a2", "b2", "b3", "a3"}},
+		"after-run":      {veto.LogQuery{AfterTime: ns(2 * time.Second), AfterRun: "b"}, []string{"b2", "b3", "a3"}},
+		"after-later":    {veto.LogQuery{AfterTime: ns(3 * time.Second), AfterRun: "b", AfterSeq: 3}, []string{"a3"}},
+		"after-seq":      {veto.LogQuery{AfterTime: ns(2 * time.Second), AfterRun: "a", AfterSeq: 1}, []string{"a2", "b2", "b3", "a3"}},
+		"after-exact":    {veto.LogQuery{AfterTime: ns(2 * time.Second), AfterRun: "a", AfterSeq: 2}, []string{"b2", "b3", "a3"}},
+		"after-only-run": {veto.LogQuery{AfterRun: "a"}, []string{"a1", "b1", "a2", "b2", "b3", "a3"}},
+		"run-after":      {veto.LogQuery{Run: "a", AfterTime: ns(0), AfterRun: "a", AfterSeq: 1}, []string{"a2", "a3"}},
+	} {
+		if got := scan(tc.q); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", name, got, tc.want)
+		}
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := s.Scan(ctx, veto.LogQuery{}, func(string, uint64, []byte) error { n++; return stop }); err != stop || n != 1 {
+		t.Errorf("a callback's error: %v after %d events, want it back after 1", err, n)
 	}
 }
 

@@ -36,7 +36,7 @@ func faulty(t *testing.T) (*sqlstore.Store, *faultdb.Faults, string) {
 		t.Fatal(err)
 	}
 	fs := &faultdb.Faults{}
-	s, err := sqlstore.New(fctx, faultdb.OpenDB(&sqlite.Driver{}, dsn(p, o), fs), dialect)
+	s, err := sqlstore.New(fctx, faultdb.OpenDB(&sqlite.Driver{}, dsn(p, o, true), fs), dialect)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestMigrationFailingLeavesTheFileUsable(t *testing.T) {
 				t.Fatalf("New = %v, want the state unavailable because of the fault", err)
 			}
 			// Another connection to the file migrates it: no lock is held.
-			db2, err := sql.Open("sqlite", dsn(p, o))
+			db2, err := sql.Open("sqlite", dsn(p, o, true))
 			if err != nil {
 				t.Fatal(err)
 			}

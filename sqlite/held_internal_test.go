@@ -167,7 +167,7 @@ func TestCantOpenIsUnreachable(t *testing.T) {
 // sqlstoreOpenRaw opens path as the store does, without veto's checks
 // before it (mode=rw: a missing file is not created).
 func sqlstoreOpenRaw(path string) (*sqlstore.Store, error) {
-	db, err := sql.Open("sqlite", dsn(path, Options{BusyTimeout: time.Second}))
+	db, err := sql.Open("sqlite", dsn(path, Options{BusyTimeout: time.Second}, true))
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func TestBusyIsLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	holder, err := sql.Open("sqlite", dsn(p, Options{BusyTimeout: 1}))
+	holder, err := sql.Open("sqlite", dsn(p, Options{BusyTimeout: 1}, true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestBusyIsLocked(t *testing.T) {
 	if _, err := tx.ExecContext(ctx, `UPDATE veto_meta SET value = value`); err != nil {
 		t.Fatal(err)
 	}
-	other, err := sql.Open("sqlite", dsn(p, Options{BusyTimeout: 1}))
+	other, err := sql.Open("sqlite", dsn(p, Options{BusyTimeout: 1}, true))
 	if err != nil {
 		t.Fatal(err)
 	}

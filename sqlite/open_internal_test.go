@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -187,10 +188,20 @@ func TestAnotherProgramsDatabaseIsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
+	before, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := Open(ctx, p, Options{})
 	if err == nil {
 		s.Close()
 		t.Fatal("another program's database opened")
+	}
+	// Refused, it is as it was: not switched to veto's WAL mode (the
+	// header's bytes 18 and 19), nothing written.
+	after, rerr := os.ReadFile(p)
+	if rerr != nil || !bytes.Equal(before, after) {
+		t.Errorf("the refused file changed (header bytes 18-19: %v, now %v)", before[18:20], after[18:20])
 	}
 	var se *sqlstore.StateError
 	if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged || se.Detail != "a SQLite file without veto's schema" {

@@ -109,7 +109,9 @@ func open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 			return nil, err
 		}
 	}
-	db, err := sql.Open("sqlite", dsn(path, o))
+	// Opened without switching the file to WAL: until veto's schema is
+	// seen in it, it may be another program's database, left as it was.
+	db, err := sql.Open("sqlite", dsn(path, o, false))
 	if err != nil {
 		return nil, err
 	}
@@ -123,6 +125,12 @@ func open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 	if marked == 0 {
 		db.Close()
 		return nil, &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Detail: "a SQLite file without veto's schema"}
+	}
+	// veto's state is in WAL mode from its creation, and the mode stays
+	// in the file; a state found otherwise is switched back.
+	if _, err := db.ExecContext(ctx, `PRAGMA journal_mode=WAL`); err != nil {
+		db.Close()
+		return nil, err
 	}
 	s, err := sqlstore.New(ctx, db, dialect)
 	if err != nil {
@@ -188,10 +196,14 @@ func classify(err error) (sqlstore.Cause, string) {
 // dsn is the driver's name for path: a SQLite URI, with the characters
 // that URIs give a meaning to escaped, so that "?", "#" and "%" in a
 // directory name open exactly that file; mode=rw, since a file is only
-// ever created by create.
-func dsn(path string, o Options) string {
-	d := fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate",
+// ever created by create. wal switches the file to WAL mode as each
+// connection opens (create's new file).
+func dsn(path string, o Options, wal bool) string {
+	d := fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate",
 		escape(path), o.BusyTimeout.Milliseconds())
+	if wal {
+		d += "&_pragma=journal_mode(WAL)"
+	}
 	if o.ownCheckpoints {
 		d += "&_pragma=wal_autocheckpoint(0)"
 	}
@@ -287,7 +299,7 @@ func create(ctx context.Context, path string, o Options) error {
 	if err := os.Chmod(name, 0o600); err != nil {
 		return err
 	}
-	db, err := sql.Open("sqlite", dsn(name, o))
+	db, err := sql.Open("sqlite", dsn(name, o, true))
 	if err != nil {
 		return err
 	}

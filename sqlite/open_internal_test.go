@@ -111,10 +111,14 @@ func TestVerifyRefusesDamageOpeningDoesNotRead(t *testing.T) {
 		t.Fatalf("the damage is where opening reads: %v", err)
 	}
 	plain.Close()
+	fds := openFDs(t)
 	s, err = Open(ctx, p, Options{Verify: true})
 	if err == nil {
 		s.Close()
 		t.Fatal("a file whose events page is damaged passed Verify")
+	}
+	if n := openFDs(t); n != fds {
+		t.Errorf("the refusal left %d descriptors open", n-fds)
 	}
 	var se *sqlstore.StateError
 	if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged || se.Detail != "SQLite's quick_check fails" || se.Path != p {

@@ -111,7 +111,7 @@ func open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 	}
 	// Opened without switching the file to WAL: until veto's schema is
 	// seen in it, it may be another program's database, left as it was.
-	db, err := sql.Open("sqlite", dsn(path, o, false))
+	db, err := openDB(dsn(path, o, false))
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +148,10 @@ func open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 	}
 	return s, nil
 }
+
+// openDB is the driver's DB at dsn: sql.Open, which a test of this
+// package replaces to fail the calls it chooses (internal/faultdb).
+var openDB = func(dsn string) (*sql.DB, error) { return sql.Open("sqlite", dsn) }
 
 // refusal makes err a *sqlstore.StateError for path.
 func refusal(path string, err error) error {
@@ -299,7 +303,7 @@ func create(ctx context.Context, path string, o Options) error {
 	if err := os.Chmod(name, 0o600); err != nil {
 		return err
 	}
-	db, err := sql.Open("sqlite", dsn(name, o, true))
+	db, err := openDB(dsn(name, o, true))
 	if err != nil {
 		return err
 	}

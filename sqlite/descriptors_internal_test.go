@@ -2,10 +2,13 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // openFDs is how many descriptors this process holds (Linux).
@@ -59,5 +62,29 @@ func TestOpenLeavesNoDescriptorOpen(t *testing.T) {
 	}
 	if n := openFDs(t); n != before {
 		t.Fatalf("refusing the state left %d descriptors open", n-before)
+	}
+}
+
+// Files that are no database are refused as damaged, each named for what
+// it is: an empty file, and one shorter than a database header.
+func TestShortFilesAreNamed(t *testing.T) {
+	ctx := context.Background()
+	for size, want := range map[int]string{
+		0:  "the file is empty",
+		40: "the file is 40 bytes, shorter than a database header",
+	} {
+		p := filepath.Join(t.TempDir(), "veto.db")
+		if err := os.WriteFile(p, make([]byte, size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(ctx, p, Options{})
+		if err == nil {
+			s.Close()
+			t.Fatalf("a file of %d bytes opened", size)
+		}
+		var se *sqlstore.StateError
+		if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged || se.Detail != want {
+			t.Errorf("a file of %d bytes: %v, want damaged: %s", size, err, want)
+		}
 	}
 }

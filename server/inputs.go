@@ -373,16 +373,8 @@ func (s *Server) takeInput(w http.ResponseWriter, r *http.Request) {
 // until the runtime takes them; the answer shows none of them.
 func (s *Server) uiInput(w http.ResponseWriter, r *http.Request) {
 	se := sessionOf(r)
-	fail := func(status int, msg string) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(status)
-		uiTemplates.ExecuteTemplate(w, "answer.html", map[string]any{"Error": msg})
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		fail(http.StatusForbidden, "The input did not come from veto's page.")
-		return
-	}
-	if o := r.Header.Get("Origin"); o != "" && o != "null" && !sameHost(o, r.Host) {
+	fail := func(status int, msg string) { formFailed(w, status, msg) }
+	if !fromPage(r) {
 		fail(http.StatusForbidden, "The input did not come from veto's page.")
 		return
 	}

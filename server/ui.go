@@ -679,21 +679,35 @@ func (s *Server) uiStyle(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
+// fromPage reports whether the browser says a form's request came from
+// the page itself: no Sec-Fetch-Site but same-origin, no Origin but this
+// host's. A request that says neither (an old browser, a script) is
+// judged by the form's token alone.
+func fromPage(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "null" && !sameHost(o, r.Host) {
+		return false
+	}
+	return true
+}
+
+// formFailed answers a form's request that is refused: status, and the
+// page's answer with msg (never a value the form held).
+func formFailed(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	uiTemplates.ExecuteTemplate(w, "answer.html", map[string]any{"Error": msg})
+}
+
 // uiAnswer records a person's answer from the page's form: the session's
 // actor, the form's token against cross-site requests, and the browser's
 // word that the request comes from this page.
 func (s *Server) uiAnswer(w http.ResponseWriter, r *http.Request) {
 	se := sessionOf(r)
-	fail := func(status int, msg string) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(status)
-		uiTemplates.ExecuteTemplate(w, "answer.html", map[string]any{"Error": msg})
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		fail(http.StatusForbidden, "The answer did not come from veto's page.")
-		return
-	}
-	if o := r.Header.Get("Origin"); o != "" && o != "null" && !sameHost(o, r.Host) {
+	fail := func(status int, msg string) { formFailed(w, status, msg) }
+	if !fromPage(r) {
 		fail(http.StatusForbidden, "The answer did not come from veto's page.")
 		return
 	}
@@ -732,12 +746,8 @@ func sameHost(origin, host string) bool {
 // session's token.
 func (s *Server) uiPin(w http.ResponseWriter, r *http.Request) {
 	se := sessionOf(r)
-	fail := func(status int, msg string) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(status)
-		uiTemplates.ExecuteTemplate(w, "answer.html", map[string]any{"Error": msg})
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+	fail := func(status int, msg string) { formFailed(w, status, msg) }
+	if !fromPage(r) {
 		fail(http.StatusForbidden, "The approval did not come from veto's page.")
 		return
 	}

@@ -127,3 +127,37 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatalf("no content security policy: %q", csp)
 	}
 }
+
+// Every form of the page refuses a request the browser says came from
+// another site or origin, before it reads the form: approve and deny, an
+// input, an MCP tool's definition, the what-if.
+func TestPageFormsRefuseOtherOrigins(t *testing.T) {
+	w := newWorld(t)
+	st, d := sqliteStore(t)
+	s := start(t, w, st, d, nil)
+	tok := s.token("user:ann")
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	resp, err := hc.Get(s.url + "/ui/login?k=" + tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, path := range []string{"/ui/approvals/r1/c1", "/ui/inputs/r1/c1", "/ui/pins/srv/tool", "/ui/whatif"} {
+		for _, h := range []map[string]string{{"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}} {
+			rq, _ := http.NewRequest("POST", s.url+path, strings.NewReader("answer=approve"))
+			rq.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			for k, v := range h {
+				rq.Header.Set(k, v)
+			}
+			resp, err := hc.Do(rq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("POST %s with %v: %d, want 403", path, h, resp.StatusCode)
+			}
+		}
+	}
+}

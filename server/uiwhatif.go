@@ -69,11 +69,7 @@ func (s *Server) uiWhatIf(w http.ResponseWriter, r *http.Request) {
 		data["Error"] = msg
 		show(status)
 	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		fail(http.StatusForbidden, "The form did not come from veto's page.")
-		return
-	}
-	if o := r.Header.Get("Origin"); o != "" && o != "null" && !sameHost(o, r.Host) {
+	if !fromPage(r) {
 		fail(http.StatusForbidden, "The form did not come from veto's page.")
 		return
 	}

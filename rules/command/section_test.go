@@ -12,40 +12,17 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/policy"
-	"github.com/vetohq/veto/policy/celrule"
+	"github.com/vetohq/veto/policy/policytest"
 	"github.com/vetohq/veto/rules/command"
 	"github.com/vetohq/veto/tools"
 )
 
 var ctx = context.Background()
 
-// merge merges the built-in layer and files of the given kinds, in order
-// (each a kind and its YAML).
-func merge(t *testing.T, files ...string) (*policy.Policy, error) {
-	t.Helper()
-	layers := []*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}}
-	for i := 0; i < len(files); i += 2 {
-		l, err := policy.Parse(files[i], files[i]+".yaml", []byte(files[i+1]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		layers = append(layers, l)
-	}
-	c, err := celrule.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return policy.Merge(layers, c)
-}
-
-func shows(p *policy.Policy, key, value, kind string) bool {
-	for _, line := range p.Show() {
-		if strings.HasPrefix(line, key+": "+value+" ") && strings.Contains(line, kind+".yaml") {
-			return true
-		}
-	}
-	return false
-}
+var (
+	merge = policytest.Merge
+	shows = policytest.Shows
+)
 
 // The shell section through a policy's files: each setting, where it came
 // from, only lowered after the user's file, and refused when malformed.

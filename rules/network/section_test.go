@@ -9,38 +9,13 @@ import (
 	"github.com/vetohq/veto/egress"
 	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/policy"
-	"github.com/vetohq/veto/policy/celrule"
+	"github.com/vetohq/veto/policy/policytest"
 )
 
-// merge merges the built-in layer and files of the given kinds, in order
-// (each a kind and its YAML).
-func merge(t *testing.T, files ...string) (*policy.Policy, error) {
-	t.Helper()
-	layers := []*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}}
-	for i := 0; i < len(files); i += 2 {
-		l, err := policy.Parse(files[i], files[i]+".yaml", []byte(files[i+1]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		layers = append(layers, l)
-	}
-	c, err := celrule.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return policy.Merge(layers, c)
-}
-
-// shows reports whether the policy's explanation names key = value from
-// the file of kind.
-func shows(p *policy.Policy, key, value, kind string) bool {
-	for _, line := range p.Show() {
-		if strings.HasPrefix(line, key+": "+value+" ") && strings.Contains(line, kind+".yaml") {
-			return true
-		}
-	}
-	return false
-}
+var (
+	merge = policytest.Merge
+	shows = policytest.Shows
+)
 
 // The egress section through a policy's files: a mode and list set, where
 // each came from, and what a later file may not do (open what another

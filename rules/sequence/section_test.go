@@ -6,37 +6,14 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/policy"
-	"github.com/vetohq/veto/policy/celrule"
+	"github.com/vetohq/veto/policy/policytest"
 	"github.com/vetohq/veto/rules/sequence"
 )
 
-// merge merges the built-in layer and files of the given kinds, in order
-// (each a kind and its YAML).
-func merge(t *testing.T, files ...string) (*policy.Policy, error) {
-	t.Helper()
-	layers := []*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}}
-	for i := 0; i < len(files); i += 2 {
-		l, err := policy.Parse(files[i], files[i]+".yaml", []byte(files[i+1]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		layers = append(layers, l)
-	}
-	c, err := celrule.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return policy.Merge(layers, c)
-}
-
-func shows(p *policy.Policy, key, value, kind string) bool {
-	for _, line := range p.Show() {
-		if strings.HasPrefix(line, key+": "+value+" ") && strings.Contains(line, kind+".yaml") {
-			return true
-		}
-	}
-	return false
-}
+var (
+	merge = policytest.Merge
+	shows = policytest.Shows
+)
 
 // The sequence section through a policy's files: limits only go down
 // after the user's file, a limit of 0 is a limit, and what does not parse

@@ -128,11 +128,7 @@ func TestMarkDetailIsBounded(t *testing.T) {
 // whose last event was lost, one recorded damaged.
 func TestCheckRunsReportsEachRun(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "veto.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tempStore(t)
 	t0 := time.Unix(1_800_000_000, 0).UTC()
 	evs := func(run string, n int) []veto.Event {
 		yes := true
@@ -180,11 +176,7 @@ func TestCheckRunsReportsEachRun(t *testing.T) {
 // nothing: the run's history and next number stay.
 func TestInsertRawRefusesATakenSequence(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "veto.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tempStore(t)
 	yes := true
 	t0 := time.Unix(1_800_000_000, 0).UTC()
 	if err := s.Append(ctx, "r", 1, []veto.Event{
@@ -211,11 +203,7 @@ func TestInsertRawRefusesATakenSequence(t *testing.T) {
 // seen at all; a run with events keeps them and is recorded damaged.
 func TestMarkIncompleteStartsARunWithNoEvents(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "veto.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tempStore(t)
 	if err := s.Append(ctx, "empty", 1, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -246,11 +234,7 @@ func TestMarkIncompleteStartsARunWithNoEvents(t *testing.T) {
 // knowledge that does not decode is an error, never a fact.
 func TestDamagedDecisionAndKnowledge(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "veto.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tempStore(t)
 	yes := true
 	t0 := time.Unix(1_800_000_000, 0).UTC()
 	if err := s.Append(ctx, "r", 1, []veto.Event{
@@ -286,11 +270,7 @@ func TestDamagedDecisionAndKnowledge(t *testing.T) {
 // one's hash: the run goes on from there, its projections kept.
 func TestPruneOfEveryEventAnchorsOnTheLast(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "veto.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tempStore(t)
 	yes := true
 	t0 := time.Unix(1_800_000_000, 0).UTC()
 	evs := []veto.Event{
@@ -323,4 +303,15 @@ func TestPruneOfEveryEventAnchorsOnTheLast(t *testing.T) {
 	if b := eventlog.VerifyChain(after, first, prev); b != nil || len(after) != 1 {
 		t.Fatalf("the chain after the prune: %+v (%d events)", b, len(after))
 	}
+}
+
+// tempStore is a new SQLite state in the test's directory, closed after.
+func tempStore(t *testing.T) *sqlstore.Store {
+	t.Helper()
+	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "veto.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

@@ -125,8 +125,9 @@ func deferKnown(agentEnv string) bool {
 // call is asked for, and under load the hook can start first.
 const transcriptLag = 750 * time.Millisecond
 
-// askedAloneSoon is askedAlone, looking again for transcriptLag while the
-// call's entry is not there yet.
+// askedAloneSoon reports whether the transcript shows the call asked
+// alone (askedIn), looking again for transcriptLag while its entry is not
+// there yet.
 func askedAloneSoon(path, id string) bool {
 	until := time.Now().Add(transcriptLag)
 	for {
@@ -138,18 +139,11 @@ func askedAloneSoon(path, id string) bool {
 	}
 }
 
-// askedAlone reports whether the transcript at path holds, near its end,
-// the assistant entry with tool_use id and no other tool_use beside it.
-// Anything else (no transcript, not a regular file, the entry not found,
-// a line that does not parse) is false.
-func askedAlone(path, id string) bool {
-	found, alone, _ := askedIn(path, id)
-	return found && alone
-}
-
-// askedIn finds the call's entry near the transcript's end, and whether
-// it holds no other tool_use; read is false when the transcript cannot be
-// read at all (but true while it does not exist: it may be written soon).
+// askedIn finds, near the end of the transcript at path, the assistant
+// entry with tool_use id, and whether it holds no other tool_use beside
+// it; read is false when the transcript cannot be read at all (no path,
+// not a regular file; but true while it does not exist: it may be written
+// soon). A line that does not parse is passed over.
 func askedIn(path, id string) (found, alone, read bool) {
 	if path == "" || id == "" || !strings.HasPrefix(path, "/") {
 		return false, false, false
@@ -180,15 +174,9 @@ func askedIn(path, id string) (found, alone, read bool) {
 	}
 }
 
-// aloneIn is askedAlone on a transcript's tail b (cut: its first line may
-// be a part of one).
-func aloneIn(b []byte, id string, cut bool) bool {
-	found, alone := entryOf(b, id, cut)
-	return found && alone
-}
-
-// entryOf finds the last assistant entry of b with tool_use id, and
-// whether it holds no other tool_use.
+// entryOf finds the last assistant entry of a transcript's tail b with
+// tool_use id (cut: b's first line may be a part of one), and whether it
+// holds no other tool_use.
 func entryOf(b []byte, id string, cut bool) (found, alone bool) {
 	if id == "" {
 		return false, false

@@ -12,6 +12,17 @@ import (
 	"github.com/vetohq/veto/agent"
 )
 
+// askedAlone and aloneIn are askedIn and entryOf as one answer.
+func askedAlone(path, id string) bool {
+	found, alone, _ := askedIn(path, id)
+	return found && alone
+}
+
+func aloneIn(b []byte, id string, cut bool) bool {
+	found, alone := entryOf(b, id, cut)
+	return found && alone
+}
+
 func TestDeferKnown(t *testing.T) {
 	for in, want := range map[string]bool{
 		"claude-code_2-1-332_harness": true,

@@ -212,40 +212,26 @@ func (g *Gate) Answer(ctx context.Context, run, callID string, by Actor, grant b
 }
 
 // Question finds the call of c's run that a rule last asked a person
-// about with c's tool and arguments (answered or not). A client that asks
-// a person at its own prompt names the call by these alone (Claude Code's
-// PermissionRequest carries no call id), right after veto asked.
-func (g *Gate) Question(ctx context.Context, c *Call) (callID string, ok bool, err error) {
+// about with c's tool and arguments, and whether a person has answered
+// that question since (the answer itself is found by the call's next
+// decision). A client that asks a person at its own prompt names the call
+// by these alone (Claude Code's PermissionRequest carries no call id),
+// right after veto asked.
+func (g *Gate) Question(ctx context.Context, c *Call) (callID string, answered, ok bool, err error) {
 	evs, err := g.store.Events(ctx, c.Run.Ref, 0)
 	if err != nil {
-		return "", false, err
+		return "", false, false, err
 	}
 	h := ArgsHash(c)
 	for i := len(evs) - 1; i >= 0; i-- {
 		if e := &evs[i]; e.Kind == EventDenied && e.Awaiting == AwaitApproval && e.Tool == c.Tool && e.ArgsHash == h {
-			return e.CallID, true, nil
+			for _, later := range evs[i+1:] {
+				if later.CallID == e.CallID && (later.Kind == EventApproved || later.Kind == EventApprovalRefused) {
+					answered = true
+				}
+			}
+			return e.CallID, answered, true, nil
 		}
 	}
-	return "", false, nil
-}
-
-// Answered reports whether a person has answered the latest question of
-// call callID of run. The answer itself is found by the call's next
-// decision.
-func (g *Gate) Answered(ctx context.Context, run, callID string) (bool, error) {
-	evs, err := g.store.Events(ctx, run, 0)
-	if err != nil {
-		return false, err
-	}
-	asked, answered := false, false
-	for _, e := range evs {
-		switch {
-		case e.CallID != callID:
-		case e.Kind == EventDenied && e.Awaiting == AwaitApproval:
-			asked, answered = true, false
-		case (e.Kind == EventApproved || e.Kind == EventApprovalRefused) && asked:
-			answered = true
-		}
-	}
-	return answered, nil
+	return "", false, false, nil
 }

@@ -72,7 +72,7 @@ func TestRefusalAnswersThatCall(t *testing.T) {
 
 // TestQuestionAndAnswered: a client's prompt names a call by its tool and
 // arguments alone; Question finds the latest call a rule asked about with
-// them, and Answered tells whether its latest question has an answer.
+// them, and whether that question has an answer.
 func TestQuestionAndAnswered(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
@@ -83,31 +83,32 @@ func TestQuestionAndAnswered(t *testing.T) {
 	call := func(id, cmd string) *veto.Call {
 		return &veto.Call{ID: id, Tool: "Bash", Args: map[string]any{"command": cmd}, Run: veto.Run{Ref: "r1", Fresh: id == "c1"}}
 	}
-	if _, ok, _ := g.Question(ctx, call("", "make deploy")); ok {
+	question := func() (string, bool) {
+		id, answered, ok, err := g.Question(ctx, call("", "make deploy"))
+		if err != nil || !ok {
+			t.Fatalf("Question = %q %v %v %v", id, answered, ok, err)
+		}
+		return id, answered
+	}
+	if _, _, ok, _ := g.Question(ctx, call("", "make deploy")); ok {
 		t.Fatal("a question before any was asked")
 	}
 	g.Decide(ctx, call("c1", "make deploy"))
 	g.Decide(ctx, call("c2", "make deploy staging"))
-	if id, ok, _ := g.Question(ctx, call("", "make deploy")); !ok || id != "c1" {
-		t.Fatalf("Question = %q %v, want c1", id, ok)
-	}
-	if a, _ := g.Answered(ctx, "r1", "c1"); a {
-		t.Fatal("answered before an answer")
+	if id, a := question(); id != "c1" || a {
+		t.Fatalf("Question = %q answered %v, want c1 unanswered", id, a)
 	}
 	g.Answer(ctx, "r1", "c1", veto.Actor{Kind: "user", ID: "ann"}, true, time.Minute)
-	if a, _ := g.Answered(ctx, "r1", "c1"); !a {
+	if id, a := question(); id != "c1" || !a {
 		t.Fatal("not answered after the approval")
 	}
-	if a, _ := g.Answered(ctx, "r1", "c2"); a {
+	if _, a, _, _ := g.Question(ctx, call("", "make deploy staging")); a {
 		t.Fatal("c2 answered by c1's approval")
 	}
 	// c1 asked about again: its latest question has no answer yet.
 	g.Decide(ctx, call("c3", "make deploy")) // uses the approval
 	g.Decide(ctx, call("c1", "make deploy"))
-	if id, _, _ := g.Question(ctx, call("", "make deploy")); id != "c1" {
-		t.Fatalf("the latest question is %q", id)
-	}
-	if a, _ := g.Answered(ctx, "r1", "c1"); a {
-		t.Fatal("a new question answered by the old answer")
+	if id, a := question(); id != "c1" || a {
+		t.Fatalf("the latest question is %q (answered %v), want c1 unanswered: the old answer is the old question's", id, a)
 	}
 }

@@ -300,13 +300,11 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		if !ok {
 			return agent.Reply{}, nil
 		}
-		id, found, err := g.Question(ctx, &ev.Call)
+		id, answered, found, err := g.Question(ctx, &ev.Call)
 		if err != nil || !found {
 			return agent.Reply{}, nil
 		}
-		if answered, err := g.Answered(ctx, ev.Call.Run.Ref, id); err != nil {
-			return agent.Reply{}, nil
-		} else if !answered {
+		if !answered {
 			return agent.Reply{}, errNotYet
 		}
 		ev.Call.ID = id

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,8 +130,9 @@ func TestPageInChromium(t *testing.T) {
 }
 
 // Every form of the page refuses a request the browser says came from
-// another site or origin, before it reads the form: approve and deny, an
-// input, an MCP tool's definition, the what-if.
+// another site or origin, even with the session's form token: approve and
+// deny, an input, the what-if (and an MCP tool's definition, which this
+// service, without MCP pins, refuses anyway).
 func TestPageFormsRefuseOtherOrigins(t *testing.T) {
 	w := newWorld(t)
 	st, d := sqliteStore(t)
@@ -143,9 +145,22 @@ func TestPageFormsRefuseOtherOrigins(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	// The session's form token goes with each post: only the browser's
+	// word about where the request came from refuses it.
+	resp, err = hc.Get(s.url + "/ui/whatif")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	_, rest, _ := strings.Cut(string(page), `name="csrf" value="`)
+	csrf, _, _ := strings.Cut(rest, `"`)
+	if csrf == "" {
+		t.Fatal("no form token on the what-if page")
+	}
 	for _, path := range []string{"/ui/approvals/r1/c1", "/ui/inputs/r1/c1", "/ui/pins/srv/tool", "/ui/whatif"} {
 		for _, h := range []map[string]string{{"Origin": "http://evil.example"}, {"Sec-Fetch-Site": "cross-site"}} {
-			rq, _ := http.NewRequest("POST", s.url+path, strings.NewReader("answer=approve"))
+			rq, _ := http.NewRequest("POST", s.url+path, strings.NewReader("answer=approve&csrf="+url.QueryEscape(csrf)))
 			rq.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			for k, v := range h {
 				rq.Header.Set(k, v)

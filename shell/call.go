@@ -2,6 +2,7 @@ package shell
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -46,6 +47,7 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 			x = lit("")
 		}
 		name := a.Name.Value
+		w.r.Assigned = append(w.r.Assigned, name)
 		w.envHosts(name, x)
 		if len(c.Args) == 0 {
 			w.assign(name, x)
@@ -75,6 +77,7 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 		if !ok || !syntax.ValidName(name) {
 			continue
 		}
+		w.r.Assigned = append(w.r.Assigned, name)
 		if restore == nil {
 			restore = map[string]saved{}
 		}
@@ -198,6 +201,7 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 		}
 	}
 	w.r.Programs = append(w.r.Programs, c.name)
+	w.r.Commands = append(w.r.Commands, w.record(argv[0], c))
 	var st stage
 	if h := handler(c.name); h != nil {
 		st = h(w, c)
@@ -299,6 +303,19 @@ func ifsFields(s, ifs string) []string {
 			}
 		}
 		i = j
+	}
+	return out
+}
+
+// record is the Command a rule sees of c, whose program word is prog.
+func (w *walker) record(prog word, c *cmd) Command {
+	out := Command{Argv: make([]Word, 0, len(c.args)+1), Dir: w.cwd, Segment: c.seg, InputArgs: c.stdinArgs, Code: w.code}
+	for _, x := range append([]word{prog}, c.args...) {
+		if x.unknown {
+			out.Argv = append(out.Argv, Word{Unknown: true})
+			continue
+		}
+		out.Argv = append(out.Argv, Word{Values: slices.Clone(x.vals)})
 	}
 	return out
 }

@@ -60,12 +60,43 @@ type Finding struct {
 	Message string // why, in words; never the command's text
 }
 
+// Word is one word of a command as the analyzer evaluated it.
+type Word struct {
+	Values  []string // the values it may have (a brace expansion has several); nil when Unknown
+	Unknown bool     // a part of it cannot be known statically
+}
+
+// Command is one simple command the analysis reached, wrappers (env,
+// sudo, timeout, bash -c, xargs, ...) unwrapped: the wrapper and the
+// command it runs are each a Command. Rules that judge a program by its
+// arguments read these rather than parse the text again.
+type Command struct {
+	Argv    []Word // the program as written (variables expanded), then its arguments
+	Dir     string // the directory it runs in; "" when unknown
+	Segment int
+	// InputArgs: items read from input are added to its arguments (xargs,
+	// parallel), so it has arguments veto cannot see.
+	InputArgs bool
+	// Code: found in an interpreter's code read as shell, a guess.
+	Code bool
+}
+
 // Report is what Analyze found.
 type Report struct {
-	Findings  []Finding
-	Files     []Access
-	Hosts     []Host
-	Programs  []string // every program the command would start, lower-case base names, in order
+	Findings []Finding
+	Files    []Access
+	Hosts    []Host
+	Programs []string // every program the command would start, lower-case base names, in order
+	// Commands, Params and Assigned are left out of the JSON form (the
+	// golden reports), which they would triple; rules/control's tests pin
+	// them.
+	Commands []Command `json:"-"`
+	// Params are the names of the variables the command expands ($X,
+	// ${X:-y}, ${#X}, in any nested script veto analyses), in order, with
+	// repeats; Assigned the names it assigns (prefix assignments, env's
+	// and export's NAME=value words included).
+	Params    []string `json:"-"`
+	Assigned  []string `json:"-"`
 	Segments  int      // simple commands seen
 	Recovered bool     // the command only parsed after closing an unterminated quote
 }

@@ -64,6 +64,9 @@ func (w *walker) script(src string, depth int) {
 		w.r.Recovered = true
 	}
 	for _, f := range files {
+		if !w.code {
+			w.r.Params = paramsOf(f, w.r.Params)
+		}
 		v := w
 		if len(files) > 1 {
 			v = w.fork()
@@ -75,6 +78,18 @@ func (w *walker) script(src string, depth int) {
 			v.stmt(st, depth, nil)
 		}
 	}
+}
+
+// paramsOf appends the name of every parameter f expands, wherever it
+// stands (words, tests, arithmetic, here-documents).
+func paramsOf(f *syntax.File, out []string) []string {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if p, ok := n.(*syntax.ParamExp); ok && p.Param != nil {
+			out = append(out, p.Param.Value)
+		}
+		return true
+	})
+	return out
 }
 
 // stage is what a pipeline stage feeds the next one.
@@ -331,6 +346,7 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 			}
 		case a.Name != nil:
 			names++
+			w.r.Assigned = append(w.r.Assigned, a.Name.Value)
 			if a.Value != nil {
 				x := w.word(a.Value, depth)
 				w.envHosts(a.Name.Value, x)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/hook/wire"
+	"github.com/vetohq/veto/rules/control"
 )
 
 const serveDescription = `Answer veto-hook's events from a long-lived process that keeps the state open.
@@ -78,6 +79,7 @@ func runServeHooks(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto serve-hooks:", err)
 		return ExitDeny
 	}
+	defer control.Listening("serve-hooks", *sock)() // veto.control refuses the agent's tools there
 	ctx, quit := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer quit()
 	fmt.Fprintf(e.stderr, "veto serve-hooks: listening on %s\n", *sock)

@@ -20,6 +20,7 @@ import (
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/postgres"
+	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/server"
 	"github.com/vetohq/veto/sqlite"
 	"github.com/vetohq/veto/sqlstore"
@@ -131,6 +132,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto serve:", err)
 		return ExitDeny
 	}
+	defer control.Listening("serve", l.Addr().String())() // veto.control refuses the agent's tools there
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: *deadline + 10*time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}

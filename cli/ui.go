@@ -13,6 +13,7 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/server"
 )
 
@@ -78,6 +79,7 @@ func runUI(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto ui:", err)
 		return ExitDeny
 	}
+	defer control.Listening("ui", l.Addr().String())() // veto.control refuses the agent's tools there
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	fmt.Fprintf(e.stdout, "http://%s/ui/login?k=%s\n", l.Addr(), h.OneTimeKey())
 	ctx, quit := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)

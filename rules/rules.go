@@ -5,6 +5,7 @@ package rules
 
 import (
 	_ "github.com/vetohq/veto/rules/command"  // shell.*, exec.interpreter; the shell section
+	_ "github.com/vetohq/veto/rules/control"  // veto.control; the control section
 	_ "github.com/vetohq/veto/rules/files"    // file.*; the files section
 	_ "github.com/vetohq/veto/rules/network"  // net.egress; the egress section
 	_ "github.com/vetohq/veto/rules/sequence" // sequence.*; the sequence section

@@ -1,0 +1,165 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/shell"
+	"github.com/vetohq/veto/toolpath"
+)
+
+// Config is where veto.control finds veto. The zero value finds it from
+// this process: its home, its environment, its executable.
+type Config struct {
+	Home string            // "" : $HOME
+	Vars map[string]string // the shell analyzer's variables; nil: HOME, TMPDIR, USER from the environment
+	// Getenv reads the environment veto's own locations come from
+	// (XDG_CONFIG_HOME, XDG_STATE_HOME, XDG_RUNTIME_DIR, VETO_STATE,
+	// VETO_SOCKET, VETO_MANAGED_POLICY, CODEX_HOME, PATH); nil: os.Getenv.
+	Getenv     func(string) string
+	Executable string // this veto; "" : os.Executable
+	FS         toolpath.FS
+	LookupHome func(name string) (string, error)
+	// Addresses and Binaries are the policy's additions (control section).
+	Addresses []string
+	Binaries  []string
+	// RecordDir is where listeners are recorded (Listening); "" : the
+	// socket directory.
+	RecordDir string
+}
+
+// Set is veto.control, built from a Config. It is the rule itself.
+type Set struct {
+	home     string
+	vars     map[string]string
+	getenv   func(string) string
+	fs       toolpath.FS
+	lookup   func(string) (string, error)
+	places   places
+	path     []string // PATH's directories, for programs named without a directory
+	records  string
+	extra    []address
+	self     string   // this veto, resolved ("" when unknown)
+	binaries []string // veto binaries, resolved: this one, its siblings, the policy's, PATH's
+
+	registered     sync.Once // the binaries the clients' settings register, read on first need
+	registeredBins []string
+}
+
+// New builds veto.control from cfg.
+func New(cfg Config) (*Set, error) {
+	s := &Set{home: cfg.Home, vars: cfg.Vars, getenv: cfg.Getenv, fs: cfg.FS, lookup: cfg.LookupHome, records: cfg.RecordDir}
+	if s.getenv == nil {
+		s.getenv = os.Getenv
+	}
+	if s.home == "" {
+		s.home, _ = os.UserHomeDir()
+	}
+	if s.vars == nil {
+		s.vars = map[string]string{"TMPDIR": "/tmp"}
+		for _, k := range []string{"HOME", "TMPDIR", "USER"} {
+			if v := s.getenv(k); v != "" {
+				s.vars[k] = v
+			}
+		}
+	}
+	if s.records == "" {
+		s.records = SocketDir(s.getenv)
+	}
+	for _, a := range cfg.Addresses {
+		ad, err := parseAddress(a)
+		if err != nil {
+			return nil, fmt.Errorf("control: %w", err)
+		}
+		s.extra = append(s.extra, ad)
+	}
+	s.path = splitPath(s.getenv("PATH"))
+	exe := cfg.Executable
+	if exe == "" {
+		exe, _ = os.Executable()
+	}
+	s.findBinaries(exe, cfg.Binaries)
+	s.places = s.locate()
+	return s, nil
+}
+
+// Info implements veto.Rule.
+func (s *Set) Info() veto.RuleInfo { return Control.RuleInfo() }
+
+// Check implements veto.Rule: the call's commands, then its files, then
+// where it connects.
+func (s *Set) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+	rep := s.analyze(in)
+	if rep != nil {
+		if d, deny := s.checkCommands(in, rep); deny {
+			return d, nil
+		}
+	}
+	if d, deny := s.checkFiles(in, rep); deny {
+		return d, nil
+	}
+	if d, deny := s.checkEndpoints(in, rep); deny {
+		return d, nil
+	}
+	return veto.Allow(), nil
+}
+
+type memoKey struct{ s *Set }
+
+// analyze is the shell analysis of the call's command, once per decision;
+// nil when the call runs none (or its command is not text, which the
+// command rules refuse).
+func (s *Set) analyze(in *veto.Input) *shell.Report {
+	v := in.Memo(memoKey{s}, func() any {
+		d := in.Descriptor
+		if d == nil {
+			return (*shell.Report)(nil)
+		}
+		for _, p := range d.ParamsWith(veto.RoleCommand) {
+			src, ok := in.Call.Args[p].(string)
+			if !ok {
+				continue
+			}
+			return shell.Analyze(src, shell.Env{Cwd: callDir(in.Call), Vars: s.vars})
+		}
+		return (*shell.Report)(nil)
+	})
+	return v.(*shell.Report)
+}
+
+func callDir(c *veto.Call) string {
+	if c.Cwd != "" {
+		return c.Cwd
+	}
+	return c.Workspace
+}
+
+// checkCommands judges each command the analysis found: veto itself, a
+// secret read, a signal to veto.
+func (s *Set) checkCommands(in *veto.Input, rep *shell.Report) (veto.Decision, bool) {
+	for _, name := range rep.Params {
+		if isVetoVar(name) {
+			return vetoSecret.Deny(), true
+		}
+	}
+	for _, c := range rep.Commands {
+		if d, deny := s.checkVeto(in, rep, c); deny {
+			return d, true
+		}
+	}
+	if readsVetoEnv(rep) {
+		return vetoSecret.Deny(), true
+	}
+	if signalsVeto(rep) {
+		return vetoSignal.Deny(), true
+	}
+	return veto.Decision{}, false
+}
+
+// env is the path environment of a directory.
+func (s *Set) env(dir string) toolpath.Env {
+	return toolpath.Env{Cwd: dir, Home: s.home, LookupHome: s.lookup, FS: s.fs}
+}

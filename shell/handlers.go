@@ -65,6 +65,7 @@ func buildHandlers() {
 		"taskset":  wrapOperands(optSpec{}, 1),
 		"timeout":  wrapOperands(optSpec{val: "sk", long: map[string]bool{"signal": true, "kill-after": true}}, 1),
 		"watch":    wrapWatch,
+		"script":   wrapScript,
 		"busybox":  wrapOpts(optSpec{}),
 		"xargs":    wrapXargs,
 		"parallel": wrapParallel,

@@ -302,3 +302,21 @@ func (w *walker) runFeed(c *cmd, stages []stage, code bool) stage {
 	}
 	return stage{}
 }
+
+// wrapScript is script(1): -c's command runs in a shell on a terminal of
+// its own; without it, script starts the user's shell on its input. The
+// operand is the typescript file it writes.
+func wrapScript(w *walker, c *cmd) stage {
+	o := parseOpts(c.args, optSpec{val: "cEIOTBm", long: map[string]bool{"command": true, "echo": true, "log-in": true,
+		"log-out": true, "log-timing": true, "log-io": true, "logging-format": true, "output-limit": true, "timing": true}}, false)
+	for _, f := range o.operands {
+		w.access(f, true, false)
+	}
+	if scripts := o.all("c", "command"); len(scripts) > 0 {
+		for _, s := range scripts {
+			w.scriptOf(c, s)
+		}
+		return stage{}
+	}
+	return w.fromStdin(c, false)
+}

@@ -17,6 +17,7 @@ import (
 type world struct {
 	root, home, ws, bin, runtime string
 	set                          *control.Set
+	tools                        map[string]*veto.Descriptor
 }
 
 func newWorld(t *testing.T, cfg control.Config) *world {
@@ -49,14 +50,13 @@ func newWorld(t *testing.T, cfg control.Config) *world {
 func (w *world) decide(t *testing.T, tool string, args map[string]any) string {
 	t.Helper()
 	c := &veto.Call{Tool: tool, Args: args, Cwd: w.ws, Workspace: w.ws}
-	var d *veto.Descriptor
-	for _, x := range tools.Defaults() {
-		if x.Name == tool {
-			d = &x
-			break
+	if w.tools == nil {
+		w.tools = map[string]*veto.Descriptor{}
+		for _, x := range tools.Defaults() {
+			w.tools[x.Name] = &x
 		}
 	}
-	dec, err := w.set.Check(context.Background(), &veto.Input{Call: c, Descriptor: d})
+	dec, err := w.set.Check(context.Background(), &veto.Input{Call: c, Descriptor: w.tools[tool]})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,5 +254,26 @@ func TestCheckAddress(t *testing.T) {
 		if err := control.CheckAddress(a); (err == nil) != ok {
 			t.Errorf("%s: %v", a, err)
 		}
+	}
+}
+
+// BenchmarkCheck is veto.control on a typical command and a Write: its
+// own shell analysis, path resolution and PATH look-ups.
+func BenchmarkCheck(b *testing.B) {
+	t := &testing.T{}
+	w := newWorld(t, control.Config{})
+	for _, c := range []struct {
+		name string
+		tool string
+		args map[string]any
+	}{
+		{"bash", "Bash", bash("go test ./... 2>&1 | tail -5 && git status")},
+		{"write", "Write", map[string]any{"file_path": "src/main.go", "content": "x"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				w.decide(t, c.tool, c.args)
+			}
+		})
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/postgres"
+	"github.com/vetohq/veto/page"
 	"github.com/vetohq/veto/server"
 	"github.com/vetohq/veto/sqlite"
 	"github.com/vetohq/veto/sqlstore"
@@ -120,18 +121,18 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 			return ExitDeny
 		}
 	}
-	cfg.Pins = st.pins(ctx)
 	h, err := server.New(cfg)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve:", err)
 		return ExitDeny
 	}
+	mux := withPage(h, page.New(h, page.Config{Pins: st.pins(ctx)}))
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve:", err)
 		return ExitDeny
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: *deadline + 10*time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	scheme := "http"

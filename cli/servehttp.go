@@ -17,10 +17,11 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/mcpgate"
+	"github.com/vetohq/veto/page"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/postgres"
-	"github.com/vetohq/veto/page"
 	"github.com/vetohq/veto/server"
 	"github.com/vetohq/veto/sqlite"
 	"github.com/vetohq/veto/sqlstore"
@@ -114,7 +115,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 	cfg := server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, Policy: showPolicy(p),
-		Logger: log, Deadline: *deadline}
+		Logger: log, Deadline: *deadline, Client: hook.AdapterIn}
 	if !*noAuth {
 		if cfg.Tokens, err = st.tokens(ctx); err != nil {
 			fmt.Fprintln(e.stderr, "veto serve: cannot open the token table:", stateCause(err))

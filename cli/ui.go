@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/page"
+	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/server"
 )
 

@@ -11,9 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +20,6 @@ import (
 	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/rule"
-	"github.com/vetohq/veto/rules/sequence"
 	"github.com/vetohq/veto/server"
 )
 
@@ -617,44 +614,33 @@ func (pg *Page) uiRun(w http.ResponseWriter, r *http.Request) {
 	uiTemplates.ExecuteTemplate(w, "run.html", data)
 }
 
-// taintRule is the history rule whose notes say what taints a run.
-var taintRule = sequence.NoEgressAfterPrivate.ID
-
-// taintRef finds the event a taint note names.
-var taintRef = regexp.MustCompile(`event #([0-9]+)`)
-
-// taintOf is what the run has read that taints it, as the live policy's
-// history rule (sequence.no_egress_after_private_read) counts it: the
-// sequence numbers of the observations its notes name (veto explain's
-// Known). It asks the gate to explain a call that does nothing, in that
-// run, recording nothing. known is "" when the rule said; otherwise why
-// the page cannot tell.
+// taintOf is what the run has read that taints it, as the live policy
+// counts it: the sequence numbers of the decisions that let each tainting
+// call through (veto explain's taint, structured data of the rule that
+// counts it, a veto.Tainter). It asks the gate to explain a call that
+// does nothing, in that run, recording nothing. known is "" when a rule
+// counted; otherwise why the page cannot tell.
 func (pg *Page) taintOf(ctx context.Context, run string, exists bool) (map[uint64]bool, string) {
 	if pg.cfg.Gate == nil || !exists {
 		return nil, "this page has no policy to tell"
 	}
 	e := pg.cfg.Gate.Explain(ctx, &veto.Call{ID: "veto-page-taint", Tool: "Bash", Args: map[string]any{"command": "true"}, Run: veto.Run{Ref: run}})
 	for _, st := range e.Rules {
-		if st.Rule != taintRule {
+		switch {
+		case st.Taint == nil:
 			continue
+		case st.Outcome == "not_reached":
+			return nil, "the policy's history rule was not reached"
+		case !st.Taint.Read:
+			return nil, "the run's taint could not be read"
 		}
 		seqs := map[uint64]bool{}
-		for _, n := range st.Known {
-			if strings.Contains(n, "could not") || strings.Contains(n, "failed") {
-				return nil, "the run's taint could not be read"
-			}
-			for _, m := range taintRef.FindAllStringSubmatch(n, -1) {
-				if seq, err := strconv.ParseUint(m[1], 10, 64); err == nil {
-					seqs[seq] = true
-				}
-			}
-		}
-		if len(st.Known) == 0 {
-			return nil, "the policy's history rule was not reached"
+		for _, o := range st.Taint.Observations {
+			seqs[o.Seq] = true
 		}
 		return seqs, ""
 	}
-	return nil, "the policy names no private material (sequence.private)"
+	return nil, "the policy names no private material (no rule counts the run's taint)"
 }
 
 func (pg *Page) uiScript(w http.ResponseWriter, r *http.Request) {

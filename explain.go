@@ -22,6 +22,20 @@ type RuleStep struct {
 	Reason  string `json:"reason,omitempty"`
 	// Known is what the rule knows of the run (a Knower's notes).
 	Known []string `json:"known,omitempty"`
+	// Taint is, for a rule that counts the run's taint (a Tainter), what
+	// it counts; nil for every other rule.
+	Taint *Taint `json:"taint,omitempty"`
+}
+
+// Taint is a Tainter's count in an explanation.
+type Taint struct {
+	// Read is false when the rule was not reached or could not read the
+	// run's taint (an error, a panic): Observations is empty then, and
+	// proves nothing.
+	Read bool `json:"read"`
+	// Observations taint the run, in the order the run made them; their
+	// Seq names the decision that let each call through.
+	Observations []Observation `json:"observations,omitempty"`
 }
 
 // Explain decides c without recording it, and explains the decision. It is
@@ -31,7 +45,11 @@ func (g *Gate) Explain(ctx context.Context, c *Call) Explanation {
 	e.Verdict = g.decide(ctx, c, &decideOpts{explain: e})
 	if e.Rules == nil {
 		for i := range g.rules {
-			e.Rules = append(e.Rules, RuleStep{Rule: g.rules[i].info.ID, Outcome: "not_reached"})
+			step := RuleStep{Rule: g.rules[i].info.ID, Outcome: "not_reached"}
+			if _, ok := g.rules[i].rule.(Tainter); ok {
+				step.Taint = &Taint{}
+			}
+			e.Rules = append(e.Rules, step)
 		}
 	}
 	return *e
@@ -65,6 +83,9 @@ func (g *Gate) explainRules(ctx context.Context, in *Input, e *Explanation) {
 		if k, ok := r.rule.(Knower); ok {
 			step.Known = knownOf(ctx, k, in)
 		}
+		if t, ok := r.rule.(Tainter); ok {
+			step.Taint = taintOf(ctx, t, in)
+		}
 		e.Rules = append(e.Rules, step)
 	}
 }
@@ -76,4 +97,19 @@ func knownOf(ctx context.Context, k Knower, in *Input) (notes []string) {
 		}
 	}()
 	return k.Known(ctx, in)
+}
+
+// taintOf is what a Tainter counts; a rule that fails or panics counts
+// nothing it could prove.
+func taintOf(ctx context.Context, t Tainter, in *Input) (out *Taint) {
+	defer func() {
+		if recover() != nil {
+			out = &Taint{}
+		}
+	}()
+	obs, err := t.Taint(ctx, in)
+	if err != nil {
+		return &Taint{}
+	}
+	return &Taint{Read: true, Observations: obs}
 }

@@ -87,3 +87,66 @@ func TestCallOutsideARunIsItsOwnRun(t *testing.T) {
 		t.Fatalf("verdict call id %q", v.CallID)
 	}
 }
+
+// tainting is a rule that counts the run's taint: the observations it was
+// given, an error, or a panic.
+type tainting struct {
+	*counting
+	obs    []veto.Observation
+	err    error
+	panics bool
+}
+
+func (r *tainting) Taint(context.Context, *veto.Input) ([]veto.Observation, error) {
+	if r.panics {
+		panic("cannot count")
+	}
+	return r.obs, r.err
+}
+
+// Explain carries a Tainter's count as data (the page draws it without
+// parsing notes): read with its observations; unread when the rule errs,
+// panics or is not reached; nil for a rule that counts no taint.
+func TestExplainCarriesTaintAsData(t *testing.T) {
+	obs := []veto.Observation{{Seq: 4, CallID: "c2", Tool: "Read", Outcome: veto.Succeeded}}
+	cases := []struct {
+		name     string
+		rule     *tainting
+		call     *veto.Call
+		read     bool
+		seqs     []uint64
+		outcome  string
+		notTaint bool
+	}{
+		{name: "counted", rule: &tainting{counting: allowRule("taints"), obs: obs}, read: true, seqs: []uint64{4}, outcome: "allow"},
+		{name: "nothing read", rule: &tainting{counting: allowRule("taints")}, read: true, outcome: "allow"},
+		{name: "an error", rule: &tainting{counting: allowRule("taints"), obs: obs, err: errors.New("tally gone")}, outcome: "allow"},
+		{name: "a panic", rule: &tainting{counting: allowRule("taints"), panics: true}, outcome: "allow"},
+		{name: "not reached", rule: &tainting{counting: allowRule("taints"), obs: obs}, outcome: "not_reached",
+			call: &veto.Call{ID: "huge", Tool: "Read", Args: map[string]any{"x": string(make([]byte, veto.DefaultLimits.MaxArgBytes+1))}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t, veto.Config{Rules: []veto.Rule{allowRule("first"), c.rule}})
+			call := c.call
+			if call == nil {
+				call = inRun(veto.Run{Ref: "taint", Fresh: true}, "now", "Read", nil)
+			}
+			e := f.g.Explain(ctx, call)
+			if len(e.Rules) != 2 || e.Rules[0].Taint != nil {
+				t.Fatalf("steps %+v: a rule that counts no taint carries none", e.Rules)
+			}
+			st := e.Rules[1]
+			if st.Taint == nil || st.Outcome != c.outcome || st.Taint.Read != c.read {
+				t.Fatalf("step %+v (taint %+v); want outcome %s, read %v", st, st.Taint, c.outcome, c.read)
+			}
+			var seqs []uint64
+			for _, o := range st.Taint.Observations {
+				seqs = append(seqs, o.Seq)
+			}
+			if !slices.Equal(seqs, c.seqs) || (!c.read && len(st.Taint.Observations) > 0) {
+				t.Fatalf("observations %v; want %v", seqs, c.seqs)
+			}
+		})
+	}
+}

@@ -70,6 +70,14 @@ type Knower interface {
 	Known(ctx context.Context, in *Input) []string
 }
 
+// Tainter is a rule that counts the run's taint (the private material it
+// has read, one of the run's knowledge): it says which observations taint
+// the run, as data, so that an explanation carries them and the page
+// draws them without knowing the rule or parsing its notes.
+type Tainter interface {
+	Taint(ctx context.Context, in *Input) ([]Observation, error)
+}
+
 // Input is what a rule sees of one call. Rules must not modify it, and no
 // one copies it: its memo points into the Input itself.
 type Input struct {

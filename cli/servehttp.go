@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/mcpgate"
+	"github.com/vetohq/veto/page"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/rules/control"
@@ -114,26 +116,26 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 	cfg := server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, Policy: showPolicy(p),
-		Logger: log, Deadline: *deadline}
+		Logger: log, Deadline: *deadline, Client: hook.AdapterIn}
 	if !*noAuth {
 		if cfg.Tokens, err = st.tokens(ctx); err != nil {
 			fmt.Fprintln(e.stderr, "veto serve: cannot open the token table:", stateCause(err))
 			return ExitDeny
 		}
 	}
-	cfg.Pins = st.pins(ctx)
 	h, err := server.New(cfg)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve:", err)
 		return ExitDeny
 	}
+	mux := withPage(h, page.New(h, page.Config{Pins: st.pins(ctx)}))
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve:", err)
 		return ExitDeny
 	}
 	defer control.Listening("serve", l.Addr().String())() // veto.control refuses the agent's tools there
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: *deadline + 10*time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	scheme := "http"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/page"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/server"
@@ -69,19 +70,20 @@ func runUI(ctx context.Context, e *env, args []string) int {
 	if u, err := user.Current(); err == nil {
 		me.ID = u.Username
 	}
-	h, err := server.New(server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, PageOnly: true, PageActor: me, Pins: st.pins(ctx)})
+	h, err := server.New(server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, PageOnly: true})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto ui:", err)
 		return ExitDeny
 	}
+	ui := page.New(h, page.Config{Actor: me, Pins: st.pins(ctx)})
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto ui:", err)
 		return ExitDeny
 	}
 	defer control.Listening("ui", l.Addr().String())() // veto.control refuses the agent's tools there
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
-	fmt.Fprintf(e.stdout, "http://%s/ui/login?k=%s\n", l.Addr(), h.OneTimeKey())
+	srv := &http.Server{Handler: withPage(h, ui), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	fmt.Fprintf(e.stdout, "http://%s/ui/login?k=%s\n", l.Addr(), ui.OneTimeKey())
 	ctx, quit := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer quit()
 	go func() { <-ctx.Done(); srv.Close() }()
@@ -90,4 +92,13 @@ func runUI(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 	return ExitAllow
+}
+
+// withPage serves the page's routes and, on every other path, the API, on
+// one mux: veto serve and veto ui both listen with it.
+func withPage(api *server.Server, pg *page.Page) http.Handler {
+	mux := http.NewServeMux()
+	pg.Register(mux)
+	mux.Handle("/", api)
+	return mux
 }

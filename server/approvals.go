@@ -9,10 +9,12 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/eventlog"
+	"github.com/vetohq/veto/rule"
 )
 
-// A question is a call a rule asked a person about, not answered yet.
-type question struct {
+// Question is a call a rule asked a person about, not answered yet: the
+// API lists them (GET /v1/approvals) and the page draws them.
+type Question struct {
 	Run      string    `json:"run"`
 	CallID   string    `json:"call_id"`
 	Seq      uint64    `json:"seq"`
@@ -28,13 +30,13 @@ type question struct {
 // questionsFor is how far back open questions are looked for.
 const questionsFor = 24 * time.Hour
 
-// questions returns the open questions (of run, or of every run), newest
-// first.
-func (s *Server) questions(ctx context.Context, run string) ([]question, error) {
+// Questions returns the open questions (of run, or of every run), newest
+// first. The caller holds the state (Acquire).
+func (s *Server) Questions(ctx context.Context, run string) ([]Question, error) {
 	q := veto.LogQuery{Run: run, Since: s.cfg.Now().Add(-questionsFor),
 		Kinds: []veto.EventKind{veto.EventDenied, veto.EventApproved, veto.EventApprovalRefused}}
 	type key struct{ run, call string }
-	open := map[key]question{}
+	open := map[key]Question{}
 	err := s.cfg.Store.Scan(ctx, q, func(r string, seq uint64, b []byte) error {
 		ev, err := eventlog.DecodeEvent(b)
 		if err != nil {
@@ -43,26 +45,26 @@ func (s *Server) questions(ctx context.Context, run string) ([]question, error) 
 		k := key{r, ev.CallID}
 		switch {
 		case ev.Kind == veto.EventDenied && ev.Awaiting == veto.AwaitApproval:
-			text, _ := reasonText(ev.Rule, ev.Reason)
-			open[k] = question{Run: r, CallID: ev.CallID, Seq: seq, Time: ev.Time, Tool: ev.Tool, Rule: ev.Rule,
+			text, _ := rule.Text(ev.Rule, ev.Reason)
+			open[k] = Question{Run: r, CallID: ev.CallID, Seq: seq, Time: ev.Time, Tool: ev.Tool, Rule: ev.Rule,
 				Reason: ev.Reason, Risk: ev.Risk.String(), ArgsHash: ev.ArgsHash, Text: text}
 		case ev.Kind == veto.EventApproved || ev.Kind == veto.EventApprovalRefused:
 			delete(open, k)
 		}
 		return nil
 	})
-	out := make([]question, 0, len(open))
+	out := make([]Question, 0, len(open))
 	for _, qq := range open {
 		out = append(out, qq)
 	}
-	slices.SortFunc(out, func(a, b question) int { return b.Time.Compare(a.Time) })
+	slices.SortFunc(out, func(a, b Question) int { return b.Time.Compare(a.Time) })
 	return out, err
 }
 
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
 	s.withState(w, r, refuse, func(ctx context.Context) {
-		qs, err := s.questions(ctx, r.URL.Query().Get("run"))
+		qs, err := s.Questions(ctx, r.URL.Query().Get("run"))
 		if err != nil {
 			refuse("veto cannot read its state: " + s.cfg.Cause(err) + ".")
 			return
@@ -77,8 +79,8 @@ type answerJSON struct {
 	TTL     string `json:"ttl,omitempty"` // how long an approval lasts: 10m when omitted, at most 24h
 }
 
-// answerTTL is how long an approval lasts unless the person says.
-const answerTTL = 10 * time.Minute
+// AnswerTTL is how long an approval lasts unless the person says.
+const AnswerTTL = 10 * time.Minute
 
 func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 	var aj answerJSON
@@ -86,7 +88,7 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 	if !s.strictBody(w, r, &aj, shape) {
 		return
 	}
-	ttl := answerTTL
+	ttl := AnswerTTL
 	if aj.TTL != "" {
 		d, err := time.ParseDuration(aj.TTL)
 		if err != nil || d <= 0 || d > 24*time.Hour {
@@ -109,34 +111,57 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// answer records a person's answer to the question of call
-// {call} in run {run}; reply gets the outcome. Only a person (an actor
-// of kind user) answers.
+// answer records a person's answer to the question of call {call} in run
+// {run}; reply gets the outcome.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, by veto.Actor, known bool, grant bool, ttl time.Duration, reply func(status int, reason, msg string)) {
-	if !known || by.Kind != "user" || by.ID == "" {
-		reply(http.StatusForbidden, "approver_not_a_person", "Only a person (a token or session of an actor user:…) answers a call's question.")
+	if !known {
+		by = veto.Actor{}
+	}
+	if rf := s.Answer(r.Context(), r.PathValue("run"), r.PathValue("call"), by, grant, ttl); rf != nil {
+		reply(rf.Status, rf.Reason, rf.Message)
 		return
 	}
-	run, call := r.PathValue("run"), r.PathValue("call")
-	refuse := func(msg string) { reply(http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
-	s.withState(w, r, refuse, func(ctx context.Context) {
-		unlock, ok := s.runs.lock(ctx, run)
-		if !ok {
-			reply(http.StatusGatewayTimeout, veto.ReasonCancelled, "The answer was not recorded within its deadline.")
-			return
-		}
-		defer unlock()
-		err := s.cfg.Gate.Answer(ctx, run, call, by, grant, ttl)
-		switch {
-		case err == nil:
-			reply(http.StatusOK, "", "")
-		case errors.Is(err, veto.ErrNoQuestion):
-			reply(http.StatusNotFound, "no_question", "No call of this id in this run waits for a person.")
-		case errors.Is(err, veto.ErrAnswered):
-			reply(http.StatusConflict, "answered", "This call's question was answered already.")
-		default:
-			s.metrics.storeError()
-			reply(http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto could not record the answer: "+s.cfg.Cause(err)+".")
-		}
-	})
+	reply(http.StatusOK, "", "")
+}
+
+// Refusal is why a person's answer was not recorded: the HTTP status that
+// fits, a reason code and a sentence naming no value the request held.
+type Refusal struct {
+	Status  int
+	Reason  string
+	Message string
+}
+
+// Answer records a person's answer to the question of call in run, within
+// the service's deadline and under the run's lock; nil when recorded. Only
+// a person (an actor of kind user, named) answers. The API's endpoint and
+// the page's form both answer through it.
+func (s *Server) Answer(ctx context.Context, run, call string, by veto.Actor, grant bool, ttl time.Duration) *Refusal {
+	if by.Kind != "user" || by.ID == "" {
+		return &Refusal{http.StatusForbidden, "approver_not_a_person", "Only a person (a token or session of an actor user:…) answers a call's question."}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Deadline)
+	defer cancel()
+	release, err := s.acquire(ctx)
+	if err != nil {
+		s.metrics.storeError()
+		return &Refusal{http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto cannot use its state: " + s.cfg.Cause(err) + ", so the call is refused."}
+	}
+	defer release()
+	unlock, ok := s.runs.lock(ctx, run)
+	if !ok {
+		return &Refusal{http.StatusGatewayTimeout, veto.ReasonCancelled, "The answer was not recorded within its deadline."}
+	}
+	defer unlock()
+	err = s.cfg.Gate.Answer(ctx, run, call, by, grant, ttl)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, veto.ErrNoQuestion):
+		return &Refusal{http.StatusNotFound, "no_question", "No call of this id in this run waits for a person."}
+	case errors.Is(err, veto.ErrAnswered):
+		return &Refusal{http.StatusConflict, "answered", "This call's question was answered already."}
+	}
+	s.metrics.storeError()
+	return &Refusal{http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto could not record the answer: " + s.cfg.Cause(err) + "."}
 }

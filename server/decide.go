@@ -332,7 +332,7 @@ func (s *Server) suspend(w http.ResponseWriter, r *http.Request) {
 		if sus.Kind == veto.AwaitInput {
 			// input_form: the page shows a form for the fields, and the
 			// values are taken from GET /v1/inputs/{run}/{call}.
-			out["input_form"] = s.inputs.add(s.cfg.Now(), &pendingInput{Run: sus.Call.Run.Ref, CallID: sus.Call.ID,
+			out["input_form"] = s.inputs.add(s.cfg.Now(), &PendingInput{Run: sus.Call.Run.Ref, CallID: sus.Call.ID,
 				Tool: sus.Call.Tool, Fields: slices.Clone(sus.Fields), Actor: sus.Call.Actor, Since: s.cfg.Now()})
 		}
 		writeJSON(w, http.StatusOK, out)

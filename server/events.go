@@ -26,24 +26,26 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	tool := r.URL.Query().Get("tool")
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
-		if !parseCursor(id, &q) {
+		if !ParseCursor(id, &q) {
 			writeError(w, http.StatusBadRequest, reasonRequestInvalid, "Last-Event-ID is not a cursor of this stream.")
 			return
 		}
 	}
-	s.stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, b []byte) []byte {
+	s.Stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, b []byte) []byte {
 		if tool != "" && ev.Tool != tool {
 			return nil
 		}
-		return fmt.Appendf(nil, "id: %s\nevent: %s\ndata: %s\n\n", cursor(&q), ev.Kind, b)
+		return fmt.Appendf(nil, "id: %s\nevent: %s\ndata: %s\n\n", Cursor(&q), ev.Kind, b)
 	})
 }
 
-// stream writes server-sent events: every stored event q selects, then
-// each new one, polled; frame renders one (nil: not sent). The cursor in
+// Stream writes server-sent events: every stored event q selects, then
+// each new one, polled; frame renders one (nil: not sent). The API's
+// event stream and the page's live cards are both drawn by it, so that
+// both end as the service drains. The cursor in
 // q moves past each event read. A failing state is said on the stream,
 // and tried again.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, q *veto.LogQuery, frame func(ev *veto.Event, run string, seq uint64, b []byte) []byte) {
+func (s *Server) Stream(w http.ResponseWriter, r *http.Request, q *veto.LogQuery, frame func(ev *veto.Event, run string, seq uint64, b []byte) []byte) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
@@ -128,12 +130,15 @@ func logQuery(r *http.Request) (veto.LogQuery, error) {
 	return q, nil
 }
 
-// cursor is an event's place in the stream: time, sequence number and run.
-func cursor(q *veto.LogQuery) string {
+// Cursor is an event's place in the stream: time, sequence number and
+// run, after the last event q was moved past.
+func Cursor(q *veto.LogQuery) string {
 	return strconv.FormatInt(q.AfterTime, 10) + "." + strconv.FormatUint(q.AfterSeq, 10) + "." + q.AfterRun
 }
 
-func parseCursor(s string, q *veto.LogQuery) bool {
+// ParseCursor sets q to go on after the place s names; false when s is
+// not a cursor.
+func ParseCursor(s string, q *veto.LogQuery) bool {
 	t, rest, ok := strings.Cut(s, ".")
 	if !ok {
 		return false

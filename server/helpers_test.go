@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/celrule"
 	"github.com/vetohq/veto/postgres"
@@ -131,7 +132,8 @@ func start(t testing.TB, w world, st testStore, dialect string, mod func(*server
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{Gate: g, Store: st, Tokens: toks, Policy: "builtin: {}\n", Logger: jsonLogger(logs), Poll: 20 * time.Millisecond}
+	cfg := server.Config{Gate: g, Store: st, Tokens: toks, Policy: "builtin: {}\n", Logger: jsonLogger(logs), Poll: 20 * time.Millisecond,
+		Client: hook.AdapterIn}
 	if mod != nil {
 		mod(&cfg)
 	}

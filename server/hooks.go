@@ -10,7 +10,6 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/claudecode"
-	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/sqlstore"
 )
 
@@ -40,7 +39,7 @@ func (s *Server) claudeDeny(w http.ResponseWriter, _ *http.Request, reason strin
 // client's blocking reply (for a name veto does not know, exit 2, which
 // veto hook --url refuses before asking anyway).
 func (s *Server) commandDeny(w http.ResponseWriter, r *http.Request, reason string) {
-	a := hook.AdapterIn(r.PathValue("client"), "")
+	a := s.client(r.PathValue("client"), "")
 	if a == nil {
 		a = claudecode.Adapter{}
 	}
@@ -80,10 +79,19 @@ type commandReply struct {
 	Stderr string `json:"stderr"`
 }
 
+// client is the adapter of the client named (nil: veto knows none of
+// this name, or the service was given no way to find one).
+func (s *Server) client(name, projectDir string) agent.Adapter {
+	if s.cfg.Client == nil {
+		return nil
+	}
+	return s.cfg.Client(name, projectDir)
+}
+
 // commandHook answers a command hook's event, forwarded by veto hook
 // --url: the reply the client's command hook gives, always 200.
 func (s *Server) commandHook(w http.ResponseWriter, r *http.Request) {
-	a := hook.AdapterIn(r.PathValue("client"), r.Header.Get(ProjectDirHeader))
+	a := s.client(r.PathValue("client"), r.Header.Get(ProjectDirHeader))
 	if a == nil {
 		writeError(w, http.StatusNotFound, "client_unknown", "veto has no client of this name; see veto hook --help.")
 		return

@@ -1,11 +1,9 @@
 package server
 
 import (
-	"crypto/subtle"
 	"errors"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,10 +28,10 @@ import (
 const (
 	maxInputs         = 1000             // pending inputs in one instance
 	maxInputsPerActor = 100              // of one suspending actor
-	maxInputFields    = 32               // fields one call waits for
-	maxInputName      = 128              // bytes of a field's name
-	maxInputValue     = 8 << 10          // bytes of one value a person types
-	maxInputTotal     = 64 << 10         // bytes of all of one call's values
+	MaxInputFields    = 32               // fields one call waits for
+	MaxInputName      = 128              // bytes of a field's name
+	MaxInputValue     = 8 << 10          // bytes of one value a person types
+	MaxInputTotal     = 64 << 10         // bytes of all of one call's values
 	inputFor          = time.Hour        // how long a request waits for a person
 	inputKept         = 10 * time.Minute // how long values wait for the runtime, and a closed request is shown
 	maxInputWait      = 60 * time.Second // the longest ?wait= of a take
@@ -49,9 +47,10 @@ const (
 
 type inputKey struct{ run, call string }
 
-// pendingInput is one call's request for input. Values is set between a
-// person's answer and the runtime's take, and nil otherwise.
-type pendingInput struct {
+// PendingInput is one call's request for input. Its values are set
+// between a person's answer and the runtime's take, and nil otherwise;
+// the copies Inputs gives hold none.
+type PendingInput struct {
 	Run, CallID, Tool string
 	Fields            []string
 	Actor             veto.Actor // who suspended the call: the one who takes the values
@@ -66,7 +65,7 @@ type pendingInput struct {
 // inputs are an instance's pending inputs.
 type inputs struct {
 	mu  sync.Mutex
-	m   map[inputKey]*pendingInput
+	m   map[inputKey]*PendingInput
 	now func() time.Time // the server's clock, for the sweep after an answer
 }
 
@@ -122,7 +121,7 @@ func (in *inputs) room(actor veto.Actor) error {
 // add keeps the request of a call just suspended; false when it no longer
 // fits (another request took the room meanwhile) or its fields are out of
 // bounds (the tool's declared ones).
-func (in *inputs) add(now time.Time, p *pendingInput) bool {
+func (in *inputs) add(now time.Time, p *PendingInput) bool {
 	if checkInputFields(p.Fields) != "" {
 		return false
 	}
@@ -144,7 +143,7 @@ func (in *inputs) add(now time.Time, p *pendingInput) bool {
 		return false
 	}
 	if in.m == nil {
-		in.m = map[inputKey]*pendingInput{}
+		in.m = map[inputKey]*PendingInput{}
 	}
 	p.State, p.expires, p.answered = inputWaiting, now.Add(inputFor), make(chan struct{})
 	in.m[k] = p
@@ -157,13 +156,13 @@ func who(a veto.Actor) veto.Actor { return veto.Actor{Kind: a.Kind, ID: a.ID} }
 // checkInputFields says what is wrong with a call's declared fields ("":
 // nothing), naming no field.
 func checkInputFields(fields []string) string {
-	if len(fields) > maxInputFields {
-		return "a call waits for at most " + strconv.Itoa(maxInputFields) + " fields"
+	if len(fields) > MaxInputFields {
+		return "a call waits for at most " + strconv.Itoa(MaxInputFields) + " fields"
 	}
 	seen := map[string]bool{}
 	for _, f := range fields {
-		if f == "" || len(f) > maxInputName || !utf8.ValidString(f) || strings.ContainsFunc(f, unicode.IsControl) {
-			return "a field's name is 1 to " + strconv.Itoa(maxInputName) + " bytes of text"
+		if f == "" || len(f) > MaxInputName || !utf8.ValidString(f) || strings.ContainsFunc(f, unicode.IsControl) {
+			return "a field's name is 1 to " + strconv.Itoa(MaxInputName) + " bytes of text"
 		}
 		if seen[f] {
 			return "a field is named twice"
@@ -175,11 +174,11 @@ func checkInputFields(fields []string) string {
 
 // list is the requests of run (every run: "") still open on the page:
 // waiting or answered, oldest first. The copies hold no values.
-func (in *inputs) list(now time.Time, run string) []pendingInput {
+func (in *inputs) list(now time.Time, run string) []PendingInput {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.sweep(now)
-	var out []pendingInput
+	var out []PendingInput
 	for _, p := range in.m {
 		if (run == "" || p.Run == run) && (p.State == inputWaiting || p.State == inputAnswered) {
 			c := *p
@@ -187,7 +186,7 @@ func (in *inputs) list(now time.Time, run string) []pendingInput {
 			out = append(out, c)
 		}
 	}
-	slices.SortFunc(out, func(a, b pendingInput) int {
+	slices.SortFunc(out, func(a, b PendingInput) int {
 		if c := a.Since.Compare(b.Since); c != 0 {
 			return c
 		}
@@ -365,91 +364,21 @@ func (s *Server) takeInput(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// uiInput is POST /ui/inputs/{run}/{call}: a person's values for a call
-// waiting for input, from the page's form. As the approve and deny forms:
-// the session's actor, who must be a person; the form's token and the
-// browser's word that the request comes from this page. The values are
-// bounded, must name the call's fields exactly, and are kept in memory
-// until the runtime takes them; the answer shows none of them.
-func (s *Server) uiInput(w http.ResponseWriter, r *http.Request) {
-	se := sessionOf(r)
-	fail := func(status int, msg string) { formFailed(w, status, msg) }
-	if !fromPage(r) {
-		fail(http.StatusForbidden, "The input did not come from veto's page.")
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxInputTotal+maxInputFields*(maxInputName+16)+4096)
-	err := r.ParseForm()
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		fail(http.StatusRequestEntityTooLarge, "The values are larger than veto keeps: at most 8 KiB a field and 64 KiB in all.")
-		return
-	}
-	if err != nil || se.csrf == "" || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(se.csrf)) != 1 {
-		fail(http.StatusForbidden, "The form is stale or came from elsewhere; reload the page.")
-		return
-	}
-	if se.actor.Kind != "user" || se.actor.ID == "" || s.cfg.Gate == nil || s.cfg.PageOnly {
-		fail(http.StatusForbidden, "Only a person (a user: token) gives a call's input, on the page of the veto serve the call was suspended through.")
-		return
-	}
-	values := map[string]string{}
-	total := 0
-	for k, vs := range r.PostForm {
-		if k == "csrf" {
-			continue
-		}
-		name, ok := strings.CutPrefix(k, "in.")
-		if !ok || len(vs) != 1 {
-			fail(http.StatusBadRequest, "The form must give every field the call waits for, once, and no other.")
-			return
-		}
-		if len(vs[0]) > maxInputValue {
-			fail(http.StatusRequestEntityTooLarge, "The values are larger than veto keeps: at most 8 KiB a field and 64 KiB in all.")
-			return
-		}
-		total += len(vs[0])
-		values[name] = vs[0]
-	}
-	if total > maxInputTotal {
-		fail(http.StatusRequestEntityTooLarge, "The values are larger than veto keeps: at most 8 KiB a field and 64 KiB in all.")
-		return
-	}
-	run, call := r.PathValue("run"), r.PathValue("call")
-	if status, msg := s.inputs.answer(s.cfg.Now(), run, call, values, se.actor); status != http.StatusOK {
-		fail(status, msg)
-		return
-	}
-	s.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "veto serve: a person gave a call's input", slog.String("run", run),
-		slog.String("call_id", call), slog.String("by", se.actor.Kind+":"+se.actor.ID))
-	http.Redirect(w, r, "/ui?run="+url.QueryEscape(run), http.StatusSeeOther)
+// Inputs is the requests for input of run (every run: "") still open in
+// this instance, oldest first, for the page's forms. They hold no values.
+func (s *Server) Inputs(run string) []PendingInput { return s.inputs.list(s.cfg.Now(), run) }
+
+// InputState is where the request for input of a call is (waiting,
+// answered, taken, resumed) and who answered it; "" when none is kept.
+func (s *Server) InputState(run, call string) (string, veto.Actor) {
+	return s.inputs.state(s.cfg.Now(), run, call)
 }
 
-// uiInputs is GET /ui/inputs: the section of the requests for input, for
-// the page's script to add the ones that arrived since it was drawn.
-func (s *Server) uiInputs(w http.ResponseWriter, r *http.Request) {
-	se := sessionOf(r)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	uiTemplates.ExecuteTemplate(w, "inputs", s.inputsData(r.URL.Query().Get("run"), se))
-}
-
-// inputsData is what the section of the requests for input is drawn from.
-func (s *Server) inputsData(run string, se uiSession) map[string]any {
-	return map[string]any{"Inputs": s.inputs.list(s.cfg.Now(), run), "CSRF": se.csrf,
-		"CanAnswer": se.actor.Kind == "user" && se.actor.ID != "" && s.cfg.Gate != nil && !s.cfg.PageOnly}
-}
-
-// markInputs adds to the cards of suspended calls what became of their
-// request for input in this instance: answered on the page, by whom.
-func (s *Server) markInputs(cards []card) {
-	now := s.cfg.Now()
-	for i := range cards {
-		c := &cards[i]
-		if c.Verdict != "suspended" || c.Awaiting != string(veto.AwaitInput) {
-			continue
-		}
-		if st, by := s.inputs.state(now, c.Run, c.CallID); by.Kind != "" {
-			c.Input, c.By = st, by.Kind+":"+by.ID
-		}
-	}
+// GiveInput keeps a person's values for a call waiting for input, until
+// the runtime that suspended it takes them: status 200, or the status and
+// sentence of a refusal (naming no value). The values must name the
+// call's fields exactly; the caller bounds their sizes (MaxInputValue,
+// MaxInputTotal).
+func (s *Server) GiveInput(run, call string, values map[string]string, by veto.Actor) (status int, msg string) {
+	return s.inputs.answer(s.cfg.Now(), run, call, values, by)
 }

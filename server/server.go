@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/mcpgate"
+	"github.com/vetohq/veto/agent"
 )
 
 // Store is what the service decides and reads the log on.
@@ -57,15 +57,15 @@ type Config struct {
 	// 250ms).
 	Poll time.Duration
 	Now  func() time.Time
-	// PageOnly serves the page (and /healthz) alone, no API: veto ui.
+	// Client finds a client's hook adapter by the name in
+	// /v1/hooks/{client}/command, with the project directory the request
+	// names; nil when veto has no client of that name. The service links
+	// no client program of its own: cli passes hook's table. Nil: only
+	// the Claude Code endpoint answers.
+	Client func(name, projectDir string) agent.Adapter
+	// PageOnly serves /healthz alone, no API: veto ui, where the page
+	// (package page) is served beside it and answers through it.
 	PageOnly bool
-	// PageActor is who a session opened with a one-time key acts as
-	// (veto ui: the user running it); a session opened with a token is
-	// the token's actor. Only a person (kind user) answers questions.
-	PageActor veto.Actor
-	// Pins, when set, are veto mcp's pinned tool definitions: the page
-	// lists the tools awaiting a person's approval and approves them.
-	Pins *mcpgate.Pins
 }
 
 // Server is a running service's handler.
@@ -74,7 +74,6 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *metrics
 	runs    runLocks
-	ui      uiSessions
 	inputs  inputs // the requests for a person's input suspended through this instance
 	// stopping is closed by Drain: the streams and the takes that wait
 	// end, so that a shutdown finishes within its grace.
@@ -159,9 +158,6 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.mux.HandleFunc(rt.Method+" "+rt.Path, s.wrap(rt))
 	}
-	for _, u := range uiRoutes {
-		s.mux.HandleFunc(u.path, s.uiWrap(u.login, u.handle))
-	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "No endpoint has this path; see docs/openapi.json.")
 	})
@@ -170,6 +166,19 @@ func New(cfg Config) (*Server, error) {
 
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Config is the service's parts, with New's defaults filled in: the page
+// (package page) reads the state, the clock and the deadline the API uses,
+// so that both sides of one listener agree.
+func (s *Server) Config() Config { return s.cfg }
+
+// Acquire proves the state sound for one use and holds it until release,
+// as every endpoint does (Config.Acquire; nothing to do when unset).
+func (s *Server) Acquire(ctx context.Context) (release func(), err error) { return s.acquire(ctx) }
+
+// Cause names what is wrong with the state, for a refusal's sentence
+// (Config.Cause): never a driver's message.
+func (s *Server) Cause(err error) string { return s.cfg.Cause(err) }
 
 type actorKey struct{}
 

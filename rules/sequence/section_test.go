@@ -154,4 +154,12 @@ func TestSequenceRulesWithoutTheirInputs(t *testing.T) {
 	if got := k.Known(ctx, &veto.Input{Call: &veto.Call{Tool: "WebFetch"}, History: &read, Tally: st.Tally}); len(got) != 1 || got[0] != "the run's taint could not be read" {
 		t.Errorf("Known on an unreadable history: %q", got)
 	}
+	// The same count as data, for the page: an error, no observations.
+	tr, ok := rules[0].(veto.Tainter)
+	if !ok {
+		t.Fatal("sequence.no_egress_after_private_read does not give its taint as data")
+	}
+	if got, err := tr.Taint(ctx, &veto.Input{Call: &veto.Call{Tool: "WebFetch"}, History: &read, Tally: st.Tally}); err == nil || len(got) != 0 {
+		t.Errorf("Taint on an unreadable history: %v %v", got, err)
+	}
 }

@@ -164,9 +164,15 @@ func (r *privateEgress) Check(ctx context.Context, in *veto.Input) (veto.Decisio
 	return readBeforeEgress.Deny(t[0].CallID, t[0].Seq, t[0].Outcome), nil
 }
 
+// Taint implements veto.Tainter: the observations that taint the run, as
+// data for the page's timeline.
+func (r *privateEgress) Taint(ctx context.Context, in *veto.Input) ([]veto.Observation, error) {
+	return taint(ctx, r.cfg, r.m, tallyOf(in), 0)
+}
+
 // Known implements veto.Knower: the run's taint, for veto explain.
 func (r *privateEgress) Known(ctx context.Context, in *veto.Input) []string {
-	t, err := taint(ctx, r.cfg, r.m, tallyOf(in), 0)
+	t, err := r.Taint(ctx, in)
 	if err != nil {
 		return []string{"the run's taint could not be read"}
 	}

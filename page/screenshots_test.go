@@ -1,4 +1,4 @@
-package server_test
+package page_test
 
 import (
 	"context"

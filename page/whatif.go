@@ -1,4 +1,4 @@
-package server
+package page
 
 import (
 	"bytes"
@@ -31,10 +31,6 @@ const (
 	whatIfFor           = 30 * time.Second
 )
 
-// whatIfSlot lets one replay run at a time: each is a whole session's
-// decisions.
-var whatIfSlot = make(chan struct{}, 1)
-
 // whatIfChange is one changed verdict as the page shows it.
 type whatIfChange struct {
 	Index                            int
@@ -53,7 +49,7 @@ func verdictWord(v replay.Verdict) string {
 	return "deny"
 }
 
-func (s *Server) uiWhatIf(w http.ResponseWriter, r *http.Request) {
+func (pg *Page) uiWhatIf(w http.ResponseWriter, r *http.Request) {
 	se := sessionOf(r)
 	data := map[string]any{"CSRF": se.csrf}
 	show := func(status int) {
@@ -116,22 +112,22 @@ func (s *Server) uiWhatIf(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	select {
-	case whatIfSlot <- struct{}{}:
-		defer func() { <-whatIfSlot }()
+	case pg.whatIfSlot <- struct{}{}:
+		defer func() { <-pg.whatIfSlot }()
 	case <-r.Context().Done():
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), whatIfFor)
 	defer cancel()
-	release, err := s.acquire(ctx)
+	release, err := pg.acquire(ctx)
 	if err != nil {
-		fail(http.StatusServiceUnavailable, "veto cannot read its state: "+s.cfg.Cause(err)+".")
+		fail(http.StatusServiceUnavailable, "veto cannot read its state: "+pg.cfg.Cause(err)+".")
 		return
 	}
-	events, err := s.cfg.Store.Events(ctx, calls[0].Call.Run.Ref, 0)
+	events, err := pg.cfg.Store.Events(ctx, calls[0].Call.Run.Ref, 0)
 	release()
 	if err != nil {
-		fail(http.StatusServiceUnavailable, "veto cannot read the session's events: "+s.cfg.Cause(err)+".")
+		fail(http.StatusServiceUnavailable, "veto cannot read the session's events: "+pg.cfg.Cause(err)+".")
 		return
 	}
 	home, _ := os.UserHomeDir()
@@ -140,7 +136,7 @@ func (s *Server) uiWhatIf(w http.ResponseWriter, r *http.Request) {
 		err = errors.New("it took longer than " + whatIfFor.String())
 	}
 	if err != nil {
-		fail(http.StatusServiceUnavailable, "The replay failed: "+s.cfg.Cause(err)+".")
+		fail(http.StatusServiceUnavailable, "The replay failed: "+pg.cfg.Cause(err)+".")
 		return
 	}
 	changes := make([]whatIfChange, 0, len(rep.Changes))

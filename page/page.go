@@ -1,4 +1,4 @@
-package server
+package page
 
 import (
 	"bytes"
@@ -11,9 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,17 +20,50 @@ import (
 	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/rule"
-	"github.com/vetohq/veto/rules/sequence"
+	"github.com/vetohq/veto/server"
 )
 
-// The page: live decisions, a refusal card for each denial and a run's
-// timeline, server-rendered; a little script (app.js) adds new decisions
-// as they are stored. Reading works without the script.
-//
-// A browser cannot send a bearer token, so the page has sessions of its
-// own: GET /ui/login?k=KEY, where KEY is the one-time key veto ui prints
-// or a token of veto token create, gives an HttpOnly, SameSite=Strict
-// cookie and sends the browser on to /ui. Every other /ui page needs it.
+// Config is what the page adds to the service it is served beside.
+type Config struct {
+	// Actor is who a session opened with a one-time key acts as (veto ui:
+	// the user running it); a session opened with a token is the token's
+	// actor. Only a person (kind user) answers questions.
+	Actor veto.Actor
+	// Pins, when set, are veto mcp's pinned tool definitions: the page
+	// lists the tools awaiting a person's approval and approves them.
+	Pins *mcpgate.Pins
+}
+
+// Page is the page's handler over one service: it reads the state the
+// service reads and answers through it, so that both agree on the store,
+// the clock, the deadline and the state's refusals.
+type Page struct {
+	api   *server.Server
+	cfg   server.Config // the service's, with its defaults
+	actor veto.Actor
+	pins  *mcpgate.Pins
+	ui    uiSessions
+	// whatIfSlot lets one replay run at a time: each is a whole
+	// session's decisions.
+	whatIfSlot chan struct{}
+}
+
+// New is the page over api.
+func New(api *server.Server, cfg Config) *Page {
+	return &Page{api: api, cfg: api.Config(), actor: cfg.Actor, pins: cfg.Pins, whatIfSlot: make(chan struct{}, 1)}
+}
+
+// Register adds the page's routes to mux, beside the API's: cli mounts
+// the API at "/" on the same mux, so a path the page does not serve is
+// the API's JSON not_found.
+func (pg *Page) Register(mux *http.ServeMux) {
+	for _, u := range uiRoutes {
+		mux.HandleFunc(u.path, pg.uiWrap(u.login, u.handle))
+	}
+}
+
+// acquire proves the state sound for one use, as the API does.
+func (pg *Page) acquire(ctx context.Context) (func(), error) { return pg.api.Acquire(ctx) }
 
 //go:embed ui
 var uiFiles embed.FS
@@ -69,14 +100,14 @@ func randomHex(n int) string {
 }
 
 // OneTimeKey makes a key that opens one session of the page, once.
-func (s *Server) OneTimeKey() string {
+func (pg *Page) OneTimeKey() string {
 	k := randomHex(24)
-	s.ui.mu.Lock()
-	defer s.ui.mu.Unlock()
-	if s.ui.keys == nil {
-		s.ui.keys = map[string]bool{}
+	pg.ui.mu.Lock()
+	defer pg.ui.mu.Unlock()
+	if pg.ui.keys == nil {
+		pg.ui.keys = map[string]bool{}
 	}
-	s.ui.keys[k] = true
+	pg.ui.keys[k] = true
 	return k
 }
 
@@ -129,23 +160,23 @@ func sessionOf(r *http.Request) uiSession {
 var uiRoutes = []struct {
 	path   string
 	login  bool // reachable without a session
-	handle func(*Server, http.ResponseWriter, *http.Request)
+	handle func(*Page, http.ResponseWriter, *http.Request)
 }{
-	{"GET /ui/login", true, (*Server).uiLogin},
-	{"GET /ui", false, (*Server).uiDecisions},
-	{"GET /ui/events", false, (*Server).uiEvents},
-	{"GET /ui/runs/{run}", false, (*Server).uiRun},
-	{"POST /ui/approvals/{run}/{call}", false, (*Server).uiAnswer},
-	{"GET /ui/inputs", false, (*Server).uiInputs},
-	{"POST /ui/inputs/{run}/{call}", false, (*Server).uiInput},
-	{"POST /ui/pins/{server}/{tool}", false, (*Server).uiPin},
-	{"GET /ui/whatif", false, (*Server).uiWhatIf},
-	{"POST /ui/whatif", false, (*Server).uiWhatIf},
-	{"GET /ui/app.js", true, (*Server).uiScript},
-	{"GET /ui/style.css", true, (*Server).uiStyle},
+	{"GET /ui/login", true, (*Page).uiLogin},
+	{"GET /ui", false, (*Page).uiDecisions},
+	{"GET /ui/events", false, (*Page).uiEvents},
+	{"GET /ui/runs/{run}", false, (*Page).uiRun},
+	{"POST /ui/approvals/{run}/{call}", false, (*Page).uiAnswer},
+	{"GET /ui/inputs", false, (*Page).uiInputs},
+	{"POST /ui/inputs/{run}/{call}", false, (*Page).uiInput},
+	{"POST /ui/pins/{server}/{tool}", false, (*Page).uiPin},
+	{"GET /ui/whatif", false, (*Page).uiWhatIf},
+	{"POST /ui/whatif", false, (*Page).uiWhatIf},
+	{"GET /ui/app.js", true, (*Page).uiScript},
+	{"GET /ui/style.css", true, (*Page).uiStyle},
 }
 
-func (s *Server) uiWrap(login bool, h func(*Server, http.ResponseWriter, *http.Request)) http.HandlerFunc {
+func (pg *Page) uiWrap(login bool, h func(*Page, http.ResponseWriter, *http.Request)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
 		hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
@@ -156,7 +187,7 @@ func (s *Server) uiWrap(login bool, h func(*Server, http.ResponseWriter, *http.R
 			ok := false
 			if c, err := r.Cookie(uiCookie); err == nil {
 				var se uiSession
-				if se, ok = s.ui.get(c.Value, s.cfg.Now()); ok {
+				if se, ok = pg.ui.get(c.Value, pg.cfg.Now()); ok {
 					r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, se))
 				}
 			}
@@ -167,20 +198,20 @@ func (s *Server) uiWrap(login bool, h func(*Server, http.ResponseWriter, *http.R
 				return
 			}
 		}
-		h(s, w, r)
+		h(pg, w, r)
 	}
 }
 
-func (s *Server) uiLogin(w http.ResponseWriter, r *http.Request) {
+func (pg *Page) uiLogin(w http.ResponseWriter, r *http.Request) {
 	k := r.URL.Query().Get("k")
-	ok := k != "" && s.ui.takeKey(k)
-	actor := s.cfg.PageActor
-	if !ok && k != "" && s.cfg.Tokens != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+	ok := k != "" && pg.ui.takeKey(k)
+	actor := pg.actor
+	if !ok && k != "" && pg.cfg.Tokens != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), pg.cfg.Deadline)
 		defer cancel()
-		if release, err := s.acquire(ctx); err == nil {
-			var tok Token
-			tok, ok, _ = s.cfg.Tokens.Verify(ctx, k)
+		if release, err := pg.acquire(ctx); err == nil {
+			var tok server.Token
+			tok, ok, _ = pg.cfg.Tokens.Verify(ctx, k)
 			actor = tok.Actor
 			release()
 		}
@@ -191,7 +222,7 @@ func (s *Server) uiLogin(w http.ResponseWriter, r *http.Request) {
 		uiTemplates.ExecuteTemplate(w, "login.html", map[string]bool{"Refused": true})
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: s.ui.open(s.cfg.Now(), actor), Path: "/ui", HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: pg.ui.open(pg.cfg.Now(), actor), Path: "/ui", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(uiSessionFor.Seconds())})
 	http.Redirect(w, r, "/ui", http.StatusSeeOther)
 }
@@ -309,50 +340,6 @@ func (r *resumes) see(run string, ev *veto.Event, c *card) {
 	}
 }
 
-// reasonText is a reason code's sentence and advice as its rule declares
-// them (the verbs shown as …); the engine's own reasons say what stage
-// refused.
-func reasonText(ruleID, reason string) (text string, advice veto.Advice) {
-	for _, f := range rule.Families() {
-		for _, ri := range f.Rules {
-			if ri.ID != ruleID {
-				continue
-			}
-			advice = ri.Advice
-			for _, rs := range ri.Reasons {
-				if rs.Code == reason {
-					text = strings.NewReplacer("%s", "…", "%q", "…", "%d", "N", "%v", "…").Replace(rs.Message)
-					if rs.Advice != nil {
-						advice = *rs.Advice
-					}
-				}
-			}
-			return text, advice
-		}
-	}
-	if t, ok := engineReasons[reason]; ok {
-		return t, veto.Advice{}
-	}
-	return "", veto.Advice{}
-}
-
-var engineReasons = map[string]string{
-	veto.ReasonBoundsExceeded:     "The call is larger than veto decides.",
-	veto.ReasonFloorMismatch:      "veto's policy files changed in a way that weakens the floor.",
-	veto.ReasonToolDenied:         "This tool is not offered to this run.",
-	veto.ReasonTargetAmbiguous:    "veto cannot tell which resource the call acts on.",
-	veto.ReasonTargetUnresolvable: "veto cannot resolve the resource the call acts on.",
-	veto.ReasonTargetUnknown:      "veto does not know the resource the call acts on.",
-	veto.ReasonHistoryIncomplete:  "A rule needs the run's complete history, which veto cannot prove.",
-	veto.ReasonRuleFailed:         "A rule failed while deciding, so the call was refused.",
-	veto.ReasonPatchFailed:        "The policy's change to the arguments failed.",
-	veto.ReasonStateUnavailable:   "veto could not use its state.",
-	veto.ReasonInputRejected:      "The input supplied does not match what the call waited for.",
-	veto.ReasonCancelled:          "The decision ran out of time.",
-	veto.ReasonInternal:           "veto failed inside.",
-	veto.ReasonApprovalRefused:    "A person refused this call when its rule asked about it.",
-}
-
 func cardOf(run string, seq uint64, ev *veto.Event, cursor string, now time.Time) card {
 	c := card{Time: ev.Time, Run: run, Seq: seq, Tool: ev.Tool, Verdict: "allow", Cursor: cursor, Approval: ev.Approval, CallID: ev.CallID}
 	switch ev.Kind {
@@ -384,9 +371,9 @@ func cardOf(run string, seq uint64, ev *veto.Event, cursor string, now time.Time
 			c.Reason = string(ev.ToolDenial)
 		}
 		var adv veto.Advice
-		c.Text, adv = reasonText(ev.Rule, ev.Reason)
+		c.Text, adv = rule.Text(ev.Rule, ev.Reason)
 		if ev.Kind == veto.EventToolDenied {
-			c.Text, _ = reasonText("", veto.ReasonToolDenied)
+			c.Text, _ = rule.Text("", veto.ReasonToolDenied)
 		}
 		c.Instead, c.Policy = adv.Instead, adv.Policy
 	}
@@ -395,25 +382,25 @@ func cardOf(run string, seq uint64, ev *veto.Event, cursor string, now time.Time
 
 // scanCards returns the newest decisions that pass f, newest first, and
 // the cursor after the last one stored.
-func (s *Server) scanCards(ctx context.Context, f uiFilter) ([]card, string, error) {
+func (pg *Page) scanCards(ctx context.Context, f uiFilter) ([]card, string, error) {
 	q := f.query()
-	q.Since = s.cfg.Now().Add(-7 * 24 * time.Hour)
+	q.Since = pg.cfg.Now().Add(-7 * 24 * time.Hour)
 	var shown []*card
 	type grantKey struct {
 		run string
 		seq uint64
 	}
 	grants := map[grantKey]*card{} // the approvals shown, to mark them used
-	now := s.cfg.Now()
+	now := pg.cfg.Now()
 	var rs resumes
-	err := s.cfg.Store.Scan(ctx, q, func(run string, seq uint64, b []byte) error {
+	err := pg.cfg.Store.Scan(ctx, q, func(run string, seq uint64, b []byte) error {
 		ev, err := eventlog.DecodeEvent(b)
 		q.AfterRun, q.AfterSeq = run, seq
 		if err != nil {
 			return nil
 		}
 		q.AfterTime = ev.Time.UnixNano()
-		c := cardOf(run, seq, &ev, cursor(&q), now)
+		c := cardOf(run, seq, &ev, server.Cursor(&q), now)
 		rs.see(run, &ev, &c)
 		if g := grants[grantKey{run, ev.Approval}]; ev.Approval != 0 && g != nil && ev.Reason != veto.ReasonApprovalRefused {
 			useGrant(g, &ev)
@@ -433,36 +420,36 @@ func (s *Server) scanCards(ctx context.Context, f uiFilter) ([]card, string, err
 	for i, c := range shown {
 		cards[len(shown)-1-i] = *c
 	}
-	return cards, cursor(&q), err
+	return cards, server.Cursor(&q), err
 }
 
-func (s *Server) uiDecisions(w http.ResponseWriter, r *http.Request) {
+func (pg *Page) uiDecisions(w http.ResponseWriter, r *http.Request) {
 	f := filterOf(r)
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+	ctx, cancel := context.WithTimeout(r.Context(), pg.cfg.Deadline)
 	defer cancel()
 	var cards []card
-	var qs []question
+	var qs []server.Question
 	var pins []mcpgate.ServerPin
 	var after string
-	release, err := s.acquire(ctx)
+	release, err := pg.acquire(ctx)
 	if err == nil {
-		cards, after, err = s.scanCards(ctx, f)
-		s.markInputs(cards)
+		cards, after, err = pg.scanCards(ctx, f)
+		pg.markInputs(cards)
 		if err == nil {
-			qs, err = s.questions(ctx, f.Run)
+			qs, err = pg.api.Questions(ctx, f.Run)
 		}
-		if err == nil && s.cfg.Pins != nil {
-			pins, err = s.cfg.Pins.Awaiting(ctx)
+		if err == nil && pg.pins != nil {
+			pins, err = pg.pins.Awaiting(ctx)
 		}
 		release()
 	}
 	se := sessionOf(r)
 	data := map[string]any{"Filter": f, "Cards": cards, "After": after, "Query": r.URL.RawQuery,
 		"Rules": rule.IDs(), "Risks": []string{"low", "medium", "high", "critical"},
-		"Questions": qs, "Pins": pins, "CSRF": se.csrf, "CanAnswer": se.actor.Kind == "user" && s.cfg.Gate != nil, "Who": se.actor,
-		"Inputs": s.inputsData(f.Run, se)}
+		"Questions": qs, "Pins": pins, "CSRF": se.csrf, "CanAnswer": se.actor.Kind == "user" && pg.cfg.Gate != nil, "Who": se.actor,
+		"Inputs": pg.inputsData(f.Run, se)}
 	if err != nil {
-		data["Error"] = "veto cannot read its state: " + s.cfg.Cause(err) + "."
+		data["Error"] = "veto cannot read its state: " + pg.cfg.Cause(err) + "."
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	uiTemplates.ExecuteTemplate(w, "decisions.html", data)
@@ -470,18 +457,18 @@ func (s *Server) uiDecisions(w http.ResponseWriter, r *http.Request) {
 
 // uiEvents streams each new decision that passes the filters as a
 // rendered card, after the cursor the page was drawn at.
-func (s *Server) uiEvents(w http.ResponseWriter, r *http.Request) {
+func (pg *Page) uiEvents(w http.ResponseWriter, r *http.Request) {
 	f := filterOf(r)
 	q := f.query()
 	// A reconnecting stream goes on after its last event; a new one
 	// after the page's newest decision.
-	if !parseCursor(r.Header.Get("Last-Event-ID"), &q) && !parseCursor(r.URL.Query().Get("after"), &q) {
-		q.Since = s.cfg.Now()
+	if !server.ParseCursor(r.Header.Get("Last-Event-ID"), &q) && !server.ParseCursor(r.URL.Query().Get("after"), &q) {
+		q.Since = pg.cfg.Now()
 	}
 	var buf bytes.Buffer
 	var rs resumes // the suspensions this stream saw
-	s.stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, _ []byte) []byte {
-		c := cardOf(run, seq, ev, cursor(&q), s.cfg.Now())
+	pg.api.Stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, _ []byte) []byte {
+		c := cardOf(run, seq, ev, server.Cursor(&q), pg.cfg.Now())
 		rs.see(run, ev, &c)
 		if !f.keeps(&c) {
 			return nil
@@ -511,24 +498,24 @@ type step struct {
 	Target  string // a tainting observation's file
 }
 
-func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
+func (pg *Page) uiRun(w http.ResponseWriter, r *http.Request) {
 	run := r.PathValue("run")
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+	ctx, cancel := context.WithTimeout(r.Context(), pg.cfg.Deadline)
 	defer cancel()
 	data := map[string]any{"Run": run}
-	release, err := s.acquire(ctx)
+	release, err := pg.acquire(ctx)
 	var evs []veto.Event
 	var taint map[uint64]bool
 	var taintKnown string
 	if err == nil {
-		evs, err = s.cfg.Store.Events(ctx, run, 0)
+		evs, err = pg.cfg.Store.Events(ctx, run, 0)
 		if err == nil {
-			taint, taintKnown = s.taintOf(ctx, run, len(evs) > 0)
+			taint, taintKnown = pg.taintOf(ctx, run, len(evs) > 0)
 		}
 		release()
 	}
 	if err != nil {
-		data["Error"] = "veto cannot read its state: " + s.cfg.Cause(err) + "."
+		data["Error"] = "veto cannot read its state: " + pg.cfg.Cause(err) + "."
 	}
 	used := map[uint64]string{} // approval → used or refused
 	outcomes := map[string]veto.Outcome{}
@@ -543,7 +530,7 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	now := s.cfg.Now()
+	now := pg.cfg.Now()
 	suspended := map[string]int{} // call id → its suspension's step
 	var steps []step
 	var tainted []step
@@ -627,53 +614,42 @@ func (s *Server) uiRun(w http.ResponseWriter, r *http.Request) {
 	uiTemplates.ExecuteTemplate(w, "run.html", data)
 }
 
-// taintRule is the history rule whose notes say what taints a run.
-var taintRule = sequence.NoEgressAfterPrivate.ID
-
-// taintRef finds the event a taint note names.
-var taintRef = regexp.MustCompile(`event #([0-9]+)`)
-
-// taintOf is what the run has read that taints it, as the live policy's
-// history rule (sequence.no_egress_after_private_read) counts it: the
-// sequence numbers of the observations its notes name (veto explain's
-// Known). It asks the gate to explain a call that does nothing, in that
-// run, recording nothing. known is "" when the rule said; otherwise why
-// the page cannot tell.
-func (s *Server) taintOf(ctx context.Context, run string, exists bool) (map[uint64]bool, string) {
-	if s.cfg.Gate == nil || !exists {
+// taintOf is what the run has read that taints it, as the live policy
+// counts it: the sequence numbers of the decisions that let each tainting
+// call through (veto explain's taint, structured data of the rule that
+// counts it, a veto.Tainter). It asks the gate to explain a call that
+// does nothing, in that run, recording nothing. known is "" when a rule
+// counted; otherwise why the page cannot tell.
+func (pg *Page) taintOf(ctx context.Context, run string, exists bool) (map[uint64]bool, string) {
+	if pg.cfg.Gate == nil || !exists {
 		return nil, "this page has no policy to tell"
 	}
-	e := s.cfg.Gate.Explain(ctx, &veto.Call{ID: "veto-page-taint", Tool: "Bash", Args: map[string]any{"command": "true"}, Run: veto.Run{Ref: run}})
+	e := pg.cfg.Gate.Explain(ctx, &veto.Call{ID: "veto-page-taint", Tool: "Bash", Args: map[string]any{"command": "true"}, Run: veto.Run{Ref: run}})
 	for _, st := range e.Rules {
-		if st.Rule != taintRule {
+		switch {
+		case st.Taint == nil:
 			continue
+		case st.Outcome == "not_reached":
+			return nil, "the policy's history rule was not reached"
+		case !st.Taint.Read:
+			return nil, "the run's taint could not be read"
 		}
 		seqs := map[uint64]bool{}
-		for _, n := range st.Known {
-			if strings.Contains(n, "could not") || strings.Contains(n, "failed") {
-				return nil, "the run's taint could not be read"
-			}
-			for _, m := range taintRef.FindAllStringSubmatch(n, -1) {
-				if seq, err := strconv.ParseUint(m[1], 10, 64); err == nil {
-					seqs[seq] = true
-				}
-			}
-		}
-		if len(st.Known) == 0 {
-			return nil, "the policy's history rule was not reached"
+		for _, o := range st.Taint.Observations {
+			seqs[o.Seq] = true
 		}
 		return seqs, ""
 	}
-	return nil, "the policy names no private material (sequence.private)"
+	return nil, "the policy names no private material (no rule counts the run's taint)"
 }
 
-func (s *Server) uiScript(w http.ResponseWriter, r *http.Request) {
+func (pg *Page) uiScript(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 	b, _ := uiFiles.ReadFile("ui/app.js")
 	w.Write(b)
 }
 
-func (s *Server) uiStyle(w http.ResponseWriter, r *http.Request) {
+func (pg *Page) uiStyle(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/css; charset=utf-8")
 	b, _ := uiFiles.ReadFile("ui/style.css")
 	w.Write(b)
@@ -704,7 +680,7 @@ func formFailed(w http.ResponseWriter, status int, msg string) {
 // uiAnswer records a person's answer from the page's form: the session's
 // actor, the form's token against cross-site requests, and the browser's
 // word that the request comes from this page.
-func (s *Server) uiAnswer(w http.ResponseWriter, r *http.Request) {
+func (pg *Page) uiAnswer(w http.ResponseWriter, r *http.Request) {
 	se := sessionOf(r)
 	fail := func(status int, msg string) { formFailed(w, status, msg) }
 	if !fromPage(r) {
@@ -721,17 +697,15 @@ func (s *Server) uiAnswer(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "An answer is approve or deny.")
 		return
 	}
-	if s.cfg.Gate == nil {
+	if pg.cfg.Gate == nil {
 		fail(http.StatusForbidden, "This page cannot answer.")
 		return
 	}
-	s.answer(w, r, se.actor, true, grant, answerTTL, func(status int, reason, msg string) {
-		if status == http.StatusOK {
-			http.Redirect(w, r, "/ui?run="+url.QueryEscape(r.PathValue("run")), http.StatusSeeOther)
-			return
-		}
-		fail(status, msg)
-	})
+	if rf := pg.api.Answer(r.Context(), r.PathValue("run"), r.PathValue("call"), se.actor, grant, server.AnswerTTL); rf != nil {
+		fail(rf.Status, rf.Message)
+		return
+	}
+	http.Redirect(w, r, "/ui?run="+url.QueryEscape(r.PathValue("run")), http.StatusSeeOther)
 }
 
 // sameHost reports whether an Origin header names host.
@@ -744,7 +718,7 @@ func sameHost(origin, host string) bool {
 // person was shown (its hash in the form): a definition that changed
 // since stays awaiting. Only a person approves; the form carries the
 // session's token.
-func (s *Server) uiPin(w http.ResponseWriter, r *http.Request) {
+func (pg *Page) uiPin(w http.ResponseWriter, r *http.Request) {
 	se := sessionOf(r)
 	fail := func(status int, msg string) { formFailed(w, status, msg) }
 	if !fromPage(r) {
@@ -756,26 +730,26 @@ func (s *Server) uiPin(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusForbidden, "The form is stale or came from elsewhere; reload the page.")
 		return
 	}
-	if se.actor.Kind != "user" || s.cfg.Pins == nil {
+	if se.actor.Kind != "user" || pg.pins == nil {
 		fail(http.StatusForbidden, "Only a person (a user: token or veto ui) approves a tool's definition.")
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+	ctx, cancel := context.WithTimeout(r.Context(), pg.cfg.Deadline)
 	defer cancel()
-	release, err := s.acquire(ctx)
+	release, err := pg.acquire(ctx)
 	if err != nil {
-		fail(http.StatusServiceUnavailable, "veto cannot use its state: "+s.cfg.Cause(err)+".")
+		fail(http.StatusServiceUnavailable, "veto cannot use its state: "+pg.cfg.Cause(err)+".")
 		return
 	}
-	ok, err := s.cfg.Pins.ApproveSeen(ctx, r.PathValue("server"), r.PathValue("tool"), r.PostFormValue("seen"), s.cfg.Now())
+	ok, err := pg.pins.ApproveSeen(ctx, r.PathValue("server"), r.PathValue("tool"), r.PostFormValue("seen"), pg.cfg.Now())
 	release()
 	switch {
 	case err != nil:
-		fail(http.StatusServiceUnavailable, "veto could not record the approval: "+s.cfg.Cause(err)+".")
+		fail(http.StatusServiceUnavailable, "veto could not record the approval: "+pg.cfg.Cause(err)+".")
 	case !ok:
 		fail(http.StatusConflict, "The tool's definition changed since the page showed it, or was approved already; reload the page.")
 	default:
-		s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "veto: an MCP tool's definition approved", slog.String("server", r.PathValue("server")),
+		pg.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "veto: an MCP tool's definition approved", slog.String("server", r.PathValue("server")),
 			slog.String("tool", r.PathValue("tool")), slog.String("by", se.actor.Kind+":"+se.actor.ID))
 		http.Redirect(w, r, "/ui", http.StatusSeeOther)
 	}

@@ -1,4 +1,4 @@
-package server_test
+package page_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto/mcpgate"
-	"github.com/vetohq/veto/server"
+	"github.com/vetohq/veto/page"
 )
 
 // TestPageApprovesMCPPins: the page lists the MCP tools veto mcp refuses
@@ -37,7 +37,7 @@ func TestPageApprovesMCPPins(t *testing.T) {
 	if _, err := pins.Record(ctx, "fs", later, now); err != nil {
 		t.Fatal(err)
 	}
-	s := start(t, w, st, d, func(c *server.Config) { c.Pins = pins })
+	s := startWith(t, w, st, d, nil, page.Config{Pins: pins})
 	person, agent := s.token("user:ann"), s.token("agent:ci")
 
 	session := func(tok string) (*http.Client, string) {

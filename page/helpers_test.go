@@ -1,0 +1,260 @@
+package page_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/page"
+	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/celrule"
+	"github.com/vetohq/veto/postgres"
+	"github.com/vetohq/veto/postgres/pgtest"
+	"github.com/vetohq/veto/server"
+	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/sqlstore"
+)
+
+// service is one veto serve in the test's process, on a real store: the
+// API and the page on one mux, as cli mounts them.
+type service struct {
+	t     testing.TB
+	url   string
+	store testStore
+	toks  *server.Tokens
+	home  string // the actor's home: ~/.ssh lives here
+	work  string // the workspace calls run in
+	logs  *bytes.Buffer
+	api   *server.Server
+	h     *page.Page
+}
+
+// world is a home and a workspace of real files, shared by the instances
+// of one test.
+type world struct{ home, work, policy string }
+
+func newWorld(t testing.TB) world {
+	t.Helper()
+	d := t.TempDir()
+	w := world{home: filepath.Join(d, "home"), work: filepath.Join(d, "home", "project")}
+	for _, dir := range []string{filepath.Join(w.home, ".ssh"), filepath.Join(w.work, "secrets")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, content := range map[string]string{
+		filepath.Join(w.home, ".ssh", "id_rsa"):      "KEY",
+		filepath.Join(w.work, "README.md"):           "read me\n",
+		filepath.Join(w.work, "main.go"):             "package main\n",
+		filepath.Join(w.work, "other.go"):            "package main\n",
+		filepath.Join(w.work, "secrets", "plan.txt"): "plan\n",
+	} {
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.policy = filepath.Join(d, "veto.yaml")
+	if err := os.WriteFile(w.policy, []byte(testPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// testPolicy is the built-in default with an egress allow-list and a
+// private directory: a read of secrets/ taints the run.
+const testPolicy = `egress:
+  mode: allowlist
+  allow: ["docs.example.org"]
+sequence:
+  private: ["**/secrets/**"]
+rules:
+  - id: deploy-needs-person
+    match: {tool: Bash}
+    ask: 'args.command.startsWith("make deploy")'
+    reason: deploy_needs_person
+    message: A deploy needs a person's approval.
+`
+
+// sqliteStore is a real SQLite state in a temp dir.
+func sqliteStore(t testing.TB) (*sqlstore.Store, string) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, "sqlite"
+}
+
+// pgStore is a pool on dsn (a schema of the test's own).
+func pgStore(t testing.TB, dsn string) (*sqlstore.Store, string) {
+	t.Helper()
+	st, err := postgres.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, "postgres"
+}
+
+// testStore is a store with its database.
+type testStore interface {
+	server.Store
+	DB() *sql.DB
+}
+
+// start serves the built-in policy on st, with authentication on.
+func start(t testing.TB, w world, st testStore, dialect string, mod func(*server.Config)) *service {
+	t.Helper()
+	return startWith(t, w, st, dialect, mod, page.Config{})
+}
+
+// startWith is start with the page's own parts.
+func startWith(t testing.TB, w world, st testStore, dialect string, mod func(*server.Config), pc page.Config) *service {
+	t.Helper()
+	cel, err := celrule.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Load(policy.LoadOptions{FlagPath: w.policy, Compiler: cel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &bytes.Buffer{}
+	g, err := p.Gate(policy.BuildOptions{Store: st, Home: w.home, Logger: jsonLogger(logs),
+		Vars: map[string]string{"HOME": w.home, "TMPDIR": os.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks, err := server.OpenTokens(context.Background(), st.DB, dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := server.Config{Gate: g, Store: st, Tokens: toks, Policy: "builtin: {}\n", Logger: jsonLogger(logs), Poll: 20 * time.Millisecond}
+	if mod != nil {
+		mod(&cfg)
+	}
+	api, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := page.New(api, pc)
+	mux := http.NewServeMux()
+	pg.Register(mux)
+	mux.Handle("/", api)
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	return &service{t: t, url: ts.URL, store: st, toks: toks, home: w.home, work: w.work, logs: logs, api: api, h: pg}
+}
+
+// token makes a token for actor.
+func (s *service) token(actor string) string {
+	s.t.Helper()
+	a, err := server.ParseActor(actor)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	_, secret, err := s.toks.Create(context.Background(), a, time.Now())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return secret
+}
+
+// post sends body to path with token ("" sends none) and returns the
+// status and the decoded JSON answer.
+func (s *service) post(path, token string, body any) (int, map[string]any) {
+	s.t.Helper()
+	var b []byte
+	switch v := body.(type) {
+	case string:
+		b = []byte(v)
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	req, _ := http.NewRequest("POST", s.url+path, bytes.NewReader(b))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return s.do(req)
+}
+
+func (s *service) get(path, token string) (int, map[string]any) {
+	s.t.Helper()
+	req, _ := http.NewRequest("GET", s.url+path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	return s.do(req)
+}
+
+func (s *service) do(req *http.Request) (int, map[string]any) {
+	s.t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			s.t.Fatalf("%s %s: answer is not JSON: %q", req.Method, req.URL.Path, raw)
+		}
+	}
+	return resp.StatusCode, m
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func jsonLogger(b *bytes.Buffer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(&lockedBuffer{b: b}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// call is a call in veto check's JSON form, run in the workspace.
+func (s *service) call(id, run, tool string, args map[string]any) map[string]any {
+	return map[string]any{"call_id": id, "tool": tool, "args": args, "cwd": s.work,
+		"run": map[string]any{"ref": run, "fresh": true}}
+}
+
+// decisions returns the decision events of run, by call id.
+func decisions(t testing.TB, st *sqlstore.Store, run string) map[string][]veto.Event {
+	t.Helper()
+	evs, err := st.Events(context.Background(), run, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]veto.Event{}
+	for _, e := range evs {
+		if e.Kind == veto.EventAllowed || e.Kind == veto.EventDenied || e.Kind == veto.EventToolDenied {
+			out[e.CallID] = append(out[e.CallID], e)
+		}
+	}
+	return out
+}
+
+func freshPG(t testing.TB) string { return pgtest.Fresh(t) }

@@ -30,6 +30,10 @@ const (
 	// whether a call may run (Claude Code's PermissionRequest); the call
 	// has no id.
 	Permission
+	// Config: the client's settings changed mid-session (Claude Code's
+	// ConfigChange); ConfigSource and ConfigFile say which. An adapter
+	// that is a ConfigGuard judges it; for any other there is no opinion.
+	Config
 )
 
 // Event is a hook event reduced to what veto needs.
@@ -48,6 +52,11 @@ type Event struct {
 	PermissionMode string
 	Call           veto.Call
 	Outcome        veto.Outcome // Observe
+	// ConfigSource and ConfigFile are a Config event's: the settings
+	// layer that changed (Claude Code's user_settings, project_settings,
+	// local_settings, policy_settings or skills) and the file that holds
+	// its new content, where the client names one.
+	ConfigSource, ConfigFile string
 }
 
 // Reply is what the hook process does: its exit code and what it prints.

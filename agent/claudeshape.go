@@ -17,13 +17,14 @@ type Hook struct {
 	Cwd            string          `json:"cwd"`
 	PermissionMode string          `json:"permission_mode"`
 	HookEventName  string          `json:"hook_event_name"`
-	Source         string          `json:"source"` // SessionStart: startup, resume, clear, compact
+	Source         string          `json:"source"` // SessionStart: startup, resume, clear, compact; ConfigChange: the settings layer
 	ToolName       string          `json:"tool_name"`
 	ToolInput      json.RawMessage `json:"tool_input"`
 	ToolUseID      string          `json:"tool_use_id"`
 	AgentID        string          `json:"agent_id"`
 	AgentType      string          `json:"agent_type"`
 	IsInterrupt    bool            `json:"is_interrupt"`
+	FilePath       string          `json:"file_path"` // ConfigChange: the changed settings' file
 }
 
 // The Claude-shaped events veto handles.
@@ -33,6 +34,7 @@ const (
 	PostToolUse        = "PostToolUse"
 	PostToolUseFailure = "PostToolUseFailure"
 	PermissionRequest  = "PermissionRequest"
+	ConfigChange       = "ConfigChange"
 )
 
 // DecodeHook reads a Claude-shaped event. Fields veto does not use are
@@ -46,6 +48,11 @@ func DecodeHook(b []byte) (Hook, error) {
 	}
 	switch h.HookEventName {
 	case SessionStart, PreToolUse, PostToolUse, PostToolUseFailure, PermissionRequest:
+	case ConfigChange:
+		if h.SessionID == "" {
+			return h, errors.New("the hook event has no session_id")
+		}
+		return h, nil
 	case "":
 		return h, errors.New("the hook event has no hook_event_name")
 	default:
@@ -75,6 +82,9 @@ func (h Hook) Event(actor, projectDir string) (Event, error) {
 	case SessionStart:
 		ev.Kind = Start
 		ev.Fresh = h.Source == "startup" || h.Source == "clear" || h.Source == ""
+		return ev, nil
+	case ConfigChange:
+		ev.Kind, ev.ConfigSource, ev.ConfigFile = Config, h.Source, h.FilePath
 		return ev, nil
 	case PreToolUse:
 		ev.Kind = Decide

@@ -218,7 +218,11 @@ var (
 			{Name: "PostToolUseFailure", Matcher: "*"},
 			// veto waits here for a person's answer on its page, while
 			// Claude Code's own prompt asks the one at the terminal.
-			{Name: "PermissionRequest", Matcher: "*", Timeout: 10 * time.Minute}},
+			{Name: "PermissionRequest", Matcher: "*", Timeout: 10 * time.Minute},
+			// A settings change mid-session: veto blocks one that removes
+			// or weakens this registration (exit 2 keeps the settings the
+			// session had).
+			{Name: "ConfigChange"}},
 		Settings: Settings{Project: ".claude/settings.json", User: ".claude/settings.json", Grouped: true, CommandKey: "command",
 			Entry: obj{"type": "command", "timeout": json.Number("5")}, TimeoutKey: "timeout", TimeoutUnit: time.Second,
 			// Claude Code 2.1.295 and later: a hook that cannot start, times

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // anthropic is a scripted model endpoint speaking the Anthropic Messages
@@ -17,7 +19,10 @@ import (
 // and end_turn. Every tool_result the client sends back is recorded by its
 // tool_use id. Side requests (titles, summaries, quota checks) get a short
 // text answer. Every request body is searched for the canaries.
-type anthropic struct{ script }
+type anthropic struct {
+	script
+	edited map[int]bool // the calls whose Edit is done (under script.mu)
+}
 
 // script is what every scripted endpoint keeps: the calls it asks for,
 // the canaries it looks for, and what it saw.
@@ -73,7 +78,7 @@ type ToolResult struct {
 }
 
 func newAnthropic(calls []Call, canaries map[string]string) *anthropic {
-	return &anthropic{newScript(calls, canaries)}
+	return &anthropic{script: newScript(calls, canaries)}
 }
 
 // callID is the tool_use id of the script's call i.
@@ -189,12 +194,34 @@ func (a *anthropic) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.reply(w, rq, nil, "Done.")
 		return
 	}
+	a.edit(issued)
 	// The call, and the calls after it marked With, in one message.
 	var tus []toolUse
 	for i := issued; i < len(a.calls) && (i == issued || a.calls[i].With); i++ {
 		tus = append(tus, toolUse{ID: callID(i), Name: a.calls[i].Tool, Input: a.calls[i].Input})
 	}
 	a.reply(w, rq, tus, "")
+}
+
+// edit writes call i's Edit files, once, as someone outside the session
+// would, and waits for the client to see them.
+func (a *anthropic) edit(i int) {
+	a.mu.Lock()
+	todo := len(a.calls[i].Edit) > 0 && !a.edited[i]
+	if todo {
+		if a.edited == nil {
+			a.edited = map[int]bool{}
+		}
+		a.edited[i] = true
+	}
+	a.mu.Unlock()
+	if !todo {
+		return
+	}
+	for path, content := range a.calls[i].Edit {
+		os.WriteFile(path, []byte(content), 0o644)
+	}
+	time.Sleep(editSettle)
 }
 
 type toolUse struct {

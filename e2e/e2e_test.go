@@ -77,7 +77,17 @@ type Call struct {
 	// With: the model asks for this call in the same message as the one
 	// before it (Anthropic's endpoint): parallel tool calls.
 	With bool `json:"with,omitempty"`
+	// Edit are files (path → content) that someone outside the session (a
+	// person, another process) writes before the model asks for this
+	// call (Anthropic's endpoint); the endpoint then waits editSettle
+	// for the client to notice.
+	Edit map[string]string `json:"edit,omitempty"`
 }
+
+// editSettle is how long the endpoint waits after a Call's Edit: Claude
+// Code's settings watcher waits for a write to settle (about a second)
+// before it reads the file and asks its ConfigChange hooks.
+const editSettle = 5 * time.Second
 
 // runSpec is one client run, handed to the namespace's process.
 type runSpec struct {

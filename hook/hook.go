@@ -184,6 +184,9 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 	if ev.Kind == agent.Ignore {
 		return agent.Reply{}, nil
 	}
+	if ev.Kind == agent.Config {
+		return configReply(a, &ev), nil
+	}
 	// failed answers a broken setup: a tool call is blocked; for the other
 	// events the failure is reported without blocking (the tool already ran).
 	failed := func(msg string) agent.Reply {

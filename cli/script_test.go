@@ -2,26 +2,76 @@ package cli_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/vetohq/veto/cli"
 	"github.com/vetohq/veto/hook/wire"
+	"github.com/vetohq/veto/presence/presencetest"
 )
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"veto": func() {
+			if len(os.Args) > 1 && os.Args[1] == "hook" {
+				underClient()
+			}
 			os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
 		"veto-hook": func() {
+			underClient()
 			os.Exit(wire.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
+		"agent-client": func() {
+			cmd := exec.Command(os.Args[1], os.Args[2:]...)
+			cmd.Env = append(os.Environ(), underClientEnv+"=1")
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				os.Exit(ee.ExitCode())
+			} else if err != nil {
+				os.Exit(127)
+			}
+			os.Exit(0)
+		},
 	})
+}
+
+// underClientEnv tells the test binary that a hook program already runs
+// under a stand-in client (a variable of this test binary, not veto's).
+const underClientEnv = "CLI_TEST_UNDER_CLIENT"
+
+// underClient runs this hook program again under agent-client, a
+// stand-in for the agent client, and exits with its code, unless it runs
+// under one already. The hook notes the client that runs it as guarded
+// (presence): the stand-in is noted, and gone when the hook returns,
+// never the test binary, which answers as a person (the person command).
+func underClient() {
+	if os.Getenv(underClientEnv) != "" {
+		return
+	}
+	cmd := exec.Command("agent-client", os.Args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// A script that kills the hook kills what runs under the stand-in.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.ExitCode())
+	} else if err != nil {
+		os.Exit(127)
+	}
+	os.Exit(0)
 }
 
 // TestScripts runs the txtar scripts in testdata/script: one per command
@@ -66,6 +116,40 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), b[:64<<10], 0o644))
 			},
+			// "person [-code WRONG] PROGRAM ARGS..." runs PROGRAM as a person
+			// does: on a pseudo-terminal whose master this test holds, typing
+			// the code its prompt shows (or WRONG). The terminal, stdout and
+			// stderr are in the files person.screen, person.stdout and
+			// person.stderr; it fails when PROGRAM fails (! person: when it
+			// does not).
+			"person": func(ts *testscript.TestScript, neg bool, args []string) {
+				wrong := ""
+				if len(args) > 1 && args[0] == "-code" {
+					wrong, args = args[1], args[2:]
+				}
+				if len(args) == 0 {
+					ts.Fatalf("usage: person [-code WRONG] PROGRAM ARGS...")
+				}
+				prog := lookIn(ts.Getenv("PATH"), args[0])
+				cmd := exec.Command(prog, args[1:]...)
+				cmd.Dir = ts.MkAbs(".")
+				cmd.Env = scriptEnv(ts)
+				var stdout, stderr strings.Builder
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				screen, code, err := presencetest.Run(cmd, func(c string) string {
+					if wrong != "" {
+						return wrong
+					}
+					return c
+				})
+				ts.Check(os.WriteFile(ts.MkAbs("person.screen"), []byte(screen), 0o644))
+				ts.Check(os.WriteFile(ts.MkAbs("person.stdout"), []byte(stdout.String()), 0o644))
+				ts.Check(os.WriteFile(ts.MkAbs("person.stderr"), []byte(stderr.String()), 0o644))
+				ts.Check(err)
+				if (code != 0) != neg {
+					ts.Fatalf("person %s: exit %d\nstderr: %s\nscreen: %s", strings.Join(args, " "), code, stderr.String(), screen)
+				}
+			},
 			// "waitfor PATH" waits up to 10 s for PATH to exist (a server's
 			// socket, say).
 			"waitfor": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -95,4 +179,35 @@ func TestPolicyCases(t *testing.T) {
 	if !strings.Contains(out.String(), " 0 failed") {
 		t.Fatalf("unexpected output: %s", out.String())
 	}
+}
+
+// lookIn finds program in the directories of path, the script's PATH.
+func lookIn(path, program string) string {
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, program)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return program
+}
+
+// scriptEnv is the script's environment, as exec gives it to a program.
+func scriptEnv(ts *testscript.TestScript) []string {
+	keys := map[string]bool{}
+	for _, k := range []string{"WORK", "HOME", "TMPDIR", "PATH", "USER", "GOTRACEBACK", "XDG_CONFIG_HOME", "XDG_STATE_HOME",
+		"XDG_RUNTIME_DIR", "VETO_STATE", "VETO_POSTGRES", "VETO_MANAGED_POLICY", "VETO_NO_SERVER", "VETO_SOCKET", "CLAUDE_PROJECT_DIR"} {
+		keys[k] = true
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		keys[k] = true
+	}
+	var env []string
+	for k := range keys {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }

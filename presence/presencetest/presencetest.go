@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package presencetest answers veto's presence proof in tests the way a
 // person does: from a pseudo-terminal whose master the test itself holds,
 // reading the code the prompt shows and typing it back. The test process
@@ -79,69 +81,144 @@ func (p *Pty) Attach(cmd *exec.Cmd) {
 // CodeRE finds the code in veto's prompt.
 var CodeRE = regexp.MustCompile(`Type ([a-z0-9]+) and press Enter`)
 
-// Run runs cmd with a new pseudo-terminal as its controlling terminal,
-// the test holding the master, and answers veto's prompt: when the
-// prompt shows its code, type(code) is typed and Enter. It returns what
-// the terminal showed, and cmd's exit code (-1 when it did not exit by
-// itself within a minute).
-func Run(cmd *exec.Cmd, typed func(code string) string) (screen string, exit int, err error) {
+// Session is a command running on a pseudo-terminal whose master the
+// test holds: what the terminal shows is kept, and the test may type.
+type Session struct {
+	cmd    *exec.Cmd
+	master *os.File
+	mu     sync.Mutex
+	screen bytes.Buffer
+	grew   chan struct{} // closed and replaced whenever the screen grows
+	done   chan struct{} // the master reads no more
+	wait   chan error
+}
+
+// Start starts cmd with a new pseudo-terminal as its controlling
+// terminal, in a session of its own.
+func Start(cmd *exec.Cmd) (*Session, error) {
 	p, err := Open()
 	if err != nil {
-		return "", -1, err
+		return nil, err
 	}
-	defer p.Master.Close()
 	p.Attach(cmd)
 	if err := cmd.Start(); err != nil {
-		p.Slave.Close()
-		return "", -1, err
+		p.Close()
+		return nil, err
 	}
 	p.Slave.Close() // the child holds it now; reads end when it closes
-	var mu sync.Mutex
-	var out bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		answered := false
-		buf := make([]byte, 4096)
-		for {
-			n, err := p.Master.Read(buf)
-			mu.Lock()
-			out.Write(buf[:n])
-			m := CodeRE.FindSubmatch(out.Bytes())
-			mu.Unlock()
-			if m != nil && !answered {
-				answered = true
-				p.Master.Write([]byte(typed(string(m[1])) + "\r"))
-			}
-			if err != nil {
-				return
-			}
+	s := &Session{cmd: cmd, master: p.Master, grew: make(chan struct{}), done: make(chan struct{}), wait: make(chan error, 1)}
+	go s.read()
+	go func() { s.wait <- cmd.Wait() }()
+	return s, nil
+}
+
+func (s *Session) read() {
+	defer close(s.done)
+	buf := make([]byte, 4096)
+	for {
+		n, err := s.master.Read(buf)
+		s.mu.Lock()
+		s.screen.Write(buf[:n])
+		close(s.grew)
+		s.grew = make(chan struct{})
+		s.mu.Unlock()
+		if err != nil {
+			return
 		}
-	}()
-	wait := make(chan error, 1)
-	go func() { wait <- cmd.Wait() }()
+	}
+}
+
+// Screen is what the terminal has shown so far.
+func (s *Session) Screen() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.screen.String()
+}
+
+// Expect waits up to d for re to match what the terminal shows, and
+// returns the match and its groups.
+func (s *Session) Expect(re *regexp.Regexp, d time.Duration) ([]string, error) {
+	end := time.After(d)
+	for {
+		s.mu.Lock()
+		m := re.FindStringSubmatch(s.screen.String())
+		grew := s.grew
+		s.mu.Unlock()
+		if m != nil {
+			return m, nil
+		}
+		select {
+		case <-grew:
+		case <-s.done:
+			if m := re.FindStringSubmatch(s.Screen()); m != nil {
+				return m, nil
+			}
+			return nil, fmt.Errorf("presencetest: the terminal closed without showing %s; it showed %q", re, s.Screen())
+		case <-end:
+			return nil, fmt.Errorf("presencetest: the terminal did not show %s within %s; it showed %q", re, d, s.Screen())
+		}
+	}
+}
+
+// Type types line and Enter on the terminal.
+func (s *Session) Type(line string) error {
+	_, err := s.master.Write([]byte(line + "\r"))
+	return err
+}
+
+// Wait waits up to d for the command to exit and returns its exit code
+// (-1 and an error when it did not exit by itself, and was killed).
+func (s *Session) Wait(d time.Duration) (int, error) {
 	var werr error
 	select {
-	case werr = <-wait:
-	case <-time.After(time.Minute):
-		cmd.Process.Kill()
-		<-wait
-		werr = errors.New("presencetest: the command did not end within a minute")
+	case werr = <-s.wait:
+	case <-time.After(d):
+		s.cmd.Process.Kill()
+		<-s.wait
+		werr = fmt.Errorf("presencetest: the command did not end within %s", d)
 	}
 	select {
-	case <-done:
+	case <-s.done:
 	case <-time.After(2 * time.Second):
-		p.Master.Close() // a grandchild still holds the slave
-		<-done
+		s.master.Close() // a grandchild still holds the slave
+		<-s.done
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	var ee *exec.ExitError
 	switch {
 	case werr == nil:
-		return out.String(), 0, nil
+		return 0, nil
 	case errors.As(werr, &ee) && ee.ExitCode() >= 0:
-		return out.String(), ee.ExitCode(), nil
+		return ee.ExitCode(), nil
 	}
-	return out.String(), -1, werr
+	return -1, werr
+}
+
+// Close kills the command if it still runs and closes the terminal.
+func (s *Session) Close() {
+	s.cmd.Process.Kill()
+	select {
+	case <-s.wait:
+	case <-time.After(5 * time.Second):
+	}
+	s.master.Close()
+}
+
+// Run runs cmd on a pseudo-terminal whose master the test holds, and
+// answers veto's prompt as a person: when the prompt shows its code,
+// typed(code) is typed, and Enter. It returns what the terminal showed
+// and cmd's exit code (-1 with an error when it did not exit by itself
+// within a minute).
+func Run(cmd *exec.Cmd, typed func(code string) string) (screen string, exit int, err error) {
+	s, err := Start(cmd)
+	if err != nil {
+		return "", -1, err
+	}
+	defer s.master.Close()
+	go func() {
+		if m, err := s.Expect(CodeRE, time.Minute); err == nil {
+			s.Type(typed(m[1]))
+		}
+	}()
+	exit, err = s.Wait(time.Minute)
+	return s.Screen(), exit, err
 }

@@ -1,12 +1,15 @@
 package cli_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,6 +33,7 @@ func TestMain(m *testing.M) {
 			underClient()
 			os.Exit(wire.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 		},
+		"agent-shell": agentShell,
 		"agent-client": func() {
 			cmd := exec.Command(os.Args[1], os.Args[2:]...)
 			cmd.Env = append(os.Environ(), underClientEnv+"=1")
@@ -210,4 +214,53 @@ func scriptEnv(ts *testscript.TestScript) []string {
 		}
 	}
 	return env
+}
+
+// agentShell is "agent-shell HOOK... -- COMMAND...": a guarded agent
+// client and its shell. It runs the hook (noted as its client, as a real
+// client's hook notes it), then the agent's COMMAND, reading what COMMAND
+// shows and typing back every code a prompt shows: the agent trying to
+// answer for the person. It prints both outputs and exits with
+// COMMAND's code.
+func agentShell() {
+	args := os.Args[1:]
+	i := slices.Index(args, "--")
+	if i < 1 || i == len(args)-1 {
+		fmt.Fprintln(os.Stderr, "usage: agent-shell HOOK... -- COMMAND...")
+		os.Exit(2)
+	}
+	hook := exec.Command(args[0], args[1:i]...)
+	hook.Env = append(os.Environ(), underClientEnv+"=1")
+	hook.Stdin, hook.Stdout, hook.Stderr = os.Stdin, os.Stdout, os.Stderr
+	hook.Run()
+	cmd := exec.Command(args[i+1], args[i+2:]...)
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stdout
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "agent-shell:", err)
+		os.Exit(127)
+	}
+	var seen bytes.Buffer
+	buf := make([]byte, 1024)
+	for {
+		n, err := out.Read(buf)
+		os.Stdout.Write(buf[:n])
+		seen.Write(buf[:n])
+		if m := presencetest.CodeRE.FindSubmatch(seen.Bytes()); m != nil {
+			fmt.Fprintf(in, "%s\r", m[1])
+			seen.Reset()
+		}
+		if err != nil {
+			break
+		}
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.ExitCode())
+	} else if err != nil {
+		os.Exit(127)
+	}
+	os.Exit(0)
 }

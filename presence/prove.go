@@ -82,7 +82,7 @@ func (c checker) prove(ctx context.Context, q Question) (*Terminal, error) {
 	}
 	f, err := os.OpenFile(c.tty, os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		return nil, &Refusal{"no_terminal", q.Command + " takes a person's answer only on a terminal (/dev/tty cannot be opened): run it yourself, in a terminal of yours"}
+		return nil, &Refusal{"no_terminal", q.Command + " needs a person, who answers only on a terminal (/dev/tty cannot be opened): run it yourself, in a terminal of yours"}
 	}
 	if err := c.terminal(); err != nil {
 		f.Close()

@@ -189,3 +189,30 @@ func TestUnescapeMount(t *testing.T) {
 		t.Fatalf("unescapeMount = %q", got)
 	}
 }
+
+// BenchmarkNoteNoted is the hook's cost on every call once its client is
+// noted: the walk up to the client and one stat of its entry.
+func BenchmarkNoteNoted(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "veto", "clients")
+	os.MkdirAll(filepath.Dir(dir), 0o700)
+	reg := registry{dirs: []string{dir}, proc: proc{root: "/proc"}}
+	if err := reg.note(os.Getpid(), "bench"); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := reg.note(os.Getpid(), "bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCheckCaller is the ancestry check of Prove: the registry read
+// and the walk to PID 1.
+func BenchmarkCheckCaller(b *testing.B) {
+	c := checker{reg: defaultRegistry()}
+	for b.Loop() {
+		if err := c.caller(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

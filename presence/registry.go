@@ -84,12 +84,15 @@ func (r registry) note(pid int, client string) error {
 	if err != nil || !ok {
 		return err
 	}
-	e := entry{PID: s.pid, Start: s.start, Comm: s.comm, Client: client, Boot: r.proc.bootID(), At: time.Now().UTC()}
-	var firstErr error
+	e := entry{PID: s.pid, Start: s.start, Comm: s.comm, Client: client}
 	for _, dir := range r.dirs {
 		if _, err := os.Lstat(filepath.Join(dir, e.name())); err == nil {
 			return nil
 		}
+	}
+	e.Boot, e.At = r.proc.bootID(), time.Now().UTC()
+	var firstErr error
+	for _, dir := range r.dirs {
 		err := r.write(dir, e)
 		if err == nil {
 			return nil

@@ -12,9 +12,12 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/presence"
 )
 
-const approveDescription = `Answer a call a rule asked a person about, as the user running this, or list them.
+const approveDescription = `Answer a call a rule asked a person about, or list them. Only a person answers: the
+answer is confirmed on your terminal (/dev/tty) by typing the code it shows, and refused
+when run by the agent, or on a terminal the agent holds (docs/threat-model.md).
 
   veto approve                         the calls waiting for a person (the last 24 hours)
   veto approve RUN CALL_ID [--ttl 10m] one call of that run with the same tool and arguments may pass, once
@@ -72,23 +75,111 @@ func runApprove(ctx context.Context, e *env, args []string) int {
 		me.ID = u.Username
 	}
 	run, call := fs.Arg(0), fs.Arg(1)
-	switch err := g.Answer(ctx, run, call, me, !*deny, *ttl); {
-	case errors.Is(err, veto.ErrNoQuestion):
-		fmt.Fprintf(e.stderr, "veto approve: no call %s in run %s waits for a person\n", call, run)
-		return ExitDeny
-	case errors.Is(err, veto.ErrAnswered):
-		fmt.Fprintf(e.stderr, "veto approve: call %s in run %s was answered already\n", call, run)
-		return ExitDeny
-	case err != nil:
+	q, err := openQuestion(ctx, st.store, run, call)
+	if code, failed := questionFailed(e, err, run, call); failed {
+		return code
+	}
+	// The answer is a person's: proved on the terminal, after showing
+	// what it answers (presence; docs/threat-model.md).
+	t, err := presence.Prove(ctx, approvalQuestion(run, q, !*deny, *ttl))
+	if err != nil {
 		fmt.Fprintln(e.stderr, "veto approve:", err)
 		return ExitDeny
 	}
-	if *deny {
-		fmt.Fprintf(e.stdout, "refused call %s of run %s, as user:%s\n", call, run, me.ID)
-	} else {
-		fmt.Fprintf(e.stdout, "approved call %s of run %s for %s, as user:%s: the same call may pass once\n", call, run, *ttl, me.ID)
+	defer t.Close()
+	// What is answered is what was shown: the same question, still open.
+	now, err := openQuestion(ctx, st.store, run, call)
+	if code, failed := questionFailed(e, err, run, call); failed {
+		return code
 	}
+	if now.Seq != q.Seq || now.ArgsHash != q.ArgsHash {
+		fmt.Fprintf(e.stderr, "veto approve: call %s in run %s was asked again while you answered; nothing was answered, run veto approve again\n", call, run)
+		return ExitDeny
+	}
+	if code, failed := questionFailed(e, g.Answer(ctx, run, call, me, !*deny, *ttl), run, call); failed {
+		return code
+	}
+	var done string
+	if *deny {
+		done = fmt.Sprintf("refused call %s of run %s, as user:%s", call, run, me.ID)
+	} else {
+		done = fmt.Sprintf("approved call %s of run %s for %s, as user:%s: the same call may pass once", call, run, *ttl, me.ID)
+	}
+	fmt.Fprintln(e.stdout, done)
+	fmt.Fprintf(t, "\r\n%s\r\n", done)
 	return ExitAllow
+}
+
+// questionFailed prints why a question cannot be answered; failed is
+// false for a nil err.
+func questionFailed(e *env, err error, run, call string) (code int, failed bool) {
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.Is(err, veto.ErrNoQuestion):
+		fmt.Fprintf(e.stderr, "veto approve: no call %s in run %s waits for a person\n", call, run)
+	case errors.Is(err, veto.ErrAnswered):
+		fmt.Fprintf(e.stderr, "veto approve: call %s in run %s was answered already\n", call, run)
+	default:
+		fmt.Fprintln(e.stderr, "veto approve:", err)
+	}
+	return ExitDeny, true
+}
+
+// openQuestion is the open question of call in run: its event, the last
+// that asked a person about that call id and has no answer since.
+func openQuestion(ctx context.Context, s veto.Store, run, call string) (veto.Event, error) {
+	evs, err := s.Events(ctx, run, 0)
+	if err != nil {
+		return veto.Event{}, fmt.Errorf("the run's events cannot be read: %s", stateCause(err))
+	}
+	var q *veto.Event
+	missing := veto.ErrNoQuestion
+	for i := range evs {
+		ev := &evs[i]
+		switch {
+		case ev.CallID != call:
+		case ev.Kind == veto.EventDenied && ev.Awaiting == veto.AwaitApproval:
+			q = ev
+		case (ev.Kind == veto.EventApproved || ev.Kind == veto.EventApprovalRefused) && q != nil:
+			q, missing = nil, veto.ErrAnswered
+		}
+	}
+	if q == nil {
+		return veto.Event{}, missing
+	}
+	return *q, nil
+}
+
+// approvalQuestion is what the person confirms: the answer and what the
+// question's event holds (never argument text: its hash only).
+func approvalQuestion(run string, q veto.Event, grant bool, ttl time.Duration) presence.Question {
+	action := fmt.Sprintf("APPROVE call %s of run %s: the same call may pass once, within %s", q.CallID, run, ttl)
+	if !grant {
+		action = fmt.Sprintf("REFUSE call %s of run %s", q.CallID, run)
+	}
+	d := [][2]string{{"tool", q.Tool}, {"rule", q.Rule + " (" + q.Reason + ")"}}
+	if q.Target.Kind != "" {
+		d = append(d, [2]string{"target", string(q.Target.Kind) + " " + q.Target.ID})
+	}
+	if q.Risk != veto.RiskNone {
+		d = append(d, [2]string{"risk", q.Risk.String()})
+	}
+	d = append(d, [2]string{"asked", q.Time.Local().Format("2006-01-02 15:04:05")})
+	if q.Actor.Kind != "" {
+		d = append(d, [2]string{"by", q.Actor.Kind + ":" + q.Actor.ID})
+	}
+	if q.ArgsHash != "" {
+		d = append(d, [2]string{"arguments", "SHA-256 " + shortHash(q.ArgsHash)})
+	}
+	return presence.Question{Command: "veto approve", Action: action, Details: d, Confirm: true}
+}
+
+func shortHash(h string) string {
+	if len(h) > 16 {
+		return h[:16] + "…"
+	}
+	return h
 }
 
 // listQuestions prints the calls waiting for a person.

@@ -12,6 +12,7 @@ import (
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/clients"
 	"github.com/vetohq/veto/hook"
+	"github.com/vetohq/veto/presence"
 )
 
 // hookDescription is hook's help, from the client table.
@@ -51,6 +52,9 @@ func runHook(ctx context.Context, e *env, args []string) int {
 	if code, done := parse(e, fs, args[1:]); done {
 		return code
 	}
+	// The client that runs this hook is a guarded one: a person's answer
+	// never comes from under it (presence).
+	presence.Note(os.Getpid(), args[0])
 	if *serveURL != "" {
 		reply := forwardHook(ctx, hook.AdapterFor(args[0]), args[0], *serveURL, e.stdin, *timeout)
 		io.WriteString(e.stdout, reply.Stdout)

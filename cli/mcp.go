@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/presence"
 	"github.com/vetohq/veto/server"
 )
 
@@ -31,7 +32,8 @@ with isError and veto's reason, and what each allowed call did is recorded.
   veto mcp --name NAME [flags] -- COMMAND [ARGS...]   the server over stdio
   veto mcp --name NAME --url URL [flags]              the server over streamable HTTP
   veto mcp pins --name NAME [--show]                  the server's tools and their pins
-  veto mcp approve --name NAME [TOOL...]              pin the definitions last seen
+  veto mcp approve --name NAME [TOOL...]              pin the definitions last seen (a person,
+                                                      confirmed on the terminal)
 
 The agent reaches the gateway over stdio (or streamable HTTP on a loopback address with
 --listen). The first time a server is listed, its tools' definitions (name, description,
@@ -245,10 +247,9 @@ func runMCPPins(ctx context.Context, e *env, sub string, args []string) int {
 		defer release()
 	}
 	if sub == "approve" {
-		done, err := pins.Approve(ctx, *name, fs.Args(), time.Now())
-		if err != nil {
-			fmt.Fprintln(e.stderr, "veto mcp approve: the pins could not be written")
-			return ExitDeny
+		done, code, failed := approvePins(ctx, e, pins, *name, fs.Args())
+		if failed {
+			return code
 		}
 		for _, t := range done {
 			fmt.Fprintf(e.stdout, "approved %s\n", mcpgate.ToolName(*name, t))
@@ -297,4 +298,59 @@ func short(hash string) string {
 		h = h[:12]
 	}
 	return h
+}
+
+// approvePins pins the definitions last seen of the server's tools that
+// await approval (those named, or all), once a person confirmed them on
+// the terminal (presence): each binds to the definition shown, so one
+// seen since stays refused. None awaiting is no prompt and no tool done.
+func approvePins(ctx context.Context, e *env, pins *mcpgate.Pins, server string, names []string) (done []string, code int, failed bool) {
+	list, err := pins.List(ctx, server)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto mcp approve: the pins could not be read")
+		return nil, ExitDeny, true
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var shown []mcpgate.Pin
+	var details [][2]string
+	for _, pin := range list {
+		if !pin.Awaiting() || (len(want) > 0 && !want[pin.Tool]) {
+			continue
+		}
+		shown = append(shown, pin)
+		status := "changed"
+		if pin.Pinned == "" {
+			status = "new"
+		}
+		details = append(details, [2]string{mcpgate.ToolName(server, pin.Tool), status + ", definition " + short(pin.Seen) + " (veto mcp pins --show)"})
+	}
+	if len(shown) == 0 {
+		return nil, 0, false
+	}
+	t, err := presence.Prove(ctx, presence.Question{Command: "veto mcp approve",
+		Action:  fmt.Sprintf("PIN the definitions last seen of %d tool(s) of the MCP server %s: the gateway lets them be called", len(shown), server),
+		Details: details, Confirm: true})
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto mcp approve:", err)
+		return nil, ExitDeny, true
+	}
+	defer t.Close()
+	for _, pin := range shown {
+		ok, err := pins.ApproveSeen(ctx, server, pin.Tool, pin.Seen, time.Now())
+		if err != nil {
+			fmt.Fprintln(e.stderr, "veto mcp approve: the pins could not be written")
+			return done, ExitDeny, true
+		}
+		if ok {
+			done = append(done, pin.Tool)
+			fmt.Fprintf(t, "\r\napproved %s", mcpgate.ToolName(server, pin.Tool))
+		} else {
+			fmt.Fprintf(e.stderr, "veto mcp approve: %s changed again while you answered; it still awaits approval\n", mcpgate.ToolName(server, pin.Tool))
+		}
+	}
+	fmt.Fprint(t, "\r\n")
+	return done, 0, false
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/page"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/presence"
 	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/server"
 )
@@ -23,8 +24,10 @@ tool, verdict, rule, risk), a refusal card for each denial (rule, reason, risk, 
 instead; never argument text), the calls waiting for a person with approve and deny (answered
 as you), what became of each approval (used, refused at resume, expired), the calls a runtime
 suspended, each run's timeline with its taint, and the what-if of veto replay for an uploaded
-policy and session transcript. Loopback only. The first line printed
-is the page's address with a one-time key; the key opens one browser session.
+policy and session transcript. Loopback only. veto ui runs only on a
+terminal of yours (not under the agent, not on a terminal the agent holds): the page's
+address with a one-time key is written there, on /dev/tty, never on stdout; the key opens
+one browser session.
 
   veto ui [--listen 127.0.0.1:0] [--state FILE | --postgres DSN]
 
@@ -46,6 +49,15 @@ func runUI(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto ui: --listen must be a loopback address, as 127.0.0.1:8182 (veto serve serves the page beyond)")
 		return ExitUsage
 	}
+	// The page answers as the person: its key goes only to a terminal
+	// proved to be a person's, never to stdout or stderr, which the agent
+	// may read (presence; docs/threat-model.md).
+	tty, err := presence.Prove(ctx, presence.Question{Command: "veto ui", Action: "serve veto's page, which answers questions as you"})
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto ui:", err)
+		return ExitDeny
+	}
+	defer tty.Close()
 	st, err := openServiceState(ctx, *state, *pg, true)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto ui: cannot open the state:", stateCause(err))
@@ -83,7 +95,8 @@ func runUI(ctx context.Context, e *env, args []string) int {
 	}
 	defer control.Listening("ui", l.Addr().String())() // veto.control refuses the agent's tools there
 	srv := &http.Server{Handler: withPage(h, ui), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
-	fmt.Fprintf(e.stdout, "http://%s/ui/login?k=%s\n", l.Addr(), ui.OneTimeKey())
+	fmt.Fprintf(e.stdout, "veto ui: serving http://%s/ui (the page's one-time key is on your terminal)\n", l.Addr())
+	fmt.Fprintf(tty, "veto ui: open http://%s/ui/login?k=%s\r\n", l.Addr(), ui.OneTimeKey())
 	ctx, quit := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer quit()
 	go func() { <-ctx.Done(); srv.Close() }()

@@ -1,18 +1,19 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/vetohq/veto/internal/browsertest"
+	"github.com/vetohq/veto/presence/presencetest"
 )
 
 // TestClaudeCodeWaitsForApprovalOnThePage: in the real Claude Code's print
@@ -247,30 +248,26 @@ func answerOnPage(t *testing.T, s *sandbox, chrome, call, button string) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(s.bin, "veto"), "ui", "--listen", "127.0.0.1:0")
 	cmd.Dir, cmd.Env = s.ws, s.env()
-	out, err := cmd.StdoutPipe()
+	// As a person runs it: on a terminal of the test's (a pseudo-terminal
+	// whose master the test holds), where alone the page's key is shown.
+	stdout, err := os.Create(filepath.Join(t.TempDir(), "ui.stdout"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	defer stdout.Close()
+	cmd.Stdout = stdout
+	term, err := presencetest.Start(cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		if sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var url string
-	select {
-	case url = <-lines:
-	case <-time.After(20 * time.Second):
-		t.Fatal("veto ui printed no URL")
+	defer term.Close()
+	m, err := term.Expect(regexp.MustCompile(`open (http://127\.0\.0\.1:[0-9]+/ui/login\?k=[^\s]+)`), 20*time.Second)
+	if err != nil {
+		t.Fatalf("veto ui showed no URL on its terminal: %v", err)
 	}
-	if !strings.HasPrefix(url, "http://127.0.0.1:") {
-		t.Fatalf("veto ui printed %q", url)
+	url := m[1]
+	if b, _ := os.ReadFile(stdout.Name()); strings.Contains(string(b), "k=") {
+		t.Fatalf("veto ui printed the page's key on stdout: %q", b)
 	}
 	ctx := browsertest.New(t, chrome, 60*time.Second)
 	q := fmt.Sprintf(`#questions article.question[data-call=%q][data-rule="release-needs-person"]`, call)

@@ -118,6 +118,7 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 	case !wire.SameEnv(own, rq.Env):
 		rs.Mismatch = true
 	default:
+		notePeer(c, rq.Client)
 		ro := o
 		ro.State, ro.Approve = rq.State, rq.Approve
 		if rq.TimeoutMS > 0 {

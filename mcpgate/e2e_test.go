@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vetohq/veto/cli"
+	"github.com/vetohq/veto/presence/presencetest"
 )
 
 // The test binary is three programs besides the tests: veto itself
@@ -114,6 +115,22 @@ func (w *world) veto(args ...string) (string, error) {
 		err = fmt.Errorf("%v: %s", err, errb.String())
 	}
 	return out.String(), err
+}
+
+// person runs veto's command line as a person does: on a pseudo-terminal
+// whose master the test holds, typing the code the prompt shows. It
+// returns stdout and what the terminal showed.
+func (w *world) person(args ...string) (string, string, error) {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(w.env, asVeto+"=1")
+	cmd.Dir = w.ws
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	screen, code, err := presencetest.Run(cmd, func(c string) string { return c })
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit %d: %s", code, errb.String())
+	}
+	return out.String(), screen, err
 }
 
 // gateway starts veto mcp --name name in front of the server (after "--",
@@ -401,8 +418,13 @@ func changedThrough(t *testing.T, w *world, s *mcp.ClientSession, run string) {
 	if err != nil || !strings.Contains(pins, "changed: awaits approval") || !strings.Contains(pins, "read ~/.ssh/id_rsa") {
 		t.Fatalf("veto mcp pins: %v\n%s", err, pins)
 	}
-	if out, err := w.veto("mcp", "approve", "--name", "flippy", "--state", w.db, "greet"); err != nil || !strings.Contains(out, "approved mcp__flippy__greet") {
-		t.Fatalf("veto mcp approve: %v %s", err, out)
+	// Not a person (no terminal): refused, nothing pinned.
+	if out, err := w.veto("mcp", "approve", "--name", "flippy", "--state", w.db, "greet"); err == nil || !strings.Contains(err.Error(), "only on a terminal") {
+		t.Fatalf("veto mcp approve without a terminal: %v %s", err, out)
+	}
+	if out, screen, err := w.person("mcp", "approve", "--name", "flippy", "--state", w.db, "greet"); err != nil || !strings.Contains(out, "approved mcp__flippy__greet") ||
+		!strings.Contains(screen, "PIN the definitions last seen of 1 tool(s) of the MCP server flippy") || !strings.Contains(screen, "mcp__flippy__greet") {
+		t.Fatalf("veto mcp approve: %v %s\nscreen: %s", err, out, screen)
 	}
 	if text := allowed(t, s, "greet", map[string]any{"who": "ada"}); text != "hello ada" {
 		t.Fatalf("greet after approval: %q", text)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto/cli"
+	"github.com/vetohq/veto/presence/presencetest"
 )
 
 // lines is a writer a test reads while a command still writes to it.
@@ -122,14 +123,25 @@ func TestServeAndUIMountThePageBesideTheAPI(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			stdout, stderr := runVeto(t, c.args...)
 			jar, _ := cookiejar.New(nil)
 			hc := &http.Client{Jar: jar, Timeout: 10 * time.Second}
 			var base string
 			if c.name == "serve" {
+				_, stderr := runVeto(t, c.args...)
 				base = "http://" + stderr.wait(t, regexp.MustCompile(`listening on http://(\S+)`))
 			} else {
-				login := stdout.wait(t, regexp.MustCompile(`(http://\S+/ui/login\?k=\S+)\n`))
+				// veto ui shows its key only on a person's terminal: one the test holds.
+				cmd := uiCmd(t)
+				term, err := presencetest.Start(cmd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { term.Close() })
+				m, err := term.Expect(regexp.MustCompile(`open (http://\S+/ui/login\?k=[A-Za-z0-9_-]+)`), 20*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				login := m[1]
 				base = strings.TrimSuffix(login[:strings.Index(login, "/ui/login")], "/")
 				if code, _, body := fetch(t, hc, "GET", login); code != 200 || !strings.Contains(body, `id="decisions"`) {
 					t.Fatalf("the one-time key: %d\n%s", code, body)

@@ -26,11 +26,14 @@ type registry struct {
 
 // defaultRegistry is the registry of this user, read through /proc.
 func defaultRegistry() registry {
+	return registry{dirs: RegistryDirs(), proc: proc{root: "/proc"}}
+}
+
+// RegistryDirs are the directories of this user's registry of guarded
+// clients, for the gate's rule that keeps the agent from writing them.
+func RegistryDirs() []string {
 	uid := strconv.Itoa(os.Getuid())
-	return registry{
-		dirs: []string{filepath.Join("/run/user", uid, "veto", "clients"), filepath.Join("/tmp", "veto-"+uid, "clients")},
-		proc: proc{root: "/proc"},
-	}
+	return []string{filepath.Join("/run/user", uid, "veto", "clients"), filepath.Join("/tmp", "veto-"+uid, "clients")}
 }
 
 // entry is one guarded client.

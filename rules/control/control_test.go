@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/presence"
 	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/tools"
 )
@@ -143,11 +144,12 @@ func TestVetoFiles(t *testing.T) {
 	if err := os.Symlink(w.home+"/.config", w.ws+"/cfg"); err != nil {
 		t.Fatal(err)
 	}
-	cases := []struct {
+	type fileCase struct {
 		tool string
 		args map[string]any
 		want string
-	}{
+	}
+	cases := []fileCase{
 		{"Write", map[string]any{"file_path": "~/.config/veto/veto.yaml", "content": "canary"}, "veto_files_write"},
 		{"Write", map[string]any{"file_path": "cfg/veto/veto.yaml", "content": "canary"}, "veto_files_write"}, // through a symlink
 		{"Write", map[string]any{"file_path": "link/../.veto//veto.yaml", "content": "x"}, "veto_files_write"},
@@ -169,6 +171,12 @@ func TestVetoFiles(t *testing.T) {
 		{"Bash", bash("ls " + w.runtime + "/veto"), "veto_state_read"},
 		{"Bash", bash("echo ~/.local/state/veto"), ""},
 		{"Write", map[string]any{"file_path": "src/veto.go", "content": "x"}, ""},
+	}
+	for _, d := range presence.RegistryDirs() { // who the guarded clients are
+		cases = append(cases,
+			fileCase{"Bash", bash("rm -rf " + d), "veto_files_write"},
+			fileCase{"Write", map[string]any{"file_path": d + "/1-1", "content": "{}"}, "veto_files_write"},
+			fileCase{"Bash", bash("ls " + d), ""})
 	}
 	for _, c := range cases {
 		t.Run(c.tool+" "+strings.ReplaceAll(c.want, "_", " "), func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/clients"
+	"github.com/vetohq/veto/presence"
 	"github.com/vetohq/veto/shell"
 	"github.com/vetohq/veto/toolpath"
 )
@@ -18,6 +19,7 @@ const (
 	whatPolicy   = "its policy files"
 	whatState    = "its state"
 	whatSocket   = "its socket directory"
+	whatRegistry = "its list of guarded clients"
 	whatBinary   = "its binaries"
 	whatSettings = "the client settings that register it"
 )
@@ -103,6 +105,9 @@ func (s *Set) locate() places {
 	}
 	addPrefix(s.getenv("VETO_STATE"), whatState)
 	add(SocketDir(s.getenv), true, true, whatSocket)
+	for _, d := range presence.RegistryDirs() { // who the guarded clients are: written by hooks only
+		add(d, true, false, whatRegistry)
+	}
 	addPrefix(s.getenv("VETO_SOCKET"), whatSocket)
 	// Binaries.
 	for _, b := range s.binaries {

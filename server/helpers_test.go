@@ -30,9 +30,9 @@ type service struct {
 	url   string
 	store testStore
 	toks  *server.Tokens
-	home  string // the actor's home: ~/.ssh lives here
-	work  string // the workspace calls run in
-	logs  *bytes.Buffer
+	home  string        // the actor's home: ~/.ssh lives here
+	work  string        // the workspace calls run in
+	logs  *lockedBuffer // the gate's and the server's log lines
 	h     *server.Server
 }
 
@@ -121,7 +121,7 @@ func start(t testing.TB, w world, st testStore, dialect string, mod func(*server
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &bytes.Buffer{}
+	logs := &lockedBuffer{}
 	g, err := p.Gate(policy.BuildOptions{Store: st, Home: w.home, Logger: jsonLogger(logs),
 		Vars: map[string]string{"HOME": w.home, "TMPDIR": os.TempDir()}})
 	if err != nil {

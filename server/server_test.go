@@ -21,9 +21,12 @@ import (
 	"github.com/vetohq/veto/sqlstore"
 )
 
+// lockedBuffer is a service's log: the gate's logger and the server's
+// write it from their own goroutines, and a test reads it while handlers
+// may still be writing, so every write and read takes the one lock.
 type lockedBuffer struct {
 	mu sync.Mutex
-	b  *bytes.Buffer
+	b  bytes.Buffer
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
@@ -32,8 +35,18 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
-func jsonLogger(b *bytes.Buffer) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(&lockedBuffer{b: b}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+// String is what was logged so far.
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Bytes is a copy of what was logged so far.
+func (l *lockedBuffer) Bytes() []byte { return []byte(l.String()) }
+
+func jsonLogger(b *lockedBuffer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // TestDecide: the verdicts of veto check, over HTTP, with the status that

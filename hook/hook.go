@@ -17,12 +17,6 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
-	"github.com/vetohq/veto/claudecode"
-	"github.com/vetohq/veto/clients"
-	"github.com/vetohq/veto/codex"
-	"github.com/vetohq/veto/copilotcli"
-	"github.com/vetohq/veto/cursor"
-	"github.com/vetohq/veto/geminicli"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/postgres"
@@ -34,32 +28,11 @@ import (
 // (the client table's, package clients).
 var Clients = wire.Clients
 
-// adapters make each client's adapter; projectDir is Claude Code's
-// CLAUDE_PROJECT_DIR, env the client's variables of wire.ClientKeys.
-// Every client of the table has one (a test holds them together).
-var adapters = map[*clients.Client]func(projectDir string, env map[string]string) agent.Adapter{
-	claudecode.Client: func(dir string, env map[string]string) agent.Adapter {
-		return claudecode.Adapter{ProjectDir: dir, Attended: env["CLAUDE_CODE_SESSION_ATTENDED"], Agent: env["AI_AGENT"]}
-	},
-	geminicli.Client:  func(string, map[string]string) agent.Adapter { return geminicli.Adapter{} },
-	copilotcli.Client: func(string, map[string]string) agent.Adapter { return copilotcli.Adapter{} },
-	cursor.Client:     func(string, map[string]string) agent.Adapter { return cursor.Adapter{} },
-	codex.Client:      func(string, map[string]string) agent.Adapter { return codex.Adapter{} },
-}
-
-// AdapterFor returns the adapter of a client, nil for an unknown name,
+// AdapterFor returns the adapter of a client from agent's registry (nil
+// for a name none is registered for: the program links package adapters),
 // with this process's environment (the client's, for veto hook).
 func AdapterFor(name string) agent.Adapter {
-	return adapter(name, os.Getenv("CLAUDE_PROJECT_DIR"), wire.ClientEnvNow())
-}
-
-// adapter returns a client's adapter; projectDir is Claude Code's
-// CLAUDE_PROJECT_DIR, env the client's variables of wire.ClientKeys.
-func adapter(name, projectDir string, env map[string]string) agent.Adapter {
-	if mk := adapters[clients.Lookup(name)]; mk != nil {
-		return mk(projectDir, env)
-	}
-	return nil
+	return agent.For(name, agent.Env{ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Vars: wire.ClientEnvNow()})
 }
 
 // Options are one hook invocation's settings.
@@ -286,7 +259,7 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 					return r, nil
 				}
 			}
-			return a.Deny(claudecode.Reason(v)), nil
+			return a.Deny(agent.Reason(v)), nil
 		}
 		// A call a person approved is allowed for the user: the
 		// client's own prompt would ask a second time.
@@ -310,7 +283,7 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		ev.Call.ID = id
 		v := g.Decide(ctx, &ev.Call)
 		if !v.Allowed {
-			return pm.Permit(false, claudecode.Reason(v)), nil
+			return pm.Permit(false, agent.Reason(v)), nil
 		}
 		return pm.Permit(true, ""), nil
 	case agent.Observe:
@@ -409,5 +382,5 @@ func recorded(ctx context.Context, a agent.Adapter, s veto.Store, c *veto.Call, 
 	if v.Reason == "" {
 		v.Reason = string(e.ToolDenial)
 	}
-	return a.Deny(claudecode.Reason(v)), true
+	return a.Deny(agent.Reason(v)), true
 }

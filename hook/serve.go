@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/postgres"
@@ -101,7 +102,7 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&rq); err != nil || rq.V != 1 {
 		return // the client answers in process
 	}
-	a := adapter(rq.Client, rq.ProjectDir, rq.ClientEnv)
+	a := agent.For(rq.Client, agent.Env{ProjectDir: rq.ProjectDir, Vars: rq.ClientEnv})
 	rs := wire.Response{Build: build}
 	switch {
 	case rq.Status:

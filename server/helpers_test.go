@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	_ "github.com/vetohq/veto/adapters" // the hook endpoints' adapters, registered
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/celrule"
 	"github.com/vetohq/veto/postgres"

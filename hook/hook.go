@@ -12,16 +12,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
-	"github.com/vetohq/veto/postgres"
-	"github.com/vetohq/veto/sqlite"
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/state"
 )
 
 // Clients are the agent clients veto speaks to, by the name commands take
@@ -53,12 +50,9 @@ type Options struct {
 	// an event whose policy has CEL rules is answered ErrNeedsCEL.
 	Compiler policy.Compiler
 
-	// open opens the state; nil opens the SQLite file for this event and
-	// closes it after. The hook server keeps its stores open.
-	open func(ctx context.Context, path string) (veto.Store, func(), error)
-	// openPG opens the PostgreSQL store; nil connects for this event. The
-	// hook server keeps one pool per DSN.
-	openPG func(ctx context.Context, path string) (veto.Store, func(), error)
+	// open opens the state; nil opens it for this event and closes it
+	// after (state.Once). The hook server keeps its stores open.
+	open state.Opener
 	// gates, when set, keeps built gates by policy files and state.
 	gates *gateCache
 }
@@ -149,7 +143,6 @@ var errNotYet = errors.New("hook: no answer yet")
 const pollAnswer = 250 * time.Millisecond
 
 func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Reply, error) {
-	ctx, causes := sqlstore.WithCauses(ctx)
 	ev, err := a.Decode(b)
 	if err != nil {
 		return a.Deny("veto could not read the hook event (" + err.Error() + "), so the call is blocked."), nil
@@ -172,41 +165,29 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		stand = &noCEL{}
 		lo.Compiler = stand
 	}
-	path := o.State
-	open := o.open
-	switch {
-	case o.Postgres != "":
-		// The DSN may hold a password: it names the store only in the
-		// gate cache's key, never in a message.
-		path = "postgres\x00" + o.Postgres
-		if o.openPG != nil {
-			open = o.openPG
-		} else {
-			open = func(ctx context.Context, _ string) (veto.Store, func(), error) {
-				return openPostgresOnce(ctx, o.Postgres, BusyTimeout(o.Timeout))
-			}
-		}
-	case path == "":
-		if path, err = sqlite.DefaultPath(); err != nil {
-			return failed(stateRefused(err)), nil
-		}
-	}
 	// The state is proved sound before every answer, the cached gate's
 	// as well: a file damaged, replaced or newer is refused, its cause
 	// named.
+	name, err := state.Name{Path: o.State, DSN: o.Postgres}.Resolve()
+	if err != nil {
+		return failed(stateRefused(err)), nil
+	}
+	open := o.open
 	if open == nil {
-		open = func(ctx context.Context, path string) (veto.Store, func(), error) {
-			return openOnce(ctx, path, BusyTimeout(o.Timeout))
+		open = func(ctx context.Context, n state.Name) (veto.Store, func(), error) {
+			return state.Once(ctx, n, BusyTimeout(o.Timeout))
 		}
 	}
-	s, done, err := open(ctx, path)
+	s, done, err := open(ctx, name)
 	if err != nil {
 		return failed(stateRefused(err)), nil
 	}
 	defer done()
 	var key string
 	if o.gates != nil {
-		key = fmt.Sprintf("%s%p", o.gates.key(lo, path), s)
+		// The DSN may hold a password: it names the store only in the
+		// gate cache's key, never in a message.
+		key = fmt.Sprintf("%s%p", o.gates.key(lo, state.Key(name)), s)
 	}
 	p, g := o.gates.get(key)
 	if g == nil {
@@ -233,7 +214,7 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 	switch ev.Kind {
 	case agent.Start:
 		if err := g.Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {
-			return agent.Reply{Exit: 1, Stderr: withCause("veto could not record the session's start.", causes.Last()) + "\n"}, nil
+			return agent.Reply{Exit: 1, Stderr: veto.Because("veto could not record the session's start", err, ".") + "\n"}, nil
 		}
 		return agent.Reply{}, nil
 	case agent.Decide:
@@ -248,9 +229,6 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 			}
 		}
 		v := g.Decide(ctx, &ev.Call)
-		if !v.Allowed && v.Reason == veto.ReasonStateUnavailable {
-			v.Message = withCause(v.Message, causes.Last())
-		}
 		if !v.Allowed {
 			if as, ok := a.(agent.Asker); ok && v.Ask {
 				// A question the client can put to a person: held for
@@ -288,34 +266,10 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		return pm.Permit(true, ""), nil
 	case agent.Observe:
 		if err := g.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
-			return agent.Reply{Exit: 1, Stderr: withCause("veto could not record what the call did.", causes.Last()) + "\n"}, nil
+			return agent.Reply{Exit: 1, Stderr: veto.Because("veto could not record what the call did", err, ".") + "\n"}, nil
 		}
 	}
 	return agent.Reply{}, nil
-}
-
-// openOnce opens the state for one event and closes it after: veto hook's
-// store. The file's header and schema marker are checked as it opens.
-func openOnce(ctx context.Context, path string, busy time.Duration) (veto.Store, func(), error) {
-	f := sqlite.OpenFile(path, sqlite.Options{BusyTimeout: busy})
-	release, err := f.Acquire(ctx)
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, func() { release(); f.Close() }, nil
-}
-
-// openPostgresOnce connects to the database for one event, within
-// limit, and closes the pool after.
-func openPostgresOnce(ctx context.Context, dsn string, limit time.Duration) (veto.Store, func(), error) {
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	st, err := postgres.Open(ctx, dsn)
-	if err != nil {
-		return nil, nil, err
-	}
-	return postgres.Noting(st), func() { st.Close() }, nil
 }
 
 // BusyTimeout is how long a store waits for another writer's lock when
@@ -336,25 +290,10 @@ func stateRefused(err error) string {
 }
 
 func causeText(err error) string {
-	var se *sqlstore.StateError
-	if errors.As(err, &se) {
+	if se := veto.StateErrorOf(err); se != nil {
 		return se.Reason()
 	}
 	return "it cannot be reached"
-}
-
-// withCause adds the cause of a state failure met while answering to
-// msg, one of the gate's sentences ("…, so the call is refused.").
-func withCause(msg string, se *sqlstore.StateError) string {
-	if se == nil {
-		return msg
-	}
-	for _, tail := range []string{", so the call is refused.", "."} {
-		if head, ok := strings.CutSuffix(msg, tail); ok {
-			return head + ": " + se.Reason() + tail
-		}
-	}
-	return msg + " (" + se.Reason() + ")"
 }
 
 // decidedStore is a store that finds a call's recorded decision.

@@ -10,7 +10,6 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/clients"
-	"github.com/vetohq/veto/sqlstore"
 )
 
 // Claude Code's HTTP hooks ("type": "http") POST the hook's JSON and read
@@ -131,7 +130,6 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 		write(agent.Reply{Exit: 1, Stderr: msg + "\n"}, &ev, "")
 	}
 	s.withState(w, r, failed, func(ctx context.Context) {
-		ctx, causes := sqlstore.WithCauses(ctx)
 		switch ev.Kind {
 		case agent.Start:
 			if err := s.cfg.Gate.Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {
@@ -157,11 +155,7 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 			}
 			defer unlock()
 			if err := s.cfg.Gate.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
-				msg := "veto could not record what the call did."
-				if se := causes.Last(); se != nil {
-					msg = withCause(msg, se.Reason())
-				}
-				failed(msg)
+				failed(veto.Because("veto could not record what the call did", err, "."))
 				return
 			}
 		}

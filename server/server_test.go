@@ -164,10 +164,10 @@ func TestObserveAndHistory(t *testing.T) {
 }
 
 // failingStore is a store whose database is gone: every use fails as the
-// real stores fail, with ErrUnavailable.
+// real stores fail, with ErrStateUnavailable.
 type failingStore struct{ *sqlstore.Store }
 
-var errGone = fmt.Errorf("%w: the database went away", sqlstore.ErrUnavailable)
+var errGone = fmt.Errorf("%w: the database went away", veto.ErrStateUnavailable)
 
 func (failingStore) Load(context.Context, string) (veto.RunState, error) {
 	return veto.RunState{}, errGone
@@ -184,11 +184,11 @@ func TestStateRefusedIsDenyWithCause(t *testing.T) {
 	st, d := sqliteStore(t)
 	s := start(t, w, st, d, func(c *server.Config) {
 		c.Acquire = func(context.Context) (func(), error) {
-			return nil, &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Path: "/state/veto.db", Detail: "the file is empty",
+			return nil, &veto.StateError{Cause: veto.CauseDamaged, Path: "/state/veto.db", Detail: "the file is empty",
 				Err: errors.New("SECRET-DRIVER-TEXT near SELECT")}
 		}
 		c.Cause = func(err error) string {
-			var se *sqlstore.StateError
+			var se *veto.StateError
 			if errors.As(err, &se) {
 				return se.Reason()
 			}

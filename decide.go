@@ -64,9 +64,13 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 		}
 		if err != nil {
 			if v.Allowed {
-				v = g.deny(c, StageRecord, "", ReasonStateUnavailable, RiskHigh, "veto could not record this decision, so the call is refused.")
+				v = g.stateDeny(c, StageRecord, "veto could not record this decision", err)
 			}
-			g.log.LogAttrs(ctx, slog.LevelError, "decision not recorded", slog.String("call_id", v.CallID), slog.String("run", v.Run))
+			as := []slog.Attr{slog.String("call_id", v.CallID), slog.String("run", v.Run)}
+			if se := StateErrorOf(err); se != nil {
+				as = append(as, se.attrs()...)
+			}
+			g.log.LogAttrs(ctx, slog.LevelError, "decision not recorded", as...)
 			g.logVerdict(ctx, &v)
 			return v
 		}
@@ -94,7 +98,7 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 
 	p, err := g.store.Load(ctx, c.Run.Ref)
 	if err != nil {
-		return g.deny(c, StageState, "", ReasonStateUnavailable, RiskHigh, "veto could not load this run's history, so the call is refused."), 0, nil
+		return g.stateDeny(c, StageState, "veto could not load this run's history", err), 0, nil
 	}
 	base := p.Next
 	evs := s.events[:0]
@@ -178,7 +182,7 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 			resume, err = g.resuming(ctx, c)
 		}
 		if err != nil {
-			return finish(g.deny(c, StageState, "", ReasonStateUnavailable, RiskHigh, "veto could not read this run's approvals, so the call is refused."))
+			return finish(g.stateDeny(c, StageState, "veto could not read this run's approvals", err))
 		}
 		if granted {
 			approval, outcome = seq, ruleAllowed
@@ -306,6 +310,15 @@ func (g *Gate) decisionEvent(v *Verdict, c *Call) Event {
 
 func (g *Gate) deny(c *Call, stage Stage, rule, reason string, risk Risk, msg string) Verdict {
 	return Verdict{CallID: c.ID, Tool: c.Tool, Run: c.Run.Ref, Stage: stage, Rule: rule, Reason: reason, Risk: risk, Message: msg}
+}
+
+// stateDeny is the refusal of a call whose state failed it at stage: the
+// sentence head names the store's cause when err carries one (a
+// StateError), and so does the verdict's log line.
+func (g *Gate) stateDeny(c *Call, stage Stage, head string, err error) Verdict {
+	v := g.deny(c, stage, "", ReasonStateUnavailable, RiskHigh, Because(head, err, ", so the call is refused."))
+	v.state = StateErrorOf(err)
+	return v
 }
 
 // clamp drops the identifying fields that exceed their bounds, so the
@@ -539,7 +552,7 @@ func (g *Gate) logVerdict(ctx context.Context, v *Verdict) {
 	if !g.log.Enabled(ctx, level) {
 		return
 	}
-	g.log.LogAttrs(ctx, level, msg,
+	as := []slog.Attr{
 		slog.String("call_id", v.CallID),
 		slog.String("tool", v.Tool),
 		slog.String("run", v.Run),
@@ -549,7 +562,11 @@ func (g *Gate) logVerdict(ctx context.Context, v *Verdict) {
 		slog.String("tool_denial", string(v.ToolDenial)),
 		slog.String("risk", v.Risk.String()),
 		slog.String("target", v.Target.String()),
-	)
+	}
+	if v.state != nil {
+		as = append(as, v.state.attrs()...)
+	}
+	g.log.LogAttrs(ctx, level, msg, as...)
 }
 
 func newCallID() string {

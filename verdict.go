@@ -64,8 +64,9 @@ type Verdict struct {
 	Args map[string]any
 	Seq  uint64 // sequence number of the decision event; 0 if it was not recorded
 
-	argsHash string // an Ask's: the arguments' hash its approval must match
-	approval uint64 // the approval an allow used, or a denial refused at resume
+	argsHash string      // an Ask's: the arguments' hash its approval must match
+	approval uint64      // the approval an allow used, or a denial refused at resume
+	state    *StateError // a state_unavailable refusal's cause, for its log line
 }
 
 type adviceJSON struct {

@@ -5,32 +5,31 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/vetohq/veto/adapters" // every client's adapter, registered
 	"github.com/vetohq/veto/agent"
-	"github.com/vetohq/veto/claudecode"
 	"github.com/vetohq/veto/clients"
-	"github.com/vetohq/veto/codex"
-	"github.com/vetohq/veto/copilotcli"
-	"github.com/vetohq/veto/cursor"
-	"github.com/vetohq/veto/geminicli"
 )
 
-// adapters are every client's adapter, by its name in the client table.
+// adapters are every client's adapter, by its name in the client table,
+// as the registry gives them (each adapter package registers its own).
 var adapters = func() map[string]agent.Adapter {
 	m := map[string]agent.Adapter{}
-	for c, a := range map[*clients.Client]agent.Adapter{
-		claudecode.Client: claudecode.Adapter{}, geminicli.Client: geminicli.Adapter{}, copilotcli.Client: copilotcli.Adapter{},
-		cursor.Client: cursor.Adapter{}, codex.Client: codex.Adapter{},
-	} {
-		m[c.Name] = a
+	for _, name := range agent.Registered() {
+		m[name] = agent.For(name, agent.Env{})
 	}
 	return m
 }()
 
-func TestEveryClientIsTested(t *testing.T) {
+// Every client of the table has its adapter registered, and the registry
+// knows no other name.
+func TestEveryClientIsRegistered(t *testing.T) {
 	for _, c := range clients.All {
 		if adapters[c.Name] == nil {
-			t.Errorf("%s: its adapter is not among these tests'", c.Name)
+			t.Errorf("%s: no adapter registered", c.Name)
 		}
+	}
+	if got := agent.Registered(); !reflect.DeepEqual(got, clients.Names()) {
+		t.Errorf("registered %v, the table %v", got, clients.Names())
 	}
 }
 

@@ -12,10 +12,6 @@
 package claudecode
 
 import (
-	"fmt"
-	"strings"
-
-	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/clients"
 )
@@ -38,6 +34,14 @@ var (
 	_ agent.Permitter = Adapter{}
 )
 
+// Claude Code's adapter is registered with package agent; the two
+// variables it reads (see Ask) come from the client's environment.
+func init() {
+	agent.Register(Client, func(env agent.Env) agent.Adapter {
+		return Adapter{ProjectDir: env.ProjectDir, Attended: env.Vars["CLAUDE_CODE_SESSION_ATTENDED"], Agent: env.Vars["AI_AGENT"]}
+	})
+}
+
 // Decode implements agent.Adapter: SessionStart (startup and clear open a
 // fresh run; resume and compact go on), PreToolUse, PostToolUse
 // (succeeded) and PostToolUseFailure (failed; cancelled when interrupted).
@@ -55,43 +59,3 @@ func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reaso
 // Allow implements agent.Adapter: nothing printed, so Claude Code's own
 // permission flow runs; with approve, veto answers allow for the user.
 func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }
-
-// Reason is what the model reads about a denial: the rule, the reason
-// code, one sentence of why, what to do instead and the policy key that
-// changes the answer, as the rule declared them. Never argument text.
-func Reason(v veto.Verdict) string {
-	var b strings.Builder
-	b.WriteString("veto blocked this ")
-	b.WriteString(v.Tool)
-	b.WriteString(" call")
-	if v.Ask {
-		b.WriteString(" until a person approves it")
-	}
-	if v.Rule != "" {
-		fmt.Fprintf(&b, " (rule %s, reason %s)", v.Rule, v.Reason)
-	} else {
-		fmt.Fprintf(&b, " (%s)", v.Reason)
-	}
-	b.WriteString(": ")
-	b.WriteString(v.Message)
-	if v.Advice.Instead != "" {
-		b.WriteString(" Instead: ")
-		b.WriteString(v.Advice.Instead)
-	}
-	if v.Ask {
-		// A question: the same call passes once a person approves it.
-		b.WriteString(" Do not work around it; once the user has approved it, make the same call again.")
-		return b.String()
-	}
-	b.WriteString(" Do not retry it or work around it; ")
-	hint := v.Advice.Policy
-	if hint == "" && v.Stage == veto.StageRule && v.Rule != "" {
-		hint = "the rule " + v.Rule
-	}
-	if hint != "" {
-		b.WriteString("ask the user to do it, or to change veto's policy (" + hint + ").")
-	} else {
-		b.WriteString("ask the user how to proceed.")
-	}
-	return b.String()
-}

@@ -56,7 +56,7 @@ func (a Adapter) Ask(ev *agent.Event, v veto.Verdict) (agent.Reply, bool) {
 		if !askedAloneSoon(ev.Transcript, ev.Call.ID) {
 			return agent.Reply{}, false
 		}
-		return agent.Write(*Client.Defer, Reason(v)), true
+		return agent.Write(*Client.Defer, agent.Reason(v)), true
 	case "1":
 		if ev.PermissionMode != "default" && ev.PermissionMode != "bypassPermissions" {
 			return agent.Reply{}, false

@@ -16,8 +16,7 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/policy"
-	"github.com/vetohq/veto/sqlite"
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/state"
 )
 
 //go:embed examples/calls.jsonl
@@ -77,16 +76,15 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	}
 	var store veto.Store = memstore.New()
 	if *stateFile != "" {
-		// A refusal's cause is noted in ctx, and named in the log line.
-		ctx, _ = sqlstore.WithCauses(ctx)
-		f := sqlite.OpenFile(*stateFile, sqlite.Options{})
-		defer f.Close()
-		if release, err := f.Acquire(ctx); err != nil {
+		// A refusal's cause rides in the store's error; the gate names it
+		// in the verdict and the log line.
+		s, done, err := state.Once(ctx, state.Name{Path: *stateFile}, 0)
+		if err != nil {
 			// Fail closed: the gate denies on a store it cannot use.
 			store = unavailableStore{err}
 		} else {
-			defer release()
-			store = f
+			defer done()
+			store = s
 		}
 	}
 	g, err := p.Gate(policy.BuildOptions{Store: store, Logger: log})

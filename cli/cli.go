@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/vetohq/veto/clients"
-	"github.com/vetohq/veto/sqlstore"
 )
 
 // Exit codes of every subcommand.
@@ -154,7 +153,7 @@ func logger(w io.Writer, level string) (*slog.Logger, error) {
 	default:
 		return nil, fmt.Errorf("--log-level %q: want off, debug, info, warn or error", level)
 	}
-	return slog.New(sqlstore.LogHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))), nil
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
 func runVersion(_ context.Context, e *env, args []string) int {

@@ -13,14 +13,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/clients"
 	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
-	"github.com/vetohq/veto/postgres"
-	"github.com/vetohq/veto/sqlite"
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/state"
 )
 
 const doctorDescription = `Check that veto guards the agent clients it is registered with, and say how to fix what is wrong.
@@ -323,13 +322,11 @@ func (d *doctor) policy(dir string) {
 
 func (d *doctor) state(ctx context.Context) {
 	if dsn := os.Getenv("VETO_POSTGRES"); dsn != "" {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		s, err := postgres.Open(cctx, dsn)
+		s, err := state.OpenDurable(ctx, state.Name{DSN: dsn}, state.DurableOptions{Busy: 5 * time.Second})
 		if err != nil {
-			se := sqlstore.CauseOf(err, postgres.Classify)
+			se := state.Refusal(state.Name{DSN: dsn}, err)
 			fix := stateHint[se.Cause]
-			if se.Cause == sqlstore.CauseUnreachable {
+			if se.Cause == veto.CauseUnreachable {
 				fix = "start the database, or fix VETO_POSTGRES"
 			}
 			d.problem(fix, "state: %s (VETO_POSTGRES), so every call is refused (cause: %s)", se.Reason(), se.Cause)
@@ -341,7 +338,7 @@ func (d *doctor) state(ctx context.Context) {
 	}
 	path := os.Getenv("VETO_STATE")
 	if path == "" {
-		p, err := sqlite.DefaultPath()
+		p, err := state.DefaultPath()
 		if err != nil {
 			d.problem("set XDG_STATE_HOME or HOME", "no state directory: %v", err)
 			return
@@ -359,11 +356,11 @@ func (d *doctor) state(ctx context.Context) {
 	case fi.Mode().Perm()&0o077 != 0:
 		d.problem("chmod 600 "+path, "state: %s is readable by others (mode %o)", path, fi.Mode().Perm())
 	}
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	s, err := state.OpenDurable(ctx, state.Name{Path: path}, state.DurableOptions{})
 	if err != nil {
-		se := sqlite.Refusal(path, err)
+		se := state.Refusal(state.Name{Path: path}, err)
 		fix := stateHint[se.Cause]
-		if se.Cause == sqlstore.CauseDamaged {
+		if se.Cause == veto.CauseDamaged {
 			fix = "move it aside and start a new state, the damaged file kept for a post-mortem: veto state repair"
 		}
 		d.problem(fix, "state: %s; it does not open, so every call is refused (cause: %s)", se.Reason(), se.Cause)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	_ "github.com/vetohq/veto/adapters" // every client's adapter, registered with agent
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/clients"
 	"github.com/vetohq/veto/hook"

@@ -13,33 +13,29 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/eventlog"
-	"github.com/vetohq/veto/postgres"
-	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/state"
 )
 
 // durableStore is a store with its decision log.
-type durableStore interface {
-	veto.Store
-	veto.Log
-	Close() error
-}
+type durableStore = state.Durable
 
 // openStore opens the PostgreSQL store when dsn is set, else the SQLite
-// file at path (default: the user's state directory).
+// file at path (default: the user's state directory); where names it
+// ("postgres", never the DSN, or the file's path).
 func openStore(ctx context.Context, path, dsn string) (durableStore, string, error) {
-	if dsn != "" {
-		s, err := postgres.Open(ctx, dsn)
-		return s, "postgres", err
+	n, err := state.Name{Path: path, DSN: dsn}.Resolve()
+	if err != nil {
+		return nil, "", err
 	}
-	if path == "" {
-		p, err := sqlite.DefaultPath()
-		if err != nil {
-			return nil, "", err
-		}
-		path = p
+	where := n.Path
+	if n.Postgres() {
+		where = "postgres"
 	}
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
-	return s, path, err
+	s, err := state.OpenDurable(ctx, n, state.DurableOptions{})
+	if err != nil {
+		return nil, where, err
+	}
+	return s, where, nil
 }
 
 const logDescription = `List and follow veto's decisions, check the log's hash chains, prune old events.
@@ -62,7 +58,7 @@ func runLog(ctx context.Context, e *env, args []string) int {
 		sub, args = args[0], args[1:]
 	}
 	fs := newFlags(e, "log", "[verify|prune] [flags]", logDescription)
-	state := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file (default: $XDG_STATE_HOME/veto/veto.db)")
+	file := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file (default: $XDG_STATE_HOME/veto/veto.db)")
 	dsn := fs.String("postgres", "", "a PostgreSQL database instead: postgres://user@host:port/db")
 	run := fs.String("run", "", "only this run")
 	tool := fs.String("tool", "", "only calls of this tool")
@@ -80,15 +76,15 @@ func runLog(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "veto log: unexpected argument %q\n", fs.Arg(0))
 		return ExitUsage
 	}
-	if sub == "" && *state == "" && *dsn == "" {
-		if p, err := sqlite.DefaultPath(); err == nil {
+	if sub == "" && *file == "" && *dsn == "" {
+		if p, err := state.DefaultPath(); err == nil {
 			if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 				fmt.Fprintf(e.stderr, "veto log: no decision log at %s yet\n", p)
 				return ExitDeny
 			}
 		}
 	}
-	s, where, err := openStore(ctx, *state, *dsn)
+	s, where, err := openStore(ctx, *file, *dsn)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto log: cannot open the decision log:", err)
 		return ExitDeny

@@ -23,6 +23,7 @@ import (
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/presence"
 	"github.com/vetohq/veto/server"
+	"github.com/vetohq/veto/state"
 )
 
 const mcpDescription = `Stand in front of one MCP server and decide every tools/call through veto before the
@@ -203,7 +204,7 @@ func openPins(ctx context.Context, st *serviceState) (*mcpgate.Pins, error) {
 		}
 		defer release()
 	}
-	return mcpgate.OpenPins(ctx, st.db, st.dialect)
+	return mcpgate.OpenPins(ctx, st.db, state.Markers(st.dialect))
 }
 
 func runMCPPins(ctx context.Context, e *env, sub string, args []string) int {

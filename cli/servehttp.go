@@ -11,21 +11,17 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/page"
 	"github.com/vetohq/veto/policy"
-	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/server"
-	"github.com/vetohq/veto/sqlite"
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/state"
 )
 
 const serveHTTPDescription = `Decide tool calls over HTTP/JSON: veto's decision service, for runtimes in any language
@@ -116,7 +112,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 	cfg := server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, Policy: showPolicy(p),
-		Logger: log, Deadline: *deadline, Client: hook.AdapterIn}
+		Logger: log, Deadline: *deadline}
 	if !*noAuth {
 		if cfg.Tokens, err = st.tokens(ctx); err != nil {
 			fmt.Fprintln(e.stderr, "veto serve: cannot open the token table:", stateCause(err))
@@ -188,19 +184,11 @@ func isLoopback(addr string) (bool, error) {
 }
 
 // stateCause names what is wrong with a state, never a driver's message.
-func stateCause(err error) string {
-	var se *sqlstore.StateError
-	if errors.As(err, &se) {
-		return se.Reason()
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "veto's state did not answer in time"
-	}
-	return "veto's state cannot be reached"
-}
+func stateCause(err error) string { return state.Cause(err) }
 
-// serviceState is the state a service decides on: an SQLite file proved
-// sound before each request, or a PostgreSQL pool.
+// serviceState is the state a service decides on (state.Service), as the
+// commands here use it: an SQLite file proved sound before each request,
+// or a PostgreSQL pool.
 type serviceState struct {
 	store   veto.Store
 	log     server.Store
@@ -213,45 +201,16 @@ type serviceState struct {
 	startErr error
 }
 
+// openServiceState opens the SQLite file at path or the PostgreSQL
+// database dsn; lazy: a state that cannot be used yet is no error, and
+// every request is refused with its cause until it mends.
 func openServiceState(ctx context.Context, path, dsn string, lazy bool) (*serviceState, error) {
-	if dsn != "" && lazy {
-		// A service starts while its database is down, refusing until it
-		// answers.
-		l := &lazyPG{dsn: dsn}
-		_, err := l.get(ctx)
-		return &serviceState{store: l, log: l, acquire: l.acquire, db: l.db, dialect: "postgres", close: l.close, startErr: err}, nil
-	}
-	if dsn != "" {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		s, err := postgres.Open(cctx, dsn)
-		if err != nil {
-			return nil, err
-		}
-		return &serviceState{store: s, log: s, db: s.DB, dialect: "postgres", close: func() { s.Close() }}, nil
-	}
-	if path == "" {
-		p, err := sqlite.DefaultPath()
-		if err != nil {
-			return nil, err
-		}
-		path = p
-	}
-	f := sqlite.OpenFile(path, sqlite.Options{Verify: true, BusyTimeout: time.Second})
-	release, err := f.Acquire(ctx)
-	if err != nil && !lazy {
-		f.Close()
+	sv, err := state.OpenService(ctx, state.Name{Path: path, DSN: dsn}, state.ServiceOptions{Lazy: lazy})
+	if err != nil {
 		return nil, err
 	}
-	if err == nil {
-		release()
-	}
-	// A service starts on a state it cannot use yet (damaged, locked,
-	// full): every request is refused with the cause, and the file is
-	// proved again at each one, as veto state repair or the disk mends it.
-	fl := &fileLog{f: f}
-	return &serviceState{store: fl, log: fl, acquire: f.Acquire, db: func() *sql.DB { return f.Store().DB() },
-		dialect: "sqlite", close: func() { f.Close() }, startErr: err}, nil
+	return &serviceState{store: sv.Store, log: sv.Log, acquire: sv.Acquire, db: sv.DBFunc(), dialect: sv.Dialect(),
+		close: sv.Close, startErr: sv.StartErr}, nil
 }
 
 // pins are veto mcp's pinned tool definitions in the state, for the page;
@@ -260,14 +219,12 @@ func (st *serviceState) pins(ctx context.Context) *mcpgate.Pins {
 	if st.startErr != nil {
 		return nil
 	}
-	if st.acquire != nil {
-		release, err := st.acquire(ctx)
-		if err != nil {
-			return nil
-		}
-		defer release()
+	release, err := st.acquire(ctx)
+	if err != nil {
+		return nil
 	}
-	p, err := mcpgate.OpenPins(ctx, st.db, st.dialect)
+	defer release()
+	p, err := mcpgate.OpenPins(ctx, st.db, state.Markers(st.dialect))
 	if err != nil {
 		return nil
 	}
@@ -277,38 +234,6 @@ func (st *serviceState) pins(ctx context.Context) *mcpgate.Pins {
 // tokens is the state's token table, made at its first use.
 func (st *serviceState) tokens(ctx context.Context) (*server.Tokens, error) {
 	return server.NewTokens(st.db, st.dialect), nil
-}
-
-// fileLog is an SQLite file as a service's store and decision log, used
-// while the file is acquired. Its appends take turns in the process:
-// SQLite has one writer at a time, and writers queued here wait in order
-// rather than in SQLite's busy loop, which sleeps in growing steps (at
-// concurrency 64, 14 of about 730 calls in 3 s ran past its timeout).
-type fileLog struct {
-	f  *sqlite.File
-	mu sync.Mutex
-}
-
-func (l *fileLog) Load(ctx context.Context, run string) (veto.RunState, error) {
-	return l.f.Load(ctx, run)
-}
-func (l *fileLog) Append(ctx context.Context, run string, next uint64, evs []veto.Event) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.f.Append(ctx, run, next, evs)
-}
-func (l *fileLog) Events(ctx context.Context, run string, after uint64) ([]veto.Event, error) {
-	return l.f.Events(ctx, run, after)
-}
-func (l *fileLog) Runs(ctx context.Context) ([]string, error) { return l.f.Store().Runs(ctx) }
-func (l *fileLog) Scan(ctx context.Context, q veto.LogQuery, fn func(string, uint64, []byte) error) error {
-	return l.f.Store().Scan(ctx, q, fn)
-}
-func (l *fileLog) Chain(ctx context.Context, run string) (uint64, string, [][]byte, error) {
-	return l.f.Store().Chain(ctx, run)
-}
-func (l *fileLog) Prune(ctx context.Context, before time.Time) (int, error) {
-	return l.f.Store().Prune(ctx, before)
 }
 
 const tokenDescription = `Make, list and revoke the bearer tokens of veto serve. Each token is bound to an actor:

@@ -7,9 +7,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/vetohq/veto/postgres"
-	"github.com/vetohq/veto/sqlite"
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/state"
 )
 
 const stateDescription = `Check veto's state, or repair a damaged one.
@@ -33,23 +32,23 @@ events are damaged in place. A state refused for another cause (locked, full, ne
 left as it is.`
 
 // Exit codes of veto state, beyond ExitAllow, ExitDeny and ExitUsage.
-var stateExit = map[sqlstore.Cause]int{
-	sqlstore.CauseDamaged:     3,
-	sqlstore.CauseNewer:       4,
-	sqlstore.CauseLocked:      5,
-	sqlstore.CauseFull:        6,
-	sqlstore.CauseUnreachable: 7,
-	sqlstore.CauseBadPath:     8,
+var stateExit = map[veto.Cause]int{
+	veto.CauseDamaged:     3,
+	veto.CauseNewer:       4,
+	veto.CauseLocked:      5,
+	veto.CauseFull:        6,
+	veto.CauseUnreachable: 7,
+	veto.CauseBadPath:     8,
 }
 
 // stateHint is what to do about a refusal.
-var stateHint = map[sqlstore.Cause]string{
-	sqlstore.CauseDamaged:     "veto state repair (the damaged file is moved aside and kept; a new state is started)",
-	sqlstore.CauseNewer:       "use the newer veto that wrote it; this one does not know its schema",
-	sqlstore.CauseLocked:      "another process holds its write lock; try again when it is done",
-	sqlstore.CauseFull:        "free space on its disk",
-	sqlstore.CauseUnreachable: "check that it can be read and written by this user, and its disk",
-	sqlstore.CauseBadPath:     "point --state or $VETO_STATE at a file",
+var stateHint = map[veto.Cause]string{
+	veto.CauseDamaged:     "veto state repair (the damaged file is moved aside and kept; a new state is started)",
+	veto.CauseNewer:       "use the newer veto that wrote it; this one does not know its schema",
+	veto.CauseLocked:      "another process holds its write lock; try again when it is done",
+	veto.CauseFull:        "free space on its disk",
+	veto.CauseUnreachable: "check that it can be read and written by this user, and its disk",
+	veto.CauseBadPath:     "point --state or $VETO_STATE at a file",
 }
 
 func runState(ctx context.Context, e *env, args []string) int {
@@ -63,7 +62,7 @@ func runState(ctx context.Context, e *env, args []string) int {
 	}
 	sub := args[0]
 	fs := newFlags(e, "state "+sub, "[--state FILE | --postgres DSN]", stateDescription)
-	state := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file (default: $XDG_STATE_HOME/veto/veto.db)")
+	file := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file (default: $XDG_STATE_HOME/veto/veto.db)")
 	pg := fs.String("postgres", os.Getenv("VETO_POSTGRES"), "a PostgreSQL database (a DSN) instead of the SQLite state")
 	timeout := fs.Duration("timeout", 2*time.Second, "how long to wait for another writer's lock, or for the database to answer")
 	if code, done := parse(e, fs, args[1:]); done {
@@ -76,29 +75,19 @@ func runState(ctx context.Context, e *env, args []string) int {
 	if *pg != "" {
 		return statePostgres(ctx, e, sub, *pg, *timeout)
 	}
-	path := *state
-	if path == "" {
-		p, err := sqlite.DefaultPath()
-		if err != nil {
-			return refused(e, sqlite.Refusal("", err))
-		}
-		path = p
+	n, err := state.Name{Path: *file}.Resolve()
+	if err != nil {
+		return refused(e, state.Refusal(n, err))
 	}
+	path := n.Path
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(e.stdout, "ok: no state at %s yet; a new one is made at first use\n", path)
 		return ExitAllow
 	}
-	s, err := sqlite.Open(ctx, path, sqlite.Options{Verify: true, BusyTimeout: *timeout})
-	if err == nil {
-		defer s.Close()
-		err = sqlite.Probe(ctx, s, path)
-	}
+	s, err := state.OpenDurable(ctx, n, state.DurableOptions{Verify: true, Probe: true, Busy: *timeout})
 	if err != nil {
-		se := sqlite.Refusal(path, err)
-		if sub == "repair" && se.Cause == sqlstore.CauseDamaged {
-			if s != nil {
-				s.Close()
-			}
+		se := state.Refusal(n, err)
+		if sub == "repair" && se.Cause == veto.CauseDamaged {
 			return repairFile(ctx, e, path, se)
 		}
 		code := refused(e, se)
@@ -107,28 +96,29 @@ func runState(ctx context.Context, e *env, args []string) int {
 		}
 		return code
 	}
-	return runsCheck(ctx, e, sub, s, "veto's state "+path)
+	defer s.Close()
+	return runsCheck(ctx, e, sub, s, n, "veto's state "+path)
 }
 
 // refused reports a refusal and returns its exit code.
-func refused(e *env, se *sqlstore.StateError) int {
+func refused(e *env, se *veto.StateError) int {
 	fmt.Fprintln(e.stdout, se.Reason())
 	fmt.Fprintf(e.stdout, "cause: %s\nfix: %s\n", se.Cause, stateHint[se.Cause])
 	if c, ok := stateExit[se.Cause]; ok {
 		return c
 	}
-	return stateExit[sqlstore.CauseUnreachable]
+	return stateExit[veto.CauseUnreachable]
 }
 
 // runsCheck reads every run of a sound store; repair marks incomplete the
 // runs whose events are damaged in place.
-func runsCheck(ctx context.Context, e *env, sub string, s *sqlstore.Store, name string) int {
+func runsCheck(ctx context.Context, e *env, sub string, s state.Durable, n state.Name, name string) int {
 	runs, err := s.CheckRuns(ctx)
 	if err != nil {
-		return refused(e, sqlstore.CauseOf(err, nil))
+		return refused(e, state.Refusal(n, err))
 	}
 	events, marked := 0, 0
-	var broken []sqlstore.RunCheck
+	var broken []state.RunCheck
 	for _, r := range runs {
 		events += r.Events
 		switch {
@@ -151,7 +141,7 @@ func runsCheck(ctx context.Context, e *env, sub string, s *sqlstore.Store, name 
 	}
 	for _, r := range broken {
 		if err := s.MarkIncomplete(ctx, r.Run); err != nil {
-			return refused(e, sqlstore.CauseOf(err, nil))
+			return refused(e, state.Refusal(n, err))
 		}
 	}
 	fmt.Fprintf(e.stdout, "marked %d run(s) incomplete in %s: history rules deny for them until proven\n", len(broken), name)
@@ -160,32 +150,25 @@ func runsCheck(ctx context.Context, e *env, sub string, s *sqlstore.Store, name 
 
 // repairFile moves a damaged state aside, starts a new one, and marks
 // every run the damaged file's bytes name incomplete in it.
-func repairFile(ctx context.Context, e *env, path string, se *sqlstore.StateError) int {
+func repairFile(ctx context.Context, e *env, path string, se *veto.StateError) int {
 	fmt.Fprintln(e.stdout, se.Reason())
-	runs, rerr := sqlite.RunsIn(path, path+"-wal")
-	aside, err := sqlite.MoveAside(path, time.Now())
-	if err != nil {
-		return refused(e, sqlite.Refusal(path, err))
+	r, err := state.Repair(ctx, path)
+	if r.Aside != "" {
+		fmt.Fprintf(e.stdout, "moved the damaged state aside, kept for a post-mortem: %s\n", r.Aside)
 	}
-	fmt.Fprintf(e.stdout, "moved the damaged state aside, kept for a post-mortem: %s\n", aside)
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		return refused(e, sqlite.Refusal(path, err))
+	if r.New {
+		fmt.Fprintf(e.stdout, "started a new state: %s\n", path)
 	}
-	defer s.Close()
-	fmt.Fprintf(e.stdout, "started a new state: %s\n", path)
-	for _, run := range runs {
-		if err := s.MarkIncomplete(ctx, run); err != nil {
-			return refused(e, sqlite.Refusal(path, err))
-		}
+	if err != nil {
+		return refused(e, state.Refusal(state.Name{Path: path}, err))
 	}
 	switch {
-	case len(runs) > 0:
-		fmt.Fprintf(e.stdout, "marked %d run(s) incomplete, their ids read from the damaged file's bytes: history rules deny for them until proven\n", len(runs))
-		for _, run := range runs {
+	case len(r.Runs) > 0:
+		fmt.Fprintf(e.stdout, "marked %d run(s) incomplete, their ids read from the damaged file's bytes: history rules deny for them until proven\n", len(r.Runs))
+		for _, run := range r.Runs {
 			fmt.Fprintf(e.stdout, "  %s\n", run)
 		}
-	case rerr != nil:
+	case r.Unread:
 		fmt.Fprintln(e.stdout, "the damaged file could not be read, so no run could be marked incomplete: a session that resumes starts incomplete (it is not fresh); one that says it is fresh starts complete and empty")
 	default:
 		fmt.Fprintln(e.stdout, "no run id could be recovered from the damaged file, so no run was marked incomplete: a session that resumes starts incomplete (it is not fresh); one that says it is fresh starts complete and empty")
@@ -197,12 +180,10 @@ func repairFile(ctx context.Context, e *env, path string, se *sqlstore.StateErro
 // damaged events incomplete; it is never moved. The DSN, which may hold a
 // password, is never printed.
 func statePostgres(ctx context.Context, e *env, sub, dsn string, timeout time.Duration) int {
-	c, cancel := context.WithTimeout(ctx, timeout)
-	s, err := postgres.Open(c, dsn)
-	cancel()
+	s, err := state.OpenDurable(ctx, state.Name{DSN: dsn}, state.DurableOptions{Busy: timeout})
 	if err != nil {
-		return refused(e, sqlstore.CauseOf(err, postgres.Classify))
+		return refused(e, state.Refusal(state.Name{DSN: dsn}, err))
 	}
 	defer s.Close()
-	return runsCheck(ctx, e, sub, s, "the PostgreSQL database")
+	return runsCheck(ctx, e, sub, s, state.Name{DSN: dsn}, "the PostgreSQL database")
 }

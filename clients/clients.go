@@ -8,9 +8,9 @@
 // The package links the standard library only: veto-hook, which must
 // start fast, reads it too.
 //
-// Adding a client is its adapter package (on package agent), its entry
-// here and in All, its adapter in package hook's list, its tests, and its
-// section in docs/clients.md.
+// Adding a client is its adapter package (on package agent, registering
+// itself with agent.Register), its entry here and in All, one line in
+// package adapters, its tests, and its section in docs/clients.md.
 package clients
 
 import (

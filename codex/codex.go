@@ -21,6 +21,8 @@ type Adapter struct{}
 
 var _ agent.Adapter = Adapter{}
 
+func init() { agent.Register(Client, func(agent.Env) agent.Adapter { return Adapter{} }) }
+
 // Decode implements agent.Adapter. A shell command given as an argument
 // vector becomes one command line; apply_patch's file headers become the
 // paths it writes, wherever Codex puts the patch (input, patch, or

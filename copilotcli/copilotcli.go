@@ -26,6 +26,8 @@ type Adapter struct{}
 
 var _ agent.Adapter = Adapter{}
 
+func init() { agent.Register(Client, func(agent.Env) agent.Adapter { return Adapter{} }) }
+
 type event struct {
 	HookEventName string          `json:"hookEventName"`
 	SessionID     string          `json:"sessionId"`

@@ -22,6 +22,8 @@ type Adapter struct{}
 
 var _ agent.Adapter = Adapter{}
 
+func init() { agent.Register(Client, func(agent.Env) agent.Adapter { return Adapter{} }) }
+
 type event struct {
 	HookEventName  string          `json:"hook_event_name"`
 	ConversationID string          `json:"conversation_id"`

@@ -23,6 +23,8 @@ type Adapter struct{}
 
 var _ agent.Adapter = Adapter{}
 
+func init() { agent.Register(Client, func(agent.Env) agent.Adapter { return Adapter{} }) }
+
 type event struct {
 	SessionID     string          `json:"session_id"`
 	Cwd           string          `json:"cwd"`

@@ -12,54 +12,24 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
-	"github.com/vetohq/veto/claudecode"
-	"github.com/vetohq/veto/clients"
-	"github.com/vetohq/veto/codex"
-	"github.com/vetohq/veto/copilotcli"
-	"github.com/vetohq/veto/cursor"
-	"github.com/vetohq/veto/geminicli"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
-	"github.com/vetohq/veto/postgres"
-	"github.com/vetohq/veto/sqlite"
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/state"
 )
 
 // Clients are the agent clients veto speaks to, by the name commands take
 // (the client table's, package clients).
 var Clients = wire.Clients
 
-// adapters make each client's adapter; projectDir is Claude Code's
-// CLAUDE_PROJECT_DIR, env the client's variables of wire.ClientKeys.
-// Every client of the table has one (a test holds them together).
-var adapters = map[*clients.Client]func(projectDir string, env map[string]string) agent.Adapter{
-	claudecode.Client: func(dir string, env map[string]string) agent.Adapter {
-		return claudecode.Adapter{ProjectDir: dir, Attended: env["CLAUDE_CODE_SESSION_ATTENDED"], Agent: env["AI_AGENT"]}
-	},
-	geminicli.Client:  func(string, map[string]string) agent.Adapter { return geminicli.Adapter{} },
-	copilotcli.Client: func(string, map[string]string) agent.Adapter { return copilotcli.Adapter{} },
-	cursor.Client:     func(string, map[string]string) agent.Adapter { return cursor.Adapter{} },
-	codex.Client:      func(string, map[string]string) agent.Adapter { return codex.Adapter{} },
-}
-
-// AdapterFor returns the adapter of a client, nil for an unknown name,
+// AdapterFor returns the adapter of a client from agent's registry (nil
+// for a name none is registered for: the program links package adapters),
 // with this process's environment (the client's, for veto hook).
 func AdapterFor(name string) agent.Adapter {
-	return adapter(name, os.Getenv("CLAUDE_PROJECT_DIR"), wire.ClientEnvNow())
-}
-
-// adapter returns a client's adapter; projectDir is Claude Code's
-// CLAUDE_PROJECT_DIR, env the client's variables of wire.ClientKeys.
-func adapter(name, projectDir string, env map[string]string) agent.Adapter {
-	if mk := adapters[clients.Lookup(name)]; mk != nil {
-		return mk(projectDir, env)
-	}
-	return nil
+	return agent.For(name, agent.Env{ProjectDir: os.Getenv("CLAUDE_PROJECT_DIR"), Vars: wire.ClientEnvNow()})
 }
 
 // Options are one hook invocation's settings.
@@ -80,12 +50,9 @@ type Options struct {
 	// an event whose policy has CEL rules is answered ErrNeedsCEL.
 	Compiler policy.Compiler
 
-	// open opens the state; nil opens the SQLite file for this event and
-	// closes it after. The hook server keeps its stores open.
-	open func(ctx context.Context, path string) (veto.Store, func(), error)
-	// openPG opens the PostgreSQL store; nil connects for this event. The
-	// hook server keeps one pool per DSN.
-	openPG func(ctx context.Context, path string) (veto.Store, func(), error)
+	// open opens the state; nil opens it for this event and closes it
+	// after (state.Once). The hook server keeps its stores open.
+	open state.Opener
 	// gates, when set, keeps built gates by policy files and state.
 	gates *gateCache
 }
@@ -176,7 +143,6 @@ var errNotYet = errors.New("hook: no answer yet")
 const pollAnswer = 250 * time.Millisecond
 
 func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Reply, error) {
-	ctx, causes := sqlstore.WithCauses(ctx)
 	ev, err := a.Decode(b)
 	if err != nil {
 		return a.Deny("veto could not read the hook event (" + err.Error() + "), so the call is blocked."), nil
@@ -202,41 +168,29 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		stand = &noCEL{}
 		lo.Compiler = stand
 	}
-	path := o.State
-	open := o.open
-	switch {
-	case o.Postgres != "":
-		// The DSN may hold a password: it names the store only in the
-		// gate cache's key, never in a message.
-		path = "postgres\x00" + o.Postgres
-		if o.openPG != nil {
-			open = o.openPG
-		} else {
-			open = func(ctx context.Context, _ string) (veto.Store, func(), error) {
-				return openPostgresOnce(ctx, o.Postgres, BusyTimeout(o.Timeout))
-			}
-		}
-	case path == "":
-		if path, err = sqlite.DefaultPath(); err != nil {
-			return failed(stateRefused(err)), nil
-		}
-	}
 	// The state is proved sound before every answer, the cached gate's
 	// as well: a file damaged, replaced or newer is refused, its cause
 	// named.
+	name, err := state.Name{Path: o.State, DSN: o.Postgres}.Resolve()
+	if err != nil {
+		return failed(stateRefused(err)), nil
+	}
+	open := o.open
 	if open == nil {
-		open = func(ctx context.Context, path string) (veto.Store, func(), error) {
-			return openOnce(ctx, path, BusyTimeout(o.Timeout))
+		open = func(ctx context.Context, n state.Name) (veto.Store, func(), error) {
+			return state.Once(ctx, n, BusyTimeout(o.Timeout))
 		}
 	}
-	s, done, err := open(ctx, path)
+	s, done, err := open(ctx, name)
 	if err != nil {
 		return failed(stateRefused(err)), nil
 	}
 	defer done()
 	var key string
 	if o.gates != nil {
-		key = fmt.Sprintf("%s%p", o.gates.key(lo, path), s)
+		// The DSN may hold a password: it names the store only in the
+		// gate cache's key, never in a message.
+		key = fmt.Sprintf("%s%p", o.gates.key(lo, state.Key(name)), s)
 	}
 	p, g := o.gates.get(key)
 	if g == nil {
@@ -263,7 +217,7 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 	switch ev.Kind {
 	case agent.Start:
 		if err := g.Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {
-			return agent.Reply{Exit: 1, Stderr: withCause("veto could not record the session's start.", causes.Last()) + "\n"}, nil
+			return agent.Reply{Exit: 1, Stderr: veto.Because("veto could not record the session's start", err, ".") + "\n"}, nil
 		}
 		return agent.Reply{}, nil
 	case agent.Decide:
@@ -278,9 +232,6 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 			}
 		}
 		v := g.Decide(ctx, &ev.Call)
-		if !v.Allowed && v.Reason == veto.ReasonStateUnavailable {
-			v.Message = withCause(v.Message, causes.Last())
-		}
 		if !v.Allowed {
 			if as, ok := a.(agent.Asker); ok && v.Ask {
 				// A question the client can put to a person: held for
@@ -289,7 +240,7 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 					return r, nil
 				}
 			}
-			return a.Deny(claudecode.Reason(v)), nil
+			return a.Deny(agent.Reason(v)), nil
 		}
 		// A call a person approved is allowed for the user: the
 		// client's own prompt would ask a second time.
@@ -313,39 +264,15 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		ev.Call.ID = id
 		v := g.Decide(ctx, &ev.Call)
 		if !v.Allowed {
-			return pm.Permit(false, claudecode.Reason(v)), nil
+			return pm.Permit(false, agent.Reason(v)), nil
 		}
 		return pm.Permit(true, ""), nil
 	case agent.Observe:
 		if err := g.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
-			return agent.Reply{Exit: 1, Stderr: withCause("veto could not record what the call did.", causes.Last()) + "\n"}, nil
+			return agent.Reply{Exit: 1, Stderr: veto.Because("veto could not record what the call did", err, ".") + "\n"}, nil
 		}
 	}
 	return agent.Reply{}, nil
-}
-
-// openOnce opens the state for one event and closes it after: veto hook's
-// store. The file's header and schema marker are checked as it opens.
-func openOnce(ctx context.Context, path string, busy time.Duration) (veto.Store, func(), error) {
-	f := sqlite.OpenFile(path, sqlite.Options{BusyTimeout: busy})
-	release, err := f.Acquire(ctx)
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, func() { release(); f.Close() }, nil
-}
-
-// openPostgresOnce connects to the database for one event, within
-// limit, and closes the pool after.
-func openPostgresOnce(ctx context.Context, dsn string, limit time.Duration) (veto.Store, func(), error) {
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	st, err := postgres.Open(ctx, dsn)
-	if err != nil {
-		return nil, nil, err
-	}
-	return postgres.Noting(st), func() { st.Close() }, nil
 }
 
 // BusyTimeout is how long a store waits for another writer's lock when
@@ -366,25 +293,10 @@ func stateRefused(err error) string {
 }
 
 func causeText(err error) string {
-	var se *sqlstore.StateError
-	if errors.As(err, &se) {
+	if se := veto.StateErrorOf(err); se != nil {
 		return se.Reason()
 	}
 	return "it cannot be reached"
-}
-
-// withCause adds the cause of a state failure met while answering to
-// msg, one of the gate's sentences ("…, so the call is refused.").
-func withCause(msg string, se *sqlstore.StateError) string {
-	if se == nil {
-		return msg
-	}
-	for _, tail := range []string{", so the call is refused.", "."} {
-		if head, ok := strings.CutSuffix(msg, tail); ok {
-			return head + ": " + se.Reason() + tail
-		}
-	}
-	return msg + " (" + se.Reason() + ")"
 }
 
 // decidedStore is a store that finds a call's recorded decision.
@@ -412,5 +324,5 @@ func recorded(ctx context.Context, a agent.Adapter, s veto.Store, c *veto.Call, 
 	if v.Reason == "" {
 		v.Reason = string(e.ToolDenial)
 	}
-	return a.Deny(claudecode.Reason(v)), true
+	return a.Deny(agent.Reason(v)), true
 }

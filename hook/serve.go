@@ -16,12 +16,11 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
-	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/probe"
-	"github.com/vetohq/veto/sqlite"
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/state"
 )
 
 // The hook server: a long-lived veto that keeps the state open and answers
@@ -41,9 +40,9 @@ func SocketPath() string { return wire.SocketPath() }
 func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stores := &storeCache{m: map[string]*sqlite.File{}, busy: BusyTimeout(o.Timeout)}
+	stores := state.NewCache(BusyTimeout(o.Timeout))
 	gates := &gateCache{m: map[string]cachedGate{}, probe: probe.NewLive(4096)}
-	defer stores.close()
+	defer stores.Close()
 	// Requests under way when the server stops are answered first: they
 	// run on a context that stopping does not cancel (each has its own
 	// deadline), and the stores close after the last.
@@ -94,14 +93,14 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 	}
 }
 
-func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string, build string, stores *storeCache, gates *gateCache) {
+func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string, build string, stores *state.Cache, gates *gateCache) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	var rq wire.Request
 	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&rq); err != nil || rq.V != 1 {
 		return // the client answers in process
 	}
-	a := adapter(rq.Client, rq.ProjectDir, rq.ClientEnv)
+	a := agent.For(rq.Client, agent.Env{ProjectDir: rq.ProjectDir, Vars: rq.ClientEnv})
 	rs := wire.Response{Build: build}
 	switch {
 	case rq.Status:
@@ -138,7 +137,7 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 			}
 			ro.Timeout = min(ro.Timeout, left)
 		}
-		ro.open, ro.openPG, ro.gates = stores.open, stores.openPostgres, gates
+		ro.open, ro.gates = stores.Open, gates
 		// The connection lasts as long as the answer may take (an event
 		// veto waits on for a person takes minutes), and no longer than
 		// veto-hook waits for it: once veto-hook is gone (the client
@@ -162,71 +161,6 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 // waits timeout more: nine tenths of it.
 func ServerTimeout(timeout time.Duration) time.Duration {
 	return timeout * 9 / 10
-}
-
-// storeCache keeps each state file open for the server's life. Before
-// each request the file is proved sound (sqlite.File.Acquire): still the
-// file at its path, unmoved, else reopened and verified, and refused
-// until it is.
-type storeCache struct {
-	mu   sync.Mutex
-	m    map[string]*sqlite.File
-	pg   map[string]*sqlstore.Noting // by DSN: a pool each, which reconnects by itself
-	busy time.Duration               // the stores' busy timeout
-}
-
-func (sc *storeCache) open(ctx context.Context, path string) (veto.Store, func(), error) {
-	sc.mu.Lock()
-	f, ok := sc.m[path]
-	if !ok {
-		if len(sc.m) >= 64 {
-			for _, f := range sc.m {
-				f.Close()
-			}
-			clear(sc.m) // bounded: many state files at once reopen
-		}
-		f = sqlite.OpenFile(path, sqlite.Options{Verify: true, BusyTimeout: sc.busy})
-		sc.m[path] = f
-	}
-	sc.mu.Unlock()
-	release, err := f.Acquire(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, release, nil
-}
-
-// openPostgres is the pool of the server's DSN, opened at its first use
-// (a database that was down is tried again at the next request).
-func (sc *storeCache) openPostgres(ctx context.Context, key string) (veto.Store, func(), error) {
-	dsn := strings.TrimPrefix(key, "postgres\x00")
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if st, ok := sc.pg[dsn]; ok {
-		return st, func() {}, nil
-	}
-	cctx, cancel := context.WithTimeout(ctx, sc.busy)
-	defer cancel()
-	st, err := postgres.Open(cctx, dsn)
-	if err != nil {
-		return nil, nil, err
-	}
-	if sc.pg == nil {
-		sc.pg = map[string]*sqlstore.Noting{}
-	}
-	sc.pg[dsn] = postgres.Noting(st)
-	return sc.pg[dsn], func() {}, nil
-}
-
-func (sc *storeCache) close() {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	for _, f := range sc.m {
-		f.Close()
-	}
-	for _, st := range sc.pg {
-		st.Close()
-	}
 }
 
 // Listen opens the server's socket at path, in a directory only this user
@@ -382,8 +316,8 @@ type cachedGate struct {
 
 func (gc *gateCache) key(lo policy.LoadOptions, state string) string {
 	var b strings.Builder
-	// The state by name only: the gate holds a sqlite.File, which follows
-	// its file itself.
+	// The state by name only: the gate holds the state's store, which
+	// follows its file itself (state.Cache).
 	b.WriteString(state)
 	b.WriteByte(0)
 	for _, f := range []string{lo.UserPath, lo.ProjectPath, lo.FlagPath, lo.ManagedPath} {

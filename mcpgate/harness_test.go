@@ -59,7 +59,7 @@ func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts
 		}
 		t.Cleanup(func() { pg.Close() })
 		h.pg, store = pg, pg
-		if h.pins, err = OpenPins(ctx, pg.DB, "postgres"); err != nil {
+		if h.pins, err = OpenPins(ctx, pg.DB, sqlstore.Markers("postgres")); err != nil {
 			t.Fatal(err)
 		}
 	} else {
@@ -70,7 +70,7 @@ func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.pins, err = OpenPins(ctx, func() *sql.DB { return h.file.Store().DB() }, "sqlite")
+		h.pins, err = OpenPins(ctx, func() *sql.DB { return h.file.Store().DB() }, sqlstore.Markers("sqlite"))
 		release()
 		if err != nil {
 			t.Fatal(err)

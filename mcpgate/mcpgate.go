@@ -22,7 +22,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -33,6 +32,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/agent"
 )
 
 // BuildFunc builds the gate the gateway decides with: the policy's, with
@@ -475,7 +475,7 @@ func (g *Gateway) call(ctx context.Context, p *mcp.CallToolParamsRaw) (res *mcp.
 	}
 	v := g.decide(ctx, c)
 	if !v.Allowed {
-		return denial(Reason(v)), nil
+		return denial(agent.Reason(v)), nil
 	}
 	if v.Args != nil {
 		c.Args = v.Args // patched: run as veto allowed it
@@ -590,34 +590,4 @@ func (g *Gateway) observe(ctx context.Context, c *veto.Call, outcome veto.Outcom
 // denial is a refused call's result: what the model reads, as an error.
 func denial(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
-}
-
-// Reason is what the model reads about a denial: the rule, the reason
-// code, one sentence of why, what to do instead, as the rule declared
-// them. Never argument text.
-func Reason(v veto.Verdict) string {
-	var b strings.Builder
-	b.WriteString("veto blocked this call of ")
-	b.WriteString(v.Tool)
-	if v.Rule != "" {
-		fmt.Fprintf(&b, " (rule %s, reason %s)", v.Rule, v.Reason)
-	} else {
-		fmt.Fprintf(&b, " (%s)", v.Reason)
-	}
-	if v.ToolDenial != "" {
-		fmt.Fprintf(&b, " [%s]", v.ToolDenial)
-	}
-	b.WriteString(": ")
-	b.WriteString(v.Message)
-	if v.Advice.Instead != "" {
-		b.WriteString(" Instead: ")
-		b.WriteString(v.Advice.Instead)
-	}
-	b.WriteString(" Do not retry it or work around it; ")
-	if v.Advice.Policy != "" {
-		b.WriteString("ask the user to do it, or to change veto's policy (" + v.Advice.Policy + ").")
-	} else {
-		b.WriteString("ask the user how to proceed.")
-	}
-	return b.String()
 }

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/vetohq/veto/sqlstore"
 )
 
 // Pins keeps the definitions of the tools of each upstream server, by the
@@ -35,10 +33,10 @@ type Pins struct {
 // longer one is kept cut, its hash whole.
 const maxDefinition = 64 << 10
 
-// OpenPins makes the pin tables when they are missing. dialect is
-// "sqlite" or "postgres".
-func OpenPins(ctx context.Context, db func() *sql.DB, dialect string) (*Pins, error) {
-	p := &Pins{db: db, q: sqlstore.Markers(dialect)}
+// OpenPins makes the pin tables when they are missing. q writes a
+// query's ? markers in the database's form (state.Markers).
+func OpenPins(ctx context.Context, db func() *sql.DB, q func(query string) string) (*Pins, error) {
+	p := &Pins{db: db, q: q}
 	for _, q := range []string{
 		`CREATE TABLE IF NOT EXISTS veto_mcp_servers (
 			server TEXT PRIMARY KEY,

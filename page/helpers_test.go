@@ -36,7 +36,7 @@ type service struct {
 	toks  *server.Tokens
 	home  string // the actor's home: ~/.ssh lives here
 	work  string // the workspace calls run in
-	logs  *bytes.Buffer
+	logs  *lockedBuffer
 	api   *server.Server
 	h     *page.Page
 }
@@ -132,7 +132,7 @@ func startWith(t testing.TB, w world, st testStore, dialect string, mod func(*se
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &bytes.Buffer{}
+	logs := &lockedBuffer{}
 	g, err := p.Gate(policy.BuildOptions{Store: st, Home: w.home, Logger: jsonLogger(logs),
 		Vars: map[string]string{"HOME": w.home, "TMPDIR": os.TempDir()}})
 	if err != nil {
@@ -220,9 +220,11 @@ func (s *service) do(req *http.Request) (int, map[string]any) {
 	return resp.StatusCode, m
 }
 
+// lockedBuffer holds the gate's and the server's log lines, written by
+// both under one lock and read under it.
 type lockedBuffer struct {
 	mu sync.Mutex
-	b  *bytes.Buffer
+	b  bytes.Buffer
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
@@ -231,8 +233,18 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
-func jsonLogger(b *bytes.Buffer) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(&lockedBuffer{b: b}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+// String is what was logged so far.
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Bytes is a copy of what was logged so far.
+func (l *lockedBuffer) Bytes() []byte { return []byte(l.String()) }
+
+func jsonLogger(b *lockedBuffer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // call is a call in veto check's JSON form, run in the workspace.

@@ -470,10 +470,15 @@ func TestClientAwaitsInputFromItsInstance(t *testing.T) {
 	}
 
 	// The wait (3 s) outlasts the HTTP client's timeout (1 s).
+	given := make(chan struct{})
 	go func() {
+		defer close(given)
 		time.Sleep(1500 * time.Millisecond)
 		giveInput(t, a, person, "r1", "c1", map[string]string{"command": "ls # " + typedCanary})
 	}()
+	// The answer's request is over (its log lines written) before the
+	// test ends or reads the logs.
+	defer func() { <-given }()
 	began := time.Now()
 	in, ok, err := ca.AwaitInput(ctx, "r1", "c1", 3*time.Second)
 	if err != nil || !ok || in.Values["command"] != "ls # "+typedCanary || in.By != (veto.Actor{Kind: "user", ID: "ann"}) {

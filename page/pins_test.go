@@ -13,6 +13,7 @@ import (
 
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/page"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // TestPageApprovesMCPPins: the page lists the MCP tools veto mcp refuses
@@ -23,7 +24,7 @@ func TestPageApprovesMCPPins(t *testing.T) {
 	w := newWorld(t)
 	st, d := sqliteStore(t)
 	ctx := context.Background()
-	pins, err := mcpgate.OpenPins(ctx, st.DB, d)
+	pins, err := mcpgate.OpenPins(ctx, st.DB, sqlstore.Markers(d))
 	if err != nil {
 		t.Fatal(err)
 	}

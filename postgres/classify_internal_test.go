@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/postgres/pgtest"
-	"github.com/vetohq/veto/sqlstore"
 )
 
 // Classify names a cause by the error's SQLSTATE: a statement timeout and
@@ -61,18 +61,18 @@ func TestClassifyBySQLSTATE(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		err    error
-		cause  sqlstore.Cause
+		cause  veto.Cause
 		detail string
 	}{
-		{"statement timeout", raised["statement timeout"], sqlstore.CauseLocked, ""},
-		{"lock timeout", raised["lock timeout"], sqlstore.CauseLocked, ""},
-		{"disk full", &pgconn.PgError{Code: "53100"}, sqlstore.CauseFull, ""},
-		{"out of memory", &pgconn.PgError{Code: "53200"}, sqlstore.CauseUnreachable, ""},
-		{"admin shutdown", &pgconn.PgError{Code: "57P01"}, sqlstore.CauseUnreachable, "the server is shutting down or starting"},
-		{"starting", &pgconn.PgError{Code: "57P03"}, sqlstore.CauseUnreachable, "the server is shutting down or starting"},
-		{"connection failure", &pgconn.PgError{Code: "08006"}, sqlstore.CauseUnreachable, "the connection failed"},
-		{"wrapped", errors.Join(errors.New("append"), &pgconn.PgError{Code: "53100"}), sqlstore.CauseFull, ""},
-		{"not the server's", errors.New("dial tcp: connection refused"), sqlstore.CauseUnreachable, ""},
+		{"statement timeout", raised["statement timeout"], veto.CauseLocked, ""},
+		{"lock timeout", raised["lock timeout"], veto.CauseLocked, ""},
+		{"disk full", &pgconn.PgError{Code: "53100"}, veto.CauseFull, ""},
+		{"out of memory", &pgconn.PgError{Code: "53200"}, veto.CauseUnreachable, ""},
+		{"admin shutdown", &pgconn.PgError{Code: "57P01"}, veto.CauseUnreachable, "the server is shutting down or starting"},
+		{"starting", &pgconn.PgError{Code: "57P03"}, veto.CauseUnreachable, "the server is shutting down or starting"},
+		{"connection failure", &pgconn.PgError{Code: "08006"}, veto.CauseUnreachable, "the connection failed"},
+		{"wrapped", errors.Join(errors.New("append"), &pgconn.PgError{Code: "53100"}), veto.CauseFull, ""},
+		{"not the server's", errors.New("dial tcp: connection refused"), veto.CauseUnreachable, ""},
 	} {
 		if c, d := Classify(tc.err); c != tc.cause || d != tc.detail {
 			t.Errorf("%s: Classify = %q %q, want %q %q", tc.name, c, d, tc.cause, tc.detail)
@@ -95,9 +95,9 @@ func TestOpenRefusalNamesNoDSN(t *testing.T) {
 			s.Close()
 			t.Fatalf("%s opened", dsn)
 		}
-		var se *sqlstore.StateError
-		if !errors.As(err, &se) || se.Path != Name || se.Cause != sqlstore.CauseUnreachable ||
-			!errors.Is(err, sqlstore.ErrUnavailable) {
+		var se *veto.StateError
+		if !errors.As(err, &se) || se.Path != Name || se.Cause != veto.CauseUnreachable ||
+			!errors.Is(err, veto.ErrStateUnavailable) {
 			t.Fatalf("%s: %v, want unreachable %s", dsn, err, Name)
 		}
 		if r := se.Reason(); r != "veto's state in PostgreSQL cannot be reached" || strings.Contains(r, "SECRET") {

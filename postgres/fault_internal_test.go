@@ -63,7 +63,7 @@ func TestAppendFailingAtTheLockStoresNothing(t *testing.T) {
 				t.Fatal("the fault never fired")
 			}
 			fs.Clear()
-			if !errors.Is(err, sqlstore.ErrUnavailable) || !errors.Is(err, faultdb.ErrInjected) || errors.Is(err, veto.ErrConflict) {
+			if !errors.Is(err, veto.ErrStateUnavailable) || !errors.Is(err, faultdb.ErrInjected) || errors.Is(err, veto.ErrConflict) {
 				t.Fatalf("Append = %v, want the state unavailable because of the fault", err)
 			}
 			st, err := s.Load(ctx, "r")

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // the driver
 
+	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/sqlstore"
 )
 
@@ -42,7 +43,7 @@ var dialect = sqlstore.Dialect{
 const Name = "in PostgreSQL"
 
 // Open connects to the database at dsn (postgres://user@host:port/db) and
-// applies the schema when missing. Every error is a *sqlstore.StateError
+// applies the schema when missing. Every error is a *veto.StateError
 // naming its cause.
 func Open(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 	db, err := sql.Open("pgx", dsn)
@@ -57,13 +58,14 @@ func Open(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 	return s, nil
 }
 
-// Noting is s with its failures noted in the request's causes
-// (sqlstore.WithCauses), named by Name and classified by Classify.
-func Noting(s *sqlstore.Store) *sqlstore.Noting {
-	return &sqlstore.Noting{Store: s, Name: Name, Classify: Classify}
+// Named is s with its failures returned as *veto.StateError values,
+// named by Name and classified by Classify, so that the gate's refusal
+// says why.
+func Named(s *sqlstore.Store) *sqlstore.Named {
+	return &sqlstore.Named{Store: s, Name: Name, Classify: Classify}
 }
 
-func refusal(err error) *sqlstore.StateError {
+func refusal(err error) *veto.StateError {
 	se := sqlstore.CauseOf(err, Classify)
 	if se.Path == "" {
 		c := *se
@@ -77,19 +79,19 @@ func refusal(err error) *sqlstore.StateError {
 // message: a server shutting down or starting, a full disk, a lock or a
 // statement timeout; anything else (a refused connection, say) is
 // unreachable.
-func Classify(err error) (sqlstore.Cause, string) {
+func Classify(err error) (veto.Cause, string) {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
 		case pe.Code == "53100":
-			return sqlstore.CauseFull, ""
+			return veto.CauseFull, ""
 		case pe.Code == "55P03" || pe.Code == "57014":
-			return sqlstore.CauseLocked, ""
+			return veto.CauseLocked, ""
 		case strings.HasPrefix(pe.Code, "57P"):
-			return sqlstore.CauseUnreachable, "the server is shutting down or starting"
+			return veto.CauseUnreachable, "the server is shutting down or starting"
 		case strings.HasPrefix(pe.Code, "08"):
-			return sqlstore.CauseUnreachable, "the connection failed"
+			return veto.CauseUnreachable, "the connection failed"
 		}
 	}
-	return sqlstore.CauseUnreachable, ""
+	return veto.CauseUnreachable, ""
 }

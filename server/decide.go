@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/sqlstore"
 )
 
 // reasonRequestInvalid refuses a request veto cannot read; its message
@@ -118,10 +116,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// decideCall is one decision, measured, with the cause of a state refusal
-// named.
+// decideCall is one decision, measured (the gate names a state refusal's
+// cause itself, from the store's error).
 func (s *Server) decideCall(ctx context.Context, c *veto.Call) veto.Verdict {
-	ctx, causes := sqlstore.WithCauses(ctx)
 	start := s.cfg.Now()
 	if c.Run.Ref != "" {
 		unlock, ok := s.runs.lock(ctx, c.Run.Ref)
@@ -136,21 +133,9 @@ func (s *Server) decideCall(ctx context.Context, c *veto.Call) veto.Verdict {
 	v := s.cfg.Gate.Decide(ctx, c)
 	if !v.Allowed && v.Reason == veto.ReasonStateUnavailable {
 		s.metrics.storeError()
-		if se := causes.Last(); se != nil {
-			v.Message = withCause(v.Message, se.Reason())
-		}
 	}
 	s.metrics.decision(&v, s.cfg.Now().Sub(start))
 	return v
-}
-
-// withCause adds cause to one of the gate's sentences ("…, so the call is
-// refused.").
-func withCause(msg, cause string) string {
-	if head, ok := strings.CutSuffix(msg, ", so the call is refused."); ok {
-		return head + ": " + cause + ", so the call is refused."
-	}
-	return msg + " (" + cause + ")"
 }
 
 // observeJSON is /v1/observe's body: the call as it ran (veto check's
@@ -187,7 +172,6 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
 	s.withState(w, r, refuse, func(ctx context.Context) {
-		ctx, causes := sqlstore.WithCauses(ctx)
 		unlock, ok := s.runs.lock(ctx, c.Run.Ref)
 		if !ok {
 			writeError(w, http.StatusGatewayTimeout, veto.ReasonCancelled, "veto could not record what the call did within its deadline.")
@@ -195,7 +179,7 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 		}
 		defer unlock()
 		if err := s.cfg.Gate.ObserveCall(ctx, &c, o.Outcome); err != nil {
-			s.storeFailure(w, causes, err, "veto could not record what the call did")
+			s.storeFailure(w, err, "veto could not record what the call did")
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"recorded": true, "run": c.Run.Ref, "call_id": c.ID})
@@ -204,15 +188,15 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 
 // storeFailure answers a write the state refused: 503 with its cause, or
 // 400 when the gate refused the request itself (bounds, a missing run).
-func (s *Server) storeFailure(w http.ResponseWriter, causes *sqlstore.Causes, err error, what string) {
+func (s *Server) storeFailure(w http.ResponseWriter, err error, what string) {
 	if errors.Is(err, context.DeadlineExceeded) {
 		writeError(w, http.StatusGatewayTimeout, veto.ReasonCancelled, what+" within its deadline.")
 		return
 	}
-	if se := causes.Last(); se != nil || errors.Is(err, sqlstore.ErrUnavailable) {
+	if errors.Is(err, veto.ErrStateUnavailable) {
 		s.metrics.storeError()
 		cause := "veto's state cannot be reached"
-		if se != nil {
+		if se := veto.StateErrorOf(err); se != nil {
 			cause = se.Reason()
 		}
 		writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, what+": "+cause+".")
@@ -239,9 +223,8 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
 	s.withState(w, r, refuse, func(ctx context.Context) {
-		ctx, causes := sqlstore.WithCauses(ctx)
 		if err := s.cfg.Gate.Start(ctx, veto.Run{Ref: rj.Ref, Fresh: rj.Fresh}); err != nil {
-			s.storeFailure(w, causes, err, "veto could not start the run")
+			s.storeFailure(w, err, "veto could not start the run")
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"run": rj.Ref, "started": true})
@@ -317,10 +300,9 @@ func (s *Server) suspend(w http.ResponseWriter, r *http.Request) {
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
 	s.withState(w, r, refuse, func(ctx context.Context) {
-		ctx, causes := sqlstore.WithCauses(ctx)
 		sus, err := s.cfg.Gate.Suspend(ctx, &c, sj.Kind, sj.Fields)
 		if err != nil {
-			s.storeFailure(w, causes, err, "veto could not suspend the call")
+			s.storeFailure(w, err, "veto could not suspend the call")
 			return
 		}
 		enc, err := veto.EncodeSuspension(sus)

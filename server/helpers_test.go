@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/hook"
+	_ "github.com/vetohq/veto/adapters" // the hook endpoints' adapters, registered
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/celrule"
 	"github.com/vetohq/veto/postgres"
@@ -31,9 +31,9 @@ type service struct {
 	url   string
 	store testStore
 	toks  *server.Tokens
-	home  string // the actor's home: ~/.ssh lives here
-	work  string // the workspace calls run in
-	logs  *bytes.Buffer
+	home  string        // the actor's home: ~/.ssh lives here
+	work  string        // the workspace calls run in
+	logs  *lockedBuffer // the gate's and the server's log lines
 	h     *server.Server
 }
 
@@ -122,7 +122,7 @@ func start(t testing.TB, w world, st testStore, dialect string, mod func(*server
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &bytes.Buffer{}
+	logs := &lockedBuffer{}
 	g, err := p.Gate(policy.BuildOptions{Store: st, Home: w.home, Logger: jsonLogger(logs),
 		Vars: map[string]string{"HOME": w.home, "TMPDIR": os.TempDir()}})
 	if err != nil {
@@ -132,8 +132,7 @@ func start(t testing.TB, w world, st testStore, dialect string, mod func(*server
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{Gate: g, Store: st, Tokens: toks, Policy: "builtin: {}\n", Logger: jsonLogger(logs), Poll: 20 * time.Millisecond,
-		Client: hook.AdapterIn}
+	cfg := server.Config{Gate: g, Store: st, Tokens: toks, Policy: "builtin: {}\n", Logger: jsonLogger(logs), Poll: 20 * time.Millisecond}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -9,8 +9,7 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
-	"github.com/vetohq/veto/claudecode"
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/clients"
 )
 
 // Claude Code's HTTP hooks ("type": "http") POST the hook's JSON and read
@@ -39,11 +38,10 @@ func (s *Server) claudeDeny(w http.ResponseWriter, _ *http.Request, reason strin
 // client's blocking reply (for a name veto does not know, exit 2, which
 // veto hook --url refuses before asking anyway).
 func (s *Server) commandDeny(w http.ResponseWriter, r *http.Request, reason string) {
-	a := s.client(r.PathValue("client"), "")
-	if a == nil {
-		a = claudecode.Adapter{}
+	rep := agent.Deny(&clients.ClaudeCode, reason)
+	if a := agent.For(r.PathValue("client"), agent.Env{}); a != nil {
+		rep = a.Deny(reason)
 	}
-	rep := a.Deny(reason)
 	writeJSON(w, http.StatusOK, commandReply{Exit: rep.Exit, Stdout: rep.Stdout, Stderr: rep.Stderr})
 }
 
@@ -54,7 +52,11 @@ func (s *Server) hookDeny(w http.ResponseWriter, reason string) {
 }
 
 func (s *Server) claudeHook(w http.ResponseWriter, r *http.Request) {
-	a := claudecode.Adapter{ProjectDir: r.Header.Get(ProjectDirHeader)}
+	a := agent.For(clients.ClaudeCode.Name, agent.Env{ProjectDir: r.Header.Get(ProjectDirHeader)})
+	if a == nil {
+		s.hookDeny(w, "veto serve has no Claude Code adapter linked, so the call is blocked.")
+		return
+	}
 	s.hookEvent(w, r, a, func(rep agent.Reply, ev *agent.Event, denied string) {
 		switch {
 		case denied != "":
@@ -79,19 +81,12 @@ type commandReply struct {
 	Stderr string `json:"stderr"`
 }
 
-// client is the adapter of the client named (nil: veto knows none of
-// this name, or the service was given no way to find one).
-func (s *Server) client(name, projectDir string) agent.Adapter {
-	if s.cfg.Client == nil {
-		return nil
-	}
-	return s.cfg.Client(name, projectDir)
-}
-
 // commandHook answers a command hook's event, forwarded by veto hook
 // --url: the reply the client's command hook gives, always 200.
 func (s *Server) commandHook(w http.ResponseWriter, r *http.Request) {
-	a := s.client(r.PathValue("client"), r.Header.Get(ProjectDirHeader))
+	// The HTTP hook knows none of the client's variables (wire.ClientKeys):
+	// a call waiting for a person is refused.
+	a := agent.For(r.PathValue("client"), agent.Env{ProjectDir: r.Header.Get(ProjectDirHeader)})
 	if a == nil {
 		writeError(w, http.StatusNotFound, "client_unknown", "veto has no client of this name; see veto hook --help.")
 		return
@@ -135,7 +130,6 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 		write(agent.Reply{Exit: 1, Stderr: msg + "\n"}, &ev, "")
 	}
 	s.withState(w, r, failed, func(ctx context.Context) {
-		ctx, causes := sqlstore.WithCauses(ctx)
 		switch ev.Kind {
 		case agent.Start:
 			if err := s.cfg.Gate.Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {
@@ -146,7 +140,7 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 		case agent.Decide:
 			v := s.decideCall(ctx, &ev.Call)
 			if !v.Allowed {
-				write(agent.Reply{}, &ev, claudecode.Reason(v))
+				write(agent.Reply{}, &ev, agent.Reason(v))
 				return
 			}
 			// A call a person approved is allowed for the user: the
@@ -161,11 +155,7 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 			}
 			defer unlock()
 			if err := s.cfg.Gate.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
-				msg := "veto could not record what the call did."
-				if se := causes.Last(); se != nil {
-					msg = withCause(msg, se.Reason())
-				}
-				failed(msg)
+				failed(veto.Because("veto could not record what the call did", err, "."))
 				return
 			}
 		}

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/agent"
 )
 
 // Store is what the service decides and reads the log on.
@@ -57,12 +56,6 @@ type Config struct {
 	// 250ms).
 	Poll time.Duration
 	Now  func() time.Time
-	// Client finds a client's hook adapter by the name in
-	// /v1/hooks/{client}/command, with the project directory the request
-	// names; nil when veto has no client of that name. The service links
-	// no client program of its own: cli passes hook's table. Nil: only
-	// the Claude Code endpoint answers.
-	Client func(name, projectDir string) agent.Adapter
 	// PageOnly serves /healthz alone, no API: veto ui, where the page
 	// (package page) is served beside it and answers through it.
 	PageOnly bool

@@ -21,9 +21,12 @@ import (
 	"github.com/vetohq/veto/sqlstore"
 )
 
+// lockedBuffer is a service's log: the gate's logger and the server's
+// write it from their own goroutines, and a test reads it while handlers
+// may still be writing, so every write and read takes the one lock.
 type lockedBuffer struct {
 	mu sync.Mutex
-	b  *bytes.Buffer
+	b  bytes.Buffer
 }
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
@@ -32,8 +35,18 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
-func jsonLogger(b *bytes.Buffer) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(&lockedBuffer{b: b}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+// String is what was logged so far.
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Bytes is a copy of what was logged so far.
+func (l *lockedBuffer) Bytes() []byte { return []byte(l.String()) }
+
+func jsonLogger(b *lockedBuffer) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // TestDecide: the verdicts of veto check, over HTTP, with the status that
@@ -151,10 +164,10 @@ func TestObserveAndHistory(t *testing.T) {
 }
 
 // failingStore is a store whose database is gone: every use fails as the
-// real stores fail, with ErrUnavailable.
+// real stores fail, with ErrStateUnavailable.
 type failingStore struct{ *sqlstore.Store }
 
-var errGone = fmt.Errorf("%w: the database went away", sqlstore.ErrUnavailable)
+var errGone = fmt.Errorf("%w: the database went away", veto.ErrStateUnavailable)
 
 func (failingStore) Load(context.Context, string) (veto.RunState, error) {
 	return veto.RunState{}, errGone
@@ -171,11 +184,11 @@ func TestStateRefusedIsDenyWithCause(t *testing.T) {
 	st, d := sqliteStore(t)
 	s := start(t, w, st, d, func(c *server.Config) {
 		c.Acquire = func(context.Context) (func(), error) {
-			return nil, &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Path: "/state/veto.db", Detail: "the file is empty",
+			return nil, &veto.StateError{Cause: veto.CauseDamaged, Path: "/state/veto.db", Detail: "the file is empty",
 				Err: errors.New("SECRET-DRIVER-TEXT near SELECT")}
 		}
 		c.Cause = func(err error) string {
-			var se *sqlstore.StateError
+			var se *veto.StateError
 			if errors.As(err, &se) {
 				return se.Reason()
 			}

@@ -12,7 +12,7 @@ import (
 
 	"modernc.org/sqlite"
 
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto"
 )
 
 // The dialect knows another writer won by the driver's error code, not by
@@ -54,7 +54,7 @@ func TestConflictByErrorCode(t *testing.T) {
 	}
 }
 
-// A store that cannot be opened says so (sqlstore.ErrUnavailable) and keeps
+// A store that cannot be opened says so (veto.ErrStateUnavailable) and keeps
 // the cause: the driver's error is still there to be asked.
 func TestUnavailableKeepsTheCause(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "veto.db")
@@ -71,11 +71,11 @@ func TestUnavailableKeepsTheCause(t *testing.T) {
 		t.Skip("the driver opened a corrupt file; its first use fails instead")
 	}
 	var se *sqlite.Error
-	if !errors.Is(err, sqlstore.ErrUnavailable) || !errors.As(err, &se) {
-		t.Fatalf("error %v (%T): want sqlstore.ErrUnavailable wrapping the driver's *sqlite.Error", err, err)
+	if !errors.Is(err, veto.ErrStateUnavailable) || !errors.As(err, &se) {
+		t.Fatalf("error %v (%T): want veto.ErrStateUnavailable wrapping the driver's *sqlite.Error", err, err)
 	}
-	var st *sqlstore.StateError
-	if !errors.As(err, &st) || st.Cause != sqlstore.CauseDamaged || st.Path != p {
+	var st *veto.StateError
+	if !errors.As(err, &st) || st.Cause != veto.CauseDamaged || st.Path != p {
 		t.Fatalf("error %v: want the cause damaged, for %s", err, p)
 	}
 }

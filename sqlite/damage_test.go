@@ -13,7 +13,6 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/sqlite"
-	"github.com/vetohq/veto/sqlstore"
 )
 
 // populated makes a state at path with a run of n decisions, its WAL
@@ -47,7 +46,7 @@ func decide(t testing.TB, s veto.Store, run string, n int) {
 // refused with.
 type damage struct {
 	name  string
-	cause sqlstore.Cause
+	cause veto.Cause
 	do    func(t testing.TB, path string)
 }
 
@@ -55,11 +54,11 @@ type damage struct {
 const pageSize = 4096
 
 var damages = []damage{
-	{"truncated to 0", sqlstore.CauseDamaged, func(t testing.TB, p string) { must(t, os.Truncate(p, 0)) }},
-	{"truncated to 100 bytes", sqlstore.CauseDamaged, func(t testing.TB, p string) { must(t, os.Truncate(p, 100)) }},
-	{"truncated to one page", sqlstore.CauseDamaged, func(t testing.TB, p string) { must(t, os.Truncate(p, pageSize)) }},
-	{"B-tree page bytes flipped", sqlstore.CauseDamaged, func(t testing.TB, p string) { flip(t, p) }},
-	{"overwritten with garbage", sqlstore.CauseDamaged, func(t testing.TB, p string) {
+	{"truncated to 0", veto.CauseDamaged, func(t testing.TB, p string) { must(t, os.Truncate(p, 0)) }},
+	{"truncated to 100 bytes", veto.CauseDamaged, func(t testing.TB, p string) { must(t, os.Truncate(p, 100)) }},
+	{"truncated to one page", veto.CauseDamaged, func(t testing.TB, p string) { must(t, os.Truncate(p, pageSize)) }},
+	{"B-tree page bytes flipped", veto.CauseDamaged, func(t testing.TB, p string) { flip(t, p) }},
+	{"overwritten with garbage", veto.CauseDamaged, func(t testing.TB, p string) {
 		fi, err := os.Stat(p)
 		must(t, err)
 		b := make([]byte, fi.Size())
@@ -69,14 +68,14 @@ var damages = []damage{
 		}
 		must(t, os.WriteFile(p, b, 0o600)) // the same inode
 	}},
-	{"replaced by a newer schema", sqlstore.CauseNewer, func(t testing.TB, p string) {
+	{"replaced by a newer schema", veto.CauseNewer, func(t testing.TB, p string) {
 		other := filepath.Join(filepath.Dir(p), "newer.db")
 		populated(t, other, 1)
 		markNewer(t, other)
 		must(t, os.Rename(other, p))
 	}},
-	{"migrated in place by a newer veto", sqlstore.CauseNewer, func(t testing.TB, p string) { markNewer(t, p) }},
-	{"another program's database", sqlstore.CauseDamaged, func(t testing.TB, p string) {
+	{"migrated in place by a newer veto", veto.CauseNewer, func(t testing.TB, p string) { markNewer(t, p) }},
+	{"another program's database", veto.CauseDamaged, func(t testing.TB, p string) {
 		other := filepath.Join(filepath.Dir(p), "other.db")
 		s, err := sqlite.Open(ctx, other, testOptions)
 		must(t, err)
@@ -118,11 +117,11 @@ func markNewer(t testing.TB, p string) {
 	must(t, err)
 }
 
-func wantCause(t testing.TB, err error, cause sqlstore.Cause, path string) {
+func wantCause(t testing.TB, err error, cause veto.Cause, path string) {
 	t.Helper()
-	var se *sqlstore.StateError
-	if !errors.As(err, &se) || !errors.Is(err, sqlstore.ErrUnavailable) {
-		t.Fatalf("error %v (%T), want a *sqlstore.StateError", err, err)
+	var se *veto.StateError
+	if !errors.As(err, &se) || !errors.Is(err, veto.ErrStateUnavailable) {
+		t.Fatalf("error %v (%T), want a *veto.StateError", err, err)
 	}
 	if se.Cause != cause || se.Path != path {
 		t.Fatalf("refused %q for %s (%v), want %q for %s", se.Cause, se.Path, err, cause, path)
@@ -143,7 +142,7 @@ func TestOpenRefusesDamage(t *testing.T) {
 				t.Fatal("a damaged state was opened")
 			}
 			wantCause(t, err, d.cause, p)
-			if d.cause == sqlstore.CauseDamaged && !strings.Contains(err.Error(), p) {
+			if d.cause == veto.CauseDamaged && !strings.Contains(err.Error(), p) {
 				t.Fatalf("the error does not name the file: %v", err)
 			}
 		})
@@ -192,7 +191,7 @@ func TestEmptyIsNotNew(t *testing.T) {
 	p := filepath.Join(dir, "veto.db")
 	must(t, os.WriteFile(p, nil, 0o600))
 	_, err := sqlite.Open(ctx, p, sqlite.Options{})
-	wantCause(t, err, sqlstore.CauseDamaged, p)
+	wantCause(t, err, veto.CauseDamaged, p)
 
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)

@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto"
 )
 
 // openFDs is how many descriptors this process holds (Linux).
@@ -82,8 +82,8 @@ func TestShortFilesAreNamed(t *testing.T) {
 			s.Close()
 			t.Fatalf("a file of %d bytes opened", size)
 		}
-		var se *sqlstore.StateError
-		if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged || se.Detail != want {
+		var se *veto.StateError
+		if !errors.As(err, &se) || se.Cause != veto.CauseDamaged || se.Detail != want {
 			t.Errorf("a file of %d bytes: %v, want damaged: %s", size, err, want)
 		}
 	}

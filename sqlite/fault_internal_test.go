@@ -140,7 +140,7 @@ func snap(t *testing.T, s *sqlstore.Store) snapshot {
 // error: the row has a column more than the Scan asks for).
 func unavailableBy(t *testing.T, what string, op faultdb.Op, err error) {
 	t.Helper()
-	if !errors.Is(err, sqlstore.ErrUnavailable) || (op != faultdb.Scan && !errors.Is(err, faultdb.ErrInjected)) || errors.Is(err, veto.ErrConflict) {
+	if !errors.Is(err, veto.ErrStateUnavailable) || (op != faultdb.Scan && !errors.Is(err, faultdb.ErrInjected)) || errors.Is(err, veto.ErrConflict) {
 		t.Fatalf("%s: error %v, want the state unavailable because of the injected fault", what, err)
 	}
 }
@@ -229,7 +229,7 @@ func TestDriverConflictIsAConflict(t *testing.T) {
 		}
 		fs.Add(faultdb.Fault{Op: op, Match: match, N: 1, Err: dup})
 		err := s.Append(fctx, "r", 1, prefix())
-		if !errors.Is(err, veto.ErrConflict) || errors.Is(err, sqlstore.ErrUnavailable) {
+		if !errors.Is(err, veto.ErrConflict) || errors.Is(err, veto.ErrStateUnavailable) {
 			t.Errorf("%s reporting a duplicate key: Append = %v, want veto.ErrConflict", op, err)
 		}
 		fs.Clear()
@@ -412,7 +412,7 @@ func TestMigrationFailingLeavesTheFileUsable(t *testing.T) {
 			if fs.Fired(f) != 1 {
 				t.Fatal("the fault never fired")
 			}
-			if !errors.Is(err, sqlstore.ErrUnavailable) || !errors.Is(err, faultdb.ErrInjected) {
+			if !errors.Is(err, veto.ErrStateUnavailable) || !errors.Is(err, faultdb.ErrInjected) {
 				t.Fatalf("New = %v, want the state unavailable because of the fault", err)
 			}
 			// Another connection to the file migrates it: no lock is held.
@@ -433,12 +433,13 @@ func TestMigrationFailingLeavesTheFileUsable(t *testing.T) {
 	}
 }
 
-// A Noting store notes a failure's cause, named by the store's name, in
-// the request's causes, and passes every success through as it is.
-func TestNotingNamesTheFailure(t *testing.T) {
+// A Named store returns a failure as a StateError naming its cause and
+// the store's name, through the error chain, and passes every success
+// through as it is.
+func TestNamedStoreNamesTheFailure(t *testing.T) {
 	s, fs, _ := faulty(t)
-	n := &sqlstore.Noting{Store: s, Name: "the test state", Classify: classify}
-	c, causes := sqlstore.WithCauses(fctx)
+	n := &sqlstore.Named{Store: s, Name: "the test state", Classify: classify}
+	c := fctx
 	if err := n.Append(c, "r", 1, prefix()); err != nil {
 		t.Fatal(err)
 	}
@@ -451,9 +452,6 @@ func TestNotingNamesTheFailure(t *testing.T) {
 	if evs, err := n.Events(c, "r", 0); err != nil || len(evs) != 2 {
 		t.Fatalf("Events = %d %v", len(evs), err)
 	}
-	if se := causes.Last(); se != nil {
-		t.Fatalf("a cause noted without a failure: %v", se)
-	}
 	for _, tc := range []struct {
 		name  string
 		op    faultdb.Op
@@ -465,25 +463,20 @@ func TestNotingNamesTheFailure(t *testing.T) {
 		{"Events", faultdb.Query, "SELECT body FROM veto_events", func(c context.Context) error { _, err := n.Events(c, "r", 0); return err }},
 		{"Decided", faultdb.Query, "SELECT e.body", func(c context.Context) error { _, _, err := n.Decided(c, "r", "c0"); return err }},
 	} {
-		c, causes := sqlstore.WithCauses(fctx)
 		fs.Fail(tc.op, tc.match, 1)
-		err := tc.call(c)
+		err := tc.call(fctx)
 		fs.Clear()
-		var se *sqlstore.StateError
-		if !errors.As(err, &se) || se.Path != "the test state" || se.Cause != sqlstore.CauseUnreachable || !errors.Is(err, faultdb.ErrInjected) {
+		se := veto.StateErrorOf(err)
+		if se == nil || se.Path != "the test state" || se.Cause != veto.CauseUnreachable || !errors.Is(err, faultdb.ErrInjected) ||
+			!strings.Contains(se.Reason(), "the test state cannot be reached") {
 			t.Errorf("%s: error %v, want a StateError of the test state", tc.name, err)
 		}
-		if got := causes.Last(); got == nil || got.Path != "the test state" || !strings.Contains(got.Reason(), "the test state cannot be reached") {
-			t.Errorf("%s: noted %v", tc.name, got)
-		}
 	}
-	// A conflict is passed on as it is, and noted as contention.
-	c, causes = sqlstore.WithCauses(fctx)
-	if err := n.Append(c, "r", 1, prefix()); !errors.Is(err, veto.ErrConflict) {
-		t.Fatalf("a stale append: %v, want veto.ErrConflict", err)
-	}
-	if got := causes.Last(); got == nil || !errors.Is(got, sqlstore.ErrContended) || got.Path != "the test state" {
-		t.Fatalf("a conflict noted as %v", got)
+	// A conflict is still a conflict (the gate decides again), named as
+	// contention.
+	err := n.Append(c, "r", 1, prefix())
+	if se := veto.StateErrorOf(err); !errors.Is(err, veto.ErrConflict) || se == nil || se.Path != "the test state" || !strings.Contains(se.Reason(), "is contended") {
+		t.Fatalf("a stale append: %v, want veto.ErrConflict named contended", err)
 	}
 }
 

@@ -80,7 +80,7 @@ func (f *File) Verifications() int64 {
 func (f *File) Path() string { return f.path }
 
 // Acquire proves the file sound, reopening it when anything moved, and
-// holds it open until release is called; err (a *sqlstore.StateError)
+// holds it open until release is called; err (a *veto.StateError)
 // refuses it.
 //
 // A store that verifies (Options.Verify) makes its own checkpoints: when
@@ -104,7 +104,6 @@ func (f *File) Acquire(ctx context.Context) (release func(), err error) {
 	if f.s == nil {
 		err := f.err
 		f.rw.Unlock()
-		sqlstore.Note(ctx, causeOf(err))
 		return nil, err
 	}
 	f.rw.Unlock()
@@ -202,55 +201,47 @@ func (f *File) store() (*sqlstore.Store, error) {
 	return f.s, nil
 }
 
-// failed notes err's cause in ctx and returns it, as a StateError.
-func (f *File) failed(ctx context.Context, err error) error {
+// failed is err as a StateError of this file, which the gate names in
+// its refusal; an append that lost to another writer is veto.Contended
+// (still veto.ErrConflict: the gate decides again, and names it if it
+// gives up).
+func (f *File) failed(err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, veto.ErrConflict) {
-		sqlstore.Note(ctx, sqlstore.Contended(f.path)) // named only if the gate gives up
-		return err
+		return veto.Contended(f.path)
 	}
-	r := refusal(f.path, err)
-	sqlstore.Note(ctx, causeOf(r))
-	return r
-}
-
-func causeOf(err error) *sqlstore.StateError {
-	var se *sqlstore.StateError
-	if errors.As(err, &se) {
-		return se
-	}
-	return nil
+	return refusal(f.path, err)
 }
 
 // Load implements veto.Store.
 func (f *File) Load(ctx context.Context, run string) (veto.RunState, error) {
 	s, err := f.store()
 	if err != nil {
-		return veto.RunState{}, f.failed(ctx, err)
+		return veto.RunState{}, f.failed(err)
 	}
 	st, err := s.Load(ctx, run)
-	return st, f.failed(ctx, err)
+	return st, f.failed(err)
 }
 
 // Append implements veto.Store.
 func (f *File) Append(ctx context.Context, run string, next uint64, events []veto.Event) error {
 	s, err := f.store()
 	if err != nil {
-		return f.failed(ctx, err)
+		return f.failed(err)
 	}
-	return f.failed(ctx, s.Append(ctx, run, next, events))
+	return f.failed(s.Append(ctx, run, next, events))
 }
 
 // Events implements veto.Store.
 func (f *File) Events(ctx context.Context, run string, after uint64) ([]veto.Event, error) {
 	s, err := f.store()
 	if err != nil {
-		return nil, f.failed(ctx, err)
+		return nil, f.failed(err)
 	}
 	evs, err := s.Events(ctx, run, after)
-	return evs, f.failed(ctx, err)
+	return evs, f.failed(err)
 }
 
 // Decided returns the decision recorded for the call callID of run
@@ -258,10 +249,10 @@ func (f *File) Events(ctx context.Context, run string, after uint64) ([]veto.Eve
 func (f *File) Decided(ctx context.Context, run, callID string) (veto.Event, bool, error) {
 	s, err := f.store()
 	if err != nil {
-		return veto.Event{}, false, f.failed(ctx, err)
+		return veto.Event{}, false, f.failed(err)
 	}
 	e, ok, err := s.Decided(ctx, run, callID)
-	return e, ok, f.failed(ctx, err)
+	return e, ok, f.failed(err)
 }
 
 // Store is the open store, for what is not on veto.Store (the caller

@@ -31,11 +31,11 @@ func heldState(t *testing.T) (string, *File) {
 
 // A held file used before any Acquire refuses every call with a
 // refusal, never a nil store; once acquired it answers, a stale append is
-// a conflict noted as contention, and Decided finds the decision.
+// a conflict named as contention, and Decided finds the decision.
 func TestHeldFileAnswersOnlyOnceOpened(t *testing.T) {
-	ctx, causes := sqlstore.WithCauses(context.Background())
+	ctx := context.Background()
 	p, f := heldState(t)
-	var se *sqlstore.StateError
+	var se *veto.StateError
 	if _, err := f.Load(ctx, "r"); !errors.As(err, &se) || se.Path != p {
 		t.Fatalf("Load before Acquire: %v, want a refusal of %s", err, p)
 	}
@@ -59,11 +59,8 @@ func TestHeldFileAnswersOnlyOnceOpened(t *testing.T) {
 		t.Fatalf("Decided = %+v %v %v, want the allow at 2", e, ok, err)
 	}
 	err = f.Append(ctx, "r", 1, []veto.Event{{V: veto.EventVersion, Run: "r", Seq: 1, Kind: veto.EventRunStarted, Time: t0, Complete: &yes}})
-	if !errors.Is(err, veto.ErrConflict) {
-		t.Fatalf("a stale append: %v, want veto.ErrConflict", err)
-	}
-	if last := causes.Last(); last == nil || !errors.Is(last, sqlstore.ErrContended) || last.Path != p {
-		t.Fatalf("noted %v, want contention on %s", last, p)
+	if last := veto.StateErrorOf(err); !errors.Is(err, veto.ErrConflict) || last == nil || last.Path != p || !strings.Contains(last.Reason(), "is contended") {
+		t.Fatalf("a stale append: %v, want veto.ErrConflict named as contention on %s", err, p)
 	}
 }
 
@@ -125,8 +122,8 @@ func TestMarkedSoundFileIsRefused(t *testing.T) {
 		s.Close()
 		t.Fatal("a marked file opened")
 	}
-	var se *sqlstore.StateError
-	if want := "found damaged before: pages lost; marked in " + markPath(p); !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged || se.Detail != want {
+	var se *veto.StateError
+	if want := "found damaged before: pages lost; marked in " + markPath(p); !errors.As(err, &se) || se.Cause != veto.CauseDamaged || se.Detail != want {
 		t.Fatalf("Open = %v, want damaged: %s", err, want)
 	}
 }
@@ -138,7 +135,7 @@ func TestHeaderChecksAtTheirBounds(t *testing.T) {
 	h := make([]byte, headerSize)
 	copy(h, magic)
 	binary.BigEndian.PutUint16(h[16:18], 4096)
-	var se *sqlstore.StateError
+	var se *veto.StateError
 	err := checkHeader(bytes.NewReader(h), headerSize)
 	if !errors.As(err, &se) || se.Detail != "the file is 100 bytes, not a whole number of 4096-byte pages" {
 		t.Errorf("a header alone: %v", err)
@@ -146,7 +143,7 @@ func TestHeaderChecksAtTheirBounds(t *testing.T) {
 	page := make([]byte, 4096)
 	binary.BigEndian.PutUint16(page[16:18], 4096)
 	err = checkHeader(bytes.NewReader(page), 4096)
-	if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged || se.Detail != "the file does not start with SQLite's header" {
+	if !errors.As(err, &se) || se.Cause != veto.CauseDamaged || se.Detail != "the file does not start with SQLite's header" {
 		t.Errorf("a sound page size without the magic: %v", err)
 	}
 }
@@ -159,7 +156,7 @@ func TestCantOpenIsUnreachable(t *testing.T) {
 		s.Close()
 		t.Fatal("a file in a missing directory opened")
 	}
-	if c, d := classify(err); c != sqlstore.CauseUnreachable || d != "SQLite cannot open it" {
+	if c, d := classify(err); c != veto.CauseUnreachable || d != "SQLite cannot open it" {
 		t.Fatalf("%v classified %q %q", err, c, d)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto"
 )
 
 // A file found damaged is marked so, beside it (PATH.damaged: its device
@@ -31,8 +31,8 @@ func identity(fi os.FileInfo) (string, bool) {
 
 // mark records that the file at path, as it is now, is damaged.
 func mark(path string, err error) {
-	var se *sqlstore.StateError
-	if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged || errors.Is(err, errMarked) {
+	var se *veto.StateError
+	if !errors.As(err, &se) || se.Cause != veto.CauseDamaged || errors.Is(err, errMarked) {
 		return
 	}
 	fi, serr := os.Stat(path)
@@ -69,7 +69,7 @@ func marked(path string, fi os.FileInfo) error {
 	if detail != "" {
 		d += ": " + detail
 	}
-	return &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Detail: d + "; marked in " + markPath(path), Err: errMarked}
+	return &veto.StateError{Cause: veto.CauseDamaged, Detail: d + "; marked in " + markPath(path), Err: errMarked}
 }
 
 // errMarked is the refusal of a file marked damaged.

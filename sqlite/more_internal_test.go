@@ -12,7 +12,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto"
 )
 
 // The header's page size: 1 stands for 65536; anything not a power of two
@@ -39,8 +39,8 @@ func TestCheckHeaderPageSizes(t *testing.T) {
 		{4096, 4096 + 100, true},
 	} {
 		err := checkHeader(bytes.NewReader(header(tc.page)), tc.size)
-		var se *sqlstore.StateError
-		if damaged := errors.As(err, &se) && se.Cause == sqlstore.CauseDamaged; damaged != tc.damaged {
+		var se *veto.StateError
+		if damaged := errors.As(err, &se) && se.Cause == veto.CauseDamaged; damaged != tc.damaged {
 			t.Errorf("page field %d, %d bytes: %v, want damaged=%v", tc.page, tc.size, err, tc.damaged)
 		}
 	}
@@ -97,8 +97,8 @@ func TestBusyIsLocked(t *testing.T) {
 	if err == nil {
 		t.Fatal("a second writer wrote past the first's lock")
 	}
-	if c, _ := classify(err); c != sqlstore.CauseLocked {
-		t.Fatalf("%v classified %q, want %q", err, c, sqlstore.CauseLocked)
+	if c, _ := classify(err); c != veto.CauseLocked {
+		t.Fatalf("%v classified %q, want %q", err, c, veto.CauseLocked)
 	}
 }
 
@@ -109,8 +109,8 @@ func TestDirectoryIsABadPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Open(context.Background(), p, Options{})
-	var se *sqlstore.StateError
-	if !errors.As(err, &se) || se.Cause != sqlstore.CauseBadPath || !strings.Contains(se.Detail, "not a regular file") {
+	var se *veto.StateError
+	if !errors.As(err, &se) || se.Cause != veto.CauseBadPath || !strings.Contains(se.Detail, "not a regular file") {
 		t.Fatalf("a directory: %v", err)
 	}
 }
@@ -140,8 +140,8 @@ func TestDamageIsMarked(t *testing.T) {
 		t.Fatalf("mark %q, want the file's identity %s and what was seen", b, id)
 	}
 	err = marked(p, fi)
-	var se *sqlstore.StateError
-	if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged || !strings.Contains(se.Detail, "found damaged before: the file is") {
+	var se *veto.StateError
+	if !errors.As(err, &se) || se.Cause != veto.CauseDamaged || !strings.Contains(se.Detail, "found damaged before: the file is") {
 		t.Fatalf("marked: %v", err)
 	}
 	// A mark without a detail.

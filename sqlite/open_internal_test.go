@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/sqlstore"
 )
 
 // escape writes the bytes SQLite's URI parser gives a meaning to (and
@@ -53,10 +52,10 @@ func TestSQLiteFullIsFull(t *testing.T) {
 	if err == nil {
 		t.Fatal("a write past max_page_count succeeded")
 	}
-	if c, _ := classify(err); c != sqlstore.CauseFull {
+	if c, _ := classify(err); c != veto.CauseFull {
 		t.Fatalf("%v classified %q, want full", err, c)
 	}
-	if se := Refusal("/s/veto.db", err); se.Cause != sqlstore.CauseFull || !strings.Contains(se.Reason(), "the disk is full") {
+	if se := Refusal("/s/veto.db", err); se.Cause != veto.CauseFull || !strings.Contains(se.Reason(), "the disk is full") {
 		t.Fatalf("Refusal = %v", se)
 	}
 }
@@ -66,7 +65,7 @@ func TestSQLiteFullIsFull(t *testing.T) {
 func TestUnclassifiedRefusalIsUnreachable(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "veto.db")
 	se := Refusal(p, errors.New("something failed"))
-	if se.Cause != sqlstore.CauseUnreachable || se.Path != p {
+	if se.Cause != veto.CauseUnreachable || se.Path != p {
 		t.Fatalf("Refusal = %+v, want unreachable for %s", se, p)
 	}
 }
@@ -120,8 +119,8 @@ func TestVerifyRefusesDamageOpeningDoesNotRead(t *testing.T) {
 	if n := openFDs(t); n != fds {
 		t.Errorf("the refusal left %d descriptors open", n-fds)
 	}
-	var se *sqlstore.StateError
-	if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged || se.Detail != "SQLite's quick_check fails" || se.Path != p {
+	var se *veto.StateError
+	if !errors.As(err, &se) || se.Cause != veto.CauseDamaged || se.Detail != "SQLite's quick_check fails" || se.Path != p {
 		t.Fatalf("Verify = %v, want damaged: quick_check fails", err)
 	}
 	if _, err := os.Stat(markPath(p)); err != nil {
@@ -144,7 +143,7 @@ func TestLowSpaceIsTheDisksRoom(t *testing.T) {
 	if lowSpace(filepath.Join(t.TempDir(), "veto.db")) || lowSpace("") {
 		t.Fatal("a disk with room, or no path, is low on space")
 	}
-	if se := Refusal(full, errors.New("disk I/O error")); se.Cause != sqlstore.CauseFull || se.Detail != "" {
+	if se := Refusal(full, errors.New("disk I/O error")); se.Cause != veto.CauseFull || se.Detail != "" {
 		t.Fatalf("an unreachable refusal on a full disk: %+v, want full", se)
 	}
 }
@@ -154,7 +153,7 @@ func TestLowSpaceIsTheDisksRoom(t *testing.T) {
 // the path, leaves no mark.
 func TestMarkOnlyARegularFile(t *testing.T) {
 	dir := t.TempDir()
-	damaged := &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Detail: "the file is empty"}
+	damaged := &veto.StateError{Cause: veto.CauseDamaged, Detail: "the file is empty"}
 	gone := filepath.Join(dir, "gone.db")
 	mark(gone, damaged)
 	sub := filepath.Join(dir, "dir.db")
@@ -207,8 +206,8 @@ func TestAnotherProgramsDatabaseIsClosed(t *testing.T) {
 	if rerr != nil || !bytes.Equal(before, after) {
 		t.Errorf("the refused file changed (header bytes 18-19: %v, now %v)", before[18:20], after[18:20])
 	}
-	var se *sqlstore.StateError
-	if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged || se.Detail != "a SQLite file without veto's schema" {
+	var se *veto.StateError
+	if !errors.As(err, &se) || se.Cause != veto.CauseDamaged || se.Detail != "a SQLite file without veto's schema" {
 		t.Fatalf("Open = %v", err)
 	}
 	for _, suffix := range []string{"-wal", "-shm"} {
@@ -226,7 +225,7 @@ func TestCreateLosingTheRaceKeepsTheWinnersMark(t *testing.T) {
 	if err := os.WriteFile(p, make([]byte, 4096), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mark(p, &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Detail: "seen by the winner"})
+	mark(p, &veto.StateError{Cause: veto.CauseDamaged, Detail: "seen by the winner"})
 	before, err := os.ReadFile(markPath(p))
 	if err != nil {
 		t.Fatal(err)
@@ -267,8 +266,8 @@ func TestUnreadableSchemaIsRefusedAndClosed(t *testing.T) {
 		s.Close()
 		t.Fatal("a file with an unreadable schema page opened")
 	}
-	var se *sqlstore.StateError
-	if !errors.As(err, &se) || se.Cause != sqlstore.CauseDamaged {
+	var se *veto.StateError
+	if !errors.As(err, &se) || se.Cause != veto.CauseDamaged {
 		t.Fatalf("Open = %v, want damaged", err)
 	}
 	for _, suffix := range []string{"-wal", "-shm"} {

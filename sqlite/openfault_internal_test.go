@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/internal/faultdb"
-	"github.com/vetohq/veto/sqlstore"
 	"modernc.org/sqlite"
 )
 
@@ -52,7 +52,7 @@ func TestOpenFailsAtEachStep(t *testing.T) {
 			if fs.Fired(f) != 1 {
 				t.Fatalf("the fault fired %d times", fs.Fired(f))
 			}
-			var se *sqlstore.StateError
+			var se *veto.StateError
 			if !errors.As(err, &se) || se.Path != p || se.Reason() == "" {
 				t.Fatalf("Open = %v, want a refusal naming its cause", err)
 			}

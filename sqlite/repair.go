@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/sqlstore"
 )
 
@@ -93,7 +94,7 @@ func jsonString(b []byte) (string, bool) {
 
 // Probe proves that the open store at path can take a write: the write
 // lock within the busy timeout, and room on its disk. A refusal is a
-// *sqlstore.StateError naming its cause (locked, full).
+// *veto.StateError naming its cause (locked, full).
 func Probe(ctx context.Context, s *sqlstore.Store, path string) error {
 	tx, err := s.DB().BeginTx(ctx, nil) // BEGIN IMMEDIATE: the write lock
 	if err != nil {
@@ -101,7 +102,7 @@ func Probe(ctx context.Context, s *sqlstore.Store, path string) error {
 	}
 	tx.Rollback()
 	if lowSpace(path) {
-		return &sqlstore.StateError{Cause: sqlstore.CauseFull, Path: path, Detail: "less than 64 KiB free on its disk"}
+		return &veto.StateError{Cause: veto.CauseFull, Path: path, Detail: "less than 64 KiB free on its disk"}
 	}
 	return nil
 }
@@ -109,5 +110,5 @@ func Probe(ctx context.Context, s *sqlstore.Store, path string) error {
 // minFree is the room on the disk below which Probe calls a state full.
 const minFree = 64 << 10
 
-// Refusal is err as the *sqlstore.StateError of the state at path.
-func Refusal(path string, err error) *sqlstore.StateError { return causeOf(refusal(path, err)) }
+// Refusal is err as the *veto.StateError of the state at path.
+func Refusal(path string, err error) *veto.StateError { return veto.StateErrorOf(refusal(path, err)) }

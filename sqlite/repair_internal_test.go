@@ -96,8 +96,8 @@ func TestProbeTakesTheWriteLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	var se *sqlstore.StateError
-	if err := Probe(ctx, s, p); !errors.As(err, &se) || se.Cause != sqlstore.CauseLocked || se.Path != p {
+	var se *veto.StateError
+	if err := Probe(ctx, s, p); !errors.As(err, &se) || se.Cause != veto.CauseLocked || se.Path != p {
 		t.Fatalf("Probe with the lock held elsewhere: %v, want locked", err)
 	}
 }
@@ -117,7 +117,7 @@ func TestMarkDetailIsBounded(t *testing.T) {
 	if err := os.WriteFile(markPath(p), []byte(id+"\n"+strings.Repeat("d", 1000)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var se *sqlstore.StateError
+	var se *veto.StateError
 	if err := marked(p, fi); !errors.As(err, &se) || !strings.Contains(se.Detail, ": "+strings.Repeat("d", 200)+"; marked in ") {
 		t.Fatalf("marked: %v, want the detail cut to 200 bytes", err)
 	}

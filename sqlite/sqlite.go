@@ -27,6 +27,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/sqlstore"
 )
 
@@ -72,14 +73,14 @@ func DefaultPath() (string, error) {
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", &sqlstore.StateError{Cause: sqlstore.CauseBadPath, Detail: "no home directory for the default state", Err: err}
+		return "", &veto.StateError{Cause: veto.CauseBadPath, Detail: "no home directory for the default state", Err: err}
 	}
 	return filepath.Join(home, ".local", "state", "veto", "veto.db"), nil
 }
 
 // Open opens (creating when missing, with its schema) the store at path.
 // The directory is created readable by its user only, the file is 0600.
-// Every error is a *sqlstore.StateError naming its cause.
+// Every error is a *veto.StateError naming its cause.
 func Open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) {
 	s, err := open(ctx, path, o)
 	if err != nil {
@@ -95,7 +96,7 @@ func open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 		o.BusyTimeout = 2 * time.Second
 	}
 	if path == "" {
-		return nil, &sqlstore.StateError{Cause: sqlstore.CauseBadPath, Detail: "no path"}
+		return nil, &veto.StateError{Cause: veto.CauseBadPath, Detail: "no path"}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
@@ -124,7 +125,7 @@ func open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 	}
 	if marked == 0 {
 		db.Close()
-		return nil, &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Detail: "a SQLite file without veto's schema"}
+		return nil, &veto.StateError{Cause: veto.CauseDamaged, Detail: "a SQLite file without veto's schema"}
 	}
 	// veto's state is in WAL mode from its creation, and the mode stays
 	// in the file; a state found otherwise is switched back.
@@ -153,7 +154,7 @@ func open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 // package replaces to fail the calls it chooses (internal/faultdb).
 var openDB = func(dsn string) (*sql.DB, error) { return sql.Open("sqlite", dsn) }
 
-// refusal makes err a *sqlstore.StateError for path.
+// refusal makes err a *veto.StateError for path.
 func refusal(path string, err error) error {
 	se := sqlstore.CauseOf(err, classify)
 	if se.Path == "" {
@@ -161,8 +162,8 @@ func refusal(path string, err error) error {
 		c.Path = path
 		// SQLite reports a write that found no room as an I/O error,
 		// without the system's error: the disk says whether it is full.
-		if c.Cause == sqlstore.CauseUnreachable && lowSpace(path) {
-			c.Cause, c.Detail = sqlstore.CauseFull, ""
+		if c.Cause == veto.CauseUnreachable && lowSpace(path) {
+			c.Cause, c.Detail = veto.CauseFull, ""
 		}
 		se = &c
 	}
@@ -176,22 +177,22 @@ func lowSpace(path string) bool {
 }
 
 // classify names the cause of a driver's or the system's error.
-func classify(err error) (sqlstore.Cause, string) {
+func classify(err error) (veto.Cause, string) {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return sqlstore.CauseLocked, ""
+			return veto.CauseLocked, ""
 		case sqlite3.SQLITE_FULL:
-			return sqlstore.CauseFull, ""
+			return veto.CauseFull, ""
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-			return sqlstore.CauseDamaged, "SQLite finds it malformed"
+			return veto.CauseDamaged, "SQLite finds it malformed"
 		case sqlite3.SQLITE_CANTOPEN:
-			return sqlstore.CauseUnreachable, "SQLite cannot open it"
+			return veto.CauseUnreachable, "SQLite cannot open it"
 		case sqlite3.SQLITE_PERM, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_AUTH:
-			return sqlstore.CauseUnreachable, "it may not be written"
+			return veto.CauseUnreachable, "it may not be written"
 		case sqlite3.SQLITE_IOERR:
-			return sqlstore.CauseUnreachable, "an I/O error"
+			return veto.CauseUnreachable, "an I/O error"
 		}
 	}
 	return sqlstore.OSCause(err)
@@ -250,7 +251,7 @@ func inspect(path string) (exists bool, err error) {
 		return true, err
 	}
 	if !fi.Mode().IsRegular() {
-		return true, &sqlstore.StateError{Cause: sqlstore.CauseBadPath, Detail: "not a regular file"}
+		return true, &veto.StateError{Cause: veto.CauseBadPath, Detail: "not a regular file"}
 	}
 	if err := marked(path, fi); err != nil {
 		return true, err
@@ -261,7 +262,7 @@ func inspect(path string) (exists bool, err error) {
 // checkHeader reads the header of a file of size bytes.
 func checkHeader(f io.ReaderAt, size int64) error {
 	damaged := func(format string, a ...any) error {
-		return &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Detail: fmt.Sprintf(format, a...)}
+		return &veto.StateError{Cause: veto.CauseDamaged, Detail: fmt.Sprintf(format, a...)}
 	}
 	if size == 0 {
 		return damaged("the file is empty")
@@ -342,7 +343,7 @@ func quickCheck(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	if first != "ok" {
-		return &sqlstore.StateError{Cause: sqlstore.CauseDamaged, Detail: "SQLite's quick_check fails"}
+		return &veto.StateError{Cause: veto.CauseDamaged, Detail: "SQLite's quick_check fails"}
 	}
 	return nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/celrule"
 	"github.com/vetohq/veto/sqlite"
-	"github.com/vetohq/veto/sqlstore"
 )
 
 // A run's knowledge lists the files its successful reads taught, through
@@ -95,8 +94,8 @@ func TestNewerStateSaysSo(t *testing.T) {
 	populated(t, p, 1)
 	markNewer(t, p)
 	_, err := sqlite.Open(ctx, p, sqlite.Options{})
-	wantCause(t, err, sqlstore.CauseNewer, p)
-	var se *sqlstore.StateError
+	wantCause(t, err, veto.CauseNewer, p)
+	var se *veto.StateError
 	if !errors.As(err, &se) || !strings.Contains(se.Reason(), "was written by a newer veto") {
 		t.Fatalf("the refusal's reason does not say why: %v", err)
 	}

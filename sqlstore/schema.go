@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/vetohq/veto"
 )
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -18,7 +20,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	if done > len(s.d.Migrations) {
-		return &StateError{Cause: CauseNewer, Detail: fmt.Sprintf("%d migrations, this veto knows %d", done, len(s.d.Migrations))}
+		return &veto.StateError{Cause: veto.CauseNewer, Detail: fmt.Sprintf("%d migrations, this veto knows %d", done, len(s.d.Migrations))}
 	}
 	for i := done; i < len(s.d.Migrations); i++ {
 		tx, err := s.db.BeginTx(ctx, nil)
@@ -52,7 +54,7 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // Migrations returns how many migrations the database records: veto's
 // schema marker. More than the dialect knows is a StateError of cause
-// CauseNewer.
+// veto.CauseNewer.
 func (s *Store) Migrations(ctx context.Context) (int, error) {
 	var done int
 	err := s.queryRow(ctx, nil, `SELECT CAST(value AS INTEGER) FROM veto_meta WHERE key = 'migrations'`).Scan(&done)
@@ -60,7 +62,7 @@ func (s *Store) Migrations(ctx context.Context) (int, error) {
 		return 0, unavailable(err)
 	}
 	if done > len(s.d.Migrations) {
-		return done, &StateError{Cause: CauseNewer, Detail: fmt.Sprintf("%d migrations, this veto knows %d", done, len(s.d.Migrations))}
+		return done, &veto.StateError{Cause: veto.CauseNewer, Detail: fmt.Sprintf("%d migrations, this veto knows %d", done, len(s.d.Migrations))}
 	}
 	return done, nil
 }

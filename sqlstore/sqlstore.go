@@ -8,7 +8,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -47,15 +46,13 @@ var (
 	_ veto.Knowledge = knowledge{}
 )
 
-// ErrUnavailable wraps every failure to reach or use the database; the
-// gate denies state_unavailable on it.
-var ErrUnavailable = errors.New("sqlstore: state unavailable")
-
+// unavailable wraps a failure to reach or use the database: the gate
+// refuses the call, state_unavailable, on it.
 func unavailable(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", veto.ErrStateUnavailable, err)
 }
 
 // New wraps db: it checks that the database answers and applies the
@@ -63,7 +60,7 @@ func unavailable(err error) error {
 func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", veto.ErrStateUnavailable, err)
 	}
 	s := &Store{db: db, d: d}
 	if err := s.migrate(ctx); err != nil {

@@ -1,4 +1,4 @@
-package cli
+package state
 
 import (
 	"context"
@@ -18,11 +18,12 @@ import (
 // once a second, until it answers. After that the pool reconnects by
 // itself.
 type lazyPG struct {
-	dsn string
+	dsn     string
+	connect time.Duration // how long one try may take
 
 	mu   sync.Mutex
 	s    *sqlstore.Store
-	n    *sqlstore.Noting // s, its failures noted with their cause
+	n    *sqlstore.Named // s, its failures named with their cause
 	last time.Time
 	err  error
 }
@@ -40,19 +41,19 @@ func (l *lazyPG) get(ctx context.Context) (*sqlstore.Store, error) {
 		return nil, l.err
 	}
 	l.last = time.Now()
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, l.connect)
 	defer cancel()
 	s, err := postgres.Open(cctx, l.dsn)
 	if err != nil {
-		l.err = fmt.Errorf("%w: %w", sqlstore.ErrUnavailable, err)
+		l.err = fmt.Errorf("%w: %w", veto.ErrStateUnavailable, err)
 		return nil, l.err
 	}
-	l.s, l.n, l.err = s, postgres.Noting(s), nil
+	l.s, l.n, l.err = s, postgres.Named(s), nil
 	return s, nil
 }
 
-// noting is the store whose failures name their cause in a decision.
-func (l *lazyPG) noting(ctx context.Context) (*sqlstore.Noting, error) {
+// named is the store whose failures name their cause in a decision.
+func (l *lazyPG) named(ctx context.Context) (*sqlstore.Named, error) {
 	if _, err := l.get(ctx); err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func (l *lazyPG) close() {
 }
 
 func (l *lazyPG) Load(ctx context.Context, run string) (veto.RunState, error) {
-	s, err := l.noting(ctx)
+	s, err := l.named(ctx)
 	if err != nil {
 		return veto.RunState{}, err
 	}
@@ -92,7 +93,7 @@ func (l *lazyPG) Load(ctx context.Context, run string) (veto.RunState, error) {
 }
 
 func (l *lazyPG) Append(ctx context.Context, run string, next uint64, evs []veto.Event) error {
-	s, err := l.noting(ctx)
+	s, err := l.named(ctx)
 	if err != nil {
 		return err
 	}
@@ -100,7 +101,7 @@ func (l *lazyPG) Append(ctx context.Context, run string, next uint64, evs []veto
 }
 
 func (l *lazyPG) Events(ctx context.Context, run string, after uint64) ([]veto.Event, error) {
-	s, err := l.noting(ctx)
+	s, err := l.named(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func (l *lazyPG) Events(ctx context.Context, run string, after uint64) ([]veto.E
 
 // Decided finds a call's recorded decision (idempotent deciding).
 func (l *lazyPG) Decided(ctx context.Context, run, callID string) (veto.Event, bool, error) {
-	s, err := l.noting(ctx)
+	s, err := l.named(ctx)
 	if err != nil {
 		return veto.Event{}, false, err
 	}

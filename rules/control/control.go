@@ -156,6 +156,9 @@ func (s *Set) checkCommands(in *veto.Input, rep *shell.Report) (veto.Decision, b
 	if signalsVeto(rep) {
 		return vetoSignal.Deny(), true
 	}
+	if drivesTerminal(rep) {
+		return vetoTerminal.Deny(), true
+	}
 	return veto.Decision{}, false
 }
 

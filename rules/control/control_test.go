@@ -245,6 +245,15 @@ func TestSecretsAndSignals(t *testing.T) {
 		{"pgrep -l veto", ""},
 		{"killall node", ""},
 		{"kill 4242", ""},
+		{"tmux send-keys -t 0 'veto approve r1 c1' Enter", "veto_terminal"},
+		{"tmux -L main capture-pane -p -t 0", "veto_terminal"},
+		{"tmux new -d -s x \\; send -t x yes Enter", "veto_terminal"},
+		{"tmux $CMD -t 0", "veto_terminal"}, // a word veto cannot read
+		{"screen -S main -X stuff 'yes\\n'", "veto_terminal"},
+		{"xdotool type 4kQ9zX", "veto_terminal"},
+		{"tmux ls", ""},
+		{"tmux new-session -d -s build 'make test'", ""},
+		{"screen -ls", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.cmd, func(t *testing.T) {

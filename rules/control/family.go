@@ -29,6 +29,8 @@ var (
 		Message: "The call reads or expands one of veto's own variables (VETO_*), which may hold a person's token; setting one for a command is fine, reading one is not."}
 	vetoSignal = &rule.Reason{Code: "veto_signal", Risk: veto.RiskHigh,
 		Message: "The call sends a signal to processes chosen by a name or pattern that matches veto's own, which would stop veto's servers."}
+	vetoTerminal = &rule.Reason{Code: "veto_terminal", Risk: veto.RiskCritical,
+		Message: "The call types into, or reads the screen of, a terminal or desktop a person may be using (a multiplexer's send-keys or capture, a desktop typist), which could answer veto's prompt as the person."}
 )
 
 // Control is veto.control's declaration.
@@ -37,7 +39,7 @@ var Control = &rule.Info{ID: "veto.control",
 	Risk: veto.RiskCritical,
 	Advice: veto.Advice{Instead: "Ask the user to run it themselves, outside the agent.",
 		Policy: "none: only a person changes veto, from their own terminal"},
-	Reasons: []*rule.Reason{vetoCommand, vetoUnknown, vetoHook, vetoFiles, vetoState, vetoPreload, vetoEndpoint, vetoSecret, vetoSignal}}
+	Reasons: []*rule.Reason{vetoCommand, vetoUnknown, vetoHook, vetoFiles, vetoState, vetoPreload, vetoEndpoint, vetoSecret, vetoSignal, vetoTerminal}}
 
 // Section is the control section of a policy file.
 type Section struct {

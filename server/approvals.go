@@ -114,7 +114,7 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 // of kind user) answers.
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, by veto.Actor, known bool, grant bool, ttl time.Duration, reply func(status int, reason, msg string)) {
 	if !known || by.Kind != "user" || by.ID == "" {
-		reply(http.StatusForbidden, "approver_not_a_person", "Only a person (a token or session of an actor user:…) answers a call's question.")
+		reply(http.StatusForbidden, ReasonPersonRequired, "Only a person (a person's token, or a session signed in with one) answers a call's question.")
 		return
 	}
 	run, call := r.PathValue("run"), r.PathValue("call")

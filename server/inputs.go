@@ -390,6 +390,7 @@ func (s *Server) uiInput(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if se.actor.Kind != "user" || se.actor.ID == "" || s.cfg.Gate == nil || s.cfg.PageOnly {
+		w.Header().Set(ReasonHeader, ReasonPersonRequired)
 		fail(http.StatusForbidden, "Only a person (a user: token) gives a call's input, on the page of the veto serve the call was suspended through.")
 		return
 	}

@@ -183,6 +183,15 @@ func (s *Server) uiLogin(w http.ResponseWriter, r *http.Request) {
 			tok, ok, _ = s.cfg.Tokens.Verify(ctx, k)
 			actor = tok.Actor
 			release()
+			if ok && tok.Role != RolePerson {
+				// Only a person signs in: a session answers questions and
+				// gives input.
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				w.Header().Set(ReasonHeader, ReasonPersonRequired)
+				w.WriteHeader(http.StatusForbidden)
+				uiTemplates.ExecuteTemplate(w, "login.html", map[string]bool{"Refused": true})
+				return
+			}
 		}
 	}
 	if !ok {

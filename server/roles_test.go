@@ -1,0 +1,319 @@
+package server_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/server"
+)
+
+// signInRefused signs in to the page with tok and wants the refusal of a
+// token that is not a person's: 403, person_required, no session. It
+// returns the browser, which holds no session.
+func signInRefused(t *testing.T, s *service, tok string) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	resp, err := hc.Get(s.url + "/ui/login?k=" + tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || resp.Header.Get(server.ReasonHeader) != server.ReasonPersonRequired {
+		t.Fatalf("sign-in with a token that is not a person's: %d %q", resp.StatusCode, resp.Header.Get(server.ReasonHeader))
+	}
+	if strings.Contains(string(b), tok) {
+		t.Fatal("the refused sign-in echoes the token")
+	}
+	u, _ := url.Parse(s.url + "/ui")
+	if len(jar.Cookies(u)) != 0 {
+		t.Fatal("a refused sign-in left a session cookie")
+	}
+	return hc
+}
+
+// roleStores are the stores tokens are kept in: SQLite and PostgreSQL.
+func roleStores(t *testing.T) map[string]func(t *testing.T) (testStore, string) {
+	return map[string]func(t *testing.T) (testStore, string){
+		"sqlite": func(t *testing.T) (testStore, string) { return sqliteStore(t) },
+		"postgres": func(t *testing.T) (testStore, string) {
+			return pgStore(t, freshPG(t))
+		},
+	}
+}
+
+// TestOnlyAPersonAnswers: the attack of issue 26 over HTTP. The hook's
+// token (an agent's), a service's and a legacy one cannot answer the
+// agent's own question (403 person_required), sign in to the page (403
+// person_required), or so give input; a person's token does each. The
+// question stays open after every refusal, and the call asked again is
+// asked again, not allowed.
+func TestOnlyAPersonAnswers(t *testing.T) {
+	for name, open := range roleStores(t) {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			st, d := open(t)
+			s := start(t, w, st, d, nil)
+			hook := s.tokenAs("agent:claude-code", server.RoleAgent)
+			svc := s.tokenAs("service:worker", server.RoleService)
+			legacy := legacyToken(t, st.DB(), d, "user:old")
+			person := s.tokenAs("user:ann", server.RolePerson)
+
+			deploy := s.call("c1", "r1", "Bash", map[string]any{"command": "make deploy"})
+			s.post("/v1/runs", hook, map[string]any{"ref": "r1", "fresh": true})
+			if _, m := s.post("/v1/decide", hook, deploy); m["verdict"] != "ask" {
+				t.Fatalf("the hook's call: %v, want ask", m)
+			}
+			for who, tok := range map[string]string{"the hook's token": hook, "a service's token": svc, "a legacy token": legacy} {
+				code, m := s.post("/v1/approvals/r1/c1", tok, map[string]any{"approve": true})
+				if code != 403 || m["reason"] != server.ReasonPersonRequired {
+					t.Fatalf("%s answered: %d %v", who, code, m)
+				}
+				if _, m := s.post("/v1/decide", hook, deploy); m["verdict"] != "ask" {
+					t.Fatalf("after %s's answer, the call is %v, want ask again", who, m)
+				}
+				hc := signInRefused(t, s, tok)
+				if code, _ := getPage(t, hc, s.url+"/ui"); code != 401 {
+					t.Fatalf("%s: the page without a session: %d", who, code)
+				}
+			}
+			// The allowed form: a person's token answers, and signs in.
+			if code, m := s.post("/v1/approvals/r1/c1", person, map[string]any{"approve": true}); code != 200 {
+				t.Fatalf("the person's answer: %d %v", code, m)
+			}
+			if _, m := s.post("/v1/decide", hook, deploy); m["verdict"] != "allow" {
+				t.Fatalf("the approved call: %v", m)
+			}
+			pageSession(t, s, person)
+		})
+	}
+}
+
+// TestPersonGivesInputOnlyOnThePage: a call suspended for input takes
+// values only from a person's session: a service's token signs in to
+// nothing (403 person_required) and its post has no session (401); the
+// person's post is taken (303) and the runtime reads the values.
+func TestPersonGivesInputOnlyOnThePage(t *testing.T) {
+	w := newWorld(t)
+	st, d := sqliteStore(t)
+	s := start(t, w, st, d, nil)
+	svc, person := s.token("service:worker"), s.token("user:ann")
+	c := s.call("c1", "r1", "Bash", map[string]any{"command": "ls"})
+	if code, m := s.post("/v1/suspend", svc, map[string]any{"call": c, "kind": "input", "fields": []string{"command"}}); code != 200 {
+		t.Fatalf("suspend: %d %v", code, m)
+	}
+	refused := signInRefused(t, s, svc)
+	if code, _ := postForm(t, refused, s.url+"/ui/inputs/r1/c1", url.Values{"in.command": {"pwd"}}, nil); code != 401 {
+		t.Fatalf("a service's input: %d, want 401", code)
+	}
+	hc, page := pageSession(t, s, person)
+	m := csrfField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no form token on the person's page")
+	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if code, body := postForm(t, hc, s.url+"/ui/inputs/r1/c1", url.Values{"csrf": {m[1]}, "in.command": {"pwd"}}, nil); code != 303 {
+		t.Fatalf("the person's input: %d\n%s", code, body)
+	}
+	if code, got := s.take("r1", "c1", svc, ""); code != 200 || fmt.Sprint(got["input"]) != "map[command:pwd]" {
+		t.Fatalf("take: %d %v", code, got)
+	}
+}
+
+// TestTokenRolesOpenTheirEndpoints: each route refuses the roles it does
+// not serve, 403 with its reason (on a hook endpoint, the client's
+// blocking reply naming it), and takes the role it serves.
+func TestTokenRolesOpenTheirEndpoints(t *testing.T) {
+	w := newWorld(t)
+	st, d := sqliteStore(t)
+	s := start(t, w, st, d, nil)
+	hook := s.tokenAs("agent:claude-code", server.RoleAgent)
+	svc := s.tokenAs("agent:ci", server.RoleService)
+	person := s.tokenAs("user:ann", server.RolePerson)
+	s.post("/v1/runs", svc, map[string]any{"ref": "r1", "fresh": true})
+	read := s.call("c1", "r1", "Read", map[string]any{"file_path": filepath.Join(w.work, "README.md")})
+	_, sus := s.post("/v1/suspend", svc, map[string]any{"call": read, "kind": "approval"})
+	pre := fmt.Sprintf(`{"session_id":"s1","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"README.md"},"tool_use_id":"h1"}`, w.work)
+	cases := []struct {
+		name, method, path string
+		body               any
+		refused, allowed   string // tokens
+		reason             string
+	}{
+		{"the hook reads no run's events", "GET", "/v1/runs/r1/events", nil, hook, svc, server.ReasonRoleRefused},
+		{"the hook reads no event stream", "GET", "/v1/events?run=r1&follow=0", nil, hook, "", server.ReasonRoleRefused},
+		{"the hook lists no questions", "GET", "/v1/approvals", nil, hook, person, server.ReasonRoleRefused},
+		{"the hook reads no policy", "GET", "/v1/policy", nil, hook, svc, server.ReasonRoleRefused},
+		{"the hook suspends nothing", "POST", "/v1/suspend", map[string]any{"call": read, "kind": "approval"}, hook, svc, server.ReasonRoleRefused},
+		{"the hook resumes nothing", "POST", "/v1/resume", map[string]any{"suspension": sus["suspension"], "approved": true}, hook, svc, server.ReasonRoleRefused},
+		{"the hook takes no input", "GET", "/v1/inputs/r1/c1", nil, hook, "", server.ReasonRoleRefused},
+		{"the hook answers nothing", "POST", "/v1/approvals/r1/c1", map[string]any{"approve": true}, hook, "", server.ReasonPersonRequired},
+		{"a person's token is not the hook's", "POST", "/v1/hooks/claude-code", pre, person, hook, server.ReasonRoleRefused},
+		{"nor a command hook's", "POST", "/v1/hooks/gemini-cli/command", `{}`, person, "", server.ReasonRoleRefused},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			send := func(tok string) (int, map[string]any, string) {
+				var req *http.Request
+				if c.method == "GET" {
+					req, _ = http.NewRequest("GET", s.url+c.path, nil)
+				} else {
+					body := ""
+					switch b := c.body.(type) {
+					case string:
+						body = b
+					default:
+						body = mustJSON(t, b)
+					}
+					req, _ = http.NewRequest("POST", s.url+c.path, strings.NewReader(body))
+				}
+				req.Header.Set("Authorization", "Bearer "+tok)
+				code, m := s.do(req)
+				return code, m, fmt.Sprint(m)
+			}
+			code, m, text := send(c.refused)
+			hookRoute := strings.HasPrefix(c.path, "/v1/hooks/")
+			switch {
+			case hookRoute && (code != 200 || !strings.Contains(text, c.reason)):
+				t.Fatalf("refused: %d %v, want 200 and a blocking reply naming %s", code, m, c.reason)
+			case !hookRoute && (code != 403 || m["reason"] != c.reason):
+				t.Fatalf("refused: %d %v, want 403 %s", code, m, c.reason)
+			}
+			if c.allowed == "" {
+				return
+			}
+			if code, m, text := send(c.allowed); code != 200 || strings.Contains(text, "role_refused") || strings.Contains(text, "person_required") {
+				t.Fatalf("allowed: %d %v", code, m)
+			}
+		})
+	}
+}
+
+// TestTokenRoleMustFitTheActor: only a user holds a person's token, a
+// hook's token acts as an agent, a service never acts as a person.
+func TestTokenRoleMustFitTheActor(t *testing.T) {
+	cases := []struct {
+		actor string
+		role  server.Role
+		ok    bool
+	}{
+		{"user:ann", server.RolePerson, true},
+		{"agent:claude-code", server.RolePerson, false},
+		{"service:w", server.RolePerson, false},
+		{"agent:claude-code", server.RoleAgent, true},
+		{"user:ann", server.RoleAgent, false},
+		{"service:w", server.RoleAgent, false},
+		{"service:w", server.RoleService, true},
+		{"schedule:nightly", server.RoleService, true},
+		{"agent:ci", server.RoleService, true},
+		{"user:ann", server.RoleService, false},
+		{"user:ann", server.RoleLegacy, false},
+		{"user:ann", "admin", false},
+	}
+	for _, c := range cases {
+		a, _ := server.ParseActor(c.actor)
+		if err := server.CheckRole(c.role, a); (err == nil) != c.ok {
+			t.Errorf("%s as %q: %v, want ok %v", c.actor, c.role, err, c.ok)
+		}
+	}
+	st, d := sqliteStore(t)
+	toks, err := server.OpenTokens(context.Background(), st.DB, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := toks.Create(context.Background(), veto.Actor{Kind: "user", ID: "ann"}, server.RoleAgent, time.Now()); err == nil {
+		t.Fatal("a hook's token for a user was made")
+	}
+	if list, _ := toks.List(context.Background()); len(list) != 0 {
+		t.Fatalf("a refused token was stored: %v", list)
+	}
+}
+
+// TestTokenTableMigratesLegacyRows: a token table made before roles gets
+// the column, in SQLite and PostgreSQL; its rows read legacy and keep
+// working for what a hook's token may do (decide), and for nothing a
+// person does.
+func TestTokenTableMigratesLegacyRows(t *testing.T) {
+	for name, open := range roleStores(t) {
+		t.Run(name, func(t *testing.T) {
+			st, d := open(t)
+			secret := legacyToken(t, st.DB(), d, "service:old")
+			toks, err := server.OpenTokens(context.Background(), st.DB, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A second instance migrating the same table is a no-op.
+			if _, err := server.OpenTokens(context.Background(), st.DB, d); err != nil {
+				t.Fatal(err)
+			}
+			tok, ok, err := toks.Verify(context.Background(), secret)
+			if err != nil || !ok || tok.Role != server.RoleLegacy || tok.Actor.ID != "old" {
+				t.Fatalf("the legacy token: %+v %v %v", tok, ok, err)
+			}
+			list, _ := toks.List(context.Background())
+			if len(list) != 1 || list[0].Role.Shown() != "legacy" {
+				t.Fatalf("list: %+v", list)
+			}
+			_, fresh, err := toks.Create(context.Background(), veto.Actor{Kind: "user", ID: "ann"}, server.RolePerson, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tok, ok, _ := toks.Verify(context.Background(), fresh); !ok || tok.Role != server.RolePerson {
+				t.Fatalf("a new token after the migration: %+v", tok)
+			}
+			w := newWorld(t)
+			s := start(t, w, st, d, nil)
+			read := s.call("c1", "r1", "Read", map[string]any{"file_path": filepath.Join(w.work, "README.md")})
+			if code, m := s.post("/v1/decide", secret, read); code != 200 || m["verdict"] != "allow" {
+				t.Fatalf("the legacy token decides: %d %v", code, m)
+			}
+			if code, m := s.get("/v1/runs/r1/events", secret); code != 403 || m["reason"] != server.ReasonRoleRefused {
+				t.Fatalf("the legacy token reads a run: %d %v", code, m)
+			}
+		})
+	}
+}
+
+// legacyToken stores a token as veto did before roles, in a table of that
+// shape when there is none yet, and returns its secret.
+func legacyToken(t *testing.T, db *sql.DB, dialect, actor string) string {
+	t.Helper()
+	ph := func(n int) string {
+		if dialect == "postgres" {
+			return fmt.Sprintf("$%d", n)
+		}
+		return "?"
+	}
+	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS veto_tokens (id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE,
+		actor_kind TEXT NOT NULL, actor_id TEXT NOT NULL, created BIGINT NOT NULL, revoked BIGINT NOT NULL DEFAULT 0)`); err != nil {
+		t.Fatal(err)
+	}
+	kind, id, _ := strings.Cut(actor, ":")
+	secret := "veto_legacy" + strings.ReplaceAll(id, ":", "")
+	q := fmt.Sprintf(`INSERT INTO veto_tokens (id, hash, actor_kind, actor_id, created) VALUES (%s, %s, %s, %s, %s)`, ph(1), ph(2), ph(3), ph(4), ph(5))
+	if _, err := db.Exec(q, "tok_legacy"+id, server.HashSecret(secret), kind, id, time.Now().Unix()); err != nil {
+		t.Fatal(err)
+	}
+	return secret
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,19 @@ func TestScripts(t *testing.T) {
 				b, err := os.ReadFile(self)
 				ts.Check(err)
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), b[:64<<10], 0o644))
+			},
+			// "capture NAME FILE REGEXP" sets $NAME to the first group of
+			// REGEXP in FILE (stdout, stderr or a file): an id a command
+			// printed, for the next command to name.
+			"capture": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 3 {
+					ts.Fatalf("usage: capture NAME FILE REGEXP")
+				}
+				m := regexp.MustCompile(args[2]).FindStringSubmatch(ts.ReadFile(args[1]))
+				if len(m) < 2 {
+					ts.Fatalf("capture: %s holds no match of %s", args[1], args[2])
+				}
+				ts.Setenv(args[0], m[1])
 			},
 			// "waitfor PATH" waits up to 10 s for PATH to exist (a server's
 			// socket, say).

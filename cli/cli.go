@@ -135,6 +135,27 @@ func parse(e *env, fs *flag.FlagSet, args []string) (code int, done bool) {
 	return 0, false
 }
 
+// parseInterspersed parses args as parse does, with the positional
+// arguments allowed among the flags (veto token revoke ID --state FILE,
+// the order the help shows): the flag package stops at the first
+// positional, so each one is taken and parsing goes on after it. After
+// "--" everything is positional.
+func parseInterspersed(e *env, fs *flag.FlagSet, args []string) (pos []string, code int, done bool) {
+	for {
+		if code, done := parse(e, fs, args); done {
+			return nil, code, true
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, 0, false
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), 0, false
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
 // logger returns a slog logger on stderr at the named level, or an error
 // naming the problem.
 func logger(w io.Writer, level string) (*slog.Logger, error) {

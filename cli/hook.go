@@ -30,7 +30,8 @@ be opened, a panic or its own deadline all block the call, in the form the clien
 Decisions and what calls did are recorded in the SQLite state ($XDG_STATE_HOME/veto/veto.db,
 or --state FILE, or $VETO_STATE), or in a PostgreSQL database shared by many vetos
 (--postgres DSN, or $VETO_POSTGRES). With --url (or $VETO_URL) the event goes to veto serve
-instead, authenticated by the token in $VETO_TOKEN (veto init CLIENT --url registers it so).`
+instead, authenticated by the token in --token-file FILE (veto init CLIENT --url registers it so),
+else in $VETO_TOKEN.`
 }
 
 func runHook(ctx context.Context, e *env, args []string) int {
@@ -40,6 +41,7 @@ func runHook(ctx context.Context, e *env, args []string) int {
 	timeout := fs.Duration("timeout", 2*time.Second, "refuse the call when no answer is ready in this time")
 	approve := fs.Bool("approve", false, "answer allow for the user (skips the client's own permission prompt)")
 	askedAt := fs.Int64("asked-at", 0, "veto-hook's: when it sent this event to a hook server that did not answer (Unix ns)")
+	tokenFile := fs.String("token-file", "", "with --url: read the token from this file (0600) instead of $"+TokenEnv)
 	serveURL := fs.String("url", os.Getenv("VETO_URL"), "forward the event to veto serve at this URL (its token in $"+TokenEnv+") instead of deciding here")
 	if len(args) == 0 || !slices.Contains(hook.Clients, args[0]) {
 		if len(args) > 0 && strings.HasPrefix(args[0], "-") {
@@ -57,7 +59,7 @@ func runHook(ctx context.Context, e *env, args []string) int {
 	// never comes from under it (presence).
 	presence.Note(os.Getpid(), args[0])
 	if *serveURL != "" {
-		reply := forwardHook(ctx, hook.AdapterFor(args[0]), args[0], *serveURL, e.stdin, *timeout)
+		reply := forwardHook(ctx, hook.AdapterFor(args[0]), args[0], *serveURL, *tokenFile, e.stdin, *timeout)
 		io.WriteString(e.stdout, reply.Stdout)
 		io.WriteString(e.stderr, reply.Stderr)
 		return reply.Exit

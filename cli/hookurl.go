@@ -18,10 +18,11 @@ import (
 )
 
 // forwardHook answers a hook event through veto serve at base: the event
-// goes to POST base/v1/hooks/CLIENT/command with the token in $VETO_TOKEN,
+// goes to POST base/v1/hooks/CLIENT/command with the token of tokenFile
+// (else $VETO_TOKEN),
 // and the service's reply is the hook's. Every failure — no answer in
 // time, a refusal, an answer that is not a reply — blocks the call.
-func forwardHook(ctx context.Context, a agent.Adapter, client, base string, stdin io.Reader, timeout time.Duration) agent.Reply {
+func forwardHook(ctx context.Context, a agent.Adapter, client, base, tokenFile string, stdin io.Reader, timeout time.Duration) agent.Reply {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	b, err := readEvent(ctx, stdin)
@@ -35,7 +36,17 @@ func forwardHook(ctx context.Context, a agent.Adapter, client, base string, stdi
 	if ev.Kind == agent.Ignore {
 		return agent.Reply{}
 	}
-	rep, cause := ask(ctx, client, base, b)
+	tok := os.Getenv(TokenEnv)
+	if tokenFile != "" {
+		if tok, err = readTokenFile(tokenFile); err != nil {
+			msg := "veto could not read its token file (it must be 0600, holding one token), so the call is blocked."
+			if ev.Kind == agent.Decide {
+				return a.Deny(msg)
+			}
+			return agent.Reply{Exit: 1, Stderr: msg + "\n"}
+		}
+	}
+	rep, cause := ask(ctx, client, base, tok, b)
 	if cause == "" {
 		return rep
 	}
@@ -48,7 +59,7 @@ func forwardHook(ctx context.Context, a agent.Adapter, client, base string, stdi
 
 // ask posts the event; cause, when set, says why there is no reply, in
 // words that hold neither the token nor the service's answer.
-func ask(ctx context.Context, client, base string, event []byte) (agent.Reply, string) {
+func ask(ctx context.Context, client, base, token string, event []byte) (agent.Reply, string) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return agent.Reply{}, "has no usable URL (--url, $VETO_URL)"
@@ -59,8 +70,8 @@ func ask(ctx context.Context, client, base string, event []byte) (agent.Reply, s
 		return agent.Reply{}, "has no usable URL (--url, $VETO_URL)"
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if tok := os.Getenv(TokenEnv); tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	if dir := os.Getenv("CLAUDE_PROJECT_DIR"); dir != "" {
 		req.Header.Set(server.ProjectDirHeader, dir)

@@ -46,10 +46,14 @@ init adds veto's hook command, with the absolute path of this veto binary, for t
 client's session-start, before-tool and after-tool events. It keeps every other
 setting and hook, and running it twice changes nothing. --project (the default)
 writes in DIR (default: the current directory); --user in the home directory.
-uninstall removes only what init added. With --url, Claude Code sends each hook to veto serve
-(POST URL/v1/hooks/claude-code, "type": "http", "onFailure": "block"), and the other clients'
-command hooks run veto hook CLIENT --url URL, which forwards the event; either way the token is
-read from $VETO_TOKEN, which the settings name and never hold.` + notes.String()
+uninstall removes only what init added. With --url, each client's command hooks run veto hook
+CLIENT --url URL --token-file FILE, which forwards the event to veto serve with the hook's token
+read from FILE: an agent's token (role agent, acting as agent:CLIENT or --actor agent:NAME),
+made by init in veto's config directory (0600) in the state --state or --postgres names, or
+given with --token-file. The token is never in the client's environment. With --http, Claude
+Code posts each hook itself (URL/v1/hooks/claude-code, "type": "http", "onFailure": "block"),
+reading the token from $VETO_TOKEN, which the agent's shell inherits too: an agent's token
+answers nothing, but prefer the command form.` + notes.String()
 }
 
 // clientHooks is how one client's settings hold hooks: the table's layout
@@ -87,6 +91,11 @@ func initOrUninstall(e *env, verb string, args []string) int {
 	dir := fs.String("dir", ".", "the project directory, with --project")
 	dry := fs.Bool("dry-run", false, "print the settings that would be written, and write nothing")
 	url := fs.String("url", "", "init claude-code: register veto serve's HTTP hook at this base URL (its token in $"+TokenEnv+") instead of a command")
+	httpHook := fs.Bool("http", false, "init claude-code --url: register Claude Code's HTTP hook, which reads the token from $"+TokenEnv+" (the agent's shell can read it too), instead of the command hook that reads it from a file")
+	hookActorFlag := fs.String("actor", "", "init --url: the agent the hook's token acts as (default agent:CLIENT)")
+	tokenFile := fs.String("token-file", "", "init --url: a file (0600) holding the hook's token, an agent's (default: made in veto's config directory)")
+	state := fs.String("state", os.Getenv("VETO_STATE"), "init --url: the SQLite state veto serve decides on, where the hook's token is kept")
+	pg := fs.String("postgres", os.Getenv("VETO_POSTGRES"), "init --url: the PostgreSQL database veto serve decides on instead")
 	mcp := fs.Bool("mcp", false, "claude-code: put veto mcp in front of every stdio server of the project's .mcp.json (uninstall: take it away)")
 	var ch clientHooks
 	ok := false
@@ -144,17 +153,42 @@ func initOrUninstall(e *env, verb string, args []string) int {
 		fmt.Fprintf(e.stderr, "veto %s %s: --url is init's\n", verb, client)
 		return ExitUsage
 	}
-	if *url != "" && !hasHTTP {
-		// A client with command hooks only: veto hook forwards each event
-		// to the service.
-		command = shellQuote(self) + " hook " + client + " --url " + shellQuote(strings.TrimRight(*url, "/"))
+	if *url == "" && (*httpHook || *hookActorFlag != "" || *tokenFile != "") {
+		fmt.Fprintf(e.stderr, "veto %s %s: --http, --actor and --token-file go with init --url\n", verb, client)
+		return ExitUsage
+	}
+	if *httpHook && !hasHTTP {
+		fmt.Fprintf(e.stderr, "veto %s %s: this client has no HTTP hooks; drop --http\n", verb, client)
+		return ExitUsage
+	}
+	useHTTP := *url != "" && hasHTTP && *httpHook
+	var tokenNote string
+	if *url != "" {
+		// The hook's token: an agent's, never a person's.
+		file, note, err := setUpHookToken(context.Background(), hookTokenOpts{client: client, actor: *hookActorFlag,
+			file: *tokenFile, state: *state, pg: *pg, dry: *dry})
+		if err != nil {
+			fmt.Fprintf(e.stderr, "veto %s %s --url: %v\n", verb, client, err)
+			return ExitDeny
+		}
+		tokenNote = note
+		if useHTTP {
+			tokenNote += "\nClaude Code's HTTP hook reads the token from $" + TokenEnv + " only: export VETO_TOKEN=$(cat " + shellQuote(file) +
+				") where Claude Code starts; the agent's shell inherits it, and an agent's token answers nothing"
+		} else {
+			// veto hook forwards each event to the service, with the
+			// token read from the file: none is in the client's
+			// environment.
+			command = shellQuote(self) + " hook " + client + " --url " + shellQuote(strings.TrimRight(*url, "/")) +
+				" --token-file " + shellQuote(file)
+		}
 	}
 	if ch.Guard {
 		command = clients.Guarded(command)
 	}
 	var changed bool
 	switch {
-	case *url != "" && hasHTTP:
+	case useHTTP:
 		// The HTTP hook replaces veto's command hooks: one answer a call.
 		command = hookURL(*url, client)
 		changed = ch.remove(settings, client, "")
@@ -191,6 +225,9 @@ func initOrUninstall(e *env, verb string, args []string) int {
 	}
 	if !changed {
 		fmt.Fprintf(e.stdout, "%s: already as it should be; nothing changed\n", path)
+		if tokenNote != "" {
+			fmt.Fprintln(e.stdout, tokenNote)
+		}
 		return ExitAllow
 	}
 	if err := writeSettings(path, out); err != nil {
@@ -203,6 +240,9 @@ func initOrUninstall(e *env, verb string, args []string) int {
 			names = append(names, ev.Name)
 		}
 		fmt.Fprintf(e.stdout, "%s: veto now answers %s (%s)\n", path, strings.Join(names, ", "), command)
+		if tokenNote != "" {
+			fmt.Fprintln(e.stdout, tokenNote)
+		}
 		if ch.note != "" {
 			fmt.Fprintln(e.stdout, ch.note)
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -153,6 +154,19 @@ func TestScripts(t *testing.T) {
 				if (code != 0) != neg {
 					ts.Fatalf("person %s: exit %d\nstderr: %s\nscreen: %s", strings.Join(args, " "), code, stderr.String(), screen)
 				}
+			},
+			// "capture NAME FILE REGEXP" sets $NAME to the first group of
+			// REGEXP in FILE (stdout, stderr or a file): an id a command
+			// printed, for the next command to name.
+			"capture": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 3 {
+					ts.Fatalf("usage: capture NAME FILE REGEXP")
+				}
+				m := regexp.MustCompile(args[2]).FindStringSubmatch(ts.ReadFile(args[1]))
+				if len(m) < 2 {
+					ts.Fatalf("capture: %s holds no match of %s", args[1], args[2])
+				}
+				ts.Setenv(args[0], m[1])
 			},
 			// "waitfor PATH" waits up to 10 s for PATH to exist (a server's
 			// socket, say).

@@ -27,8 +27,8 @@ import (
 const serveHTTPDescription = `Decide tool calls over HTTP/JSON: veto's decision service, for runtimes in any language
 and for many instances sharing one PostgreSQL database.
 
-  veto serve --listen 127.0.0.1:8181 [--postgres DSN | --state FILE] [--policy FILE]
-             [--tls-cert FILE --tls-key FILE] [--deadline 2s] [--log-level warn]
+  veto serve --listen 127.0.0.1:8181 --workspace-root DIR... [--postgres DSN | --state FILE]
+             [--policy FILE] [--tls-cert FILE --tls-key FILE] [--deadline 2s] [--log-level warn]
 
   POST /v1/decide            a call in veto check's JSON → its verdict
   POST /v1/observe           the call as it ran, with "outcome" → recorded
@@ -41,7 +41,11 @@ and for many instances sharing one PostgreSQL database.
   GET  /healthz, /readyz, /metrics
 
 Every request but /healthz, /readyz and /metrics needs a token (Authorization: Bearer …) made
-by veto token create against the same state; the identity a call acts as is the token's.
+by veto token create against the same state; the identity a call acts as is the token's, and
+its role says what it may do (only a person's answers a question or signs in to the page).
+A call's workspace must lie in a --workspace-root (repeatable; with none, a call that claims a
+workspace or a cwd is refused, workspace_refused), and its cwd in its workspace
+(cwd_outside_workspace): a request does not choose veto's write roots.
 Listening beyond loopback needs --tls-cert and --tls-key. The policy is the built-in default,
 the user's and the managed file, and --policy: project files are not read, since a request
 must not choose which files the service reads. SIGTERM finishes the decisions in flight.
@@ -59,6 +63,11 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	noAuth := fs.Bool("insecure-no-auth", false, "accept requests without a token, acting as the actor the body names (loopback only)")
 	level := fs.String("log-level", "warn", "log to stderr as JSON at this level: off, debug, info, warn, error")
 	grace := fs.Duration("grace", 10*time.Second, "on SIGTERM, how long the decisions in flight may take")
+	var roots []string
+	fs.Func("workspace-root", "accept calls whose workspace lies in DIR (repeatable; none: no claimed workspace is accepted)", func(v string) error {
+		roots = append(roots, v)
+		return nil
+	})
 	if code, done := parse(e, fs, args); done {
 		return code
 	}
@@ -112,7 +121,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 	cfg := server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, Policy: showPolicy(p),
-		Logger: log, Deadline: *deadline}
+		Logger: log, Deadline: *deadline, WorkspaceRoots: roots}
 	if !*noAuth {
 		if cfg.Tokens, err = st.tokens(ctx); err != nil {
 			fmt.Fprintln(e.stderr, "veto serve: cannot open the token table:", stateCause(err))
@@ -236,11 +245,21 @@ func (st *serviceState) tokens(ctx context.Context) (*server.Tokens, error) {
 	return server.NewTokens(st.db, st.dialect), nil
 }
 
-const tokenDescription = `Make, list and revoke the bearer tokens of veto serve. Each token is bound to an actor:
-every call made with it acts as that actor. Only a hash of a token is stored; its secret is
-printed once, by create.
+const tokenDescription = `Make, list and revoke the bearer tokens of veto serve. Each token is bound to an actor,
+whom every call made with it acts as, and has a role, which says what it may do:
 
-  veto token create --actor KIND:ID [--state FILE | --postgres DSN]   KIND: user, schedule, agent, service
+  person   answer questions, sign in to the page, give input; read runs; decide its own calls.
+           Acts as user:…. Refused at the hook endpoints: never give it to an agent.
+  agent    a hook's: decide, observe and start runs for the agent it is bound to; never answer,
+           sign in, give input or read a run. Acts as agent:…. veto init CLIENT --url makes one.
+  service  a runtime's: decide, observe, suspend, resume and read its runs; never answer or
+           sign in. Acts as service:…, schedule:… or agent:….
+
+A token made before roles shows as legacy and may do what an agent's may. Only a hash of a
+token is stored; its secret is printed once, by create. Flags may come before or after the id.
+
+  veto token create --actor KIND:ID [--role ROLE] [--state FILE | --postgres DSN]
+      (ROLE defaults from KIND: user → person, agent → agent, service and schedule → service)
   veto token list [--state FILE | --postgres DSN]
   veto token revoke ID [--state FILE | --postgres DSN]`
 
@@ -253,7 +272,9 @@ func runToken(ctx context.Context, e *env, args []string) int {
 	state := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file")
 	pg := fs.String("postgres", os.Getenv("VETO_POSTGRES"), "a PostgreSQL database instead (a DSN)")
 	actor := fs.String("actor", "", "create: the actor the token acts as, KIND:ID")
-	if code, done := parse(e, fs, args); done {
+	roleName := fs.String("role", "", "create: what the token may do: person, agent or service (default: from the actor's kind)")
+	pos, code, done := parseInterspersed(e, fs, args)
+	if done {
 		return code
 	}
 	if sub == "" {
@@ -261,14 +282,19 @@ func runToken(ctx context.Context, e *env, args []string) int {
 		return ExitUsage
 	}
 	var a veto.Actor
+	var role server.Role
 	if sub == "create" {
 		var err error
 		if a, err = server.ParseActor(*actor); err != nil {
 			fmt.Fprintln(e.stderr, "veto token create: --actor:", err)
 			return ExitUsage
 		}
+		if role, err = tokenRole(*roleName, a); err != nil {
+			fmt.Fprintln(e.stderr, "veto token create: --role:", err)
+			return ExitUsage
+		}
 	}
-	if (sub == "revoke") != (fs.NArg() == 1) || fs.NArg() > 1 {
+	if (sub == "revoke") != (len(pos) == 1) || len(pos) > 1 {
 		fmt.Fprintln(e.stderr, "veto token: revoke takes one token id; create and list take none")
 		return ExitUsage
 	}
@@ -285,39 +311,58 @@ func runToken(ctx context.Context, e *env, args []string) int {
 	}
 	switch sub {
 	case "create":
-		tok, secret, err := toks.Create(ctx, a, time.Now())
+		tok, secret, err := toks.Create(ctx, a, role, time.Now())
 		if err != nil {
 			fmt.Fprintln(e.stderr, "veto token create: the token could not be stored")
 			return ExitDeny
 		}
 		fmt.Fprintln(e.stdout, secret)
-		fmt.Fprintf(e.stderr, "token %s acts as %s:%s; its secret is printed once, above\n", tok.ID, a.Kind, a.ID)
+		fmt.Fprintf(e.stderr, "token %s acts as %s:%s, role %s; its secret is printed once, above\n", tok.ID, a.Kind, a.ID, role)
 	case "list":
-		list, err := toks.List(ctx)
-		if err != nil {
-			fmt.Fprintln(e.stderr, "veto token list: the tokens could not be read")
-			return ExitDeny
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tACTOR\tCREATED\tREVOKED")
-		for _, t := range list {
-			rev := "-"
-			if !t.Revoked.IsZero() {
-				rev = t.Revoked.Format(time.RFC3339)
-			}
-			fmt.Fprintf(tw, "%s\t%s:%s\t%s\t%s\n", t.ID, t.Actor.Kind, t.Actor.ID, t.Created.Format(time.RFC3339), rev)
-		}
-		tw.Flush()
+		return listTokens(ctx, e, toks)
 	case "revoke":
-		if err := toks.Revoke(ctx, fs.Arg(0), time.Now()); err != nil {
+		if err := toks.Revoke(ctx, pos[0], time.Now()); err != nil {
 			if errors.Is(err, server.ErrNoToken) {
-				fmt.Fprintf(e.stderr, "veto token revoke: no live token has the id %q\n", fs.Arg(0))
+				fmt.Fprintf(e.stderr, "veto token revoke: no live token has the id %q\n", pos[0])
 				return ExitDeny
 			}
 			fmt.Fprintln(e.stderr, "veto token revoke: the token could not be revoked")
 			return ExitDeny
 		}
-		fmt.Fprintf(e.stdout, "revoked %s\n", fs.Arg(0))
+		fmt.Fprintf(e.stdout, "revoked %s\n", pos[0])
 	}
+	return ExitAllow
+}
+
+// tokenRole is the role veto token create makes: the one named, checked
+// against the actor, or the actor kind's default.
+func tokenRole(name string, a veto.Actor) (server.Role, error) {
+	role := server.DefaultRole(a)
+	if name != "" {
+		var err error
+		if role, err = server.ParseRole(name); err != nil {
+			return "", err
+		}
+	}
+	return role, server.CheckRole(role, a)
+}
+
+// listTokens prints every token, its role and whether it is revoked.
+func listTokens(ctx context.Context, e *env, toks *server.Tokens) int {
+	list, err := toks.List(ctx)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto token list: the tokens could not be read")
+		return ExitDeny
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tACTOR\tROLE\tCREATED\tREVOKED")
+	for _, t := range list {
+		rev := "-"
+		if !t.Revoked.IsZero() {
+			rev = t.Revoked.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s:%s\t%s\t%s\t%s\n", t.ID, t.Actor.Kind, t.Actor.ID, t.Role.Shown(), t.Created.Format(time.RFC3339), rev)
+	}
+	tw.Flush()
 	return ExitAllow
 }

@@ -21,10 +21,10 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 	const url = "http://127.0.0.1:8181"
 	var token string
 	playScenarios(t, clientRun{display: "Claude Code (HTTP hook)", name: "claude-code", file: "claude-code.json",
-		initArgs: []string{"--url", url},
+		initArgs: []string{"--url", url, "--http"},
 		setup: func(t *testing.T, s *sandbox) {
 			describeNotes(t, s)
-			code, out, errOut := s.veto("token", "create", "--actor", "user:e2e")
+			code, out, errOut := s.veto("token", "create", "--actor", "agent:claude-code")
 			if code != 0 {
 				t.Fatalf("veto token create: exit %d: %s", code, errOut)
 			}
@@ -39,7 +39,7 @@ func TestClaudeCodeHTTPHook(t *testing.T) {
 			}
 			spec := claudeRun(t, s, node, calls)
 			spec.Env = append(spec.Env, "VETO_TOKEN="+token)
-			spec.Serve = []string{filepath.Join(s.bin, "veto"), "serve", "--listen", strings.TrimPrefix(url, "http://")}
+			spec.Serve = []string{filepath.Join(s.bin, "veto"), "serve", "--listen", strings.TrimPrefix(url, "http://"), "--workspace-root", s.ws}
 			spec.ServeEnv = s.env()
 			spec.Canaries["the service's token"] = token
 			return spec
@@ -77,12 +77,12 @@ func TestClaudeCodeHTTPHookFailsClosed(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := newSandbox(t)
-			if code, out, errOut := s.veto("init", "claude-code", "--url", "http://"+addr); code != 0 {
+			if code, out, errOut := s.veto("init", "claude-code", "--url", "http://"+addr, "--http"); code != 0 {
 				t.Fatalf("veto init --url: exit %d\n%s%s", code, out, errOut)
 			}
 			tok := c.token
 			if tok == "good" {
-				code, out, errOut := s.veto("token", "create", "--actor", "user:e2e")
+				code, out, errOut := s.veto("token", "create", "--actor", "agent:claude-code")
 				if code != 0 {
 					t.Fatalf("veto token create: %s", errOut)
 				}
@@ -97,7 +97,7 @@ func TestClaudeCodeHTTPHookFailsClosed(t *testing.T) {
 			spec := claudeRun(t, s, node, []Call{call})
 			spec.Env = append(spec.Env, "VETO_TOKEN="+tok)
 			if c.serve {
-				spec.Serve = []string{filepath.Join(s.bin, "veto"), "serve", "--listen", addr}
+				spec.Serve = []string{filepath.Join(s.bin, "veto"), "serve", "--listen", addr, "--workspace-root", s.ws}
 				spec.ServeEnv = s.env()
 			}
 			o := play(t, spec)

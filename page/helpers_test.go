@@ -8,7 +8,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,7 +144,8 @@ func startWith(t testing.TB, w world, st testStore, dialect string, mod func(*se
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{Gate: g, Store: st, Tokens: toks, Policy: "builtin: {}\n", Logger: jsonLogger(logs), Poll: 20 * time.Millisecond}
+	cfg := server.Config{Gate: g, Store: st, Tokens: toks, Policy: "builtin: {}\n", Logger: jsonLogger(logs), Poll: 20 * time.Millisecond,
+		WorkspaceRoots: []string{w.home}}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -159,18 +162,49 @@ func startWith(t testing.TB, w world, st testStore, dialect string, mod func(*se
 	return &service{t: t, url: ts.URL, store: st, toks: toks, home: w.home, work: w.work, logs: logs, api: api, h: pg}
 }
 
-// token makes a token for actor.
+// token makes a token for actor: a person's for a user, else a
+// service's (the tests' runtimes).
 func (s *service) token(actor string) string {
 	s.t.Helper()
+	role := server.RoleService
+	if strings.HasPrefix(actor, "user:") {
+		role = server.RolePerson
+	}
 	a, err := server.ParseActor(actor)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	_, secret, err := s.toks.Create(context.Background(), a, time.Now())
+	_, secret, err := s.toks.Create(context.Background(), a, role, time.Now())
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	return secret
+}
+
+// signInRefused signs in to the page with tok and wants the refusal of a
+// token that is not a person's: 403, person_required, no session. It
+// returns the browser, which holds no session.
+func signInRefused(t *testing.T, s *service, tok string) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	resp, err := hc.Get(s.url + "/ui/login?k=" + tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 403 || resp.Header.Get(server.ReasonHeader) != server.ReasonPersonRequired {
+		t.Fatalf("sign-in with a token that is not a person's: %d %q", resp.StatusCode, resp.Header.Get(server.ReasonHeader))
+	}
+	if strings.Contains(string(b), tok) {
+		t.Fatal("the refused sign-in echoes the token")
+	}
+	u, _ := url.Parse(s.url + "/ui")
+	if len(jar.Cookies(u)) != 0 {
+		t.Fatal("a refused sign-in left a session cookie")
+	}
+	return hc
 }
 
 // post sends body to path with token ("" sends none) and returns the

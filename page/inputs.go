@@ -37,6 +37,7 @@ func (pg *Page) uiInput(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if se.actor.Kind != "user" || se.actor.ID == "" || pg.cfg.Gate == nil || pg.cfg.PageOnly {
+		w.Header().Set(server.ReasonHeader, server.ReasonPersonRequired)
 		fail(http.StatusForbidden, "Only a person (a user: token) gives a call's input, on the page of the veto serve the call was suspended through.")
 		return
 	}

@@ -207,7 +207,7 @@ func TestInputResumeRoundTrip(t *testing.T) {
 		}
 		return v
 	}
-	agentPage, _ := pageSession(t, s, agent)
+	agentPage := signInRefused(t, s, agent) // a service's token signs in to nothing
 	_, ap := getPage(t, agentPage, s.url+"/ui?run=r1")
 	agentCSRF := csrfField.FindStringSubmatch(ap)
 	if agentCSRF != nil || strings.Contains(ap, `class="input-form"`) {
@@ -238,12 +238,12 @@ func TestInputResumeRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %d, want %d:\n%s", c.name, code, c.status, body)
 		}
 	}
-	// An agent's session, with a form token of its own, cannot answer.
+	// An agent has no session, so no form token: its post is refused.
 	agentForm := url.Values{"in.command": {typedCanary}}
 	if m := csrfField.FindStringSubmatch(ap); m != nil {
 		agentForm.Set("csrf", m[1])
 	}
-	if code, _ := postForm(t, agentPage, s.url+"/ui/inputs/r1/c1", agentForm, nil); code != 403 {
+	if code, _ := postForm(t, agentPage, s.url+"/ui/inputs/r1/c1", agentForm, nil); code != 401 {
 		t.Fatalf("an agent's session answered: %d", code)
 	}
 	if code, _ := s.take("r1", "c1", agent, ""); code != 204 {

@@ -214,6 +214,15 @@ func (pg *Page) uiLogin(w http.ResponseWriter, r *http.Request) {
 			tok, ok, _ = pg.cfg.Tokens.Verify(ctx, k)
 			actor = tok.Actor
 			release()
+			if ok && tok.Role != server.RolePerson {
+				// Only a person signs in: a session answers questions and
+				// gives input.
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				w.Header().Set(server.ReasonHeader, server.ReasonPersonRequired)
+				w.WriteHeader(http.StatusForbidden)
+				uiTemplates.ExecuteTemplate(w, "login.html", map[string]bool{"Refused": true})
+				return
+			}
 		}
 	}
 	if !ok {

@@ -81,12 +81,16 @@ func TestPageApprovesMCPPins(t *testing.T) {
 	if code := post(hc, "read", strings.Repeat("b", 64), "0000"); code != 403 {
 		t.Fatalf("a form without the session's token: %d", code)
 	}
-	ahc, apage := session(agent)
+	ahc := signInRefused(t, s, agent)
+	_, apage := getPage(t, ahc, s.url+"/ui")
 	ac := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(apage)
 	if ac != nil {
 		t.Fatal("an agent's page offers approval forms")
 	}
 	ahc.CheckRedirect = hc.CheckRedirect
+	if code := post(ahc, "read", strings.Repeat("b", 64), csrf[1]); code != 401 {
+		t.Fatalf("an agent's approval, with the person's form token: %d", code)
+	}
 	if code := post(hc, "read", strings.Repeat("b", 64), csrf[1]); code != 303 {
 		t.Fatalf("the person's approval: %d", code)
 	}

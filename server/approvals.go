@@ -138,7 +138,7 @@ type Refusal struct {
 // the page's form both answer through it.
 func (s *Server) Answer(ctx context.Context, run, call string, by veto.Actor, grant bool, ttl time.Duration) *Refusal {
 	if by.Kind != "user" || by.ID == "" {
-		return &Refusal{http.StatusForbidden, "approver_not_a_person", "Only a person (a token or session of an actor user:…) answers a call's question."}
+		return &Refusal{http.StatusForbidden, ReasonPersonRequired, "Only a person (a person's token, or a session signed in with one) answers a call's question."}
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Deadline)
 	defer cancel()

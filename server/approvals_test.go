@@ -36,7 +36,7 @@ func TestApprovalsOverHTTP(t *testing.T) {
 		status            int
 		reason            string
 	}{
-		{"an agent", agent, "/v1/approvals/r1/c1", map[string]any{"approve": true}, 403, "approver_not_a_person"},
+		{"an agent", agent, "/v1/approvals/r1/c1", map[string]any{"approve": true}, 403, "person_required"},
 		{"no question", person, "/v1/approvals/r1/nope", map[string]any{"approve": true}, 404, "no_question"},
 		{"a ttl too long", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "ttl": "48h"}, 400, "request_invalid"},
 		{"no answer", person, "/v1/approvals/r1/c1", map[string]any{"ttl": "5m"}, 400, "request_invalid"},

@@ -71,7 +71,7 @@ type instance struct {
 // serveProcess starts veto serve with args and waits for its address.
 func serveProcess(t *testing.T, w world, args ...string) *instance {
 	t.Helper()
-	cmd := exec.Command(vetoProgram(t), append([]string{"serve", "--listen", "127.0.0.1:0", "--policy", w.policy}, args...)...)
+	cmd := exec.Command(vetoProgram(t), append([]string{"serve", "--listen", "127.0.0.1:0", "--policy", w.policy, "--workspace-root", w.home}, args...)...)
 	cmd.Env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"),
 		"XDG_STATE_HOME=" + filepath.Join(w.home, ".state"), "VETO_MANAGED_POLICY=" + filepath.Join(w.home, "none.yaml")}
 	stderr, err := cmd.StderrPipe()
@@ -274,7 +274,7 @@ func TestServeRefusesUnsafeListening(t *testing.T) {
 func TestHookForwardsToServe(t *testing.T) {
 	w := newWorld(t)
 	state := filepath.Join(t.TempDir(), "veto.db")
-	secret, err := runVeto(t, w, "token", "create", "--actor", "user:gem", "--state", state)
+	secret, err := runVeto(t, w, "token", "create", "--actor", "agent:gem", "--state", state)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,7 +486,7 @@ func TestServeOnADamagedState(t *testing.T) {
 	if resp.StatusCode != 503 || !strings.Contains(string(b), `"state_unavailable"`) || !strings.Contains(string(b), "damaged") {
 		t.Fatalf("decide on a damaged state: %d %s", resp.StatusCode, b)
 	}
-	hook := `{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/etc/hostname"},"tool_use_id":"t"}`
+	hook := fmt.Sprintf(`{"session_id":"s","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/etc/hostname"},"tool_use_id":"t"}`, w.work)
 	resp, err = http.Post(in.url+"/v1/hooks/claude-code", "application/json", strings.NewReader(hook))
 	if err != nil {
 		t.Fatal(err)
@@ -505,7 +505,7 @@ func TestServeOnADamagedState(t *testing.T) {
 func TestServeStopsWithStreamsOpen(t *testing.T) {
 	w := newWorld(t)
 	state := filepath.Join(w.home, "veto.db")
-	secret, err := runVeto(t, w, "token", "create", "--actor", "agent:ci", "--state", state)
+	secret, err := runVeto(t, w, "token", "create", "--actor", "agent:ci", "--role", "service", "--state", state)
 	if err != nil {
 		t.Fatalf("token create: %v", err)
 	}

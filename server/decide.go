@@ -46,6 +46,10 @@ func (s *Server) readCall(w http.ResponseWriter, r *http.Request, b []byte) (vet
 		}
 		c.Actor.Kind, c.Actor.ID = a.Kind, a.ID
 	}
+	if status, reason, msg := s.place(&c); reason != "" {
+		writeError(w, status, reason, msg)
+		return veto.Call{}, false
+	}
 	return c, true
 }
 
@@ -354,6 +358,10 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	}
 	if a, ok := actorOf(r); ok && (sus.Call.Actor.Kind != a.Kind || sus.Call.Actor.ID != a.ID) {
 		writeError(w, http.StatusForbidden, "actor_mismatch", "The suspension belongs to another actor than the token's.")
+		return
+	}
+	if status, reason, msg := s.place(&sus.Call); reason != "" {
+		writeError(w, status, reason, msg)
 		return
 	}
 	refuse := func(msg string) {

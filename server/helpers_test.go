@@ -132,7 +132,8 @@ func start(t testing.TB, w world, st testStore, dialect string, mod func(*server
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{Gate: g, Store: st, Tokens: toks, Policy: "builtin: {}\n", Logger: jsonLogger(logs), Poll: 20 * time.Millisecond}
+	cfg := server.Config{Gate: g, Store: st, Tokens: toks, Policy: "builtin: {}\n", Logger: jsonLogger(logs), Poll: 20 * time.Millisecond,
+		WorkspaceRoots: []string{w.home}}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -145,14 +146,25 @@ func start(t testing.TB, w world, st testStore, dialect string, mod func(*server
 	return &service{t: t, url: ts.URL, store: st, toks: toks, home: w.home, work: w.work, logs: logs, h: h}
 }
 
-// token makes a token for actor.
+// token makes a token for actor: a person's for a user, else a
+// service's (the tests' runtimes).
 func (s *service) token(actor string) string {
+	s.t.Helper()
+	role := server.RoleService
+	if strings.HasPrefix(actor, "user:") {
+		role = server.RolePerson
+	}
+	return s.tokenAs(actor, role)
+}
+
+// tokenAs makes a token of role for actor.
+func (s *service) tokenAs(actor string, role server.Role) string {
 	s.t.Helper()
 	a, err := server.ParseActor(actor)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	_, secret, err := s.toks.Create(context.Background(), a, time.Now())
+	_, secret, err := s.toks.Create(context.Background(), a, role, time.Now())
 	if err != nil {
 		s.t.Fatal(err)
 	}

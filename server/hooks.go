@@ -120,6 +120,16 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 	if act, ok := actorOf(r); ok {
 		ev.Call.Actor.Kind, ev.Call.Actor.ID = act.Kind, act.ID
 	}
+	if ev.Kind == agent.Decide || ev.Kind == agent.Observe {
+		if _, reason, msg := s.place(&ev.Call); reason != "" {
+			if ev.Kind == agent.Decide {
+				write(agent.Reply{}, &ev, msg+" ("+reason+")")
+			} else {
+				write(agent.Reply{Exit: 1, Stderr: msg + " (" + reason + ")\n"}, &ev, "")
+			}
+			return
+		}
+	}
 	// failed is a broken setup's answer: a call is blocked; for the other
 	// events the failure is reported without blocking (the tool ran).
 	failed := func(msg string) {

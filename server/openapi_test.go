@@ -168,6 +168,7 @@ func TestOpenAPIMatchesLiveAnswers(t *testing.T) {
 	_, sus := s.post("/v1/suspend", tok, map[string]any{"call": bash, "kind": "approval"})
 	// Calls waiting for input: c4 answered on the page, c5 not.
 	other := s.token("agent:other")
+	hook := s.tokenAs("agent:claude-code", server.RoleAgent)
 	input := func(id string) map[string]any {
 		return map[string]any{"call": s.call(id, "r1", "Bash", map[string]any{"command": "ls"}), "kind": "input", "fields": []string{"command"}}
 	}
@@ -205,10 +206,23 @@ func TestOpenAPIMatchesLiveAnswers(t *testing.T) {
 		{"GET", "/v1/policy", "/v1/policy", "", nil, 401},
 		{"GET", "/v1/events?verdict=x", "/v1/events", tok, nil, 400},
 		{"POST", "/v1/hooks/claude-code", "/v1/hooks/claude-code", "", "{}", 200},
-		{"POST", "/v1/hooks/claude-code", "/v1/hooks/claude-code", tok, `{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/etc/hostname"},"tool_use_id":"t"}`, 200},
-		{"POST", "/v1/hooks/gemini-cli/command", "/v1/hooks/{client}/command", tok, `{"session_id":"s","cwd":"/","hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{"absolute_path":"/etc/hostname"}}`, 200},
+		{"POST", "/v1/hooks/claude-code", "/v1/hooks/claude-code", hook, `{"session_id":"s","cwd":"/","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"/etc/hostname"},"tool_use_id":"t"}`, 200},
+		{"POST", "/v1/hooks/gemini-cli/command", "/v1/hooks/{client}/command", hook, `{"session_id":"s","cwd":"/","hook_event_name":"BeforeTool","tool_name":"read_file","tool_input":{"absolute_path":"/etc/hostname"}}`, 200},
 		{"POST", "/v1/hooks/gemini-cli/command", "/v1/hooks/{client}/command", "", "{}", 200},
-		{"POST", "/v1/hooks/nosuch/command", "/v1/hooks/{client}/command", tok, "{}", 404},
+		{"POST", "/v1/hooks/nosuch/command", "/v1/hooks/{client}/command", hook, "{}", 404},
+		// What a token's role does not open, and a place out of bounds.
+		{"GET", "/v1/events", "/v1/events", hook, nil, 403},
+		{"GET", "/v1/runs/r1/events", "/v1/runs/{run}/events", hook, nil, 403},
+		{"GET", "/v1/approvals", "/v1/approvals", hook, nil, 403},
+		{"GET", "/v1/policy", "/v1/policy", hook, nil, 403},
+		{"POST", "/v1/suspend", "/v1/suspend", hook, map[string]any{"call": bash, "kind": "approval"}, 403},
+		{"POST", "/v1/resume", "/v1/resume", hook, map[string]any{"suspension": sus["suspension"], "approved": true}, 403},
+		{"GET", "/v1/inputs/r1/c5", "/v1/inputs/{run}/{call}", hook, nil, 403},
+		{"POST", "/v1/approvals/r1/c1", "/v1/approvals/{run}/{call}", hook, map[string]any{"approve": true}, 403},
+		{"POST", "/v1/decide", "/v1/decide", tok, map[string]any{"tool": "Read", "workspace": "/", "args": map[string]any{"file_path": "/etc/hostname"}}, 403},
+		{"POST", "/v1/observe", "/v1/observe", tok, map[string]any{"call_id": "c9", "run": map[string]any{"ref": "r1"}, "tool": "Read", "cwd": "/", "outcome": "succeeded"}, 403},
+		{"POST", "/v1/suspend", "/v1/suspend", tok, map[string]any{"call": map[string]any{"tool": "Read", "cwd": "/"}, "kind": "approval"}, 403},
+		{"POST", "/v1/hooks/claude-code", "/v1/hooks/claude-code", tok, `{}`, 200},
 		{"GET", "/healthz", "/healthz", "", nil, 200},
 		{"GET", "/readyz", "/readyz", "", nil, 200},
 		{"GET", "/metrics", "/metrics", "", nil, 200},

@@ -59,6 +59,11 @@ type Config struct {
 	// PageOnly serves /healthz alone, no API: veto ui, where the page
 	// (package page) is served beside it and answers through it.
 	PageOnly bool
+	// WorkspaceRoots bound the workspace a request may claim for its
+	// call (and the cwd, which must lie in the workspace): a call placed
+	// elsewhere is refused before any rule (workspace.go). None: no
+	// claimed workspace is accepted.
+	WorkspaceRoots []string
 }
 
 // Server is a running service's handler.
@@ -67,7 +72,8 @@ type Server struct {
 	mux     *http.ServeMux
 	metrics *metrics
 	runs    runLocks
-	inputs  inputs // the requests for a person's input suspended through this instance
+	roots   []string // WorkspaceRoots, resolved
+	inputs  inputs   // the requests for a person's input suspended through this instance
 	// stopping is closed by Drain: the streams and the takes that wait
 	// end, so that a shutdown finishes within its grace.
 	stopping  chan struct{}
@@ -85,30 +91,40 @@ func (s *Server) Drain() { s.drainOnce.Do(func() { close(s.stopping) }) }
 // OpenAPI document's test and the docs come from it.
 type route struct {
 	Method, Path string
-	Auth         bool // needs a token
+	Auth         bool   // needs a token
+	rights       rights // the roles whose tokens it takes
 	handle       func(*Server, http.ResponseWriter, *http.Request)
 	// hookDeny, on a client's hook endpoint, answers every failure: 200
 	// and the client's blocking reply.
 	hookDeny func(*Server, http.ResponseWriter, *http.Request, string)
 }
 
+// Who may use what: a person answers; the hook's token (and a legacy
+// one) decides, observes and starts runs, and reads nothing; a service
+// does everything but answer.
+const (
+	anyRole     = forPerson | forAgent | forService
+	notTheAgent = forPerson | forService
+	forHooks    = forAgent | forService
+)
+
 var routes = []route{
-	{"POST", "/v1/decide", true, (*Server).decide, nil},
-	{"POST", "/v1/observe", true, (*Server).observe, nil},
-	{"POST", "/v1/runs", true, (*Server).startRun, nil},
-	{"GET", "/v1/runs/{run}/events", true, (*Server).runEvents, nil},
-	{"POST", "/v1/suspend", true, (*Server).suspend, nil},
-	{"POST", "/v1/resume", true, (*Server).resume, nil},
-	{"GET", "/v1/inputs/{run}/{call}", true, (*Server).takeInput, nil},
-	{"GET", "/v1/approvals", true, (*Server).listApprovals, nil},
-	{"POST", "/v1/approvals/{run}/{call}", true, (*Server).answerApproval, nil},
-	{"GET", "/v1/events", true, (*Server).events, nil},
-	{"GET", "/v1/policy", true, (*Server).policy, nil},
-	{"POST", "/v1/hooks/claude-code", true, (*Server).claudeHook, (*Server).claudeDeny},
-	{"POST", "/v1/hooks/{client}/command", true, (*Server).commandHook, (*Server).commandDeny},
-	{"GET", "/healthz", false, (*Server).healthz, nil},
-	{"GET", "/readyz", false, (*Server).readyz, nil},
-	{"GET", "/metrics", false, (*Server).serveMetrics, nil},
+	{"POST", "/v1/decide", true, anyRole, (*Server).decide, nil},
+	{"POST", "/v1/observe", true, anyRole, (*Server).observe, nil},
+	{"POST", "/v1/runs", true, anyRole, (*Server).startRun, nil},
+	{"GET", "/v1/runs/{run}/events", true, notTheAgent, (*Server).runEvents, nil},
+	{"POST", "/v1/suspend", true, notTheAgent, (*Server).suspend, nil},
+	{"POST", "/v1/resume", true, notTheAgent, (*Server).resume, nil},
+	{"GET", "/v1/inputs/{run}/{call}", true, notTheAgent, (*Server).takeInput, nil},
+	{"GET", "/v1/approvals", true, notTheAgent, (*Server).listApprovals, nil},
+	{"POST", "/v1/approvals/{run}/{call}", true, forPerson, (*Server).answerApproval, nil},
+	{"GET", "/v1/events", true, notTheAgent, (*Server).events, nil},
+	{"GET", "/v1/policy", true, notTheAgent, (*Server).policy, nil},
+	{"POST", "/v1/hooks/claude-code", true, forHooks, (*Server).claudeHook, (*Server).claudeDeny},
+	{"POST", "/v1/hooks/{client}/command", true, forHooks, (*Server).commandHook, (*Server).commandDeny},
+	{"GET", "/healthz", false, 0, (*Server).healthz, nil},
+	{"GET", "/readyz", false, 0, (*Server).readyz, nil},
+	{"GET", "/metrics", false, 0, (*Server).serveMetrics, nil},
 }
 
 // Routes lists the endpoints as "METHOD PATH".
@@ -143,7 +159,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Cause == nil {
 		cfg.Cause = func(error) string { return "veto's state cannot be reached" }
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(), stopping: make(chan struct{})}
+	roots, err := workspaceRoots(cfg.WorkspaceRoots)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(), roots: roots, stopping: make(chan struct{})}
 	s.inputs.now = cfg.Now
 	for _, rt := range routes {
 		if cfg.PageOnly && rt.Path != "/healthz" {
@@ -213,6 +233,11 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 				rec.Header().Set("WWW-Authenticate", `Bearer realm="veto"`)
 				s.failure(rec, r, rt, http.StatusUnauthorized, "unauthenticated",
 					"The request carries no valid veto token (Authorization: Bearer …), so the call is refused.")
+				return
+			}
+			if !rt.rights.allows(tok.Role) {
+				reason, msg := roleRefusal(rt.rights, tok.Role)
+				s.failure(rec, r, rt, http.StatusForbidden, reason, msg)
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), actorKey{}, tok.Actor))

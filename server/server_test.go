@@ -234,7 +234,7 @@ func TestClaudeHookAnswersEverythingWith200(t *testing.T) {
 	w := newWorld(t)
 	st, d := sqliteStore(t)
 	s := start(t, w, st, d, nil)
-	tok := s.token("user:alice")
+	tok := s.tokenAs("agent:claude-code", server.RoleAgent)
 	pre := func(id, file string) string {
 		return fmt.Sprintf(`{"session_id":"s1","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":%q},"tool_use_id":%q}`,
 			w.work, file, id)

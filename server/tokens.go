@@ -18,10 +18,12 @@ import (
 )
 
 // A Token is one bearer token of the service, bound to the actor every
-// call made with it acts as. Only a hash of its secret is stored.
+// call made with it acts as, and to a Role that says which endpoints it
+// may use. Only a hash of its secret is stored.
 type Token struct {
 	ID      string     `json:"id"`
 	Actor   veto.Actor `json:"actor"`
+	Role    Role       `json:"role"`
 	Created time.Time  `json:"created"`
 	Revoked time.Time  `json:"revoked,omitzero"`
 }
@@ -30,8 +32,9 @@ type Token struct {
 // (veto_tokens), so that every instance on one PostgreSQL database knows
 // the same tokens.
 type Tokens struct {
-	db func() *sql.DB            // the database now (an SQLite state is reopened when it moves)
-	q  func(query string) string // the dialect's markers
+	db      func() *sql.DB            // the database now (an SQLite state is reopened when it moves)
+	q       func(query string) string // the dialect's markers
+	dialect string
 
 	// A token verified is taken without asking the database again for
 	// cacheFor: a revocation reaches every instance within that time.
@@ -59,7 +62,7 @@ const tokenPrefix = "veto_"
 // none: every use fails); the table is made at the first use. dialect is
 // "sqlite" or "postgres".
 func NewTokens(db func() *sql.DB, dialect string) *Tokens {
-	return &Tokens{db: db, q: sqlstore.Markers(dialect)}
+	return &Tokens{db: db, q: sqlstore.Markers(dialect), dialect: dialect}
 }
 
 // OpenTokens is NewTokens with the table made now.
@@ -96,10 +99,35 @@ func (t *Tokens) use(ctx context.Context) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: the token table: %w", err)
 	}
+	if err := t.addRole(ctx, db); err != nil {
+		return nil, fmt.Errorf("server: the token table's role: %w", err)
+	}
 	t.mu.Lock()
 	t.made = db
 	t.mu.Unlock()
 	return db, nil
+}
+
+// addRole migrates a table made before tokens had roles: the column role
+// is added, and the rows it finds read ” (RoleLegacy). Two instances may
+// migrate at once: PostgreSQL adds the column only if missing, and on
+// SQLite a "duplicate column" from the other writer is checked again.
+func (t *Tokens) addRole(ctx context.Context, db *sql.DB) error {
+	if t.dialect == "postgres" {
+		_, err := db.ExecContext(ctx, `ALTER TABLE veto_tokens ADD COLUMN IF NOT EXISTS role TEXT NOT NULL DEFAULT ''`)
+		return err
+	}
+	has := func() bool {
+		_, err := db.ExecContext(ctx, `SELECT role FROM veto_tokens LIMIT 0`)
+		return err == nil
+	}
+	if has() {
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, `ALTER TABLE veto_tokens ADD COLUMN role TEXT NOT NULL DEFAULT ''`); err != nil && !has() {
+		return err
+	}
+	return nil
 }
 
 func hashSecret(secret string) string {
@@ -124,9 +152,13 @@ func ParseActor(s string) (veto.Actor, error) {
 	return veto.Actor{Kind: kind, ID: id}, nil
 }
 
-// Create makes a token for actor and returns it with its secret, which
-// is shown once and never stored.
-func (t *Tokens) Create(ctx context.Context, actor veto.Actor, now time.Time) (Token, string, error) {
+// Create makes a token of role for actor and returns it with its
+// secret, which is shown once and never stored. A role the actor cannot
+// hold (CheckRole) is refused.
+func (t *Tokens) Create(ctx context.Context, actor veto.Actor, role Role, now time.Time) (Token, string, error) {
+	if err := CheckRole(role, actor); err != nil {
+		return Token{}, "", err
+	}
 	var raw [32]byte
 	var id [6]byte
 	if _, err := rand.Read(raw[:]); err != nil {
@@ -136,13 +168,13 @@ func (t *Tokens) Create(ctx context.Context, actor veto.Actor, now time.Time) (T
 		return Token{}, "", err
 	}
 	secret := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
-	tok := Token{ID: "tok_" + hex.EncodeToString(id[:]), Actor: actor, Created: now.UTC().Truncate(time.Second)}
+	tok := Token{ID: "tok_" + hex.EncodeToString(id[:]), Actor: actor, Role: role, Created: now.UTC().Truncate(time.Second)}
 	db, err := t.use(ctx)
 	if err != nil {
 		return Token{}, "", err
 	}
-	_, err = db.ExecContext(ctx, t.q(`INSERT INTO veto_tokens (id, hash, actor_kind, actor_id, created) VALUES (?, ?, ?, ?, ?)`),
-		tok.ID, hashSecret(secret), actor.Kind, actor.ID, tok.Created.Unix())
+	_, err = db.ExecContext(ctx, t.q(`INSERT INTO veto_tokens (id, hash, actor_kind, actor_id, role, created) VALUES (?, ?, ?, ?, ?, ?)`),
+		tok.ID, hashSecret(secret), actor.Kind, actor.ID, string(role), tok.Created.Unix())
 	if err != nil {
 		return Token{}, "", fmt.Errorf("server: store the token: %w", err)
 	}
@@ -155,7 +187,7 @@ func (t *Tokens) List(ctx context.Context) ([]Token, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT id, actor_kind, actor_id, created, revoked FROM veto_tokens ORDER BY created, id`)
+	rows, err := db.QueryContext(ctx, `SELECT id, actor_kind, actor_id, role, created, revoked FROM veto_tokens ORDER BY created, id`)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +196,7 @@ func (t *Tokens) List(ctx context.Context) ([]Token, error) {
 	for rows.Next() {
 		var tok Token
 		var created, revoked int64
-		if err := rows.Scan(&tok.ID, &tok.Actor.Kind, &tok.Actor.ID, &created, &revoked); err != nil {
+		if err := rows.Scan(&tok.ID, &tok.Actor.Kind, &tok.Actor.ID, &tok.Role, &created, &revoked); err != nil {
 			return nil, err
 		}
 		tok.Created = time.Unix(created, 0).UTC()
@@ -218,8 +250,8 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (tok Token, ok bool,
 		return Token{}, false, err
 	}
 	var created int64
-	err = db.QueryRowContext(ctx, t.q(`SELECT id, actor_kind, actor_id, created FROM veto_tokens WHERE hash = ? AND revoked = 0`),
-		h).Scan(&tok.ID, &tok.Actor.Kind, &tok.Actor.ID, &created)
+	err = db.QueryRowContext(ctx, t.q(`SELECT id, actor_kind, actor_id, role, created FROM veto_tokens WHERE hash = ? AND revoked = 0`),
+		h).Scan(&tok.ID, &tok.Actor.Kind, &tok.Actor.ID, &tok.Role, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Token{}, false, nil
 	}

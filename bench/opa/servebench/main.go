@@ -149,7 +149,7 @@ func run(each time.Duration, pgBase, levelList string) error {
 		return strings.TrimSpace(string(out)), err
 	}
 	serve := func(args ...string) (string, error) {
-		cmd := exec.Command(filepath.Join(bin, "veto"), append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "off"}, args...)...)
+		cmd := exec.Command(filepath.Join(bin, "veto"), append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "off", "--workspace-root", ws}, args...)...)
 		cmd.Env = env
 		return start(cmd, &procs, "veto serve: listening on ")
 	}

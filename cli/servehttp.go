@@ -306,6 +306,9 @@ func (l *fileLog) Chain(ctx context.Context, run string) (uint64, string, [][]by
 func (l *fileLog) Prune(ctx context.Context, before time.Time) (int, error) {
 	return l.f.Store().Prune(ctx, before)
 }
+func (l *fileLog) Waiting(ctx context.Context, q veto.WaitQuery) ([]veto.Question, error) {
+	return l.f.Store().Waiting(ctx, q)
+}
 
 const tokenDescription = `Make, list and revoke the bearer tokens of veto serve. Each token is bound to an actor:
 every call made with it acts as that actor. Only a hash of a token is stored; its secret is

@@ -140,6 +140,3 @@ func (p *Projection) observe(e veto.Event, o veto.Outcome) {
 	p.hist = p.hist.Appended(now)
 	p.tally.change(p.hist, i, veto.Observation{}, false, now)
 }
-
-// Run is the run's reference.
-func (p *Projection) Run() string { return p.run }

@@ -10,10 +10,24 @@ import (
 )
 
 // approvals answers veto.Approvals from the run's projection under the
-// store's lock.
-type approvals run
+// store's lock; a run with no events yet has none, and what a person is
+// shown is held by the store.
+type approvals struct {
+	s   *Store
+	run string
+}
 
-func (a *approvals) read(fn func(p *eventlog.Projection)) error { return (*run)(a).read(fn) }
+func (a *approvals) read(fn func(p *eventlog.Projection)) error {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	if a.s.err != nil {
+		return a.s.err
+	}
+	if r := a.s.runs[a.run]; r != nil {
+		fn(r.proj)
+	}
+	return nil
+}
 
 // Grant implements veto.Approvals.
 func (a *approvals) Grant(_ context.Context, tool, hash string, now time.Time) (seq uint64, err error) {
@@ -92,7 +106,7 @@ func (a *approvals) Keep(_ context.Context, sh veto.Shown) error {
 func (a *approvals) Shown(_ context.Context, callID string, now time.Time) (veto.Shown, bool, error) {
 	s := a.s
 	s.mu.Lock()
-	r, ok := s.shown[shownKey{a.proj.Run(), callID}]
+	r, ok := s.shown[shownKey{a.run, callID}]
 	err := s.err
 	s.mu.Unlock()
 	if err != nil || !ok || !now.Before(r.expires) {
@@ -110,7 +124,7 @@ func (a *approvals) Forget(_ context.Context, callID string) error {
 	if s.err != nil {
 		return s.err
 	}
-	k := shownKey{a.proj.Run(), callID}
+	k := shownKey{a.run, callID}
 	if r, ok := s.shown[k]; ok {
 		clear(r.b)
 		delete(s.shown, k)

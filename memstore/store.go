@@ -62,10 +62,10 @@ func (s *Store) Load(_ context.Context, name string) (veto.RunState, error) {
 		st := r.proj.State()
 		st.Knowledge = (*knowledge)(r)
 		st.Tally = (*tallied)(r)
-		st.Approvals = (*approvals)(r)
+		st.Approvals = &approvals{s, name}
 		return st, nil
 	}
-	return veto.RunState{Run: name, Next: 1}, nil
+	return veto.RunState{Run: name, Next: 1, Approvals: &approvals{s, name}}, nil
 }
 
 // read runs fn on the run's projection under the store's lock.

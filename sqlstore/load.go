@@ -57,7 +57,7 @@ func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
 	if err != nil {
 		return veto.RunState{}, unavailable(err)
 	}
-	st := veto.RunState{Run: run, Next: h.next}
+	st := veto.RunState{Run: run, Next: h.next, Approvals: &approvals{s: s, run: run}}
 	if !h.exists {
 		return st, nil
 	}

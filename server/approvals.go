@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/eventlog"
 )
 
-// A question is a call a rule asked a person about, not answered yet.
+// A question is a call a rule asked a person about, not answered yet
+// (veto.Waiting's), as the API and the page show it.
 type question struct {
 	Run      string    `json:"run"`
 	CallID   string    `json:"call_id"`
@@ -23,39 +22,24 @@ type question struct {
 	Risk     string    `json:"risk"`
 	ArgsHash string    `json:"args_hash"`
 	Text     string    `json:"text,omitempty"` // the reason's sentence, as the rule declares it
+	// Shown is what the person is shown of the call (the page's card,
+	// for a person's session only): never in the API's answer.
+	Shown *veto.Shown `json:"-"`
 }
 
 // questionsFor is how far back open questions are looked for.
-const questionsFor = 24 * time.Hour
+const questionsFor = veto.ShownFor
 
 // questions returns the open questions (of run, or of every run), newest
 // first.
 func (s *Server) questions(ctx context.Context, run string) ([]question, error) {
-	q := veto.LogQuery{Run: run, Since: s.cfg.Now().Add(-questionsFor),
-		Kinds: []veto.EventKind{veto.EventDenied, veto.EventApproved, veto.EventApprovalRefused}}
-	type key struct{ run, call string }
-	open := map[key]question{}
-	err := s.cfg.Store.Scan(ctx, q, func(r string, seq uint64, b []byte) error {
-		ev, err := eventlog.DecodeEvent(b)
-		if err != nil {
-			return nil
-		}
-		k := key{r, ev.CallID}
-		switch {
-		case ev.Kind == veto.EventDenied && ev.Awaiting == veto.AwaitApproval:
-			text, _ := reasonText(ev.Rule, ev.Reason)
-			open[k] = question{Run: r, CallID: ev.CallID, Seq: seq, Time: ev.Time, Tool: ev.Tool, Rule: ev.Rule,
-				Reason: ev.Reason, Risk: ev.Risk.String(), ArgsHash: ev.ArgsHash, Text: text}
-		case ev.Kind == veto.EventApproved || ev.Kind == veto.EventApprovalRefused:
-			delete(open, k)
-		}
-		return nil
-	})
-	out := make([]question, 0, len(open))
-	for _, qq := range open {
-		out = append(out, qq)
+	qs, err := veto.Waiting(ctx, s.cfg.Store, veto.WaitQuery{Run: run, Since: s.cfg.Now().Add(-questionsFor)})
+	out := make([]question, 0, len(qs))
+	for _, q := range qs {
+		text, _ := reasonText(q.Rule, q.Reason)
+		out = append(out, question{Run: q.Run, CallID: q.CallID, Seq: q.Seq, Time: q.Time, Tool: q.Tool, Rule: q.Rule,
+			Reason: q.Reason, Risk: q.Risk.String(), ArgsHash: q.ArgsHash, Text: text})
 	}
-	slices.SortFunc(out, func(a, b question) int { return b.Time.Compare(a.Time) })
 	return out, err
 }
 
@@ -75,6 +59,10 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 type answerJSON struct {
 	Approve *bool  `json:"approve"`
 	TTL     string `json:"ttl,omitempty"` // how long an approval lasts: 10m when omitted, at most 24h
+	// ArgsHash is the argument hash of the question the person answers
+	// (GET /v1/approvals gives it): an answer binds to what was shown,
+	// and a question about other arguments is refused.
+	ArgsHash string `json:"args_hash"`
 }
 
 // answerTTL is how long an approval lasts unless the person says.
@@ -82,7 +70,7 @@ const answerTTL = 10 * time.Minute
 
 func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 	var aj answerJSON
-	const shape = `{"approve": true|false, "ttl": "10m"}`
+	const shape = `{"approve": true|false, "args_hash": "…", "ttl": "10m"}`
 	if !s.strictBody(w, r, &aj, shape) {
 		return
 	}
@@ -95,12 +83,12 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 		}
 		ttl = d
 	}
-	if aj.Approve == nil {
+	if aj.Approve == nil || !validHash(aj.ArgsHash) {
 		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The request cannot be read: "+shape+".")
 		return
 	}
 	by, ok := actorOf(r)
-	s.answer(w, r, by, ok, *aj.Approve, ttl, func(status int, reason, msg string) {
+	s.answer(w, r, by, ok, *aj.Approve, ttl, aj.ArgsHash, func(status int, reason, msg string) {
 		if status == http.StatusOK {
 			writeJSON(w, status, map[string]any{"answered": true, "approved": *aj.Approve, "run": r.PathValue("run"), "call_id": r.PathValue("call")})
 			return
@@ -112,7 +100,7 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 // answer records a person's answer to the question of call
 // {call} in run {run}; reply gets the outcome. Only a person (an actor
 // of kind user) answers.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, by veto.Actor, known bool, grant bool, ttl time.Duration, reply func(status int, reason, msg string)) {
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, by veto.Actor, known bool, grant bool, ttl time.Duration, shown string, reply func(status int, reason, msg string)) {
 	if !known || by.Kind != "user" || by.ID == "" {
 		reply(http.StatusForbidden, "approver_not_a_person", "Only a person (a token or session of an actor user:…) answers a call's question.")
 		return
@@ -126,7 +114,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, by veto.Actor, k
 			return
 		}
 		defer unlock()
-		err := s.cfg.Gate.Answer(ctx, run, call, by, grant, ttl)
+		err := s.cfg.Gate.AnswerShown(ctx, run, call, shown, by, grant, ttl)
 		switch {
 		case err == nil:
 			reply(http.StatusOK, "", "")
@@ -134,9 +122,25 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, by veto.Actor, k
 			reply(http.StatusNotFound, "no_question", "No call of this id in this run waits for a person.")
 		case errors.Is(err, veto.ErrAnswered):
 			reply(http.StatusConflict, "answered", "This call's question was answered already.")
+		case errors.Is(err, veto.ErrNotShown):
+			reply(http.StatusConflict, "arguments_changed", "The call's question is about other arguments than the ones answered; look again.")
 		default:
 			s.metrics.storeError()
 			reply(http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto could not record the answer: "+s.cfg.Cause(err)+".")
 		}
 	})
+}
+
+// validHash reports whether h is an argument hash: 64 lower-case hex
+// digits.
+func validHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -32,18 +32,21 @@ func TestApprovalsOverHTTP(t *testing.T) {
 	if b := fmt.Sprint(m); strings.Contains(b, "make deploy") {
 		t.Fatalf("the list holds the call's arguments: %s", b)
 	}
+	h := argsHash(map[string]any{"command": "make deploy"})
 	for _, c := range []struct {
 		name, token, path string
 		body              any
 		status            int
 		reason            string
 	}{
-		{"an agent", agent, "/v1/approvals/r1/c1", map[string]any{"approve": true}, 403, "approver_not_a_person"},
-		{"no question", person, "/v1/approvals/r1/nope", map[string]any{"approve": true}, 404, "no_question"},
-		{"a ttl too long", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "ttl": "48h"}, 400, "request_invalid"},
-		{"no answer", person, "/v1/approvals/r1/c1", map[string]any{"ttl": "5m"}, 400, "request_invalid"},
-		{"a person", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "ttl": "5m"}, 200, ""},
-		{"twice", person, "/v1/approvals/r1/c1", map[string]any{"approve": true}, 409, "answered"},
+		{"an agent", agent, "/v1/approvals/r1/c1", map[string]any{"approve": true, "args_hash": h}, 403, "approver_not_a_person"},
+		{"no question", person, "/v1/approvals/r1/nope", map[string]any{"approve": true, "args_hash": h}, 404, "no_question"},
+		{"a ttl too long", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "ttl": "48h", "args_hash": h}, 400, "request_invalid"},
+		{"no answer", person, "/v1/approvals/r1/c1", map[string]any{"ttl": "5m", "args_hash": h}, 400, "request_invalid"},
+		{"no hash", person, "/v1/approvals/r1/c1", map[string]any{"approve": true}, 400, "request_invalid"},
+		{"other arguments", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "args_hash": argsHash(map[string]any{"command": "make deploy prod"})}, 409, "arguments_changed"},
+		{"a person", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "ttl": "5m", "args_hash": h}, 200, ""},
+		{"twice", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "args_hash": h}, 409, "answered"},
 	} {
 		code, m := s.post(c.path, c.token, c.body)
 		if code != c.status || (c.reason != "" && m["reason"] != c.reason) {
@@ -72,7 +75,7 @@ func TestApprovalsOverHTTP(t *testing.T) {
 // TestPageApprovesInChromium: the page lists the call waiting for a
 // person, and its approve button, posted with the session's form token,
 // lets the same call through once; a form posted without the token is
-// refused.
+// refused. The form carries the argument hash the card showed.
 func TestPageApprovesInChromium(t *testing.T) {
 	bin := chromium(t)
 	w := newWorld(t)
@@ -103,7 +106,7 @@ func TestPageApprovesInChromium(t *testing.T) {
 	}
 	// A form posted from elsewhere (no token) is refused.
 	s.post("/v1/decide", agent, s.call("c3", "r1", "Bash", map[string]any{"command": "make deploy"}))
-	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/ui/approvals/r1/c3", {method: "POST", headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: "answer=approve"}).then(r => r.status)`,
+	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/ui/approvals/r1/c3", {method: "POST", headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: "answer=approve&args_hash=` + argsHash(map[string]any{"command": "make deploy"}) + `"}).then(r => r.status)`,
 		chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)

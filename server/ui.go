@@ -451,6 +451,9 @@ func (s *Server) uiDecisions(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			qs, err = s.questions(ctx, f.Run)
 		}
+		if err == nil && sessionOf(r).actor.Kind == "user" {
+			s.showQuestions(ctx, qs)
+		}
 		if err == nil && s.cfg.Pins != nil {
 			pins, err = s.cfg.Pins.Awaiting(ctx)
 		}
@@ -466,6 +469,30 @@ func (s *Server) uiDecisions(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	uiTemplates.ExecuteTemplate(w, "decisions.html", data)
+}
+
+// maxShownCards is how many question cards show their call.
+const maxShownCards = 50
+
+// showQuestions attaches to each question what its person is shown of
+// the call (the arguments, masked, and what the rules saw), when the
+// state still holds it for the very arguments asked about. Only a
+// person's session reads it.
+func (s *Server) showQuestions(ctx context.Context, qs []question) {
+	now := s.cfg.Now()
+	for i := range qs {
+		if i == maxShownCards {
+			return
+		}
+		st, err := s.cfg.Store.Load(ctx, qs[i].Run)
+		if err != nil || st.Approvals == nil {
+			continue
+		}
+		sh, ok, err := st.Approvals.Shown(ctx, qs[i].CallID, now)
+		if err == nil && ok && sh.ArgsHash == qs[i].ArgsHash {
+			qs[i].Shown = &sh
+		}
+	}
 }
 
 // uiEvents streams each new decision that passes the filters as a
@@ -725,7 +752,12 @@ func (s *Server) uiAnswer(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusForbidden, "This page cannot answer.")
 		return
 	}
-	s.answer(w, r, se.actor, true, grant, answerTTL, func(status int, reason, msg string) {
+	shown := r.PostFormValue("args_hash")
+	if !validHash(shown) {
+		fail(http.StatusBadRequest, "The form does not say which arguments were shown; reload the page.")
+		return
+	}
+	s.answer(w, r, se.actor, true, grant, answerTTL, shown, func(status int, reason, msg string) {
 		if status == http.StatusOK {
 			http.Redirect(w, r, "/ui?run="+url.QueryEscape(r.PathValue("run")), http.StatusSeeOther)
 			return

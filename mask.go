@@ -56,17 +56,15 @@ func isSecretOption(w string) bool {
 
 // maskWord masks one word: all of it after an option naming a secret,
 // the value of NAME=VALUE when NAME names a secret, and otherwise each of
-// its parts between slashes, colons and equals signs that looks like a
-// secret.
+// each of its parts between slashes, colons, equals signs and the like
+// that looks like a secret, or else the whole word when it does (base64
+// holds slashes) and does not read as a path.
 func maskWord(w string, afterSecretOption bool) (string, int) {
 	if afterSecretOption && !strings.HasPrefix(w, "-") {
 		return "[masked]", 1
 	}
 	if k, _, ok := strings.Cut(w, "="); ok && secretName(k) {
 		return k + "=[masked]", 1
-	}
-	if looksSecret(w) && !pathLike(w) {
-		return "[masked]", 1
 	}
 	n := 0
 	parts := splitKeep(w, "/:=@?&")
@@ -75,15 +73,22 @@ func maskWord(w string, afterSecretOption bool) (string, int) {
 			parts[i], n = "[masked]", n+1
 		}
 	}
-	if n == 0 {
-		return w, 0
+	if n > 0 {
+		return strings.Join(parts, ""), n
 	}
-	return strings.Join(parts, ""), n
+	// base64 holds slashes and equals signs: a whole word of it.
+	if looksSecret(w) && !pathLike(w) {
+		return "[masked]", 1
+	}
+	return w, 0
 }
 
 // pathLike reports whether w reads as a path rather than as base64: a
 // part between slashes made of lower-case letters alone ("home", "src").
 func pathLike(w string) bool {
+	if strings.Contains(w, "://") || strings.ContainsAny(w[:1], "/~.") {
+		return true
+	}
 	for _, p := range strings.Split(w, "/") {
 		plain := len(p) >= 2
 		for i := 0; i < len(p) && plain; i++ {

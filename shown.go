@@ -137,14 +137,8 @@ func ShowCall(c *Call, d *Descriptor, t Target) Shown {
 		}
 		s.Masked += masked
 		s.Fields = append(s.Fields, f)
-		if r == RoleURL {
-			if str, ok := c.Args[n].(string); ok {
-				if u, err := url.Parse(str); err == nil && u.Hostname() != "" {
-					if h, m := MaskSecrets(u.Hostname()); m == 0 && !slices.Contains(s.Hosts, h) {
-						s.Hosts = append(s.Hosts, h)
-					}
-				}
-			}
+		if str, ok := c.Args[n].(string); ok && (r == RoleURL || r == RoleCommand) {
+			s.Hosts = appendHosts(s.Hosts, str, r == RoleURL)
 		}
 	}
 	return s
@@ -226,4 +220,43 @@ func isCredentialPath(v any) bool {
 		}
 	}
 	return false
+}
+
+// appendHosts adds to hosts the host of every URL in text (the whole of
+// it when whole; else each word holding "://"), once each, a host that
+// looks like a secret left out. The shell rules judge a command's hosts
+// themselves; these are the ones a person sees written in it.
+func appendHosts(hosts []string, text string, whole bool) []string {
+	words := []string{text}
+	if !whole {
+		words = strings.FieldsFunc(text, func(r rune) bool { return r < 128 && !isWordByte(byte(r)) })
+	}
+	for _, w := range words {
+		if len(hosts) == MaxShownFields {
+			break
+		}
+		if !whole {
+			i := strings.Index(w, "://")
+			if i < 0 {
+				continue
+			}
+			j := i
+			for j > 0 && isSchemeByte(w[j-1]) {
+				j--
+			}
+			w = w[j:]
+		}
+		u, err := url.Parse(w)
+		if err != nil || u.Hostname() == "" {
+			continue
+		}
+		if h, m := MaskSecrets(u.Hostname()); m == 0 && !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+func isSchemeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
 }

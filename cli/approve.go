@@ -6,19 +6,23 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/policy"
 )
 
 const approveDescription = `Answer a call a rule asked a person about, as the user running this, or list them.
 
   veto approve                         the calls waiting for a person (the last 24 hours)
+  veto approve --show RUN CALL_ID      one waiting call: its arguments (secrets masked), target and hosts
   veto approve RUN CALL_ID [--ttl 10m] one call of that run with the same tool and arguments may pass, once
   veto approve --deny RUN CALL_ID      refuse it (the call keeps asking)
+
+--args HASH binds the answer to the arguments shown (their SHA-256, or its first 12 digits
+or more, as the list and --show print it): a question about other arguments is refused.
 
 An approved call is decided again, with the live policy, when it is made; every other rule
 still applies. The answer is an event in the run's chain (veto log --all). The page of
@@ -27,6 +31,8 @@ veto ui and veto serve answers the same way.`
 func runApprove(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "approve", "[RUN CALL_ID] [--deny] [--ttl 10m] [--state FILE | --postgres DSN]", approveDescription)
 	deny := fs.Bool("deny", false, "refuse the call instead of approving it")
+	show := fs.Bool("show", false, "show the waiting call RUN CALL_ID instead of answering")
+	shown := fs.String("args", "", "the argument hash shown (at least its first 12 digits): answer only that call")
 	ttl := fs.Duration("ttl", 10*time.Minute, "how long the approval lasts (at most 24h)")
 	state := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file")
 	pg := fs.String("postgres", os.Getenv("VETO_POSTGRES"), "a PostgreSQL database instead (a DSN)")
@@ -54,6 +60,9 @@ func runApprove(ctx context.Context, e *env, args []string) int {
 	if fs.NArg() == 0 {
 		return listQuestions(ctx, e, st)
 	}
+	if *show {
+		return showQuestion(ctx, e, st, fs.Arg(0), fs.Arg(1))
+	}
 	p, err := policy.Load(policy.Locate("", ""))
 	if err != nil {
 		p, err = policy.Merge([]*policy.Layer{{Kind: policy.KindBuiltin, Path: "builtin"}}, nil)
@@ -72,7 +81,14 @@ func runApprove(ctx context.Context, e *env, args []string) int {
 		me.ID = u.Username
 	}
 	run, call := fs.Arg(0), fs.Arg(1)
-	switch err := g.Answer(ctx, run, call, me, !*deny, *ttl); {
+	hash, err := shownHash(ctx, st, run, call, *shown)
+	if err == nil {
+		err = g.AnswerShown(ctx, run, call, hash, me, !*deny, *ttl)
+	}
+	switch {
+	case errors.Is(err, veto.ErrNotShown):
+		fmt.Fprintf(e.stderr, "veto approve: call %s in run %s is asked about with other arguments than %s; look again (--show)\n", call, run, *shown)
+		return ExitDeny
 	case errors.Is(err, veto.ErrNoQuestion):
 		fmt.Fprintf(e.stderr, "veto approve: no call %s in run %s waits for a person\n", call, run)
 		return ExitDeny
@@ -91,41 +107,138 @@ func runApprove(ctx context.Context, e *env, args []string) int {
 	return ExitAllow
 }
 
-// listQuestions prints the calls waiting for a person.
+// listQuestions prints the calls waiting for a person (veto.Waiting),
+// each with the command, path or URL it holds, secrets masked, when the
+// state still holds it.
 func listQuestions(ctx context.Context, e *env, st *serviceState) int {
-	type key struct{ run, call string }
-	open := map[key]veto.Event{}
-	var order []key
-	q := veto.LogQuery{Since: time.Now().Add(-24 * time.Hour), Kinds: []veto.EventKind{veto.EventDenied, veto.EventApproved, veto.EventApprovalRefused}}
-	err := st.log.Scan(ctx, q, func(run string, _ uint64, b []byte) error {
-		ev, err := eventlog.DecodeEvent(b)
-		if err != nil {
-			return nil
-		}
-		k := key{run, ev.CallID}
-		if ev.Kind == veto.EventDenied && ev.Awaiting == veto.AwaitApproval {
-			if _, seen := open[k]; !seen {
-				order = append(order, k)
-			}
-			open[k] = ev
-		} else if ev.Kind != veto.EventDenied {
-			delete(open, k)
-		}
-		return nil
-	})
+	now := time.Now()
+	qs, err := veto.Waiting(ctx, st.log, veto.WaitQuery{Since: now.Add(-veto.ShownFor)})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto approve:", stateCause(err))
 		return ExitDeny
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TIME\tRUN\tCALL\tTOOL\tRULE/REASON\tARGUMENTS (SHA-256)")
-	for _, k := range order {
-		ev, ok := open[k]
-		if !ok {
-			continue
+	fmt.Fprintln(tw, "TIME\tRUN\tCALL\tTOOL\tRULE/REASON\tARGUMENTS (SHA-256)\tCALL SHOWS")
+	for i := len(qs) - 1; i >= 0; i-- { // oldest first, as a terminal reads
+		q := qs[i]
+		what := "(arguments not held)"
+		if sh, ok := shownOf(ctx, st, &q, now); ok && len(sh.Fields) > 0 {
+			what = oneLine(sh.Fields[0].Name+": "+sh.Fields[0].Value, 60)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s/%s\t%.12s…\n", ev.Time.Local().Format("2006-01-02 15:04:05"), k.run, k.call, ev.Tool, ev.Rule, ev.Reason, ev.ArgsHash)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s/%s\t%.12s…\t%s\n", q.Time.Local().Format("2006-01-02 15:04:05"), q.Run, q.CallID, q.Tool, q.Rule, q.Reason, q.ArgsHash, what)
 	}
 	tw.Flush()
 	return ExitAllow
 }
+
+// shownOf is what the state holds to show a person of question q, for
+// the very arguments it asks about.
+func shownOf(ctx context.Context, st *serviceState, q *veto.Question, now time.Time) (veto.Shown, bool) {
+	p, err := st.store.Load(ctx, q.Run)
+	if err != nil || p.Approvals == nil {
+		return veto.Shown{}, false
+	}
+	sh, ok, err := p.Approvals.Shown(ctx, q.CallID, now)
+	return sh, err == nil && ok && sh.ArgsHash == q.ArgsHash
+}
+
+// showQuestion prints one waiting call as a person judges it: what the
+// rule asked, the arguments through the tool's roles (secrets masked), the
+// target the resolvers found and the hosts.
+func showQuestion(ctx context.Context, e *env, st *serviceState, run, call string) int {
+	p, err := st.store.Load(ctx, run)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto approve:", stateCause(err))
+		return ExitDeny
+	}
+	var q veto.Question
+	ok := false
+	if p.Approvals != nil {
+		q, ok, err = p.Approvals.Asked(ctx, call)
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintln(e.stderr, "veto approve:", stateCause(err))
+		return ExitDeny
+	case !ok:
+		fmt.Fprintf(e.stderr, "veto approve: no call %s in run %s waits for a person\n", call, run)
+		return ExitDeny
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	state := "waiting"
+	if q.Answered {
+		state = "answered"
+	}
+	fmt.Fprintf(tw, "run\t%s\ncall\t%s\ntool\t%s\nasked\t%s\t%s\nrule\t%s/%s\nargs\tsha256:%s\n", run, call, q.Tool,
+		q.Time.Local().Format("2006-01-02 15:04:05"), state, q.Rule, q.Reason, q.ArgsHash)
+	sh, held := shownOf(ctx, st, &q, time.Now())
+	if !held {
+		fmt.Fprintln(tw, "arguments\tnot held (expired, dropped or answered): judge by the hash alone")
+		tw.Flush()
+		return ExitAllow
+	}
+	target := "unknown"
+	if sh.Target.Known() {
+		target = string(sh.Target.Kind) + " " + sh.Target.ID
+	}
+	fmt.Fprintf(tw, "target\t%s\n", target)
+	for _, h := range sh.Hosts {
+		fmt.Fprintf(tw, "host\t%s\n", h)
+	}
+	tw.Flush()
+	for _, f := range sh.Fields {
+		label := f.Name
+		if f.Role != "" {
+			label += " (" + string(f.Role) + ")"
+		}
+		fmt.Fprintf(e.stdout, "%s:\n%s\n", label, indent(f.Value))
+	}
+	if sh.Masked > 0 {
+		fmt.Fprintf(e.stdout, "(%d value(s) that look like secrets are masked)\n", sh.Masked)
+	}
+	if sh.Cut {
+		fmt.Fprintln(e.stdout, "(some arguments are too long to show whole)")
+	}
+	return ExitAllow
+}
+
+// shownHash resolves --args to the full argument hash of the question of
+// call in run: "" binds to whatever the question is about, a prefix of at
+// least 12 digits must be the question's.
+func shownHash(ctx context.Context, st *serviceState, run, call, prefix string) (string, error) {
+	if prefix == "" {
+		return "", nil
+	}
+	prefix = strings.TrimPrefix(strings.TrimSuffix(prefix, "…"), "sha256:")
+	if len(prefix) < 12 {
+		return "", errors.New("--args: give at least the first 12 digits of the argument hash")
+	}
+	p, err := st.store.Load(ctx, run)
+	if err != nil {
+		return "", errors.New(stateCause(err))
+	}
+	if p.Approvals == nil {
+		return "", fmt.Errorf("no call %s in run %s waits for a person", call, run)
+	}
+	q, ok, err := p.Approvals.Asked(ctx, call)
+	switch {
+	case err != nil:
+		return "", errors.New(stateCause(err))
+	case !ok:
+		return "", fmt.Errorf("no call %s in run %s waits for a person", call, run)
+	case !strings.HasPrefix(q.ArgsHash, prefix):
+		return "", veto.ErrNotShown
+	}
+	return q.ArgsHash, nil
+}
+
+// oneLine is s on one line, at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }

@@ -28,6 +28,7 @@ type aboutKey struct{ tool, hash string }
 // whether a decision used it.
 type answer struct {
 	grant   bool
+	call    string
 	tool    string
 	hash    string
 	expires time.Time
@@ -37,9 +38,7 @@ type answer struct {
 // apply folds one valid event in.
 func (a *approvals) apply(e veto.Event) {
 	if e.Approval != 0 {
-		if an := a.answers[e.Approval]; an != nil {
-			an.used = true
-		}
+		a.use(e.Approval)
 	}
 	switch e.Kind {
 	case veto.EventDenied:
@@ -56,6 +55,31 @@ func (a *approvals) apply(e veto.Event) {
 	}
 	if isDecision(e.Kind) && a.suspended[e.CallID] {
 		delete(a.suspended, e.CallID)
+	}
+}
+
+// use marks answer seq used, and drops it from the lists a lookup walks.
+func (a *approvals) use(seq uint64) {
+	an := a.answers[seq]
+	if an == nil || an.used {
+		return
+	}
+	an.used = true
+	drop := func(l []uint64) []uint64 {
+		if i := slices.Index(l, seq); i >= 0 {
+			return slices.Delete(l, i, i+1)
+		}
+		return l
+	}
+	if an.grant {
+		k := aboutKey{an.tool, an.hash}
+		if a.grants[k] = drop(a.grants[k]); len(a.grants[k]) == 0 {
+			delete(a.grants, k)
+		}
+	} else {
+		if a.refusals[an.call] = drop(a.refusals[an.call]); len(a.refusals[an.call]) == 0 {
+			delete(a.refusals, an.call)
+		}
 	}
 }
 
@@ -79,7 +103,7 @@ func (a *approvals) answer(e veto.Event) {
 		a.answers, a.answeredAt = map[uint64]*answer{}, map[string]uint64{}
 		a.grants, a.refusals = map[aboutKey][]uint64{}, map[string][]uint64{}
 	}
-	an := &answer{grant: e.Kind == veto.EventApproved, tool: e.Tool, hash: e.ArgsHash, expires: e.Expires}
+	an := &answer{grant: e.Kind == veto.EventApproved, call: e.CallID, tool: e.Tool, hash: e.ArgsHash, expires: e.Expires}
 	a.answers[e.Seq] = an
 	a.answeredAt[e.CallID] = e.Seq
 	if an.grant {

@@ -164,7 +164,9 @@ CREATE TABLE veto_knowledge (
 // ApprovalSchema is the fourth migration: each run's questions, a
 // person's answers to them and its suspended calls (see veto.Approvals),
 // kept as events are appended; the counts on the run's row let a decision
-// in a run with no grant or suspension skip the lookup. veto_shown holds
+// in a run with no grant or suspension skip the lookup, and the answers'
+// indexes hold only the answers no decision used, so that a lookup does
+// not pass over every use of a grant the person gave again and again. veto_shown holds
 // what a person is shown of a question (veto.Shown), apart from the log.
 // The rows of the events already recorded are folded in by backfill.
 func ApprovalSchema(blob, bigint, boolean string) string {
@@ -199,8 +201,8 @@ CREATE TABLE veto_answers (
 	used BOOL NOT NULL,
 	PRIMARY KEY (run, seq)
 );
-CREATE INDEX veto_answers_about ON veto_answers (run, tool, args_hash, seq);
-CREATE INDEX veto_answers_call ON veto_answers (run, call_id, seq);
+CREATE INDEX veto_answers_grants ON veto_answers (run, tool, args_hash, seq) WHERE granted AND NOT used;
+CREATE INDEX veto_answers_refusals ON veto_answers (run, call_id, seq) WHERE NOT granted AND NOT used;
 CREATE TABLE veto_suspended (
 	run TEXT NOT NULL,
 	call_id TEXT NOT NULL,

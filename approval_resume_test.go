@@ -53,10 +53,9 @@ func (s rawReads) Raw(run string) [][]byte {
 // the approval (refused at resume), which is thereby used up: the old
 // policy, which would have let the call through on it, now asks again.
 // A denial of a call nobody approved, or whose approval expired, names
-// none; an allow never reads the run's events to look for approvals. On
-// the memory store (its raw events searched for a grant first), on SQLite
-// (found through the store's log), and on a store without a log (through
-// the run's events).
+// none; no decision and no answer reads the run's events or its log to
+// look for approvals (they are the projection's). On the memory store, on
+// SQLite, and on a store without a log.
 func TestApprovedCallRefusedAtResume(t *testing.T) {
 	for _, store := range []string{"memory", "sqlite", "memory without its log"} {
 		t.Run(store, func(t *testing.T) {
@@ -157,6 +156,15 @@ func TestApprovedCallRefusedAtResume(t *testing.T) {
 			open, _ := veto.NewGate(veto.Config{Store: st, Now: clock})
 			if v := open.Decide(ctx, call("c10", "deploy staging")); !v.Allowed || last().Approval != 0 {
 				t.Fatalf("an allow without a question: %+v %+v", v, last())
+			}
+			// Not one decision or answer read the run's events, scanned
+			// the log or took its raw events: approvals are looked up in
+			// the run's projection.
+			if _, _, _, err := before.Question(ctx, call("", "deploy staging")); err != nil {
+				t.Fatal(err)
+			}
+			if n := reads.n.Load(); n != 0 {
+				t.Fatalf("the decisions and answers read the log %d time(s)", n)
 			}
 		})
 	}

@@ -202,7 +202,8 @@ func (a *approvals) Suspended(ctx context.Context, callID string) (bool, error) 
 }
 
 // Keep implements veto.Approvals: in one transaction it drops what
-// expired by sh.Asked and, past veto.MaxShown, the oldest, then stores sh.
+// expired by sh.Asked and, past veto.MaxShown, the oldest, then stores sh;
+// what it dropped is scrubbed as Forget does.
 func (a *approvals) Keep(ctx context.Context, sh veto.Shown) error {
 	b, err := veto.EncodeShown(&sh)
 	if err != nil {
@@ -214,9 +215,11 @@ func (a *approvals) Keep(ctx context.Context, sh veto.Shown) error {
 	}
 	defer tx.Rollback()
 	q := a.s.q
-	if _, err := tx.ExecContext(ctx, q(`DELETE FROM veto_shown WHERE expires_ns <= ? OR run = ? AND call_id = ?`), sh.Asked.UnixNano(), sh.Run, sh.CallID); err != nil {
+	res, err := tx.ExecContext(ctx, q(`DELETE FROM veto_shown WHERE expires_ns <= ? OR run = ? AND call_id = ?`), sh.Asked.UnixNano(), sh.Run, sh.CallID)
+	if err != nil {
 		return unavailable(err)
 	}
+	dropped, _ := res.RowsAffected()
 	var held int
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM veto_shown`).Scan(&held); err != nil {
 		return unavailable(err)
@@ -226,12 +229,19 @@ func (a *approvals) Keep(ctx context.Context, sh veto.Shown) error {
 			(SELECT run, call_id FROM veto_shown ORDER BY expires_ns, run, call_id LIMIT ?)`), held-veto.MaxShown+1); err != nil {
 			return unavailable(err)
 		}
+		dropped++
 	}
 	if _, err := tx.ExecContext(ctx, q(`INSERT INTO veto_shown (run, call_id, expires_ns, body) VALUES (?, ?, ?, ?)`),
 		sh.Run, sh.CallID, sh.Expires.UnixNano(), b); err != nil {
 		return unavailable(err)
 	}
-	return unavailable(tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return unavailable(err)
+	}
+	if dropped > 0 && a.s.d.Scrub != nil {
+		return unavailable(a.s.d.Scrub(ctx, a.s.db)) // what expired or was dropped leaves the WAL too
+	}
+	return nil
 }
 
 // Shown implements veto.Approvals.

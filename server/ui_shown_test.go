@@ -23,6 +23,8 @@ import (
 // page; the person approves it on the card, and then the call's arguments
 // are gone from the state: from the table, from the database file and
 // from the WAL.
+//
+// E32
 func TestPageShowsTheCallMaskedInChromium(t *testing.T) {
 	bin := chromium(t)
 	const canary = "ghp_CANARYshown0123456789abcdefABCDEFgh"

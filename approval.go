@@ -1,14 +1,13 @@
 package veto
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"log/slog"
 	"time"
 )
 
@@ -33,172 +32,82 @@ func ArgsHash(c *Call) string {
 // expired (granted); or else a refusal of this very call (the same id,
 // tool and arguments: the client asks about it again on resume), which
 // refuses it once. It returns the answer's sequence number, 0 for none.
-func (g *Gate) answerFor(ctx context.Context, c *Call) (seq uint64, granted bool, err error) {
-	evs, err := g.store.Events(ctx, c.Run.Ref, 0)
-	if err != nil {
-		return 0, false, err
+// It looks both up in the run's projection.
+func (g *Gate) answerFor(ctx context.Context, a Approvals, c *Call) (seq uint64, granted bool, err error) {
+	h := ArgsHash(c)
+	if seq, err = a.Grant(ctx, c.Tool, h, g.now()); err != nil || seq != 0 {
+		return seq, seq != 0, err
 	}
-	h, now := ArgsHash(c), g.now()
-	used := map[uint64]bool{}
-	for _, e := range evs {
-		if e.Approval != 0 {
-			used[e.Approval] = true
-		}
+	if c.ID == "" {
+		return 0, false, nil
 	}
-	var refused uint64
-	for _, e := range evs {
-		if e.Tool != c.Tool || e.ArgsHash != h || used[e.Seq] {
-			continue
-		}
-		switch {
-		case e.Kind == EventApproved && now.Before(e.Expires):
-			return e.Seq, true, nil
-		case e.Kind == EventApprovalRefused && e.CallID == c.ID && c.ID != "" && refused == 0:
-			refused = e.Seq
-		}
-	}
-	return refused, false, nil
+	seq, err = a.Refusal(ctx, c.ID, c.Tool, h)
+	return seq, false, err
 }
 
 // maxApproval is the longest an approval lasts (Answer refuses longer).
 const maxApproval = 24 * time.Hour
 
-// approvalRefused finds the approval of a call the live policy denies, as
-// answerFor does, reading less on the way to a denial: where the store
-// keeps a log, the run's grants of the last 24 hours (the longest an
-// approval lasts) first, and only when one matches, the events after it.
-// Any failure finds none: the call is denied either way.
-func (g *Gate) approvalRefused(ctx context.Context, c *Call) uint64 {
-	if r, ok := g.store.(rawLog); ok && !hasGrant(r.Raw(c.Run.Ref)) {
-		return 0
-	}
-	l, ok := g.store.(Log)
-	if !ok {
-		seq, granted, err := g.answerFor(ctx, c)
-		if err != nil || !granted {
-			return 0
-		}
-		return seq
-	}
-	h, now := ArgsHash(c), g.now()
-	var grants []uint64
-	q := LogQuery{Run: c.Run.Ref, Kinds: []EventKind{EventApproved}, Since: now.Add(-maxApproval)}
-	err := l.Scan(ctx, q, func(_ string, seq uint64, b []byte) error {
-		var e Event
-		if json.Unmarshal(b, &e) == nil && e.Tool == c.Tool && e.ArgsHash == h && now.Before(e.Expires) {
-			grants = append(grants, seq)
-		}
-		return nil
-	})
-	if err != nil || len(grants) == 0 {
-		return 0
-	}
-	first := slices.Min(grants)
-	evs, err := g.store.Events(ctx, c.Run.Ref, first-1)
+// approvalRefused finds the grant of a call the live policy denies, as
+// answerFor does: the denial uses it up. Any failure finds none: the call
+// is denied either way.
+func (g *Gate) approvalRefused(ctx context.Context, a Approvals, c *Call) uint64 {
+	seq, err := a.Grant(ctx, c.Tool, ArgsHash(c), g.now())
 	if err != nil {
 		return 0
 	}
-	used := map[uint64]bool{}
-	for _, e := range evs {
-		if e.Approval != 0 {
-			used[e.Approval] = true
-		}
-	}
-	for _, e := range evs {
-		if e.Kind == EventApproved && slices.Contains(grants, e.Seq) && !used[e.Seq] {
-			return e.Seq
-		}
-	}
-	return 0
-}
-
-// rawLog is a store that hands over a run's stored events without
-// reading them (memstore, the in-memory store of replay and veto test,
-// whose every other read decodes the whole run): its events' kinds are
-// looked at for a grant before anything is decoded.
-type rawLog interface {
-	Raw(run string) [][]byte
-}
-
-var kindKey, grantKind = []byte(`"kind":"`), []byte(string(EventApproved) + `"`)
-
-// hasGrant reports whether a stored event is a grant, from its kind
-// alone: the first "kind":" in an event's JSON is its key (a string
-// value cannot hold an unescaped quote), near the start.
-func hasGrant(stored [][]byte) bool {
-	for _, b := range stored {
-		if i := bytes.Index(b, kindKey); i >= 0 && bytes.HasPrefix(b[i+len(kindKey):], grantKind) {
-			return true
-		}
-	}
-	return false
-}
-
-// resuming reports whether c resumes a suspended call (ResumeApproval,
-// ResumeInput): its run holds a call_suspended event of c's id that no
-// decision of that id followed.
-func (g *Gate) resuming(ctx context.Context, c *Call) (bool, error) {
-	evs, err := g.store.Events(ctx, c.Run.Ref, 0)
-	if err != nil {
-		return false, err
-	}
-	open := false
-	for _, e := range evs {
-		if e.CallID != c.ID {
-			continue
-		}
-		switch e.Kind {
-		case EventSuspended:
-			open = true
-		case EventAllowed, EventDenied, EventToolDenied:
-			open = false
-		}
-	}
-	return open, nil
+	return seq
 }
 
 // Approval errors.
 var (
 	ErrNoQuestion = errors.New("veto: no call of this id in this run waits for approval")
 	ErrAnswered   = errors.New("veto: this call's question was answered already")
+	// ErrNotShown refuses an answer to arguments other than the ones the
+	// question is about: the person saw another call.
+	ErrNotShown = errors.New("veto: the question is about other arguments than the ones shown")
 )
 
 // Answer records a person's answer to the question a rule asked about
 // call callID of run: with grant, one call of that run with the same tool
 // and arguments may pass the question until ttl has passed (it is decided
 // again, with the live policy, when it is made); without, the question
-// stays, and the answer is on record. by is the person.
+// stays, and the answer is on record. by is the person. It binds to the
+// question's arguments whatever they are: an answer from a page or a
+// command that showed the call uses AnswerShown.
 func (g *Gate) Answer(ctx context.Context, run, callID string, by Actor, grant bool, ttl time.Duration) error {
+	return g.AnswerShown(ctx, run, callID, "", by, grant, ttl)
+}
+
+// AnswerShown is Answer bound to what the person was shown: shown is the
+// argument hash (ArgsHash) of the call on their screen, and a question
+// about other arguments (a later question of the same call id) is refused
+// with ErrNotShown. "" binds to whatever the question is about. What the
+// store held to show the person is deleted once the answer is recorded.
+func (g *Gate) AnswerShown(ctx context.Context, run, callID, shown string, by Actor, grant bool, ttl time.Duration) error {
 	if ttl <= 0 || ttl > maxApproval {
 		return errors.New("veto: an approval lasts more than nothing and at most 24 hours")
 	}
 	var missing error
+	var a Approvals
 	err := g.appendRetrying(ctx, run, func(p *RunState) []Event {
-		missing = nil
-		evs, err := g.store.Events(ctx, run, 0)
-		if err != nil {
+		a = approvalsOf(p)
+		q, ok, err := a.Asked(ctx, callID)
+		switch {
+		case err != nil:
 			missing = err
+		case !ok:
+			missing = ErrNoQuestion
+		case q.Answered:
+			missing = ErrAnswered
+		case shown != "" && shown != q.ArgsHash:
+			missing = ErrNotShown
+		default:
+			missing = nil
+		}
+		if missing != nil {
 			return nil
 		}
-		var q *Event
-		for i := range evs {
-			e := &evs[i]
-			switch {
-			case e.CallID != callID:
-			case e.Kind == EventDenied && e.Awaiting == AwaitApproval:
-				q = e
-			case (e.Kind == EventApproved || e.Kind == EventApprovalRefused) && q != nil:
-				q = nil // answered: a later question of the same id may come
-				missing = ErrAnswered
-			}
-		}
-		if q == nil {
-			if missing == nil {
-				missing = ErrNoQuestion
-			}
-			return nil
-		}
-		missing = nil
 		e := Event{Kind: EventApprovalRefused, CallID: callID, Tool: q.Tool, Actor: by, Rule: q.Rule, Reason: q.Reason, ArgsHash: q.ArgsHash}
 		if grant {
 			e.Kind, e.Expires = EventApproved, g.now().Add(ttl)
@@ -208,7 +117,16 @@ func (g *Gate) Answer(ctx context.Context, run, callID string, by Actor, grant b
 	if missing != nil {
 		return missing
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// The arguments were held for the person to answer; answered, they
+	// go. The answer is recorded either way; a failure is logged, and the
+	// arguments expire (ShownFor).
+	if err := a.Forget(ctx, callID); err != nil {
+		g.log.LogAttrs(ctx, slog.LevelWarn, "question's arguments not deleted", slog.String("call_id", callID), slog.String("run", run))
+	}
+	return nil
 }
 
 // Question finds the call of c's run that a rule last asked a person
@@ -218,20 +136,13 @@ func (g *Gate) Answer(ctx context.Context, run, callID string, by Actor, grant b
 // by these alone (Claude Code's PermissionRequest carries no call id),
 // right after veto asked.
 func (g *Gate) Question(ctx context.Context, c *Call) (callID string, answered, ok bool, err error) {
-	evs, err := g.store.Events(ctx, c.Run.Ref, 0)
+	st, err := g.store.Load(ctx, c.Run.Ref)
 	if err != nil {
 		return "", false, false, err
 	}
-	h := ArgsHash(c)
-	for i := len(evs) - 1; i >= 0; i-- {
-		if e := &evs[i]; e.Kind == EventDenied && e.Awaiting == AwaitApproval && e.Tool == c.Tool && e.ArgsHash == h {
-			for _, later := range evs[i+1:] {
-				if later.CallID == e.CallID && (later.Kind == EventApproved || later.Kind == EventApprovalRefused) {
-					answered = true
-				}
-			}
-			return e.CallID, answered, true, nil
-		}
+	q, ok, err := approvalsOf(&st).AskedAbout(ctx, c.Tool, ArgsHash(c))
+	if err != nil || !ok {
+		return "", false, false, err
 	}
-	return "", false, false, nil
+	return q.CallID, q.Answered, true, nil
 }

@@ -53,10 +53,9 @@ func (s rawReads) Raw(run string) [][]byte {
 // the approval (refused at resume), which is thereby used up: the old
 // policy, which would have let the call through on it, now asks again.
 // A denial of a call nobody approved, or whose approval expired, names
-// none; an allow never reads the run's events to look for approvals. On
-// the memory store (its raw events searched for a grant first), on SQLite
-// (found through the store's log), and on a store without a log (through
-// the run's events).
+// none; no decision and no answer reads the run's events or its log to
+// look for approvals (they are the projection's). On the memory store, on
+// SQLite, and on a store without a log.
 func TestApprovedCallRefusedAtResume(t *testing.T) {
 	for _, store := range []string{"memory", "sqlite", "memory without its log"} {
 		t.Run(store, func(t *testing.T) {
@@ -158,6 +157,15 @@ func TestApprovedCallRefusedAtResume(t *testing.T) {
 			if v := open.Decide(ctx, call("c10", "deploy staging")); !v.Allowed || last().Approval != 0 {
 				t.Fatalf("an allow without a question: %+v %+v", v, last())
 			}
+			// Not one decision or answer read the run's events, scanned
+			// the log or took its raw events: approvals are looked up in
+			// the run's projection.
+			if _, _, _, err := before.Question(ctx, call("", "deploy staging")); err != nil {
+				t.Fatal(err)
+			}
+			if n := reads.n.Load(); n != 0 {
+				t.Fatalf("the decisions and answers read the log %d time(s)", n)
+			}
 		})
 	}
 }
@@ -221,6 +229,83 @@ func TestQuestionAtResumeIsARefusal(t *testing.T) {
 			}
 			if res := g.ResumeApproval(ctx, s4); !res.Execute || last().Approval == 0 {
 				t.Fatalf("an approved resume: %+v %+v", res.Verdict, last())
+			}
+		})
+	}
+}
+
+// noLog is a store whose log cannot be read: every read of a run's events
+// fails the test.
+type noLog struct {
+	veto.Store
+	t *testing.T
+}
+
+func (s noLog) Events(context.Context, string, uint64) ([]veto.Event, error) {
+	s.t.Error("the run's events were read")
+	return nil, errors.New("no log")
+}
+
+// TestApprovalsAreTheRunsProjection pins E31: questions, a person's
+// answers and suspensions are part of the run's projection, looked up and
+// never read from the log: over a store whose events cannot be read, a
+// question is asked, answered through the hash shown (another hash is
+// refused), granted once, refused once, found by its tool and arguments,
+// and a suspended call asked about at resume is refused; on the memory
+// store and on SQLite.
+//
+// E31
+func TestApprovalsAreTheRunsProjection(t *testing.T) {
+	for _, store := range []string{"memory", "sqlite"} {
+		t.Run(store, func(t *testing.T) {
+			ctx := context.Background()
+			st := noLog{approvalStore(t, store), t}
+			g, err := veto.NewGate(veto.Config{Store: st, Rules: []veto.Rule{asker()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ann := veto.Actor{Kind: "user", ID: "ann"}
+			call := func(id, cmd string) *veto.Call {
+				return &veto.Call{ID: id, Tool: "Bash", Args: map[string]any{"command": cmd}, Run: veto.Run{Ref: "r1", Fresh: true}}
+			}
+			if v := g.Decide(ctx, call("c1", "make deploy")); !v.Ask {
+				t.Fatalf("the question: %+v", v)
+			}
+			if id, answered, ok, err := g.Question(ctx, call("", "make deploy")); err != nil || !ok || answered || id != "c1" {
+				t.Fatalf("the question by its arguments: %q %v %v %v", id, answered, ok, err)
+			}
+			other := veto.ArgsHash(call("", "make deploy prod"))
+			if err := g.AnswerShown(ctx, "r1", "c1", other, ann, true, time.Hour); !errors.Is(err, veto.ErrNotShown) {
+				t.Fatalf("an answer to other arguments: %v", err)
+			}
+			if err := g.AnswerShown(ctx, "r1", "c1", veto.ArgsHash(call("", "make deploy")), ann, true, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if _, answered, _, _ := g.Question(ctx, call("", "make deploy")); !answered {
+				t.Fatal("the question is not answered after the answer")
+			}
+			if v := g.Decide(ctx, call("c2", "make deploy")); !v.Allowed || !v.Approved() {
+				t.Fatalf("the granted call: %+v", v)
+			}
+			if v := g.Decide(ctx, call("c3", "make deploy")); !v.Ask {
+				t.Fatalf("a grant used twice: %+v", v)
+			}
+			if err := g.Answer(ctx, "r1", "c3", ann, false, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			if v := g.Decide(ctx, call("c3", "make deploy")); v.Allowed || v.Reason != veto.ReasonApprovalRefused {
+				t.Fatalf("the refused call asked about again: %+v", v)
+			}
+			s, err := g.Suspend(ctx, call("c4", "make deploy eu"), veto.AwaitApproval, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := g.ResumeApproval(ctx, s); r.Execute || r.Verdict.Ask {
+				t.Fatalf("a question at resume: %+v", r.Verdict)
+			}
+			qs, err := veto.Waiting(ctx, st.Store.(veto.Log), veto.WaitQuery{Run: "r1"})
+			if err != nil || len(qs) != 0 {
+				t.Fatalf("waiting: %+v %v", qs, err)
 			}
 		})
 	}

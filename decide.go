@@ -75,6 +75,9 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 			return v
 		}
 		v.Seq = evs[len(evs)-1].Seq
+		if v.Ask {
+			g.keepShown(ctx, scratch.approvals, c, &v)
+		}
 		g.logVerdict(ctx, &v)
 		return v
 	}
@@ -101,6 +104,7 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 		return g.stateDeny(c, StageState, "veto could not load this run's history", err), 0, nil
 	}
 	base := p.Next
+	s.approvals = approvalsOf(&p)
 	evs := s.events[:0]
 	if !p.Exists() {
 		evs = append(evs, g.startEvents(&c.Run, &p, c.Time)...)
@@ -112,7 +116,7 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 			// the live policy refuses now is refused at resume, and the
 			// denial uses the approval up (a tool failure, never a new
 			// question). Only denials look: an allow never reads approvals.
-			v.approval = g.approvalRefused(ctx, c)
+			v.approval = g.approvalRefused(ctx, s.approvals, c)
 		}
 		for i := range s.probe.facts {
 			evs = append(evs, Event{Kind: EventProbe, CallID: c.ID, Tool: c.Tool, Fact: &s.probe.facts[i]})
@@ -177,9 +181,9 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 		// every other rule has decided already. At a resume, a question
 		// no one answered is a refusal (a failed call), never a new
 		// question.
-		seq, granted, err := g.answerFor(ctx, c)
+		seq, granted, err := g.answerFor(ctx, s.approvals, c)
 		if err == nil && !granted && seq == 0 {
-			resume, err = g.resuming(ctx, c)
+			resume, err = s.approvals.Suspended(ctx, c.ID)
 		}
 		if err != nil {
 			return finish(g.stateDeny(c, StageState, "veto could not read this run's approvals", err))
@@ -248,6 +252,8 @@ type scratch struct {
 	hist   History
 	probe  recordingProbe
 	events [1]Event // the decision; a new run's start events grow past it
+
+	approvals Approvals // the run's, as loaded
 }
 
 // startEvents returns the events that open a run veto has not seen, and

@@ -98,6 +98,7 @@ type RunState struct {
 	History   History
 	Knowledge Knowledge // nil means the run knows nothing
 	Tally     Tally     // nil: rules add up History themselves (HistoryTally)
+	Approvals Approvals // nil: the run has no question, answer or suspension
 }
 
 // Exists reports whether the run has any events.

@@ -20,6 +20,10 @@ type Log interface {
 	// Prune deletes every event older than before, keeping each run's
 	// chain verifiable from an anchor, and returns how many it deleted.
 	Prune(ctx context.Context, before time.Time) (int, error)
+	// Waiting returns the questions no person has answered that are the
+	// last of their call, newest first, from the runs' projections (see
+	// Approvals); Waiting is the function to call.
+	Waiting(ctx context.Context, q WaitQuery) ([]Question, error)
 }
 
 // LogQuery selects events from a Log. Zero fields select everything.

@@ -19,6 +19,7 @@ type Projection struct {
 	files         map[string]veto.FileFact // path → what the last successful call taught
 	egress        []string                 // allow-list entries added by events, in order
 	tally         tally                    // the history added up (see Tally)
+	approvals     approvals                // questions, answers, suspensions (see Grant)
 }
 
 // NewProjection returns the projection of a run with no events.
@@ -81,6 +82,7 @@ func (p *Projection) Apply(e veto.Event) {
 		p.damaged = true
 		return
 	}
+	p.approvals.apply(e)
 	switch e.Kind {
 	case veto.EventRunStarted:
 		if p.started || e.Seq != 1 {

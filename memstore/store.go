@@ -17,9 +17,10 @@ import (
 
 // Store is an in-memory veto.Store, safe for concurrent use.
 type Store struct {
-	mu   sync.Mutex
-	runs map[string]*run
-	err  error
+	mu    sync.Mutex
+	runs  map[string]*run
+	shown map[shownKey]shownRow // what a person is shown of a question, apart from the log
+	err   error
 }
 
 type run struct {
@@ -35,6 +36,7 @@ var (
 	_ veto.Store     = (*Store)(nil)
 	_ veto.Log       = (*Store)(nil)
 	_ veto.Knowledge = (*knowledge)(nil)
+	_ veto.Approvals = (*approvals)(nil)
 )
 
 // New returns an empty store.
@@ -60,9 +62,10 @@ func (s *Store) Load(_ context.Context, name string) (veto.RunState, error) {
 		st := r.proj.State()
 		st.Knowledge = (*knowledge)(r)
 		st.Tally = (*tallied)(r)
+		st.Approvals = &approvals{s, name}
 		return st, nil
 	}
-	return veto.RunState{Run: name, Next: 1}, nil
+	return veto.RunState{Run: name, Next: 1, Approvals: &approvals{s, name}}, nil
 }
 
 // read runs fn on the run's projection under the store's lock.

@@ -10,7 +10,7 @@ import (
 // TestPageApprovesInChromium: the page lists the call waiting for a
 // person, and its approve button, posted with the session's form token,
 // lets the same call through once; a form posted without the token is
-// refused.
+// refused. The form carries the argument hash the card showed.
 func TestPageApprovesInChromium(t *testing.T) {
 	bin := chromium(t)
 	w := newWorld(t)
@@ -41,7 +41,7 @@ func TestPageApprovesInChromium(t *testing.T) {
 	}
 	// A form posted from elsewhere (no token) is refused.
 	s.post("/v1/decide", agent, s.call("c3", "r1", "Bash", map[string]any{"command": "make deploy"}))
-	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/ui/approvals/r1/c3", {method: "POST", headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: "answer=approve"}).then(r => r.status)`,
+	status, err := chromedp.Run(ctx, chromedp.Evaluate[int](`fetch("/ui/approvals/r1/c3", {method: "POST", headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: "answer=approve&args_hash=`+argsHash(map[string]any{"command": "make deploy"})+`"}).then(r => r.status)`,
 		chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)

@@ -304,3 +304,6 @@ func decisions(t testing.TB, st *sqlstore.Store, run string) map[string][]veto.E
 }
 
 func freshPG(t testing.TB) string { return pgtest.Fresh(t) }
+
+// argsHash is the hash an answer binds to, of a call with args.
+func argsHash(args map[string]any) string { return veto.ArgsHash(&veto.Call{Args: args}) }

@@ -447,6 +447,9 @@ func (pg *Page) uiDecisions(w http.ResponseWriter, r *http.Request) {
 		if err == nil {
 			qs, err = pg.api.Questions(ctx, f.Run)
 		}
+		if err == nil && sessionOf(r).actor.Kind == "user" {
+			pg.showQuestions(ctx, qs)
+		}
 		if err == nil && pg.pins != nil {
 			pins, err = pg.pins.Awaiting(ctx)
 		}
@@ -462,6 +465,30 @@ func (pg *Page) uiDecisions(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	uiTemplates.ExecuteTemplate(w, "decisions.html", data)
+}
+
+// maxShownCards is how many question cards show their call.
+const maxShownCards = 50
+
+// showQuestions attaches to each question what its person is shown of
+// the call (the arguments, masked, and what the rules saw), when the
+// state still holds it for the very arguments asked about. Only a
+// person's session reads it.
+func (pg *Page) showQuestions(ctx context.Context, qs []server.Question) {
+	now := pg.cfg.Now()
+	for i := range qs {
+		if i == maxShownCards {
+			return
+		}
+		st, err := pg.cfg.Store.Load(ctx, qs[i].Run)
+		if err != nil || st.Approvals == nil {
+			continue
+		}
+		sh, ok, err := st.Approvals.Shown(ctx, qs[i].CallID, now)
+		if err == nil && ok && sh.ArgsHash == qs[i].ArgsHash {
+			qs[i].Shown = &sh
+		}
+	}
 }
 
 // uiEvents streams each new decision that passes the filters as a
@@ -710,7 +737,12 @@ func (pg *Page) uiAnswer(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusForbidden, "This page cannot answer.")
 		return
 	}
-	if rf := pg.api.Answer(r.Context(), r.PathValue("run"), r.PathValue("call"), se.actor, grant, server.AnswerTTL); rf != nil {
+	shown := r.PostFormValue("args_hash")
+	if !server.ValidHash(shown) {
+		fail(http.StatusBadRequest, "The form does not say which arguments were shown; reload the page.")
+		return
+	}
+	if rf := pg.api.Answer(r.Context(), r.PathValue("run"), r.PathValue("call"), shown, se.actor, grant, server.AnswerTTL); rf != nil {
 		fail(rf.Status, rf.Message)
 		return
 	}

@@ -122,7 +122,8 @@ func TestPageShowsRefusedAtResumeInChromium(t *testing.T) {
 	}
 	// An approval that lapses unused.
 	s.post("/v1/decide", agent, deploy("c4", "staging"))
-	if code, m := s.post("/v1/approvals/r1/c4", person, map[string]any{"approve": true, "ttl": "1s"}); code != 200 {
+	if code, m := s.post("/v1/approvals/r1/c4", person, map[string]any{"approve": true, "ttl": "1s",
+		"args_hash": argsHash(map[string]any{"command": "make deploy staging # " + canary})}); code != 200 {
 		t.Fatalf("approve c4: %d %v", code, m)
 	}
 	time.Sleep(1100 * time.Millisecond)
@@ -132,7 +133,9 @@ func TestPageShowsRefusedAtResumeInChromium(t *testing.T) {
 		chromedp.WaitVisible(card)); err != nil {
 		t.Fatal(err)
 	}
-	page, err := chromedp.Run(ctx, chromedp.OuterHTML("html"))
+	// The open question's card shows its call (masked) to the person;
+	// the decisions and the timeline never do.
+	page, err := chromedp.Run(ctx, chromedp.OuterHTML("#decisions"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +341,7 @@ func TestPagePersonsRefusalIsNoRefusalAtResume(t *testing.T) {
 	if _, m := s.post("/v1/decide", agent, deploy); m["verdict"] != "ask" {
 		t.Fatalf("the question: %v", m)
 	}
-	if code, m := s.post("/v1/approvals/r1/c1", person, map[string]any{"approve": false}); code != 200 {
+	if code, m := s.post("/v1/approvals/r1/c1", person, map[string]any{"approve": false, "args_hash": argsHash(deploy["args"].(map[string]any))}); code != 200 {
 		t.Fatalf("the refusal: %d %v", code, m)
 	}
 	if _, m := s.post("/v1/decide", agent, deploy); m["reason"] != "approval_refused" {
@@ -361,7 +364,7 @@ func TestPageShowsUsedApproval(t *testing.T) {
 	agent, person := s.token("agent:ci"), s.token("user:ann")
 	s.post("/v1/runs", agent, map[string]any{"ref": "r1", "fresh": true})
 	s.post("/v1/decide", agent, s.call("c1", "r1", "Bash", map[string]any{"command": "make deploy"}))
-	s.post("/v1/approvals/r1/c1", person, map[string]any{"approve": true})
+	s.post("/v1/approvals/r1/c1", person, map[string]any{"approve": true, "args_hash": argsHash(map[string]any{"command": "make deploy"})})
 	if _, m := s.post("/v1/decide", agent, s.call("c2", "r1", "Bash", map[string]any{"command": "make deploy"})); m["verdict"] != "allow" {
 		t.Fatalf("the approved call: %v", m)
 	}

@@ -90,7 +90,7 @@ func TestOnlyAPersonAnswers(t *testing.T) {
 				t.Fatalf("the hook's call: %v, want ask", m)
 			}
 			for who, tok := range map[string]string{"the hook's token": hook, "a service's token": svc, "a legacy token": legacy} {
-				code, m := s.post("/v1/approvals/r1/c1", tok, map[string]any{"approve": true})
+				code, m := s.post("/v1/approvals/r1/c1", tok, map[string]any{"approve": true, "args_hash": argsHash(map[string]any{"command": "make deploy"})})
 				if code != 403 || m["reason"] != server.ReasonPersonRequired {
 					t.Fatalf("%s answered: %d %v", who, code, m)
 				}
@@ -103,7 +103,7 @@ func TestOnlyAPersonAnswers(t *testing.T) {
 				}
 			}
 			// The allowed form: a person's token answers, and signs in.
-			if code, m := s.post("/v1/approvals/r1/c1", person, map[string]any{"approve": true}); code != 200 {
+			if code, m := s.post("/v1/approvals/r1/c1", person, map[string]any{"approve": true, "args_hash": argsHash(map[string]any{"command": "make deploy"})}); code != 200 {
 				t.Fatalf("the person's answer: %d %v", code, m)
 			}
 			if _, m := s.post("/v1/decide", hook, deploy); m["verdict"] != "allow" {

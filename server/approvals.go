@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/rule"
 )
 
-// Question is a call a rule asked a person about, not answered yet: the
-// API lists them (GET /v1/approvals) and the page draws them.
+// Question is a call a rule asked a person about, not answered yet
+// (veto.Waiting's), as the API lists it (GET /v1/approvals) and the page
+// draws it.
 type Question struct {
 	Run      string    `json:"run"`
 	CallID   string    `json:"call_id"`
@@ -25,39 +24,24 @@ type Question struct {
 	Risk     string    `json:"risk"`
 	ArgsHash string    `json:"args_hash"`
 	Text     string    `json:"text,omitempty"` // the reason's sentence, as the rule declares it
+	// Shown is what the person is shown of the call (the page's card,
+	// for a person's session only): never in the API's answer.
+	Shown *veto.Shown `json:"-"`
 }
 
 // questionsFor is how far back open questions are looked for.
-const questionsFor = 24 * time.Hour
+const questionsFor = veto.ShownFor
 
 // Questions returns the open questions (of run, or of every run), newest
 // first. The caller holds the state (Acquire).
 func (s *Server) Questions(ctx context.Context, run string) ([]Question, error) {
-	q := veto.LogQuery{Run: run, Since: s.cfg.Now().Add(-questionsFor),
-		Kinds: []veto.EventKind{veto.EventDenied, veto.EventApproved, veto.EventApprovalRefused}}
-	type key struct{ run, call string }
-	open := map[key]Question{}
-	err := s.cfg.Store.Scan(ctx, q, func(r string, seq uint64, b []byte) error {
-		ev, err := eventlog.DecodeEvent(b)
-		if err != nil {
-			return nil
-		}
-		k := key{r, ev.CallID}
-		switch {
-		case ev.Kind == veto.EventDenied && ev.Awaiting == veto.AwaitApproval:
-			text, _ := rule.Text(ev.Rule, ev.Reason)
-			open[k] = Question{Run: r, CallID: ev.CallID, Seq: seq, Time: ev.Time, Tool: ev.Tool, Rule: ev.Rule,
-				Reason: ev.Reason, Risk: ev.Risk.String(), ArgsHash: ev.ArgsHash, Text: text}
-		case ev.Kind == veto.EventApproved || ev.Kind == veto.EventApprovalRefused:
-			delete(open, k)
-		}
-		return nil
-	})
-	out := make([]Question, 0, len(open))
-	for _, qq := range open {
-		out = append(out, qq)
+	qs, err := veto.Waiting(ctx, s.cfg.Store, veto.WaitQuery{Run: run, Since: s.cfg.Now().Add(-questionsFor)})
+	out := make([]Question, 0, len(qs))
+	for _, q := range qs {
+		text, _ := rule.Text(q.Rule, q.Reason)
+		out = append(out, Question{Run: q.Run, CallID: q.CallID, Seq: q.Seq, Time: q.Time, Tool: q.Tool, Rule: q.Rule,
+			Reason: q.Reason, Risk: q.Risk.String(), ArgsHash: q.ArgsHash, Text: text})
 	}
-	slices.SortFunc(out, func(a, b Question) int { return b.Time.Compare(a.Time) })
 	return out, err
 }
 
@@ -77,6 +61,10 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 type answerJSON struct {
 	Approve *bool  `json:"approve"`
 	TTL     string `json:"ttl,omitempty"` // how long an approval lasts: 10m when omitted, at most 24h
+	// ArgsHash is the argument hash of the question the person answers
+	// (GET /v1/approvals gives it): an answer binds to what was shown,
+	// and a question about other arguments is refused.
+	ArgsHash string `json:"args_hash"`
 }
 
 // AnswerTTL is how long an approval lasts unless the person says.
@@ -84,7 +72,7 @@ const AnswerTTL = 10 * time.Minute
 
 func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 	var aj answerJSON
-	const shape = `{"approve": true|false, "ttl": "10m"}`
+	const shape = `{"approve": true|false, "args_hash": "…", "ttl": "10m"}`
 	if !s.strictBody(w, r, &aj, shape) {
 		return
 	}
@@ -97,31 +85,19 @@ func (s *Server) answerApproval(w http.ResponseWriter, r *http.Request) {
 		}
 		ttl = d
 	}
-	if aj.Approve == nil {
+	if aj.Approve == nil || !ValidHash(aj.ArgsHash) {
 		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The request cannot be read: "+shape+".")
 		return
 	}
-	by, ok := actorOf(r)
-	s.answer(w, r, by, ok, *aj.Approve, ttl, func(status int, reason, msg string) {
-		if status == http.StatusOK {
-			writeJSON(w, status, map[string]any{"answered": true, "approved": *aj.Approve, "run": r.PathValue("run"), "call_id": r.PathValue("call")})
-			return
-		}
-		writeError(w, status, reason, msg)
-	})
-}
-
-// answer records a person's answer to the question of call {call} in run
-// {run}; reply gets the outcome.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, by veto.Actor, known bool, grant bool, ttl time.Duration, reply func(status int, reason, msg string)) {
+	by, known := actorOf(r)
 	if !known {
 		by = veto.Actor{}
 	}
-	if rf := s.Answer(r.Context(), r.PathValue("run"), r.PathValue("call"), by, grant, ttl); rf != nil {
-		reply(rf.Status, rf.Reason, rf.Message)
+	if rf := s.Answer(r.Context(), r.PathValue("run"), r.PathValue("call"), aj.ArgsHash, by, *aj.Approve, ttl); rf != nil {
+		writeError(w, rf.Status, rf.Reason, rf.Message)
 		return
 	}
-	reply(http.StatusOK, "", "")
+	writeJSON(w, http.StatusOK, map[string]any{"answered": true, "approved": *aj.Approve, "run": r.PathValue("run"), "call_id": r.PathValue("call")})
 }
 
 // Refusal is why a person's answer was not recorded: the HTTP status that
@@ -132,11 +108,12 @@ type Refusal struct {
 	Message string
 }
 
-// Answer records a person's answer to the question of call in run, within
-// the service's deadline and under the run's lock; nil when recorded. Only
-// a person (an actor of kind user, named) answers. The API's endpoint and
+// Answer records a person's answer to the question of call in run, about
+// the arguments of hash shown (what the person was shown), within the
+// service's deadline and under the run's lock; nil when recorded. Only a
+// person (an actor of kind user, named) answers. The API's endpoint and
 // the page's form both answer through it.
-func (s *Server) Answer(ctx context.Context, run, call string, by veto.Actor, grant bool, ttl time.Duration) *Refusal {
+func (s *Server) Answer(ctx context.Context, run, call, shown string, by veto.Actor, grant bool, ttl time.Duration) *Refusal {
 	if by.Kind != "user" || by.ID == "" {
 		return &Refusal{http.StatusForbidden, ReasonPersonRequired, "Only a person (a person's token, or a session signed in with one) answers a call's question."}
 	}
@@ -153,7 +130,7 @@ func (s *Server) Answer(ctx context.Context, run, call string, by veto.Actor, gr
 		return &Refusal{http.StatusGatewayTimeout, veto.ReasonCancelled, "The answer was not recorded within its deadline."}
 	}
 	defer unlock()
-	err = s.cfg.Gate.Answer(ctx, run, call, by, grant, ttl)
+	err = s.cfg.Gate.AnswerShown(ctx, run, call, shown, by, grant, ttl)
 	switch {
 	case err == nil:
 		return nil
@@ -161,7 +138,23 @@ func (s *Server) Answer(ctx context.Context, run, call string, by veto.Actor, gr
 		return &Refusal{http.StatusNotFound, "no_question", "No call of this id in this run waits for a person."}
 	case errors.Is(err, veto.ErrAnswered):
 		return &Refusal{http.StatusConflict, "answered", "This call's question was answered already."}
+	case errors.Is(err, veto.ErrNotShown):
+		return &Refusal{http.StatusConflict, "arguments_changed", "The call's question is about other arguments than the ones answered; look again."}
 	}
 	s.metrics.storeError()
 	return &Refusal{http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto could not record the answer: " + s.cfg.Cause(err) + "."}
+}
+
+// ValidHash reports whether h is an argument hash: 64 lower-case hex
+// digits.
+func ValidHash(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

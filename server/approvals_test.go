@@ -30,18 +30,21 @@ func TestApprovalsOverHTTP(t *testing.T) {
 	if b := fmt.Sprint(m); strings.Contains(b, "make deploy") {
 		t.Fatalf("the list holds the call's arguments: %s", b)
 	}
+	h := argsHash(map[string]any{"command": "make deploy"})
 	for _, c := range []struct {
 		name, token, path string
 		body              any
 		status            int
 		reason            string
 	}{
-		{"an agent", agent, "/v1/approvals/r1/c1", map[string]any{"approve": true}, 403, "person_required"},
-		{"no question", person, "/v1/approvals/r1/nope", map[string]any{"approve": true}, 404, "no_question"},
-		{"a ttl too long", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "ttl": "48h"}, 400, "request_invalid"},
-		{"no answer", person, "/v1/approvals/r1/c1", map[string]any{"ttl": "5m"}, 400, "request_invalid"},
-		{"a person", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "ttl": "5m"}, 200, ""},
-		{"twice", person, "/v1/approvals/r1/c1", map[string]any{"approve": true}, 409, "answered"},
+		{"an agent", agent, "/v1/approvals/r1/c1", map[string]any{"approve": true, "args_hash": h}, 403, "person_required"},
+		{"no question", person, "/v1/approvals/r1/nope", map[string]any{"approve": true, "args_hash": h}, 404, "no_question"},
+		{"a ttl too long", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "ttl": "48h", "args_hash": h}, 400, "request_invalid"},
+		{"no answer", person, "/v1/approvals/r1/c1", map[string]any{"ttl": "5m", "args_hash": h}, 400, "request_invalid"},
+		{"no hash", person, "/v1/approvals/r1/c1", map[string]any{"approve": true}, 400, "request_invalid"},
+		{"other arguments", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "args_hash": argsHash(map[string]any{"command": "make deploy prod"})}, 409, "arguments_changed"},
+		{"a person", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "ttl": "5m", "args_hash": h}, 200, ""},
+		{"twice", person, "/v1/approvals/r1/c1", map[string]any{"approve": true, "args_hash": h}, 409, "answered"},
 	} {
 		code, m := s.post(c.path, c.token, c.body)
 		if code != c.status || (c.reason != "" && m["reason"] != c.reason) {

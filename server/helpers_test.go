@@ -219,6 +219,9 @@ func (s *service) do(req *http.Request) (int, map[string]any) {
 }
 
 // call is a call in veto check's JSON form, run in the workspace.
+// argsHash is the hash of a call's arguments, as an answer names them.
+func argsHash(args map[string]any) string { return veto.ArgsHash(&veto.Call{Args: args}) }
+
 func (s *service) call(id, run, tool string, args map[string]any) map[string]any {
 	return map[string]any{"call_id": id, "tool": tool, "args": args, "cwd": s.work,
 		"run": map[string]any{"ref": run, "fresh": true}}

@@ -48,7 +48,20 @@ type Options struct {
 
 var dialect = sqlstore.Dialect{
 	Name:       "sqlite",
-	Migrations: []string{sqlstore.Schema("BLOB", "INTEGER", "INTEGER"), sqlstore.EgressSchema("INTEGER"), sqlstore.TallySchema("INTEGER")},
+	Migrations: []string{sqlstore.Schema("BLOB", "INTEGER", "INTEGER"), sqlstore.EgressSchema("INTEGER"), sqlstore.TallySchema("INTEGER"), sqlstore.ApprovalSchema("BLOB", "INTEGER", "INTEGER")},
+	// Deleted rows are overwritten (secure_delete, in the DSN); the WAL
+	// still holds the frames that wrote them until it is checkpointed
+	// and truncated.
+	Scrub: func(ctx context.Context, db *sql.DB) error {
+		var busy, frames, copied int
+		if err := db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &copied); err != nil {
+			return err
+		}
+		if busy != 0 {
+			return errors.New("sqlite: the WAL is in use and was not truncated")
+		}
+		return nil
+	},
 	Conflict: func(err error) bool {
 		// Another writer stored the key first: the events' primary key
 		// (run, seq) or a unique column. Busy is not a conflict: past the
@@ -204,7 +217,7 @@ func classify(err error) (veto.Cause, string) {
 // ever created by create. wal switches the file to WAL mode as each
 // connection opens (create's new file).
 func dsn(path string, o Options, wal bool) string {
-	d := fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate",
+	d := fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=secure_delete(1)&_txlock=immediate",
 		escape(path), o.BusyTimeout.Milliseconds())
 	if wal {
 		d += "&_pragma=journal_mode(WAL)"

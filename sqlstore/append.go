@@ -93,11 +93,11 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64,
 		}
 	}
 	if h.exists {
-		_, err = s.exec(ctx, tx, `UPDATE veto_runs SET next = ?, started = ?, start_complete = ?, damaged = ?, last_hash = ?, n_obs = ?, updated_ns = ? WHERE run = ?`,
-			int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, time.Now().UnixNano(), run)
+		_, err = s.exec(ctx, tx, `UPDATE veto_runs SET next = ?, started = ?, start_complete = ?, damaged = ?, last_hash = ?, n_obs = ?, n_grants = ?, n_suspended = ?, updated_ns = ? WHERE run = ?`,
+			int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, h.nGrants, h.nSuspended, time.Now().UnixNano(), run)
 	} else {
-		_, err = s.exec(ctx, tx, `INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns) VALUES (?, ?, ?, ?, ?, ?, ?, 1, '', ?)`,
-			run, int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, time.Now().UnixNano())
+		_, err = s.exec(ctx, tx, `INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, n_grants, n_suspended, updated_ns) VALUES (?, ?, ?, ?, ?, ?, ?, 1, '', ?, ?, ?)`,
+			run, int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, h.nGrants, h.nSuspended, time.Now().UnixNano())
 	}
 	return err
 }
@@ -121,6 +121,9 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, run string, h *header, e 
 	}
 	if !h.started {
 		h.damaged = true
+	}
+	if err := s.applyApprovals(ctx, tx, run, h, e); err != nil {
+		return err
 	}
 	if e.Kind == veto.EventEgressAllowed {
 		_, err := s.exec(ctx, tx, `INSERT INTO veto_egress (run, seq, host) VALUES (?, ?, ?)`, run, int64(e.Seq), e.Host)

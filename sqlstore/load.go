@@ -18,6 +18,7 @@ type header struct {
 	recorded                        bool // damaged as the row records it, not as its last event shows
 	last                            string
 	nObs                            int64
+	nGrants, nSuspended             int64 // grants ever recorded, calls suspended now (see approvals)
 }
 
 // header reads the run's row and proves its last event the one the row
@@ -29,9 +30,9 @@ func (s *Store) header(ctx context.Context, tx *sql.Tx, run string) (header, err
 	h := header{next: 1}
 	var next, nObs, anchor int64
 	var tail []byte
-	err := s.queryRow(ctx, tx, `SELECT r.next, r.started, r.start_complete, r.damaged, r.last_hash, r.n_obs, r.anchor_seq, e.body
+	err := s.queryRow(ctx, tx, `SELECT r.next, r.started, r.start_complete, r.damaged, r.last_hash, r.n_obs, r.anchor_seq, r.n_grants, r.n_suspended, e.body
 		FROM veto_runs r LEFT JOIN veto_events e ON e.run = r.run AND e.seq = r.next - 1 WHERE r.run = ?`, run).
-		Scan(&next, &h.started, &h.startComplete, &h.damaged, &h.last, &nObs, &anchor, &tail)
+		Scan(&next, &h.started, &h.startComplete, &h.damaged, &h.last, &nObs, &anchor, &h.nGrants, &h.nSuspended, &tail)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, nil
 	}
@@ -56,7 +57,7 @@ func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
 	if err != nil {
 		return veto.RunState{}, unavailable(err)
 	}
-	st := veto.RunState{Run: run, Next: h.next}
+	st := veto.RunState{Run: run, Next: h.next, Approvals: &approvals{s: s, run: run}}
 	if !h.exists {
 		return st, nil
 	}
@@ -66,6 +67,7 @@ func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
 	})
 	st.Knowledge = knowledge{s, run}
 	st.Tally = tallied{s, run}
+	st.Approvals = &approvals{s: s, run: run, damaged: h.damaged, grants: h.nGrants, suspended: h.nSuspended}
 	return st, nil
 }
 

@@ -240,11 +240,11 @@ func (s *Store) InsertRaw(ctx context.Context, run string, seq uint64, b []byte)
 	}
 	h.last = eventlog.ChainHash(b)
 	if h.exists {
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE veto_runs SET next = ?, started = ?, start_complete = ?, damaged = ?, last_hash = ?, n_obs = ? WHERE run = ?`),
-			int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, run)
+		_, err = tx.ExecContext(ctx, s.q(`UPDATE veto_runs SET next = ?, started = ?, start_complete = ?, damaged = ?, last_hash = ?, n_obs = ?, n_grants = ?, n_suspended = ? WHERE run = ?`),
+			int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, h.nGrants, h.nSuspended, run)
 	} else {
-		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns) VALUES (?, ?, ?, ?, ?, ?, ?, 1, '', 0)`),
-			run, int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs)
+		_, err = tx.ExecContext(ctx, s.q(`INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, n_grants, n_suspended, updated_ns) VALUES (?, ?, ?, ?, ?, ?, ?, 1, '', ?, ?, 0)`),
+			run, int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, h.nGrants, h.nSuspended)
 	}
 	if err != nil {
 		tx.Rollback()

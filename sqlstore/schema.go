@@ -34,6 +34,10 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 			return fmt.Errorf("migration %d: %w", i+1, err)
 		}
+		if err := s.backfill(ctx, tx, i+1); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", i+1, err)
+		}
 		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM veto_meta WHERE key = ?`), "migrations"); err != nil {
 			tx.Rollback()
 			return err
@@ -156,5 +160,61 @@ CREATE TABLE veto_knowledge (
 	path TEXT NOT NULL,
 	fact TEXT NOT NULL,
 	PRIMARY KEY (run, path)
+);`)
+}
+
+// ApprovalSchema is the fourth migration: each run's questions, a
+// person's answers to them and its suspended calls (see veto.Approvals),
+// kept as events are appended; the counts on the run's row let a decision
+// in a run with no grant or suspension skip the lookup, and the answers'
+// indexes hold only the answers no decision used, so that a lookup does
+// not pass over every use of a grant the person gave again and again. veto_shown holds
+// what a person is shown of a question (veto.Shown), apart from the log.
+// The rows of the events already recorded are folded in by backfill.
+func ApprovalSchema(blob, bigint, boolean string) string {
+	return strings.NewReplacer("BLOB", blob, "BIGINT", bigint, "BOOL", boolean).Replace(`
+ALTER TABLE veto_runs ADD COLUMN n_grants BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE veto_runs ADD COLUMN n_suspended BIGINT NOT NULL DEFAULT 0;
+CREATE TABLE veto_questions (
+	run TEXT NOT NULL,
+	seq BIGINT NOT NULL,
+	call_id TEXT NOT NULL,
+	at_ns BIGINT NOT NULL,
+	tool TEXT NOT NULL,
+	rule TEXT NOT NULL,
+	reason TEXT NOT NULL,
+	risk BIGINT NOT NULL,
+	args_hash TEXT NOT NULL,
+	is_last BOOL NOT NULL,
+	answered BOOL NOT NULL,
+	PRIMARY KEY (run, seq)
+);
+CREATE INDEX veto_questions_call ON veto_questions (run, call_id, seq);
+CREATE INDEX veto_questions_about ON veto_questions (run, tool, args_hash, seq);
+CREATE INDEX veto_questions_open ON veto_questions (at_ns) WHERE is_last AND NOT answered;
+CREATE TABLE veto_answers (
+	run TEXT NOT NULL,
+	seq BIGINT NOT NULL,
+	call_id TEXT NOT NULL,
+	granted BOOL NOT NULL,
+	tool TEXT NOT NULL,
+	args_hash TEXT NOT NULL,
+	expires_ns BIGINT NOT NULL,
+	used BOOL NOT NULL,
+	PRIMARY KEY (run, seq)
+);
+CREATE INDEX veto_answers_grants ON veto_answers (run, tool, args_hash, seq) WHERE granted AND NOT used;
+CREATE INDEX veto_answers_refusals ON veto_answers (run, call_id, seq) WHERE NOT granted AND NOT used;
+CREATE TABLE veto_suspended (
+	run TEXT NOT NULL,
+	call_id TEXT NOT NULL,
+	PRIMARY KEY (run, call_id)
+);
+CREATE TABLE veto_shown (
+	run TEXT NOT NULL,
+	call_id TEXT NOT NULL,
+	expires_ns BIGINT NOT NULL,
+	body BLOB NOT NULL,
+	PRIMARY KEY (run, call_id)
 );`)
 }

@@ -27,6 +27,10 @@ type Dialect struct {
 	// Conflict reports errors that mean another writer won: a unique
 	// violation or a serialization failure.
 	Conflict func(err error) bool
+	// Scrub, when set, makes the database drop what it may still hold of
+	// deleted rows (SQLite: the WAL's frames), after the arguments a
+	// person was shown are deleted.
+	Scrub func(ctx context.Context, db *sql.DB) error
 }
 
 // Store is a veto.Store and veto.Log on a SQL database.

@@ -133,6 +133,14 @@ func (l *lazyPG) Scan(ctx context.Context, q veto.LogQuery, fn func(string, uint
 	return s.Scan(ctx, q, fn)
 }
 
+func (l *lazyPG) Waiting(ctx context.Context, q veto.WaitQuery) ([]veto.Question, error) {
+	s, err := l.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Waiting(ctx, q)
+}
+
 func (l *lazyPG) Chain(ctx context.Context, run string) (uint64, string, [][]byte, error) {
 	s, err := l.get(ctx)
 	if err != nil {

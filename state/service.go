@@ -151,3 +151,7 @@ func (l *fileLog) Chain(ctx context.Context, run string) (uint64, string, [][]by
 func (l *fileLog) Prune(ctx context.Context, before time.Time) (int, error) {
 	return l.f.Store().Prune(ctx, before)
 }
+
+func (l *fileLog) Waiting(ctx context.Context, q veto.WaitQuery) ([]veto.Question, error) {
+	return l.f.Store().Waiting(ctx, q)
+}

@@ -68,6 +68,9 @@ func Run(t *testing.T, h Harness) {
 	t.Run("ConcurrentWriters", func(t *testing.T) { concurrent(t, h) })
 	t.Run("EgressAllowListIsAProjection", func(t *testing.T) { egressList(t, h) })
 	t.Run("TallyAddsUpTheHistory", func(t *testing.T) { tallyUp(t, h) })
+	t.Run("ApprovalsAreAProjection", func(t *testing.T) { approvalsFold(t, h) })
+	t.Run("DamagedRunHasNoGrant", func(t *testing.T) { approvalsDamaged(t, h) })
+	t.Run("ShownArgumentsKeptApartAndBounded", func(t *testing.T) { shownKept(t, h) })
 	if h.ChildEnv != nil {
 		t.Run("ProcessesAppendWithoutGapOrDuplicate", func(t *testing.T) { processes(t, h) })
 		t.Run("KilledWriterLeavesNoPartialBatch", func(t *testing.T) { killed(t, h) })

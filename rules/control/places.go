@@ -247,7 +247,7 @@ func (s *Set) uses(in *veto.Input, rep *shell.Report) []use {
 			}
 		}
 	} else {
-		for _, raw := range sniff(c.Args, nil) {
+		for _, raw := range toolpath.Sniff(c.Args) {
 			out = append(out, use{raw: raw, dir: dir, write: true, what: "An argument of a tool veto has no descriptor for"})
 		}
 	}
@@ -285,7 +285,7 @@ func argUses(rep *shell.Report) []use {
 				if _, val, ok := strings.Cut(v, "="); ok && strings.HasPrefix(v, "-") {
 					v = val
 				}
-				if pathLike(v) && !strings.HasPrefix(v, "-") {
+				if toolpath.PathLike(v) && !strings.HasPrefix(v, "-") {
 					out = append(out, use{raw: v, dir: c.Dir, write: write, guess: true, what: "An argument of the command"})
 				}
 			}
@@ -369,41 +369,4 @@ func stringsOf(v any) []string {
 		return out
 	}
 	return nil
-}
-
-// maxSniff bounds how many strings of an undescribed tool's arguments are
-// looked at.
-const maxSniff = 256
-
-// sniff returns the strings of v that read as local paths: absolute, ~,
-// relative with a slash, or a dotfile.
-func sniff(v any, out []string) []string {
-	switch v := v.(type) {
-	case string:
-		if len(out) < maxSniff && pathLike(v) {
-			out = append(out, v)
-		}
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			out = sniff(v[k], out)
-		}
-	case []any:
-		for _, e := range v {
-			out = sniff(e, out)
-		}
-	}
-	return out
-}
-
-func pathLike(s string) bool {
-	if s == "" || len(s) > 4096 || strings.ContainsAny(s, " \t\n\r") || strings.Contains(s, "://") {
-		return strings.HasPrefix(s, "file:") && !strings.ContainsAny(s, " \t\n\r")
-	}
-	return strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~") || strings.Contains(s, "/") ||
-		(len(s) > 1 && s[0] == '.' && s != "..")
 }

@@ -162,7 +162,7 @@ func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
 		}
 	}()
 	if d == nil {
-		for _, raw := range sniff(c.Args, nil) {
+		for _, raw := range toolpath.Sniff(c.Args) {
 			p, err := toolpath.Resolve(raw, env)
 			a.written = append(a.written, pathArg{path: p, err: err, tool: c.Tool})
 		}
@@ -264,60 +264,6 @@ func stringsOf(v any) []string {
 		return out
 	}
 	return nil
-}
-
-// sniff returns every path-like string anywhere in v.
-func sniff(v any, out []string) []string {
-	switch v := v.(type) {
-	case string:
-		if pathLike(v) {
-			out = append(out, v)
-		}
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			out = sniff(v[k], out)
-		}
-	case []any:
-		for _, e := range v {
-			out = sniff(e, out)
-		}
-	}
-	return out
-}
-
-// pathLike reports whether s reads as a path: one word that starts like a
-// path, holds a slash but no URL scheme, or is named like a dotfile or a
-// key.
-func pathLike(s string) bool {
-	if s == "" || len(s) > 4096 || strings.ContainsAny(s, " \t\n\r") {
-		return false
-	}
-	switch {
-	case strings.HasPrefix(s, "file:"):
-		return true
-	case strings.Contains(s, "://"):
-		return false
-	case strings.HasPrefix(s, "/"), strings.HasPrefix(s, "~"), strings.HasPrefix(s, "./"),
-		strings.HasPrefix(s, "../"), strings.HasPrefix(s, "$HOME"), strings.HasPrefix(s, "${HOME}"):
-		return true
-	case strings.Contains(s, "/"):
-		return true
-	case len(s) > 1 && s[0] == '.' && s != "..":
-		return true
-	case strings.HasPrefix(s, "id_"):
-		return true
-	}
-	for _, ext := range []string{".pem", ".key", ".p12", ".pfx"} {
-		if strings.HasSuffix(s, ext) {
-			return true
-		}
-	}
-	return false
 }
 
 // within reports whether every real form of p is below one of roots.

@@ -15,7 +15,13 @@
 // first time the server is listed (Pins); a tool whose definition changes
 // later, or that appears after the first listing, is refused
 // (tool_definition_changed, tool_new) until a person approves it
-// (`veto mcp approve`).
+// (`veto mcp approve`, by the hash of the definition they read).
+//
+// What the server sends is bounded, never cut: a tool whose name is
+// outside the MCP character set (ValidToolName) is neither listed nor
+// called (tool_name_invalid), and one whose definition is over
+// MaxDefinition is never pinned, shown or called
+// (tool_definition_too_large).
 package mcpgate
 
 import (

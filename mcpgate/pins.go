@@ -185,9 +185,16 @@ type Pin struct {
 func (p Pin) Awaiting() bool { return p.Pinned != p.Seen }
 
 // Whole reports whether Definition is the whole definition of hash Seen,
-// the only text a person may approve: one over MaxDefinition is not kept,
-// and a row an older veto kept cut does not hash to Seen.
-func (p Pin) Whole() bool { return Hash([]byte(p.Definition)) == p.Seen }
+// the only text a person may approve: one over MaxDefinition is not kept.
+func (p Pin) Whole() bool { return whole(p.Definition, p.Seen) }
+
+// whole reports whether def, kept for the definition of hash seen, is all
+// of it: Record keeps a definition whole or not at all (""), and an older
+// veto kept the first MaxDefinition bytes of a longer one, which then do
+// not hash to seen.
+func whole(def, seen string) bool {
+	return def != "" && (len(def) < MaxDefinition || Hash([]byte(def)) == seen)
+}
 
 // List returns every tool of server veto has seen, by name.
 func (p *Pins) List(ctx context.Context, server string) ([]Pin, error) {
@@ -250,7 +257,7 @@ func (p *Pins) ApproveSeen(ctx context.Context, server, tool, seen string, now t
 	if err != nil {
 		return false, err
 	}
-	if Hash([]byte(def)) != seen {
+	if !whole(def, seen) {
 		return false, nil
 	}
 	// The text for one hash is one text: a row seen again since holds

@@ -27,7 +27,9 @@ func TestMCPUsage(t *testing.T) {
 		{[]string{"mcp", "--name", "fs", "--actor", "nobody", "--", "true"}, cli.ExitUsage, "--actor"},
 		{[]string{"mcp", "approve", "--state", state}, cli.ExitUsage, "--name is required"},
 		{[]string{"mcp", "pins", "--name", "fs", "--state", state, "extra"}, cli.ExitUsage, "takes no arguments"},
-		{[]string{"mcp", "approve", "--name", "fs", "--state", state}, cli.ExitDeny, "no tool of fs awaits approval"},
+		{[]string{"mcp", "approve", "--name", "fs", "--state", state}, cli.ExitUsage, "by the hash veto mcp pins --name fs --show prints"},
+		{[]string{"mcp", "approve", "--name", "fs", "--state", state, "sha256:" + strings.Repeat("0", 64)}, cli.ExitDeny, "no tool of \"fs\" shows the definition"},
+		{[]string{"mcp", "--name", "f\x1bs", "--", "true"}, cli.ExitUsage, "--name is required"},
 		// A command that is no MCP server: the gateway does not start.
 		{[]string{"mcp", "--name", "fs", "--state", state, "--", "true"}, cli.ExitDeny, "connecting to the server failed"},
 	} {

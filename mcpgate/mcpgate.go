@@ -15,7 +15,13 @@
 // first time the server is listed (Pins); a tool whose definition changes
 // later, or that appears after the first listing, is refused
 // (tool_definition_changed, tool_new) until a person approves it
-// (`veto mcp approve`).
+// (`veto mcp approve`, by the hash of the definition they read).
+//
+// What the server sends is bounded, never cut: a tool whose name is
+// outside the MCP character set (ValidToolName) is neither listed nor
+// called (tool_name_invalid), and one whose definition is over
+// MaxDefinition is never pinned, shown or called
+// (tool_definition_too_large).
 package mcpgate
 
 import (
@@ -85,6 +91,7 @@ type Gateway struct {
 	pinned   map[string]string          // tool → pinned hash
 	served   map[string]string          // tools served downstream → the hash they were served at
 	awaiting []string                   // the tools refused until approved, as last said
+	tooLarge []string                   // the tools refused for their definitions' size, as last said
 	synced   bool
 	syncing  chan struct{} // one sync at a time
 	resyncCh chan struct{}
@@ -94,14 +101,19 @@ type Gateway struct {
 type listed struct {
 	tool *mcp.Tool
 	hash string
+	size int // its definition's length: over MaxDefinition it is refused
 }
+
+// tooLarge reports whether the tool's definition is over the bound a
+// person can be shown whole.
+func (l listed) tooLarge() bool { return l.size > MaxDefinition }
 
 // New connects to the upstream, records the run's start, lists the
 // upstream's tools and pins them, and builds the gate. It does not serve
 // yet: see Serve.
 func New(ctx context.Context, cfg Config) (*Gateway, error) {
-	if cfg.Name == "" || strings.Contains(cfg.Name, "__") {
-		return nil, errors.New("mcpgate: a server name is required, without \"__\"")
+	if !ValidServerName(cfg.Name) {
+		return nil, errors.New("mcpgate: a server name is required: printable, at most 64 bytes, without \"__\"")
 	}
 	if cfg.Upstream == nil || cfg.Build == nil || cfg.Pins == nil || cfg.Run == "" {
 		return nil, errors.New("mcpgate: Upstream, Build, Pins and Run are required")
@@ -275,9 +287,14 @@ func (g *Gateway) sync(ctx context.Context, list bool) error {
 	if list {
 		fresh := map[string]listed{}
 		var seen []Seen
+		invalid := 0
 		for t, err := range g.up.Tools(ctx, nil) {
 			if err != nil {
 				return &syncError{step: "listing the server's tools", err: err}
+			}
+			if !ValidToolName(t.Name) {
+				invalid++ // never served, pinned, or shown: its calls are refused
+				continue
 			}
 			_, text, err := DefinitionOf(t)
 			if err != nil {
@@ -285,8 +302,13 @@ func (g *Gateway) sync(ctx context.Context, list bool) error {
 				continue
 			}
 			h := Hash(text)
-			fresh[t.Name] = listed{tool: t, hash: h}
+			fresh[t.Name] = listed{tool: t, hash: h, size: len(text)}
 			seen = append(seen, Seen{Tool: t.Name, Hash: h, Text: text})
+		}
+		if invalid > 0 {
+			// Not the names: they are what the check keeps off screens.
+			g.log.Warn("veto mcp: tools whose names are outside the MCP character set are left out and refused",
+				"server", g.cfg.Name, "count", invalid)
 		}
 		if err := g.withState(ctx, func(ctx context.Context) error {
 			first, err := g.cfg.Pins.Record(ctx, g.cfg.Name, seen, g.cfg.Now())
@@ -351,8 +373,12 @@ func (g *Gateway) sync(ctx context.Context, list bool) error {
 
 	// What the agent is shown: the tools pinned as listed, and offered.
 	want := map[string]listed{}
-	var awaiting []string
+	var awaiting, tooLarge []string
 	for name, l := range listing {
+		if l.tooLarge() {
+			tooLarge = append(tooLarge, name)
+			continue
+		}
 		if pinned[name] != l.hash {
 			awaiting = append(awaiting, name)
 			continue
@@ -362,13 +388,18 @@ func (g *Gateway) sync(ctx context.Context, list bool) error {
 		}
 	}
 	slices.Sort(awaiting)
+	slices.Sort(tooLarge)
 	g.mu.Lock()
-	news := !slices.Equal(awaiting, g.awaiting)
-	g.awaiting = awaiting
+	news := !slices.Equal(awaiting, g.awaiting) || !slices.Equal(tooLarge, g.tooLarge)
+	g.awaiting, g.tooLarge = awaiting, tooLarge
 	g.mu.Unlock()
 	if len(awaiting) > 0 && news {
-		g.log.Warn("veto mcp: tools refused until a person approves them (veto mcp approve --name "+g.cfg.Name+")",
+		g.log.Warn("veto mcp: tools refused until a person approves them (veto mcp pins --show, then veto mcp approve)",
 			"server", g.cfg.Name, "tools", awaiting)
+	}
+	if len(tooLarge) > 0 && news {
+		g.log.Warn("veto mcp: tools refused because their definitions are over 64 KiB, more than a person can be shown whole",
+			"server", g.cfg.Name, "tools", tooLarge)
 	}
 	var gone []string
 	for name := range served {
@@ -522,7 +553,11 @@ func (g *Gateway) callOf(p *mcp.CallToolParamsRaw) (*veto.Call, bool) {
 			return nil, false
 		}
 	}
-	return &veto.Call{ID: newCallID(), Tool: ToolName(g.cfg.Name, p.Name), Args: args, Actor: g.cfg.Actor,
+	name := p.Name
+	if !ValidToolName(name) {
+		name = recordedName(name) // refused by the pin rule; recorded without what a terminal acts on
+	}
+	return &veto.Call{ID: newCallID(), Tool: ToolName(g.cfg.Name, name), Args: args, Actor: g.cfg.Actor,
 		Run: veto.Run{Ref: g.cfg.Run}, Cwd: g.cfg.Cwd, Workspace: g.cfg.Workspace}, true
 }
 
@@ -556,9 +591,14 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 	// gateway's own listing changes what is seen); one that does not is
 	// read again at the call, so that an approval counts at once.
 	status := pinNew
-	if listedNow && known == l.hash {
+	switch {
+	case !ValidToolName(name):
+		status = pinBadName
+	case listedNow && l.tooLarge():
+		status = pinTooLarge
+	case listedNow && known == l.hash:
 		status = pinOK
-	} else if listedNow {
+	case listedNow:
 		pinned, err := g.cfg.Pins.Pinned(ctx, g.cfg.Name, l.tool.Name)
 		switch {
 		case err != nil:

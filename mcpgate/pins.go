@@ -29,9 +29,12 @@ type Pins struct {
 	q  func(query string) string // the dialect's markers
 }
 
-// maxDefinition bounds the definition text kept for a person to read; a
-// longer one is kept cut, its hash whole.
-const maxDefinition = 64 << 10
+// MaxDefinition bounds a tool's definition (its canonical JSON): what a
+// person must be able to read whole before approving it. A longer one is
+// never pinned, not even by the server's first listing, nor kept; the
+// gateway refuses its calls (tool_definition_too_large) and no person can
+// approve it. Nothing is ever cut: a cut text would be approved whole.
+const MaxDefinition = 64 << 10
 
 // OpenPins makes the pin tables when they are missing. q writes a
 // query's ? markers in the database's form (state.Markers).
@@ -103,7 +106,8 @@ type Seen struct {
 // Record notes a listing of server's tools. The server's first listing
 // pins every tool in it; a tool of a later listing that has no pin is
 // recorded unpinned (tool_new) and one whose definition differs from its
-// pin keeps its pin, with what was seen beside it.
+// pin keeps its pin, with what was seen beside it. A definition over
+// MaxDefinition is recorded by its hash alone, never pinned.
 func (p *Pins) Record(ctx context.Context, server string, tools []Seen, now time.Time) (first bool, err error) {
 	tx, err := p.db().BeginTx(ctx, nil)
 	if err != nil {
@@ -121,13 +125,11 @@ func (p *Pins) Record(ctx context.Context, server string, tools []Seen, now time
 	}
 	first = n == 1
 	for _, t := range tools {
-		pinned := ""
-		if first {
+		pinned, text := "", t.Text
+		if len(text) > MaxDefinition {
+			text = nil
+		} else if first {
 			pinned = t.Hash
-		}
-		text := t.Text
-		if len(text) > maxDefinition {
-			text = text[:maxDefinition]
 		}
 		_, err := tx.ExecContext(ctx, p.q(`INSERT INTO veto_mcp_tools (server, tool, pinned, seen, definition, changed) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (server, tool) DO UPDATE SET seen = excluded.seen, definition = excluded.definition, changed = excluded.changed
@@ -182,6 +184,18 @@ type Pin struct {
 // Awaiting reports whether the tool is refused until a person approves it.
 func (p Pin) Awaiting() bool { return p.Pinned != p.Seen }
 
+// Whole reports whether Definition is the whole definition of hash Seen,
+// the only text a person may approve: one over MaxDefinition is not kept.
+func (p Pin) Whole() bool { return whole(p.Definition, p.Seen) }
+
+// whole reports whether def, kept for the definition of hash seen, is all
+// of it: Record keeps a definition whole or not at all (""), and an older
+// veto kept the first MaxDefinition bytes of a longer one, which then do
+// not hash to seen.
+func whole(def, seen string) bool {
+	return def != "" && (len(def) < MaxDefinition || Hash([]byte(def)) == seen)
+}
+
 // List returns every tool of server veto has seen, by name.
 func (p *Pins) List(ctx context.Context, server string) ([]Pin, error) {
 	rows, err := p.db().QueryContext(ctx, p.q(`SELECT tool, pinned, seen, definition, changed FROM veto_mcp_tools WHERE server = ? ORDER BY tool`), server)
@@ -200,36 +214,6 @@ func (p *Pins) List(ctx context.Context, server string) ([]Pin, error) {
 		out = append(out, pin)
 	}
 	return out, rows.Err()
-}
-
-// Approve pins the definitions last seen of server's tools (all of those
-// awaiting approval when tools is empty) and returns the tools it pinned.
-func (p *Pins) Approve(ctx context.Context, server string, tools []string, now time.Time) ([]string, error) {
-	list, err := p.List(ctx, server)
-	if err != nil {
-		return nil, err
-	}
-	want := map[string]bool{}
-	for _, t := range tools {
-		want[t] = true
-	}
-	var done []string
-	for _, pin := range list {
-		if !pin.Awaiting() || (len(want) > 0 && !want[pin.Tool]) {
-			continue
-		}
-		// Only the definition the person was shown: one seen since is
-		// left awaiting.
-		res, err := p.db().ExecContext(ctx, p.q(`UPDATE veto_mcp_tools SET pinned = seen, changed = ? WHERE server = ? AND tool = ? AND seen = ?`),
-			now.UnixNano(), server, pin.Tool, pin.Seen)
-		if err != nil {
-			return done, err
-		}
-		if n, err := res.RowsAffected(); err == nil && n == 1 {
-			done = append(done, pin.Tool)
-		}
-	}
-	return done, nil
 }
 
 // ServerPin is a tool awaiting approval, with its server.
@@ -260,9 +244,24 @@ func (p *Pins) Awaiting(ctx context.Context) ([]ServerPin, error) {
 }
 
 // ApproveSeen pins one tool's definition if it is still the one of hash
-// seen, the one the person was shown; ok is false when it is not (it
-// changed again, or was approved already).
+// seen, the one the person was shown, and its text is kept whole; ok is
+// false when it is not (it changed again, was approved already, or is
+// over MaxDefinition and so could not be shown whole).
 func (p *Pins) ApproveSeen(ctx context.Context, server, tool, seen string, now time.Time) (ok bool, err error) {
+	var def string
+	err = p.db().QueryRowContext(ctx, p.q(`SELECT definition FROM veto_mcp_tools WHERE server = ? AND tool = ? AND seen = ?`),
+		server, tool, seen).Scan(&def)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !whole(def, seen) {
+		return false, nil
+	}
+	// The text for one hash is one text: a row seen again since holds
+	// the same, or another hash, which the update's condition refuses.
 	res, err := p.db().ExecContext(ctx, p.q(`UPDATE veto_mcp_tools SET pinned = seen, changed = ? WHERE server = ? AND tool = ? AND seen = ? AND pinned <> seen`),
 		now.UnixNano(), server, tool, seen)
 	if err != nil {

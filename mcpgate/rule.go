@@ -11,8 +11,10 @@ import (
 
 // Reasons the pin rule refuses with.
 const (
-	ReasonToolNew     = "tool_new"
-	ReasonToolChanged = "tool_definition_changed"
+	ReasonToolNew      = "tool_new"
+	ReasonToolChanged  = "tool_definition_changed"
+	ReasonToolTooLarge = "tool_definition_too_large"
+	ReasonToolName     = "tool_name_invalid"
 )
 
 // RuleID is the pin rule's id.
@@ -26,6 +28,8 @@ const (
 	pinOK pinStatus = iota + 1
 	pinNew
 	pinChanged
+	pinTooLarge // its definition is over MaxDefinition
+	pinBadName  // its name is outside the MCP character set
 )
 
 type pinKey struct{}
@@ -59,6 +63,10 @@ func (*pinRule) Check(ctx context.Context, in *veto.Input) (veto.Decision, error
 		return veto.Deny(ReasonToolNew, "This tool was not in the server's first listing and no person has approved it yet."), nil
 	case pinChanged:
 		return veto.Deny(ReasonToolChanged, "This tool's definition (its name, description or input schema) changed since it was pinned, and no person has approved the change yet."), nil
+	case pinTooLarge:
+		return veto.Deny(ReasonToolTooLarge, "This tool's definition is over 64 KiB, more than a person can be shown whole, so it is never pinned."), nil
+	case pinBadName:
+		return veto.Deny(ReasonToolName, "This tool's name holds characters outside the MCP tool-name set (letters, digits, _ - .), so the gateway neither lists nor calls it."), nil
 	}
 	return veto.Decision{}, errNoPin
 }

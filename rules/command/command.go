@@ -46,6 +46,7 @@ type Set struct {
 	vars         map[string]string
 	interpreters map[string]bool
 	maxDepth     int
+	varsID       string // shell.VarsID(vars): the analysis is shared with other families
 	timeout      time.Duration
 	timeoutParam string
 	egress       egress.Policy
@@ -62,6 +63,7 @@ func New(cfg Config) (*Set, error) {
 			}
 		}
 	}
+	s.varsID = shell.VarsID(s.vars)
 	if cfg.Interpreters != nil {
 		s.interpreters = map[string]bool{}
 		for _, i := range cfg.Interpreters {
@@ -131,7 +133,9 @@ func (s *Set) analyze(in *veto.Input) *analysis {
 			if cwd == "" {
 				cwd = in.Call.Workspace
 			}
-			return &analysis{report: shell.Analyze(src, shell.Env{Cwd: cwd, Vars: s.vars, MaxDepth: s.maxDepth})}
+			env := shell.Env{Cwd: cwd, Vars: s.vars, MaxDepth: s.maxDepth}
+			rep := in.Memo(shell.KeyOf(src, env, s.varsID), func() any { return shell.Analyze(src, env) }).(*shell.Report)
+			return &analysis{report: rep}
 		}
 		return &analysis{}
 	}).(*analysis)

@@ -35,6 +35,7 @@ type Config struct {
 type Set struct {
 	home     string
 	vars     map[string]string
+	varsID   string // shell.VarsID(vars): the analysis is shared with the command rules
 	getenv   func(string) string
 	fs       toolpath.FS
 	lookup   func(string) (string, error)
@@ -66,6 +67,7 @@ func New(cfg Config) (*Set, error) {
 			}
 		}
 	}
+	s.varsID = shell.VarsID(s.vars)
 	if s.records == "" {
 		s.records = SocketDir(s.getenv)
 	}
@@ -123,7 +125,8 @@ func (s *Set) analyze(in *veto.Input) *shell.Report {
 			if !ok {
 				continue
 			}
-			return shell.Analyze(src, shell.Env{Cwd: callDir(in.Call), Vars: s.vars})
+			env := shell.Env{Cwd: callDir(in.Call), Vars: s.vars}
+			return in.Memo(shell.KeyOf(src, env, s.varsID), func() any { return shell.Analyze(src, env) })
 		}
 		return (*shell.Report)(nil)
 	})

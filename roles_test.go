@@ -1,9 +1,12 @@
 package veto_test
 
 import (
+	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/vetohq/veto"
 )
@@ -92,4 +95,41 @@ func TestResumeInputReplacesEverySpelling(t *testing.T) {
 	if len(res.Call.Args) != len(want) || res.Call.Args["answer"] != want["answer"] || res.Call.Args["other"] != 1 {
 		t.Fatalf("resumed with %v, want %v", res.Call.Args, want)
 	}
+}
+
+// FuzzRolesAsEncodingJSONReads holds HasRole to the reading it stands
+// for: a key that Go's encoding/json would decode into a field named
+// param is an argument with param's role, and one it would not is not
+// (for a descriptor of that one parameter).
+func FuzzRolesAsEncodingJSONReads(f *testing.F) {
+	for _, s := range [][2]string{
+		{"file_path", "File_Path"}, {"file_path", "file_path"}, {"source", "ſource"}, {"kelvin", "\u212aelvin"},
+		{"path", "paths"}, {"ß", "ẞ"}, {"url", "URL"}, {"a", "b"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, param, key string) {
+		if param == "" || !utf8.ValidString(param) || !utf8.ValidString(key) || strings.ContainsAny(param, ",\"\\`") {
+			return
+		}
+		typ := reflect.StructOf([]reflect.StructField{{Name: "F", Type: reflect.TypeFor[string](), Tag: reflect.StructTag(`json:"` + param + `"`)}})
+		fills := func(k string) bool {
+			b, err := json.Marshal(map[string]string{k: "x"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := reflect.New(typ)
+			if err := json.Unmarshal(b, v.Interface()); err != nil {
+				t.Fatal(err)
+			}
+			return v.Elem().Field(0).String() == "x"
+		}
+		if !fills(param) {
+			return // a tag encoding/json does not take as the name
+		}
+		d := &veto.Descriptor{Name: "t", Params: map[string]veto.Role{param: veto.RolePath}}
+		if got, want := d.HasRole(key, veto.RolePath), fills(key); got != want {
+			t.Fatalf("param %q, key %q: HasRole %v, encoding/json fills the field: %v", param, key, got, want)
+		}
+	})
 }

@@ -76,7 +76,9 @@ func apiSurface(dir string) (string, error) {
 		}
 		files = append(files, f)
 	}
-	conf := types.Config{Importer: importer.ForCompiler(fset, "gc", nil)}
+	// From source: the root imports the glob building block, whose export
+	// data the gc importer does not find outside the build cache.
+	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
 	pkg, err := conf.Check(bp.ImportPath, fset, files, nil)
 	if err != nil {
 		return "", err

@@ -2,8 +2,9 @@ package veto
 
 import (
 	"context"
-	"path"
 	"slices"
+
+	"github.com/vetohq/veto/glob"
 )
 
 // Offer is the usual Offerability: the five gates a tool passes before any
@@ -51,14 +52,12 @@ func (o *Offer) actorGlobs(a Actor) ([]string, bool) {
 	return nil, false
 }
 
-// matchAny reports whether name matches one of the globs. A malformed
-// glob matches nothing.
-//
-// This is glob.Name, written with path.Match here so that the root package
-// imports nothing of veto's own (glob's fuzz test holds Name to path.Match).
+// matchAny reports whether name matches one of the globs, as every tool
+// glob of a policy does (glob.Name: "*" crosses "/", so "mcp__srv__*"
+// covers "mcp__srv__dir/tool"). A malformed glob matches nothing.
 func matchAny(globs []string, name string) bool {
 	for _, g := range globs {
-		if ok, err := path.Match(g, name); err == nil && ok {
+		if glob.Name(g, name) {
 			return true
 		}
 	}

@@ -99,7 +99,7 @@ func ShowCall(c *Call, d *Descriptor, t Target) Shown {
 		if d == nil {
 			return len(roleOrder)
 		}
-		if i := slices.Index(roleOrder, d.Params[n]); i >= 0 {
+		if i := slices.Index(roleOrder, d.RoleOf(n)); i >= 0 {
 			return i
 		}
 		return len(roleOrder)
@@ -147,12 +147,9 @@ func ShowCall(c *Call, d *Descriptor, t Target) Shown {
 // roleOrder is the order of roles a person reads first.
 var roleOrder = []Role{RoleCommand, RolePath, RoleMoved, RoleSourcePath, RoleURL, RoleContent, RoleInput}
 
-func roleOf(d *Descriptor, name string) Role {
-	if d == nil {
-		return ""
-	}
-	return d.Params[name]
-}
+// roleOf is the role a person is shown for the argument key: the one the
+// rules judge it by, in any letter case (Descriptor.RoleOf).
+func roleOf(d *Descriptor, name string) Role { return d.RoleOf(name) }
 
 // valueText is an argument's value as text: a string as it is, anything
 // else as JSON.

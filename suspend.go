@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -117,6 +118,14 @@ func (g *Gate) ResumeInput(ctx context.Context, s *Suspension, human map[string]
 		args = map[string]any{}
 	}
 	for k, v := range human {
+		// The model's value leaves in every spelling a tool could read as
+		// the field ("Answer" for "answer"), so the person's is the one
+		// the tool gets.
+		for a := range args {
+			if a != k && strings.EqualFold(a, k) {
+				delete(args, a)
+			}
+		}
 		args[k] = deepCopy(v)
 	}
 	c.Args = args

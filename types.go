@@ -3,6 +3,7 @@ package veto
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -170,7 +171,87 @@ type Descriptor struct {
 // Has reports whether the descriptor declares capability c.
 func (d *Descriptor) Has(c Capability) bool { return d != nil && d.Caps&c == c }
 
-// ParamsWith returns the names of the parameters with role r, sorted.
+// HasRole reports whether the argument key has role r: the role of the
+// parameter it names exactly, or, when it names none, of any parameter it
+// names in another letter case. A tool may read "File_Path" as
+// "file_path" (Go's encoding/json fills a field from any key equal to its
+// name but for case, Unicode's simple folding included: strings.EqualFold),
+// so every rule reads arguments through the roles this way, and such a key
+// is judged as the parameter it spells.
+func (d *Descriptor) HasRole(key string, r Role) bool {
+	_, ok := d.paramFor(key, r)
+	return ok
+}
+
+// paramFor returns the declared parameter with role r that key spells, as
+// HasRole reads it: key itself, or the first by name equal to it but for
+// case.
+func (d *Descriptor) paramFor(key string, r Role) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	if role, ok := d.Params[key]; ok {
+		return key, role == r
+	}
+	first := ""
+	for n, role := range d.Params {
+		if role == r && strings.EqualFold(n, key) && (first == "" || n < first) {
+			first = n
+		}
+	}
+	return first, first != ""
+}
+
+// RoleOf returns the role of the argument key as HasRole reads it, for a
+// reader that wants one (what a person is shown): the exact parameter's,
+// else that of the first parameter, by name, it names in another letter
+// case; "" when it names none.
+func (d *Descriptor) RoleOf(key string) Role {
+	if d == nil {
+		return ""
+	}
+	if role, ok := d.Params[key]; ok {
+		return role
+	}
+	first, role := "", Role("")
+	for n, r := range d.Params {
+		if strings.EqualFold(n, key) && (first == "" || n < first) {
+			first, role = n, r
+		}
+	}
+	return role
+}
+
+// Arg is one argument of a call read through a role: its key as the call
+// spells it (argument text: never in a message), the declared parameter
+// it stands for (the descriptor's words: a message may name it), and its
+// value.
+type Arg struct {
+	Key   string
+	Param string
+	Value any
+}
+
+// ArgsWith returns the arguments of args with role r (HasRole: in any
+// letter case), sorted by key. Several keys may spell one parameter
+// ("path" and "PATH"); the tool reads one of them, veto cannot tell which,
+// so every one is returned and judged.
+func (d *Descriptor) ArgsWith(args map[string]any, r Role) []Arg {
+	var out []Arg
+	for k, v := range args {
+		if p, ok := d.paramFor(k, r); ok {
+			out = append(out, Arg{Key: k, Param: p, Value: v})
+		}
+	}
+	if len(out) > 1 {
+		slices.SortFunc(out, func(a, b Arg) int { return strings.Compare(a.Key, b.Key) })
+	}
+	return out
+}
+
+// ParamsWith returns the names of the parameters with role r, sorted: the
+// names the descriptor declares. A call's arguments are read through
+// ArgsWith, which finds them in any letter case.
 func (d *Descriptor) ParamsWith(r Role) []string {
 	if d == nil {
 		return nil

@@ -90,6 +90,11 @@ func TestOfferChecksEachRule(t *testing.T) {
 		{"actor-exact", veto.Call{Tool: "Read", Actor: veto.Actor{Kind: "agent", ID: "sub"}}, nil, ""},
 		{"actor-exact-not-kind", veto.Call{Tool: "Grep", Actor: veto.Actor{Kind: "agent", ID: "sub"}}, nil, veto.ActorNotAllowed},
 		{"actor-kind", veto.Call{Tool: "mcp__x__y", Actor: veto.Actor{Kind: "agent", ID: "other"}}, nil, ""},
+		// A tool glob crosses "/" (issue 27): the server's tool named
+		// like a path is among "mcp__*"; "Grep" alone is not "Grep/x".
+		{"actor-kind-slash", veto.Call{Tool: "mcp__x__dir/y", Actor: veto.Actor{Kind: "agent", ID: "other"}}, nil, ""},
+		{"actor-kind-slash-literal", veto.Call{Tool: "Grep/x", Actor: veto.Actor{Kind: "agent", ID: "other"}}, nil, veto.ActorNotAllowed},
+		{"run-list-slash", veto.Call{Tool: "mcp__s__a/b", Actor: veto.Actor{Kind: "agent", ID: "other"}, Run: veto.Run{AllowedTools: []string{"mcp__s__*"}}}, nil, ""},
 		{"actor-kind-not-any", veto.Call{Tool: "Bash", Actor: veto.Actor{Kind: "agent", ID: "other"}}, nil, veto.ActorNotAllowed},
 		{"actor-any", veto.Call{Tool: "Bash", Actor: veto.Actor{Kind: "user"}}, nil, ""},
 		{"actor-any-denied", veto.Call{Tool: "Read", Actor: veto.Actor{Kind: "user"}}, nil, veto.ActorNotAllowed},

@@ -48,9 +48,11 @@ const maxSniff = 256
 // url parameter holds something other than a string.
 func Destinations(in *veto.Input) (out []string, ok bool) {
 	if d := in.Descriptor; d != nil {
-		for _, p := range d.ParamsWith(veto.RoleURL) {
-			v, present := in.Call.Args[p]
-			if !present || v == nil {
+		// Through the roles, in any letter case: a tool may read "URL" as
+		// its url (veto.Descriptor.ArgsWith).
+		for _, arg := range d.ArgsWith(in.Call.Args, veto.RoleURL) {
+			v := arg.Value
+			if v == nil {
 				continue
 			}
 			s, isString := v.(string)
@@ -62,8 +64,8 @@ func Destinations(in *veto.Input) (out []string, ok bool) {
 		if d.Has(veto.CapNetwork) {
 			// A network tool that takes its URLs inside text (Gemini CLI's
 			// web_fetch reads them from its prompt) goes to each of them.
-			for _, p := range d.ParamsWith(veto.RoleContent) {
-				if s, isString := in.Call.Args[p].(string); isString {
+			for _, arg := range d.ArgsWith(in.Call.Args, veto.RoleContent) {
+				if s, isString := arg.Value.(string); isString {
 					out = append(out, Embedded(s)...)
 				}
 			}

@@ -80,6 +80,12 @@ func TestDestinationsOfACall(t *testing.T) {
 		{"url-null", fetch, map[string]any{"url": nil}, nil, true},
 		{"url-not-string", fetch, map[string]any{"url": []any{"https://a.example/"}}, nil, false},
 		{"not-network-content", write, map[string]any{"url": "https://a.example/", "content": "https://b.example/"}, []string{"https://a.example/"}, true},
+		// Through the roles in any letter case (issue 27): a tool may read
+		// "URL" as its url; both spellings of one parameter are judged.
+		{"url-upper", fetch, map[string]any{"URL": "https://a.example/"}, []string{"https://a.example/"}, true},
+		{"url-twice", fetch, map[string]any{"url": "https://a.example/", "Url": "https://b.example/"}, []string{"https://a.example/", "https://b.example/"}, true},
+		{"url-other-case-not-string", fetch, map[string]any{"uRL": 7}, nil, false},
+		{"content-other-case", fetch, map[string]any{"PROMPT": "see https://c.example/"}, []string{"https://c.example/"}, true},
 		{"sniffed", nil, map[string]any{"a": " HTTPS://x.example/ ", "b": []any{"ws://y.example", map[string]any{"c": "ftp://z.example"}}, "d": "wss://w.example", "e": "mailto:x", "f": 7},
 			[]string{"HTTPS://x.example/", "ws://y.example", "ftp://z.example", "wss://w.example"}, true},
 		{"sniffed-http", nil, map[string]any{"a": "http://h.example"}, []string{"http://h.example"}, true},

@@ -118,23 +118,24 @@ func Compile(list []string, o Options) (Set, error) {
 			if o.Home == "" {
 				return ps, fmt.Errorf("pattern %q: home directory unknown", src)
 			}
-			body = o.Home + body[1:]
+			// A home given with a trailing "/" ("/" itself among them) is
+			// not a doubled "/" of the pattern's.
+			if body = strings.TrimRight(o.Home, "/") + body[1:]; body == "" {
+				body = "/"
+			}
 		case !strings.HasPrefix(body, "/") && o.Anchored:
 			rel = true
 		case !strings.HasPrefix(body, "/"):
 			body = "**/" + body
 		}
-		if o.Fold {
-			body = strings.ToLower(body)
+		// Read as written, then folded: lower-casing turns bytes that are
+		// not UTF-8 into U+FFFD, and a Set must refuse what Check refuses.
+		segs, _, err := segments(body)
+		if err == nil && o.Fold {
+			segs, _, err = segments(strings.ToLower(body))
 		}
-		segs := strings.Split(strings.Trim(body, "/"), "/")
-		if body == "/" {
-			segs = nil
-		}
-		for _, s := range segs {
-			if _, err := path.Match(s, ""); err != nil || s == "" {
-				return ps, fmt.Errorf("pattern %q: malformed segment %q", src, s)
-			}
+		if err != nil {
+			return ps, fmt.Errorf("pattern %q: %w", src, err)
 		}
 		p := pattern{src: src, segs: segs, rel: rel}
 		p.prepare()

@@ -188,10 +188,10 @@ var ErrNotBool = errors.New("celrule: the deny expression did not yield true or 
 
 // AppliesTo implements veto.Scoped: the rule's match.
 func (r *Rule) AppliesTo(c *veto.Call) bool {
-	if r.tool != "" && !glob.Path(r.tool, c.Tool) {
+	if r.tool != "" && !glob.Name(r.tool, c.Tool) {
 		return false
 	}
-	return r.actor == "" || glob.Path(r.actor, c.Actor.Kind+":"+c.Actor.ID)
+	return r.actor == "" || glob.Name(r.actor, c.Actor.Kind+":"+c.Actor.ID)
 }
 
 // Check implements veto.Rule: a true deny expression denies.

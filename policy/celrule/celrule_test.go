@@ -89,6 +89,11 @@ func TestCELRuleDeniesAndAllows(t *testing.T) {
 	if deny.Allowed || deny.Rule != "no-drop" || deny.Reason != "drop" || deny.Risk != veto.RiskCritical || deny.Message != "Dropping tables needs a person." {
 		t.Fatalf("%+v", deny)
 	}
+	// A tool glob crosses "/": the server's tool named like a path is
+	// the server's tool (issue 27).
+	if v := g.Decide(context.Background(), &veto.Call{Tool: "mcp__db__admin/query", Args: map[string]any{"sql": "DROP TABLE x"}}); v.Allowed || v.Rule != "no-drop" {
+		t.Fatalf("mcp__db__* missed mcp__db__admin/query: %+v", v)
+	}
 	for _, c := range []veto.Call{
 		{Tool: "mcp__db__query", Args: map[string]any{"sql": "select 1"}},
 		{Tool: "Bash", Args: map[string]any{"sql": "DROP TABLE x"}}, // not matched

@@ -96,15 +96,15 @@ func checkHelpers(t *testing.T, h *helpers, a, b string) {
 		t.Fatalf("path.under(%q, %q) = %v, %v; toolpath.Within says %v", a, b, got, err, wantUnder)
 	}
 
-	// A rule's match is glob.Path on the tool name and on kind:id.
+	// A rule's match is glob.Name on the tool name and on kind:id.
 	r, err := h.c.Compile(policy.RuleSpec{ID: "m", Deny: "false", Reason: "m", Match: &policy.MatchSpec{Tool: a, Actor: a}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &veto.Call{Tool: b, Actor: veto.Actor{Kind: "agent", ID: b}}
-	wantApplies := (a == "" || glob.Path(a, b)) && (a == "" || glob.Path(a, "agent:"+b))
+	wantApplies := (a == "" || glob.Name(a, b)) && (a == "" || glob.Name(a, "agent:"+b))
 	if got := r.(*Rule).AppliesTo(c); got != wantApplies {
-		t.Fatalf("match {tool: %q, actor: %q} on %q: %v, glob.Path says %v", a, a, b, got, wantApplies)
+		t.Fatalf("match {tool: %q, actor: %q} on %q: %v, glob.Name says %v", a, a, b, got, wantApplies)
 	}
 }
 
@@ -166,7 +166,7 @@ func TestHelpersAgreeOnExamples(t *testing.T) {
 
 // FuzzCELHelpers evaluates every CEL helper through a compiled program
 // and holds it to the Go function the built-in rules use on the same
-// input: host() to egress.Parse, glob() and a rule's match to glob.Path,
+// input: host() to egress.Parse, glob() to glob.Path, a rule's match to glob.Name,
 // path.under() to toolpath.Within.
 func FuzzCELHelpers(f *testing.F) {
 	for _, s := range hostSeeds {

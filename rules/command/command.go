@@ -114,30 +114,38 @@ type analysis struct {
 }
 
 // analyze finds the call's command and analyses it once per decision.
+// The command is every argument with the command role, in any letter case
+// (veto.Descriptor.ArgsWith): when a call spells it twice ("command" and
+// "COMMAND"), the tool runs one of them and veto cannot tell which, so the
+// rules judge both, as one report of everything either would do.
 func (s *Set) analyze(in *veto.Input) *analysis {
 	return in.Memo(s, func() any {
-		d := in.Descriptor
-		if d == nil {
-			return &analysis{}
+		args := in.Descriptor.ArgsWith(in.Call.Args, veto.RoleCommand)
+		cwd := in.Call.Cwd
+		if cwd == "" {
+			cwd = in.Call.Workspace
 		}
-		for _, p := range d.ParamsWith(veto.RoleCommand) {
-			v, ok := in.Call.Args[p]
-			if !ok {
-				continue
-			}
-			src, isString := v.(string)
+		a := &analysis{}
+		for _, arg := range args {
+			src, isString := arg.Value.(string)
 			if !isString {
 				return &analysis{bad: true}
 			}
-			cwd := in.Call.Cwd
-			if cwd == "" {
-				cwd = in.Call.Workspace
-			}
 			env := shell.Env{Cwd: cwd, Vars: s.vars, MaxDepth: s.maxDepth}
 			rep := in.Memo(shell.KeyOf(src, env, s.varsID), func() any { return shell.Analyze(src, env) }).(*shell.Report)
-			return &analysis{report: rep}
+			if a.report == nil {
+				a.report = rep
+				continue
+			}
+			a.report = &shell.Report{
+				Findings: append(slices.Clone(a.report.Findings), rep.Findings...),
+				Files:    append(slices.Clone(a.report.Files), rep.Files...),
+				Hosts:    append(slices.Clone(a.report.Hosts), rep.Hosts...),
+				Programs: append(slices.Clone(a.report.Programs), rep.Programs...),
+				Segments: a.report.Segments + rep.Segments,
+			}
 		}
-		return &analysis{}
+		return a
 	}).(*analysis)
 }
 
@@ -232,8 +240,10 @@ func (t timeoutPatcher) Patch(_ context.Context, in *veto.Input, args map[string
 	if len(in.Descriptor.ParamsWith(veto.RoleCommand)) == 0 {
 		return args, false, nil
 	}
-	if _, ok := args[t.s.timeoutParam]; ok {
-		return args, false, nil
+	for k := range args {
+		if strings.EqualFold(k, t.s.timeoutParam) {
+			return args, false, nil // the call sets it, in whatever case the tool reads
+		}
 	}
 	args[t.s.timeoutParam] = t.s.timeout.Milliseconds()
 	return args, true, nil

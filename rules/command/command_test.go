@@ -378,6 +378,12 @@ func TestDefaultTimeoutOnlyForAllowedCommands(t *testing.T) {
 	if !v.Allowed || v.Args != nil {
 		t.Fatalf("a command with its own timeout was patched: %+v", v.Args)
 	}
+	// In any case: a tool reading "Timeout" as its timeout gets no second
+	// one beside it.
+	v = g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": "ls", "Timeout": 5}, Cwd: "/tmp"})
+	if !v.Allowed || v.Args != nil {
+		t.Fatalf("a command with its own Timeout was patched: %+v", v.Args)
+	}
 	args := map[string]any{"command": "git reset --hard"}
 	v = g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: args, Cwd: "/tmp"})
 	if v.Allowed || v.Args != nil || len(args) != 1 {

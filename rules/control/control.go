@@ -94,43 +94,50 @@ func (s *Set) Info() veto.RuleInfo { return Control.RuleInfo() }
 // Check implements veto.Rule: the call's commands, then its files, then
 // where it connects.
 func (s *Set) Check(ctx context.Context, in *veto.Input) (veto.Decision, error) {
-	rep := s.analyze(in)
-	if rep != nil {
-		if d, deny := s.checkCommands(in, rep); deny {
+	reps := s.analyze(in)
+	if len(reps) == 0 {
+		reps = []*shell.Report{nil} // no command: the files and endpoints of the arguments
+	}
+	for _, rep := range reps {
+		if d, deny := s.check(in, rep); deny {
 			return d, nil
 		}
-	}
-	if d, deny := s.checkFiles(in, rep); deny {
-		return d, nil
-	}
-	if d, deny := s.checkEndpoints(in, rep); deny {
-		return d, nil
 	}
 	return veto.Allow(), nil
 }
 
+// check judges the call with one of its commands (rep; nil for none).
+func (s *Set) check(in *veto.Input, rep *shell.Report) (veto.Decision, bool) {
+	if rep != nil {
+		if d, deny := s.checkCommands(in, rep); deny {
+			return d, true
+		}
+	}
+	if d, deny := s.checkFiles(in, rep); deny {
+		return d, true
+	}
+	return s.checkEndpoints(in, rep)
+}
+
 type memoKey struct{ s *Set }
 
-// analyze is the shell analysis of the call's command, once per decision;
-// nil when the call runs none (or its command is not text, which the
-// command rules refuse).
-func (s *Set) analyze(in *veto.Input) *shell.Report {
+// analyze is the shell analysis of the call's commands, once per
+// decision: one report for each argument with the command role, in any
+// letter case (veto.Descriptor.ArgsWith; a call spelling it twice runs one
+// of them, veto cannot tell which). None when the call runs none (or its
+// command is not text, which the command rules refuse).
+func (s *Set) analyze(in *veto.Input) []*shell.Report {
 	v := in.Memo(memoKey{s}, func() any {
-		d := in.Descriptor
-		if d == nil {
-			return (*shell.Report)(nil)
-		}
-		for _, p := range d.ParamsWith(veto.RoleCommand) {
-			src, ok := in.Call.Args[p].(string)
-			if !ok {
-				continue
+		var reps []*shell.Report
+		for _, arg := range in.Descriptor.ArgsWith(in.Call.Args, veto.RoleCommand) {
+			if src, ok := arg.Value.(string); ok {
+				env := shell.Env{Cwd: callDir(in.Call), Vars: s.vars}
+				reps = append(reps, in.Memo(shell.KeyOf(src, env, s.varsID), func() any { return shell.Analyze(src, env) }).(*shell.Report))
 			}
-			env := shell.Env{Cwd: callDir(in.Call), Vars: s.vars}
-			return in.Memo(shell.KeyOf(src, env, s.varsID), func() any { return shell.Analyze(src, env) })
 		}
-		return (*shell.Report)(nil)
+		return reps
 	})
-	return v.(*shell.Report)
+	return v.([]*shell.Report)
 }
 
 func callDir(c *veto.Call) string {

@@ -107,6 +107,31 @@ func TestVetoCommands(t *testing.T) {
 	}
 }
 
+// veto.control reads a command or a path in any letter case, and every
+// spelling of one (issue 27): a tool that reads "COMMAND" as its command
+// must not run veto's switches unseen.
+func TestControlArgumentsInAnyCase(t *testing.T) {
+	w := newWorld(t, control.Config{})
+	for _, tc := range []struct {
+		name, tool string
+		args       map[string]any
+		want       string
+	}{
+		{"command upper", "Bash", map[string]any{"COMMAND": "veto approve r c"}, "veto_command"},
+		{"command twice, the second veto", "Bash", map[string]any{"command": "git status", "Command": "veto approve r c"}, "veto_command"},
+		{"command twice, the first veto", "Bash", map[string]any{"COMMAND": "veto ui", "command": "git status"}, "veto_command"},
+		{"command twice, harmless", "Bash", map[string]any{"command": "git status", "Command": "ls"}, ""},
+		{"path mixed case", "Write", map[string]any{"File_Path": "~/.config/veto/veto.yaml", "content": "x"}, "veto_files_write"},
+		{"path twice", "Write", map[string]any{"file_path": "notes.md", "FILE_PATH": "~/.config/veto/veto.yaml", "content": "x"}, "veto_files_write"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := w.decide(t, tc.tool, tc.args); got != tc.want {
+				t.Errorf("reason %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestEverySubcommandDecided: each subcommand of the table is refused or
 // allowed as its class says.
 func TestEverySubcommandDecided(t *testing.T) {

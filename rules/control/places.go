@@ -229,19 +229,22 @@ func (s *Set) uses(in *veto.Input, rep *shell.Report) []use {
 	dir := callDir(c)
 	var out []use
 	if d := in.Descriptor; d != nil {
-		for name, role := range d.Params {
-			for _, raw := range stringsOf(c.Args[name]) {
-				what := "The " + name + " argument"
-				switch role {
-				case veto.RolePath:
-					out = append(out, use{raw: raw, dir: dir, write: true, what: what})
-				case veto.RoleMoved:
-					out = append(out, use{raw: raw, dir: dir, write: true, removes: true, what: what})
-				case veto.RoleSourcePath:
-					out = append(out, use{raw: raw, dir: dir, what: what})
-				case veto.RoleURL:
-					if strings.HasPrefix(raw, "file:") {
+		// Through the roles in any letter case: "File_Path" is the path.
+		for _, role := range []veto.Role{veto.RolePath, veto.RoleMoved, veto.RoleSourcePath, veto.RoleURL} {
+			for _, arg := range d.ArgsWith(c.Args, role) {
+				for _, raw := range stringsOf(arg.Value) {
+					what := "The " + arg.Param + " argument"
+					switch role {
+					case veto.RolePath:
+						out = append(out, use{raw: raw, dir: dir, write: true, what: what})
+					case veto.RoleMoved:
+						out = append(out, use{raw: raw, dir: dir, write: true, removes: true, what: what})
+					case veto.RoleSourcePath:
 						out = append(out, use{raw: raw, dir: dir, what: what})
+					case veto.RoleURL:
+						if strings.HasPrefix(raw, "file:") {
+							out = append(out, use{raw: raw, dir: dir, what: what})
+						}
 					}
 				}
 			}

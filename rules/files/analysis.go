@@ -3,7 +3,6 @@ package files
 import (
 	"context"
 	"errors"
-	"slices"
 	"strings"
 
 	"github.com/vetohq/veto"
@@ -168,27 +167,26 @@ func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
 		}
 		return a
 	}
-	var buf [8]string // the most parameters of a described tool, as a rule
-	params := buf[:0]
-	for name := range d.Params {
-		params = append(params, name)
-	}
-	slices.Sort(params)
-	for _, name := range params {
-		for _, raw := range stringsOf(c.Args[name]) {
-			switch d.Params[name] {
-			case veto.RolePath:
-				add(&a.written, name, raw)
-			case veto.RoleMoved:
-				// Moved away: it leaves its place with everything below it.
-				add(&a.written, name, raw)
-				a.written[len(a.written)-1].removes = true
-				add(&a.read, name, raw)
-			case veto.RoleSourcePath:
-				add(&a.read, name, raw)
-			case veto.RoleURL:
-				if strings.HasPrefix(raw, "file:") {
-					add(&a.read, name, raw)
+	// Through the roles, in any letter case (veto.Descriptor.ArgsWith): a
+	// tool may read "File_Path" as its file_path. A path is named by its
+	// declared parameter, never by the key the call spelled.
+	for _, role := range []veto.Role{veto.RolePath, veto.RoleMoved, veto.RoleSourcePath, veto.RoleURL} {
+		for _, arg := range d.ArgsWith(c.Args, role) {
+			for _, raw := range stringsOf(arg.Value) {
+				switch role {
+				case veto.RolePath:
+					add(&a.written, arg.Param, raw)
+				case veto.RoleMoved:
+					// Moved away: it leaves its place with everything below it.
+					add(&a.written, arg.Param, raw)
+					a.written[len(a.written)-1].removes = true
+					add(&a.read, arg.Param, raw)
+				case veto.RoleSourcePath:
+					add(&a.read, arg.Param, raw)
+				case veto.RoleURL:
+					if strings.HasPrefix(raw, "file:") {
+						add(&a.read, arg.Param, raw)
+					}
 				}
 			}
 		}

@@ -297,6 +297,8 @@ func TestAutoRunTasks(t *testing.T) {
 		{"multiedit", "MultiEdit", map[string]any{"file_path": "$WS/.vscode/tasks.json", "edits": []any{
 			map[string]any{"old_string": "[]", "new_string": `[{"runOptions": {"runOn": "folderOpen"}}]`}}}, onOpen},
 		{"mcp-write", "mcp__filesystem__write_file", map[string]any{"path": "$WS/.vscode/tasks.json", "content": auto}, onOpen},
+		// The content in another letter case is the content (issue 27).
+		{"content-key-other-case", "Write", map[string]any{"File_Path": "$WS/.vscode/tasks.json", "content": build, "Content": auto}, onOpen},
 		{"move-into-place", "mcp__filesystem__move_file", map[string]any{"source": "$WS/README.md",
 			"destination": "$WS/.vscode/tasks.json"}, unseen},
 		{"undescribed-tool", "mcp__x__put", map[string]any{"where": "$WS/.vscode/tasks.json", "body": build}, unseen},

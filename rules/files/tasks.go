@@ -65,8 +65,8 @@ func contentOf(in *veto.Input) []string {
 			}
 		}
 	}
-	for _, p := range in.Descriptor.ParamsWith(veto.RoleContent) {
-		walk(in.Call.Args[p])
+	for _, arg := range in.Descriptor.ArgsWith(in.Call.Args, veto.RoleContent) {
+		walk(arg.Value)
 	}
 	return out
 }

@@ -9,9 +9,10 @@ import (
 // pathTo is the page's address prefix/ids…, each id one path segment,
 // escaped, so that no id (a call id "../../approvals/OTHER-RUN/OTHER-CALL",
 // its "%2e%2e" spelling, a "?" or "#") can name another address than its
-// own. An id that cannot be one segment (empty, "." or "..", which a
-// browser removes whatever their spelling, and Go's mux redirects) gives
-// "": the page then draws no form or link for it.
+// own. An id that cannot be one segment gives "": empty, "." or ".."
+// (which a browser removes whatever their spelling, and Go's mux
+// redirects) or "/" alone (which Go's mux reads as a trailing slash, its
+// escaping notwithstanding). The page then draws no form or link for it.
 func pathTo(prefix string, ids ...string) string {
 	var b strings.Builder
 	b.WriteString(prefix)
@@ -28,7 +29,7 @@ func pathTo(prefix string, ids ...string) string {
 // segmentable reports whether id can be one segment of an address, read
 // back as itself by the page's routes.
 func segmentable(id string) bool {
-	return id != "" && id != "." && id != ".."
+	return id != "" && id != "." && id != ".." && id != "/"
 }
 
 // formNamesItsAddress reports whether a form posted to r names the

@@ -8,8 +8,10 @@ import (
 	"github.com/vetohq/veto/server"
 )
 
-// maxCursor bounds a cursor the page reads back (Last-Event-ID, ?after=).
-const maxCursor = 1024
+// maxCursor bounds a cursor the page reads back (Last-Event-ID, ?after=):
+// room for a run ref of 6 KiB, far past the decision path's bound on refs
+// (veto.Limits.MaxName, 256 bytes by default).
+const maxCursor = 8192
 
 // cursorOf is the page's cursor after the last event q was moved past:
 // the service's cursor, base64url-encoded, so that no run ref (a newline,

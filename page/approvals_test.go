@@ -22,7 +22,7 @@ func TestPageApprovesInChromium(t *testing.T) {
 
 	ctx := browser(t, bin)
 	const q = `#questions article.question[data-call="c1"][data-rule="deploy-needs-person"]`
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/ui/login?k="+person), chromedp.WaitVisible(q),
+	if err := chromedp.Do(ctx, signIn(s.url, person), chromedp.WaitVisible(q),
 		chromedp.Click(q+` button.approve`), chromedp.WaitNotPresent(q)); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/page"
 	"github.com/vetohq/veto/policy"
@@ -181,6 +182,19 @@ func (s *service) token(actor string) string {
 	return secret
 }
 
+// signIn signs in to the page in the browser with a person's token, as a
+// person does: typed into the sign-in form, never in the address.
+func signIn(base, tok string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.Navigate(base+"/ui/login"), chromedp.WaitVisible(`#token`),
+		chromedp.SetValue(`#token`, tok), chromedp.Submit(`#token`))
+}
+
+// signInPost posts tok to the sign-in form with hc, which follows the
+// answer's redirect to the page.
+func signInPost(hc *http.Client, base, tok string) (*http.Response, error) {
+	return hc.PostForm(base+"/ui/login", url.Values{"token": {tok}})
+}
+
 // signInRefused signs in to the page with tok and wants the refusal of a
 // token that is not a person's: 403, person_required, no session. It
 // returns the browser, which holds no session.
@@ -188,7 +202,7 @@ func signInRefused(t *testing.T, s *service, tok string) *http.Client {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar}
-	resp, err := hc.Get(s.url + "/ui/login?k=" + tok)
+	resp, err := signInPost(hc, s.url, tok)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,10 +41,14 @@ func (pg *Page) uiInput(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusForbidden, "Only a person (a user: token) gives a call's input, on the page of the veto serve the call was suspended through.")
 		return
 	}
+	if !formNamesItsAddress(r, "run", "call") {
+		fail(http.StatusBadRequest, "The form names another call than the address it was sent to; reload the page.")
+		return
+	}
 	values := map[string]string{}
 	total := 0
 	for k, vs := range r.PostForm {
-		if k == "csrf" {
+		if k == "csrf" || k == "run" || k == "call" {
 			continue
 		}
 		name, ok := strings.CutPrefix(k, "in.")

@@ -370,7 +370,7 @@ func TestPageGivesInputInChromium(t *testing.T) {
 	s.post("/v1/decide", agent, s.call("c0", "r1", "Read", map[string]any{"file_path": filepath.Join(w.work, "README.md")}))
 
 	ctx := browser(t, bin)
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/ui/login?k="+person), chromedp.WaitVisible(`article.allowed`)); err != nil {
+	if err := chromedp.Do(ctx, signIn(s.url, person), chromedp.WaitVisible(`article.allowed`)); err != nil {
 		t.Fatal(err)
 	}
 	c := s.call("c1", "r1", "Bash", map[string]any{"command": "echo " + argCanary})

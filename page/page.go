@@ -3,17 +3,13 @@ package page
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"html/template"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/vetohq/veto"
@@ -69,92 +65,12 @@ func (pg *Page) acquire(ctx context.Context) (func(), error) { return pg.api.Acq
 var uiFiles embed.FS
 
 var uiTemplates = template.Must(template.New("").Funcs(template.FuncMap{
-	"ago": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") },
+	"ago":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") },
+	"pathTo": pathTo,
 }).ParseFS(uiFiles, "ui/*.html"))
 
-const (
-	uiCookie     = "veto_ui"
-	uiSessionFor = 12 * time.Hour
-	uiMaxShown   = 200 // the newest decisions a page shows
-)
-
-// uiSessions are the page's sessions and the one-time keys not yet used.
-type uiSessions struct {
-	mu       sync.Mutex
-	sessions map[string]*uiSession // by cookie value
-	keys     map[string]bool
-}
-
-// uiSession is one browser's: who it is (the token's actor, or veto ui's
-// user) and the token its forms carry against cross-site requests.
-type uiSession struct {
-	expires time.Time
-	actor   veto.Actor
-	csrf    string
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// OneTimeKey makes a key that opens one session of the page, once.
-func (pg *Page) OneTimeKey() string {
-	k := randomHex(24)
-	pg.ui.mu.Lock()
-	defer pg.ui.mu.Unlock()
-	if pg.ui.keys == nil {
-		pg.ui.keys = map[string]bool{}
-	}
-	pg.ui.keys[k] = true
-	return k
-}
-
-func (u *uiSessions) takeKey(k string) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	for key := range u.keys {
-		if subtle.ConstantTimeCompare([]byte(key), []byte(k)) == 1 {
-			delete(u.keys, key)
-			return true
-		}
-	}
-	return false
-}
-
-func (u *uiSessions) open(now time.Time, actor veto.Actor) string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.sessions == nil {
-		u.sessions = map[string]*uiSession{}
-	}
-	for id, se := range u.sessions {
-		if now.After(se.expires) {
-			delete(u.sessions, id)
-		}
-	}
-	id := randomHex(32)
-	u.sessions[id] = &uiSession{expires: now.Add(uiSessionFor), actor: actor, csrf: randomHex(16)}
-	return id
-}
-
-func (u *uiSessions) get(id string, now time.Time) (uiSession, bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	se, ok := u.sessions[id]
-	if !ok || !now.Before(se.expires) {
-		return uiSession{}, false
-	}
-	return *se, true
-}
-
-type sessionKey struct{}
-
-func sessionOf(r *http.Request) uiSession {
-	se, _ := r.Context().Value(sessionKey{}).(uiSession)
-	return se
-}
+// uiMaxShown is how many of the newest decisions a page shows.
+const uiMaxShown = 200
 
 // uiRoutes are the page's endpoints, outside the API's list.
 var uiRoutes = []struct {
@@ -163,6 +79,7 @@ var uiRoutes = []struct {
 	handle func(*Page, http.ResponseWriter, *http.Request)
 }{
 	{"GET /ui/login", true, (*Page).uiLogin},
+	{"POST /ui/login", true, (*Page).uiLoginPost},
 	{"GET /ui", false, (*Page).uiDecisions},
 	{"GET /ui/events", false, (*Page).uiEvents},
 	{"GET /ui/runs/{run}", false, (*Page).uiRun},
@@ -184,56 +101,29 @@ func (pg *Page) uiWrap(login bool, h func(*Page, http.ResponseWriter, *http.Requ
 		hd.Set("Referrer-Policy", "no-referrer")
 		hd.Set("Cache-Control", "no-store")
 		if !login {
-			ok := false
-			if c, err := r.Cookie(uiCookie); err == nil {
-				var se uiSession
-				if se, ok = pg.ui.get(c.Value, pg.cfg.Now()); ok {
-					r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, se))
-				}
+			c, err := r.Cookie(uiCookie)
+			st := sessionEnded
+			var se uiSession
+			if err == nil {
+				se, st = pg.session(r.Context(), c.Value)
 			}
-			if !ok {
+			switch st {
+			case sessionUnknown:
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				uiTemplates.ExecuteTemplate(w, "login.html", map[string]string{"Error": "veto cannot tell whether this session's token is still live; reload the page."})
+				return
+			case sessionEnded:
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
 				w.WriteHeader(http.StatusUnauthorized)
 				uiTemplates.ExecuteTemplate(w, "login.html", nil)
 				return
 			}
+			r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, se))
 		}
 		h(pg, w, r)
 	}
-}
-
-func (pg *Page) uiLogin(w http.ResponseWriter, r *http.Request) {
-	k := r.URL.Query().Get("k")
-	ok := k != "" && pg.ui.takeKey(k)
-	actor := pg.actor
-	if !ok && k != "" && pg.cfg.Tokens != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), pg.cfg.Deadline)
-		defer cancel()
-		if release, err := pg.acquire(ctx); err == nil {
-			var tok server.Token
-			tok, ok, _ = pg.cfg.Tokens.Verify(ctx, k)
-			actor = tok.Actor
-			release()
-			if ok && tok.Role != server.RolePerson {
-				// Only a person signs in: a session answers questions and
-				// gives input.
-				w.Header().Set("Content-Type", "text/html; charset=utf-8")
-				w.Header().Set(server.ReasonHeader, server.ReasonPersonRequired)
-				w.WriteHeader(http.StatusForbidden)
-				uiTemplates.ExecuteTemplate(w, "login.html", map[string]bool{"Refused": true})
-				return
-			}
-		}
-	}
-	if !ok {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(http.StatusUnauthorized)
-		uiTemplates.ExecuteTemplate(w, "login.html", map[string]bool{"Refused": true})
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: pg.ui.open(pg.cfg.Now(), actor), Path: "/ui", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(uiSessionFor.Seconds())})
-	http.Redirect(w, r, "/ui", http.StatusSeeOther)
 }
 
 // card is one decision as the page shows it: never argument text, only
@@ -409,7 +299,7 @@ func (pg *Page) scanCards(ctx context.Context, f uiFilter) ([]card, string, erro
 			return nil
 		}
 		q.AfterTime = ev.Time.UnixNano()
-		c := cardOf(run, seq, &ev, server.Cursor(&q), now)
+		c := cardOf(run, seq, &ev, cursorOf(&q), now)
 		rs.see(run, &ev, &c)
 		if g := grants[grantKey{run, ev.Approval}]; ev.Approval != 0 && g != nil && ev.Reason != veto.ReasonApprovalRefused {
 			useGrant(g, &ev)
@@ -429,7 +319,7 @@ func (pg *Page) scanCards(ctx context.Context, f uiFilter) ([]card, string, erro
 	for i, c := range shown {
 		cards[len(shown)-1-i] = *c
 	}
-	return cards, server.Cursor(&q), err
+	return cards, cursorOf(&q), err
 }
 
 func (pg *Page) uiDecisions(w http.ResponseWriter, r *http.Request) {
@@ -492,19 +382,22 @@ func (pg *Page) showQuestions(ctx context.Context, qs []server.Question) {
 }
 
 // uiEvents streams each new decision that passes the filters as a
-// rendered card, after the cursor the page was drawn at.
+// rendered card, after the cursor the page was drawn at. It ends when its
+// session does (expired, or its token revoked).
 func (pg *Page) uiEvents(w http.ResponseWriter, r *http.Request) {
 	f := filterOf(r)
 	q := f.query()
 	// A reconnecting stream goes on after its last event; a new one
 	// after the page's newest decision.
-	if !server.ParseCursor(r.Header.Get("Last-Event-ID"), &q) && !server.ParseCursor(r.URL.Query().Get("after"), &q) {
+	if !parseCursor(r.Header.Get("Last-Event-ID"), &q) && !parseCursor(r.URL.Query().Get("after"), &q) {
 		q.Since = pg.cfg.Now()
 	}
+	r, stop := pg.watch(r)
+	defer stop()
 	var buf bytes.Buffer
 	var rs resumes // the suspensions this stream saw
 	pg.api.Stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, _ []byte) []byte {
-		c := cardOf(run, seq, ev, server.Cursor(&q), pg.cfg.Now())
+		c := cardOf(run, seq, ev, cursorOf(&q), pg.cfg.Now())
 		rs.see(run, ev, &c)
 		if !f.keeps(&c) {
 			return nil
@@ -513,8 +406,7 @@ func (pg *Page) uiEvents(w http.ResponseWriter, r *http.Request) {
 		if uiTemplates.ExecuteTemplate(&buf, "card", c) != nil {
 			return nil
 		}
-		html := strings.ReplaceAll(strings.ReplaceAll(buf.String(), "\r", ""), "\n", " ")
-		return []byte("id: " + c.Cursor + "\nevent: decision\ndata: " + html + "\n\n")
+		return frame(c.Cursor, "decision", buf.Bytes())
 	})
 }
 
@@ -728,6 +620,10 @@ func (pg *Page) uiAnswer(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusForbidden, "The form is stale or came from elsewhere; reload the page.")
 		return
 	}
+	if !formNamesItsAddress(r, "run", "call") {
+		fail(http.StatusBadRequest, "The form names another call than the address it was sent to; reload the page.")
+		return
+	}
 	grant := r.PostFormValue("answer") == "approve"
 	if !grant && r.PostFormValue("answer") != "deny" {
 		fail(http.StatusBadRequest, "An answer is approve or deny.")
@@ -769,6 +665,10 @@ func (pg *Page) uiPin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil || se.csrf == "" || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(se.csrf)) != 1 {
 		fail(http.StatusForbidden, "The form is stale or came from elsewhere; reload the page.")
+		return
+	}
+	if !formNamesItsAddress(r, "server", "tool") {
+		fail(http.StatusBadRequest, "The form names another tool than the address it was sent to; reload the page.")
 		return
 	}
 	if se.actor.Kind != "user" || pg.pins == nil {

@@ -44,7 +44,7 @@ func TestPageApprovesMCPPins(t *testing.T) {
 	session := func(tok string) (*http.Client, string) {
 		jar, _ := cookiejar.New(nil)
 		hc := &http.Client{Jar: jar}
-		resp, err := hc.Get(s.url + "/ui/login?k=" + tok)
+		resp, err := signInPost(hc, s.url, tok)
 		if err != nil {
 			t.Fatal(err)
 		}

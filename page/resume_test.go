@@ -76,7 +76,7 @@ func TestPageShowsRefusedAtResumeInChromium(t *testing.T) {
 
 	ctx := browser(t, bin)
 	const q = `#questions article.question[data-call="c1"]`
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/ui/login?k="+person), chromedp.WaitVisible(q),
+	if err := chromedp.Do(ctx, signIn(s.url, person), chromedp.WaitVisible(q),
 		chromedp.Click(q+` button.approve`), chromedp.WaitNotPresent(q),
 		chromedp.WaitVisible(`article.answer-card[data-call="c1"][data-state="waiting"]`)); err != nil {
 		t.Fatal(err)
@@ -169,7 +169,7 @@ func pageSession(t *testing.T, s *service, tok string) (*http.Client, string) {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar}
-	resp, err := hc.Get(s.url + "/ui/login?k=" + tok)
+	resp, err := signInPost(hc, s.url, tok)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func TestScreenshots(t *testing.T) {
 `), 0o600)
 
 	bctx := browser(t, bin)
-	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1000, 900), chromedp.Navigate(s.url+"/ui/login?k="+person),
+	if err := chromedp.Do(bctx, chromedp.EmulateViewport(1000, 900), signIn(s.url, person),
 		chromedp.WaitVisible(`#questions`)); err != nil {
 		t.Fatal(err)
 	}

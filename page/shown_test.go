@@ -46,7 +46,7 @@ func TestPageShowsTheCallMaskedInChromium(t *testing.T) {
 
 	ctx := browser(t, bin)
 	const q = `#questions article.question[data-call="c1"]`
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/ui/login?k="+person), chromedp.WaitVisible(q+` dl.shown`)); err != nil {
+	if err := chromedp.Do(ctx, signIn(s.url, person), chromedp.WaitVisible(q+` dl.shown`)); err != nil {
 		t.Fatal(err)
 	}
 	shown, err := chromedp.Run(ctx, chromedp.Text(q+` dd pre.value`))

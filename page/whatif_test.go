@@ -152,7 +152,7 @@ func TestPageWhatIfInChromium(t *testing.T) {
 	}
 	ctx := browser(t, bin)
 	const card = `article.change[data-call="toolu_2"][data-before="allow"][data-after="deny"][data-after-rule="no-rm-rf"][data-after-reason="recursive_delete"]`
-	if err := chromedp.Do(ctx, chromedp.Navigate(s.url+"/ui/login?k="+tok), chromedp.Click(`a.nav`), chromedp.WaitVisible(`form.whatif`),
+	if err := chromedp.Do(ctx, signIn(s.url, tok), chromedp.Click(`a.nav`), chromedp.WaitVisible(`form.whatif`),
 		chromedp.SetUploadFiles(`input[name="transcript"]`, []string{tr}), chromedp.SetUploadFiles(`input[name="policy"]`, []string{pol}),
 		chromedp.Click(`form.whatif button`), chromedp.WaitVisible(card)); err != nil {
 		t.Fatal(err)

@@ -60,7 +60,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	certFile := fs.String("tls-cert", "", "serve TLS with this certificate (PEM)")
 	keyFile := fs.String("tls-key", "", "the certificate's private key (PEM)")
 	deadline := fs.Duration("deadline", 2*time.Second, "refuse a call not decided in this time")
-	noAuth := fs.Bool("insecure-no-auth", false, "accept requests without a token, acting as the actor the body names (loopback only)")
+	noAuth := fs.Bool("insecure-no-auth", false, "accept requests without a token, acting as the actor the body names (loopback only: a loopback Host, no other Origin, JSON bodies)")
 	level := fs.String("log-level", "warn", "log to stderr as JSON at this level: off, debug, info, warn, error")
 	grace := fs.Duration("grace", 10*time.Second, "on SIGTERM, how long the decisions in flight may take")
 	var roots []string
@@ -134,6 +134,11 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 	mux := withPage(h, page.New(h, page.Config{Pins: st.pins(ctx)}))
+	if *noAuth {
+		// The page's routes are held to loopback names and their own
+		// origin too; the API's are in server, with the body's type.
+		mux = server.LocalOnly(mux)
+	}
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve:", err)

@@ -186,6 +186,7 @@ func (s *service) post(path, token string, body any) (int, map[string]any) {
 		}
 	}
 	req, _ := http.NewRequest("POST", s.url+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

@@ -209,6 +209,7 @@ type serviceState struct {
 	acquire func(ctx context.Context) (func(), error)
 	db      func() *sql.DB
 	dialect string
+	toks    veto.TokenStore
 	close   func()
 	// startErr is why the state could not be used at start (a service
 	// starts anyway and refuses until it can).
@@ -224,7 +225,7 @@ func openServiceState(ctx context.Context, path, dsn string, lazy bool) (*servic
 		return nil, err
 	}
 	return &serviceState{store: sv.Store, log: sv.Log, acquire: sv.Acquire, db: sv.DBFunc(), dialect: sv.Dialect(),
-		close: sv.Close, startErr: sv.StartErr}, nil
+		toks: sv.Tokens(), close: sv.Close, startErr: sv.StartErr}, nil
 }
 
 // pins are veto mcp's pinned tool definitions in the state, for the page;
@@ -245,9 +246,10 @@ func (st *serviceState) pins(ctx context.Context) *mcpgate.Pins {
 	return p
 }
 
-// tokens is the state's token table, made at its first use.
+// tokens is the state's tokens (state.Service.Tokens), their table made
+// at its first use.
 func (st *serviceState) tokens(ctx context.Context) (*server.Tokens, error) {
-	return server.NewTokens(st.db, st.dialect), nil
+	return server.NewTokens(st.toks), nil
 }
 
 const tokenDescription = `Make, list and revoke the bearer tokens of veto serve. Each token is bound to an actor,

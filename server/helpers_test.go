@@ -128,7 +128,7 @@ func start(t testing.TB, w world, st testStore, dialect string, mod func(*server
 	if err != nil {
 		t.Fatal(err)
 	}
-	toks, err := server.OpenTokens(context.Background(), st.DB, dialect)
+	toks, err := server.OpenTokens(context.Background(), sqlstore.NewTokens(st.DB, dialect))
 	if err != nil {
 		t.Fatal(err)
 	}

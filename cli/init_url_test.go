@@ -17,6 +17,7 @@ import (
 	"github.com/vetohq/veto/cli"
 	"github.com/vetohq/veto/server"
 	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // veto init claude-code --url --http registers veto serve's HTTP hook for
@@ -124,7 +125,7 @@ func tokenIn(t *testing.T, state, file string) server.Token {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	tok, ok, err := server.NewTokens(st.DB, "sqlite").Verify(context.Background(), strings.TrimSpace(string(b)))
+	tok, ok, err := server.NewTokens(sqlstore.NewTokens(st.DB, "sqlite")).Verify(context.Background(), strings.TrimSpace(string(b)))
 	if !ok || err != nil {
 		t.Fatalf("the file's token is not live: %v", err)
 	}

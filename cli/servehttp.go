@@ -60,7 +60,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	certFile := fs.String("tls-cert", "", "serve TLS with this certificate (PEM)")
 	keyFile := fs.String("tls-key", "", "the certificate's private key (PEM)")
 	deadline := fs.Duration("deadline", 2*time.Second, "refuse a call not decided in this time")
-	noAuth := fs.Bool("insecure-no-auth", false, "accept requests without a token, acting as the actor the body names (loopback only)")
+	noAuth := fs.Bool("insecure-no-auth", false, "accept requests without a token, acting as the actor the body names (loopback only: a loopback Host, no other Origin, JSON bodies)")
 	level := fs.String("log-level", "warn", "log to stderr as JSON at this level: off, debug, info, warn, error")
 	grace := fs.Duration("grace", 10*time.Second, "on SIGTERM, how long the decisions in flight may take")
 	var roots []string
@@ -134,6 +134,11 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 	mux := withPage(h, page.New(h, page.Config{Pins: st.pins(ctx)}))
+	if *noAuth {
+		// The page's routes are held to loopback names and their own
+		// origin too; the API's are in server, with the body's type.
+		mux = server.LocalOnly(mux)
+	}
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve:", err)
@@ -204,6 +209,7 @@ type serviceState struct {
 	acquire func(ctx context.Context) (func(), error)
 	db      func() *sql.DB
 	dialect string
+	toks    veto.TokenStore
 	close   func()
 	// startErr is why the state could not be used at start (a service
 	// starts anyway and refuses until it can).
@@ -219,7 +225,7 @@ func openServiceState(ctx context.Context, path, dsn string, lazy bool) (*servic
 		return nil, err
 	}
 	return &serviceState{store: sv.Store, log: sv.Log, acquire: sv.Acquire, db: sv.DBFunc(), dialect: sv.Dialect(),
-		close: sv.Close, startErr: sv.StartErr}, nil
+		toks: sv.Tokens(), close: sv.Close, startErr: sv.StartErr}, nil
 }
 
 // pins are veto mcp's pinned tool definitions in the state, for the page;
@@ -240,9 +246,10 @@ func (st *serviceState) pins(ctx context.Context) *mcpgate.Pins {
 	return p
 }
 
-// tokens is the state's token table, made at its first use.
+// tokens is the state's tokens (state.Service.Tokens), their table made
+// at its first use.
 func (st *serviceState) tokens(ctx context.Context) (*server.Tokens, error) {
-	return server.NewTokens(st.db, st.dialect), nil
+	return server.NewTokens(st.toks), nil
 }
 
 const tokenDescription = `Make, list and revoke the bearer tokens of veto serve. Each token is bound to an actor,

@@ -12,6 +12,7 @@ import (
 	"github.com/vetohq/veto/postgres/pgtest"
 	"github.com/vetohq/veto/server"
 	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // TestTokenRevokeFlagsAfterID: `veto token revoke ID --postgres DSN` (the
@@ -42,7 +43,7 @@ func TestTokenRevokeFlagsAfterID(t *testing.T) {
 	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
 			flag, where, db, dialect := open(t)
-			toks := server.NewTokens(db, dialect)
+			toks := server.NewTokens(sqlstore.NewTokens(db, dialect))
 			for _, order := range []string{"flags after the id", "flags first"} {
 				code, out := veto(t, "", "token", "create", "--actor", "agent:claude-code", flag, where)
 				m := idOf.FindStringSubmatch(out)
@@ -65,7 +66,7 @@ func TestTokenRevokeFlagsAfterID(t *testing.T) {
 				}
 				// Revoke empties this process's cache only: a new Tokens
 				// asks the database, as another instance would.
-				if _, ok, _ := server.NewTokens(db, dialect).Verify(context.Background(), secret); ok {
+				if _, ok, _ := server.NewTokens(sqlstore.NewTokens(db, dialect)).Verify(context.Background(), secret); ok {
 					t.Fatalf("%s: the token is still live", order)
 				}
 			}

@@ -141,7 +141,7 @@ func startWith(t testing.TB, w world, st testStore, dialect string, mod func(*se
 	if err != nil {
 		t.Fatal(err)
 	}
-	toks, err := server.OpenTokens(context.Background(), st.DB, dialect)
+	toks, err := server.OpenTokens(context.Background(), sqlstore.NewTokens(st.DB, dialect))
 	if err != nil {
 		t.Fatal(err)
 	}

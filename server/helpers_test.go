@@ -128,7 +128,7 @@ func start(t testing.TB, w world, st testStore, dialect string, mod func(*server
 	if err != nil {
 		t.Fatal(err)
 	}
-	toks, err := server.OpenTokens(context.Background(), st.DB, dialect)
+	toks, err := server.OpenTokens(context.Background(), sqlstore.NewTokens(st.DB, dialect))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,6 +186,7 @@ func (s *service) post(path, token string, body any) (int, map[string]any) {
 		}
 	}
 	req, _ := http.NewRequest("POST", s.url+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

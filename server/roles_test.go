@@ -13,6 +13,7 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/server"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // roleStores are the stores tokens are kept in: SQLite and PostgreSQL.
@@ -125,7 +126,7 @@ func TestTokenRoleMustFitTheActor(t *testing.T) {
 		}
 	}
 	st, d := sqliteStore(t)
-	toks, err := server.OpenTokens(context.Background(), st.DB, d)
+	toks, err := server.OpenTokens(context.Background(), sqlstore.NewTokens(st.DB, d))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,12 +147,12 @@ func TestTokenTableMigratesLegacyRows(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st, d := open(t)
 			secret := legacyToken(t, st.DB(), d, "service:old")
-			toks, err := server.OpenTokens(context.Background(), st.DB, d)
+			toks, err := server.OpenTokens(context.Background(), sqlstore.NewTokens(st.DB, d))
 			if err != nil {
 				t.Fatal(err)
 			}
 			// A second instance migrating the same table is a no-op.
-			if _, err := server.OpenTokens(context.Background(), st.DB, d); err != nil {
+			if _, err := server.OpenTokens(context.Background(), sqlstore.NewTokens(st.DB, d)); err != nil {
 				t.Fatal(err)
 			}
 			tok, ok, err := toks.Verify(context.Background(), secret)

@@ -43,7 +43,9 @@ type Config struct {
 	Cause func(err error) string
 	// Tokens authenticate requests. Nil turns authentication off: every
 	// request acts as the actor its body names (loopback only; cli
-	// enforces it).
+	// enforces it), and a request a web page could have made is refused:
+	// a Host not a loopback name, another Origin, a body not
+	// application/json (local.go).
 	Tokens *Tokens
 	// Policy is the effective policy as veto policy show prints it.
 	Policy string
@@ -203,7 +205,8 @@ func actorOf(r *http.Request) (veto.Actor, bool) {
 }
 
 // wrap adds what every endpoint does: recovering a panic as a deny,
-// authentication, and the request metrics.
+// authentication (or, without tokens, the loopback checks), and the
+// request metrics.
 func (s *Server) wrap(rt route) http.HandlerFunc {
 	name := rt.Method + " " + rt.Path
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -221,6 +224,9 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			}
 			s.metrics.request(name, rec.status, time.Since(start))
 		}()
+		if s.cfg.Tokens == nil && !s.localRequest(rec, r, rt) {
+			return
+		}
 		if rt.Auth && s.cfg.Tokens != nil {
 			tok, ok, err := s.authenticate(r)
 			if err != nil {
@@ -244,6 +250,20 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 		}
 		rt.handle(s, rec, r)
 	}
+}
+
+// localRequest, without tokens, refuses a request a web page could have
+// made (local.go) in the route's form and reports whether to go on.
+func (s *Server) localRequest(w http.ResponseWriter, r *http.Request, rt route) bool {
+	status, reason, msg := localRefusal(r)
+	if reason == "" {
+		status, reason, msg = bodyRefusal(r)
+	}
+	if reason == "" {
+		return true
+	}
+	s.failure(w, r, rt, status, reason, msg)
+	return false
 }
 
 func (s *Server) authenticate(r *http.Request) (Token, bool, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/sqlstore"
 )
 
 // A Token is one bearer token of the service, bound to the actor every
@@ -28,19 +26,17 @@ type Token struct {
 	Revoked time.Time  `json:"revoked,omitzero"`
 }
 
-// Tokens keeps the service's tokens in a table of the state's database
-// (veto_tokens), so that every instance on one PostgreSQL database knows
-// the same tokens.
+// Tokens are the service's tokens: kept by a veto.TokenStore (the
+// state's database, package sqlstore, opened through package state), so
+// that every instance on one PostgreSQL database knows the same tokens,
+// and verified here, with a cache in front of the store.
 type Tokens struct {
-	db      func() *sql.DB            // the database now (an SQLite state is reopened when it moves)
-	q       func(query string) string // the dialect's markers
-	dialect string
+	store veto.TokenStore
 
-	// A token verified is taken without asking the database again for
+	// A token verified is taken without asking the store again for
 	// cacheFor: a revocation reaches every instance within that time.
 	mu    sync.Mutex
 	cache map[string]cachedToken
-	made  *sql.DB // the database the table is known to exist in
 }
 
 type cachedToken struct {
@@ -48,7 +44,7 @@ type cachedToken struct {
 	until time.Time
 }
 
-// cacheFor is how long a verified token is trusted without the database;
+// cacheFor is how long a verified token is trusted without the store;
 // cacheMax bounds how many are.
 const (
 	cacheFor = time.Second
@@ -58,76 +54,22 @@ const (
 // tokenPrefix starts every secret, so that a leaked one is recognisable.
 const tokenPrefix = "veto_"
 
-// NewTokens keeps tokens in the database db returns (nil while there is
-// none: every use fails); the table is made at the first use. dialect is
-// "sqlite" or "postgres".
-func NewTokens(db func() *sql.DB, dialect string) *Tokens {
-	return &Tokens{db: db, q: sqlstore.Markers(dialect), dialect: dialect}
+// NewTokens keeps tokens in store; a store's table may be made at its
+// first use.
+func NewTokens(store veto.TokenStore) *Tokens { return &Tokens{store: store} }
+
+// OpenTokens is NewTokens with the store used now (its table made, a
+// legacy one migrated): a store that cannot be used is an error at start.
+func OpenTokens(ctx context.Context, store veto.TokenStore) (*Tokens, error) {
+	if _, err := store.ListTokens(ctx); err != nil {
+		return nil, fmt.Errorf("server: the tokens: %w", err)
+	}
+	return NewTokens(store), nil
 }
 
-// OpenTokens is NewTokens with the table made now.
-func OpenTokens(ctx context.Context, db func() *sql.DB, dialect string) (*Tokens, error) {
-	t := NewTokens(db, dialect)
-	if _, err := t.use(ctx); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-// ErrNoDatabase is the error of a use while the state has no database.
-var ErrNoDatabase = errors.New("server: the state's database cannot be reached")
-
-// use returns the database, with the token table made in it.
-func (t *Tokens) use(ctx context.Context) (*sql.DB, error) {
-	db := t.db()
-	if db == nil {
-		return nil, ErrNoDatabase
-	}
-	t.mu.Lock()
-	made := t.made == db
-	t.mu.Unlock()
-	if made {
-		return db, nil
-	}
-	_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS veto_tokens (
-		id TEXT PRIMARY KEY,
-		hash TEXT NOT NULL UNIQUE,
-		actor_kind TEXT NOT NULL,
-		actor_id TEXT NOT NULL,
-		created BIGINT NOT NULL,
-		revoked BIGINT NOT NULL DEFAULT 0)`)
-	if err != nil {
-		return nil, fmt.Errorf("server: the token table: %w", err)
-	}
-	if err := t.addRole(ctx, db); err != nil {
-		return nil, fmt.Errorf("server: the token table's role: %w", err)
-	}
-	t.mu.Lock()
-	t.made = db
-	t.mu.Unlock()
-	return db, nil
-}
-
-// addRole migrates a table made before tokens had roles: the column role
-// is added, and the rows it finds read ” (RoleLegacy). Two instances may
-// migrate at once: PostgreSQL adds the column only if missing, and on
-// SQLite a "duplicate column" from the other writer is checked again.
-func (t *Tokens) addRole(ctx context.Context, db *sql.DB) error {
-	if t.dialect == "postgres" {
-		_, err := db.ExecContext(ctx, `ALTER TABLE veto_tokens ADD COLUMN IF NOT EXISTS role TEXT NOT NULL DEFAULT ''`)
-		return err
-	}
-	has := func() bool {
-		_, err := db.ExecContext(ctx, `SELECT role FROM veto_tokens LIMIT 0`)
-		return err == nil
-	}
-	if has() {
-		return nil
-	}
-	if _, err := db.ExecContext(ctx, `ALTER TABLE veto_tokens ADD COLUMN role TEXT NOT NULL DEFAULT ''`); err != nil && !has() {
-		return err
-	}
-	return nil
+// tokenOf is the token a store's record is.
+func tokenOf(rec veto.TokenRecord) Token {
+	return Token{ID: rec.ID, Actor: rec.Actor, Role: Role(rec.Role), Created: rec.Created, Revoked: rec.Revoked}
 }
 
 func hashSecret(secret string) string {
@@ -169,13 +111,8 @@ func (t *Tokens) Create(ctx context.Context, actor veto.Actor, role Role, now ti
 	}
 	secret := tokenPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
 	tok := Token{ID: "tok_" + hex.EncodeToString(id[:]), Actor: actor, Role: role, Created: now.UTC().Truncate(time.Second)}
-	db, err := t.use(ctx)
-	if err != nil {
-		return Token{}, "", err
-	}
-	_, err = db.ExecContext(ctx, t.q(`INSERT INTO veto_tokens (id, hash, actor_kind, actor_id, role, created) VALUES (?, ?, ?, ?, ?, ?)`),
-		tok.ID, hashSecret(secret), actor.Kind, actor.ID, string(role), tok.Created.Unix())
-	if err != nil {
+	rec := veto.TokenRecord{ID: tok.ID, Hash: hashSecret(secret), Actor: actor, Role: string(role), Created: tok.Created}
+	if err := t.store.AddToken(ctx, rec); err != nil {
 		return Token{}, "", fmt.Errorf("server: store the token: %w", err)
 	}
 	return tok, secret, nil
@@ -183,29 +120,15 @@ func (t *Tokens) Create(ctx context.Context, actor veto.Actor, role Role, now ti
 
 // List returns every token, revoked ones included, oldest first.
 func (t *Tokens) List(ctx context.Context) ([]Token, error) {
-	db, err := t.use(ctx)
+	recs, err := t.store.ListTokens(ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("server: list the tokens: %w", err)
 	}
-	rows, err := db.QueryContext(ctx, `SELECT id, actor_kind, actor_id, role, created, revoked FROM veto_tokens ORDER BY created, id`)
-	if err != nil {
-		return nil, err
+	out := make([]Token, len(recs))
+	for i, rec := range recs {
+		out[i] = tokenOf(rec)
 	}
-	defer rows.Close()
-	var out []Token
-	for rows.Next() {
-		var tok Token
-		var created, revoked int64
-		if err := rows.Scan(&tok.ID, &tok.Actor.Kind, &tok.Actor.ID, &tok.Role, &created, &revoked); err != nil {
-			return nil, err
-		}
-		tok.Created = time.Unix(created, 0).UTC()
-		if revoked != 0 {
-			tok.Revoked = time.Unix(revoked, 0).UTC()
-		}
-		out = append(out, tok)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ErrNoToken is Revoke's error for an id no token has.
@@ -217,22 +140,18 @@ func (t *Tokens) Revoke(ctx context.Context, id string, now time.Time) error {
 	t.mu.Lock()
 	clear(t.cache)
 	t.mu.Unlock()
-	db, err := t.use(ctx)
+	ok, err := t.store.RevokeToken(ctx, id, now)
 	if err != nil {
-		return err
+		return fmt.Errorf("server: revoke the token: %w", err)
 	}
-	res, err := db.ExecContext(ctx, t.q(`UPDATE veto_tokens SET revoked = ? WHERE id = ? AND revoked = 0`), max(now.Unix(), 1), id)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !ok {
 		return ErrNoToken
 	}
 	return nil
 }
 
 // Verify returns the live token whose secret this is; ok is false for an
-// unknown or revoked one. err is a database failure.
+// unknown or revoked one. err is the store's failure.
 func (t *Tokens) Verify(ctx context.Context, secret string) (tok Token, ok bool, err error) {
 	if !strings.HasPrefix(secret, tokenPrefix) || len(secret) > 128 {
 		return Token{}, false, nil
@@ -245,20 +164,11 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (tok Token, ok bool,
 	if hit && now.Before(c.until) {
 		return c.tok, true, nil
 	}
-	db, err := t.use(ctx)
-	if err != nil {
+	rec, ok, err := t.store.LiveToken(ctx, h)
+	if err != nil || !ok {
 		return Token{}, false, err
 	}
-	var created int64
-	err = db.QueryRowContext(ctx, t.q(`SELECT id, actor_kind, actor_id, role, created FROM veto_tokens WHERE hash = ? AND revoked = 0`),
-		h).Scan(&tok.ID, &tok.Actor.Kind, &tok.Actor.ID, &tok.Role, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Token{}, false, nil
-	}
-	if err != nil {
-		return Token{}, false, err
-	}
-	tok.Created = time.Unix(created, 0).UTC()
+	tok = tokenOf(rec)
 	t.mu.Lock()
 	if t.cache == nil || len(t.cache) >= cacheMax {
 		t.cache = map[string]cachedToken{}

@@ -9,6 +9,7 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // Service is a state a long-lived process decides on (veto serve, veto
@@ -26,6 +27,7 @@ type Service struct {
 	acquire func(ctx context.Context) (func(), error)
 	db      db
 	dialect string
+	tokens  *sqlstore.Tokens
 	close   func()
 }
 
@@ -53,7 +55,7 @@ func OpenService(ctx context.Context, n Name, o ServiceOptions) (*Service, error
 		}
 		l := &lazyPG{dsn: n.DSN, connect: o.Connect}
 		_, err := l.get(ctx)
-		return &Service{Store: l, Log: l, StartErr: err, acquire: l.acquire, db: l.db, dialect: "postgres", close: l.close}, nil
+		return withTokens(&Service{Store: l, Log: l, StartErr: err, acquire: l.acquire, db: l.db, dialect: "postgres", close: l.close}), nil
 	}
 	if n.DSN != "" {
 		if o.Connect <= 0 {
@@ -66,7 +68,7 @@ func OpenService(ctx context.Context, n Name, o ServiceOptions) (*Service, error
 			return nil, Refusal(n, err)
 		}
 		named := postgres.Named(s) // its failures name their cause
-		return &Service{Store: named, Log: named, db: s.DB, dialect: "postgres", close: func() { s.Close() }}, nil
+		return withTokens(&Service{Store: named, Log: named, db: s.DB, dialect: "postgres", close: func() { s.Close() }}), nil
 	}
 	n, err := n.Resolve()
 	if err != nil {
@@ -85,8 +87,14 @@ func OpenService(ctx context.Context, n Name, o ServiceOptions) (*Service, error
 	// full): every request is refused with the cause, and the file is
 	// proved again at each one, as veto state repair or the disk mends it.
 	fl := &fileLog{f: f}
-	return &Service{Store: fl, Log: fl, StartErr: err, acquire: f.Acquire, db: func() *sql.DB { return f.Store().DB() },
-		dialect: "sqlite", close: func() { f.Close() }}, nil
+	return withTokens(&Service{Store: fl, Log: fl, StartErr: err, acquire: f.Acquire, db: func() *sql.DB { return f.Store().DB() },
+		dialect: "sqlite", close: func() { f.Close() }}), nil
+}
+
+// withTokens is s with its token store, in the same database.
+func withTokens(s *Service) *Service {
+	s.tokens = sqlstore.NewTokens(s.db, s.dialect)
+	return s
 }
 
 // Acquire proves the state sound before a request and holds it until
@@ -100,8 +108,14 @@ func (s *Service) Acquire(ctx context.Context) (release func(), err error) {
 	return s.acquire(ctx)
 }
 
+// Tokens is veto serve's tokens, kept in the state's database beside the
+// store's tables: a PostgreSQL state's tokens are every instance's; an
+// SQLite state's follow the file when it is reopened. Use it while the
+// state is acquired, as the store.
+func (s *Service) Tokens() veto.TokenStore { return s.tokens }
+
 // DB is the state's database now, for the tables kept beside the
-// store's (tokens, MCP pins); nil while it cannot be reached.
+// store's (MCP pins); nil while it cannot be reached.
 func (s *Service) DB() *sql.DB { return s.db() }
 
 // DBFunc is DB as a function, for a table that must follow an SQLite file

@@ -75,7 +75,7 @@ type Log interface {
 
 // Markers returns the function that writes a query's ? markers in the
 // dialect's form ("sqlite" or "postgres"), for the tables kept beside the
-// stores' own (tokens, MCP pins).
+// stores' own (MCP pins; tokens are Service.Tokens).
 func Markers(dialect string) func(query string) string { return sqlstore.Markers(dialect) }
 
 // refusal is err as a *veto.StateError of the state n.

@@ -149,3 +149,50 @@ func TestOneDatabaseThroughEveryOpening(t *testing.T) {
 		t.Fatalf("the service's log: %v %v (%s)", runs, err, sv.Dialect())
 	}
 }
+
+// TestServiceTokensLiveInTheState: a service's tokens are kept in its
+// state, SQLite file or PostgreSQL database: one made by one opening (veto
+// token create) is live in the next (veto serve), and a lazily opened
+// PostgreSQL service that cannot reach its database refuses a lookup
+// with veto.ErrStateUnavailable rather than answering none.
+func TestServiceTokensLiveInTheState(t *testing.T) {
+	ctx := context.Background()
+	names := map[string]state.Name{
+		"sqlite":   {Path: filepath.Join(t.TempDir(), "veto.db")},
+		"postgres": {DSN: pgtest.Fresh(t)},
+	}
+	for kind, n := range names {
+		t.Run(kind, func(t *testing.T) {
+			rec := veto.TokenRecord{ID: "tok_1", Hash: "h1", Actor: veto.Actor{Kind: "agent", ID: "ci"}, Role: "agent", Created: time.Unix(1_800_000_000, 0).UTC()}
+			for i, want := range []bool{false, true} {
+				sv, err := state.OpenService(ctx, n, state.ServiceOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				release, err := sv.Acquire(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok, err := sv.Tokens().LiveToken(ctx, "h1"); ok != want || err != nil {
+					t.Fatalf("opening %d: live %v %v, want %v", i, ok, err, want)
+				}
+				if i == 0 {
+					if err := sv.Tokens().AddToken(ctx, rec); err != nil {
+						t.Fatal(err)
+					}
+				}
+				release()
+				sv.Close()
+			}
+		})
+	}
+	down := state.Name{DSN: "postgres://veto:" + dsnCanary + "@127.0.0.1:1/veto?connect_timeout=1"}
+	sv, err := state.OpenService(ctx, down, state.ServiceOptions{Lazy: true, Connect: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sv.Close()
+	if _, ok, err := sv.Tokens().LiveToken(ctx, "h1"); ok || !errors.Is(err, veto.ErrStateUnavailable) {
+		t.Fatalf("tokens of a database down: %v %v, want ErrStateUnavailable", ok, err)
+	}
+}

@@ -31,7 +31,7 @@ one browser session.
 
   veto ui [--listen 127.0.0.1:0] [--state FILE | --postgres DSN]
 
-veto serve serves the same page at /ui (sign in with /ui/login?k=TOKEN).`
+veto serve serves the same page at /ui (sign in at /ui/login with a person's token).`
 
 func runUI(ctx context.Context, e *env, args []string) int {
 	fs := newFlags(e, "ui", "[--listen ADDR] [--state FILE | --postgres DSN]", uiDescription)

@@ -177,6 +177,10 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 			}
 			defer unlock()
 			if err := s.cfg.Gate.ObserveReported(ctx, &ev.Call, ev.Outcome); err != nil {
+				if reason, msg := observationRefusal(err); reason != "" {
+					failed(msg + " (" + reason + ")")
+					return
+				}
 				failed(veto.Because("veto could not record what the call did", err, "."))
 				return
 			}

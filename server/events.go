@@ -172,9 +172,13 @@ func Cursor(q *veto.LogQuery) string {
 		base64.RawURLEncoding.EncodeToString([]byte(q.AfterRun))
 }
 
-// maxCursor bounds a cursor a client sends back: two numbers and a
-// run's name, encoded.
-const maxCursor = 20 + 1 + 20 + 1 + 4096
+// maxCursorRun is the longest run name a cursor holds (far above any
+// veto.Limits' MaxName), and maxCursor the longest cursor ParseCursor
+// reads: two numbers and that name, encoded.
+const (
+	maxCursorRun = 16 << 10
+	maxCursor    = 20 + 1 + 20 + 1 + (maxCursorRun*4+2)/3
+)
 
 // ParseCursor sets q to go on after the place s names; false when s is
 // not a cursor (one Cursor wrote: a run name that is not a name is not).

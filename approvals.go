@@ -87,7 +87,7 @@ type noApprovals struct{}
 func (noApprovals) Grant(context.Context, string, string, Actor, time.Time) (uint64, error) {
 	return 0, nil
 }
-func (noApprovals) Refusal(context.Context, string, string, string) (uint64, error)  { return 0, nil }
+func (noApprovals) Refusal(context.Context, string, string, string) (uint64, error) { return 0, nil }
 func (noApprovals) Asked(context.Context, string) (Question, bool, error) {
 	return Question{}, false, nil
 }

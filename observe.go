@@ -136,7 +136,9 @@ var ErrObservationRefused = errors.New("veto: the observation names no call deci
 // ObservationRefused is why ObserveReported refused an observation.
 type ObservationRefused struct{ Reason string }
 
-func (e *ObservationRefused) Error() string { return ErrObservationRefused.Error() + " (" + e.Reason + ")" }
+func (e *ObservationRefused) Error() string {
+	return ErrObservationRefused.Error() + " (" + e.Reason + ")"
+}
 
 // Unwrap makes errors.Is(err, ErrObservationRefused) hold.
 func (e *ObservationRefused) Unwrap() error { return ErrObservationRefused }

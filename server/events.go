@@ -196,8 +196,13 @@ func ParseCursor(s string, q *veto.LogQuery) bool {
 	}
 	ti, err1 := strconv.ParseInt(t, 10, 64)
 	si, err2 := strconv.ParseUint(seq, 10, 64)
+	// The decoder skips line breaks: the run's part is held to the
+	// alphabet first.
+	if strings.Trim(enc, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
+		return false
+	}
 	run, err3 := base64.RawURLEncoding.Strict().DecodeString(enc)
-	if err1 != nil || err2 != nil || err3 != nil || !veto.ValidName(string(run)) {
+	if err1 != nil || err2 != nil || err3 != nil || len(run) == 0 || !veto.ValidName(string(run)) {
 		return false
 	}
 	q.AfterTime, q.AfterSeq, q.AfterRun = ti, si, string(run)

@@ -28,14 +28,14 @@ func ArgsHash(c *Call) string {
 }
 
 // answerFor finds a person's answer to this call's question, not used by
-// a decision yet: a grant in its run for the same tool and arguments, not
-// expired (granted); or else a refusal of this very call (the same id,
+// a decision yet: a grant in its run for the same tool, arguments and
+// actor, not expired (granted); or else a refusal of this very call (the same id,
 // tool and arguments: the client asks about it again on resume), which
 // refuses it once. It returns the answer's sequence number, 0 for none.
 // It looks both up in the run's projection.
 func (g *Gate) answerFor(ctx context.Context, a Approvals, c *Call) (seq uint64, granted bool, err error) {
 	h := ArgsHash(c)
-	if seq, err = a.Grant(ctx, c.Tool, h, g.now()); err != nil || seq != 0 {
+	if seq, err = a.Grant(ctx, c.Tool, h, c.Actor, g.now()); err != nil || seq != 0 {
 		return seq, seq != 0, err
 	}
 	if c.ID == "" {
@@ -52,7 +52,7 @@ const maxApproval = 24 * time.Hour
 // answerFor does: the denial uses it up. Any failure finds none: the call
 // is denied either way.
 func (g *Gate) approvalRefused(ctx context.Context, a Approvals, c *Call) uint64 {
-	seq, err := a.Grant(ctx, c.Tool, ArgsHash(c), g.now())
+	seq, err := a.Grant(ctx, c.Tool, ArgsHash(c), c.Actor, g.now())
 	if err != nil {
 		return 0
 	}
@@ -108,7 +108,8 @@ func (g *Gate) AnswerShown(ctx context.Context, run, callID, shown string, by Ac
 		if missing != nil {
 			return nil
 		}
-		e := Event{Kind: EventApprovalRefused, CallID: callID, Tool: q.Tool, Actor: by, Rule: q.Rule, Reason: q.Reason, ArgsHash: q.ArgsHash}
+		e := Event{Kind: EventApprovalRefused, CallID: callID, Tool: q.Tool, Actor: by, Rule: q.Rule, Reason: q.Reason, ArgsHash: q.ArgsHash,
+			For: Actor{Kind: q.Actor.Kind, ID: q.Actor.ID}}
 		if grant {
 			e.Kind, e.Expires = EventApproved, g.now().Add(ttl)
 		}

@@ -18,6 +18,9 @@ type Question struct {
 	Reason   string    `json:"reason"`
 	Risk     Risk      `json:"risk"`
 	ArgsHash string    `json:"args_hash"`
+	// Actor is the actor whose call was asked about (kind and id): only
+	// its call may use a grant of the question.
+	Actor Actor `json:"actor,omitzero"`
 	// Answered reports that a person answered this question (granted or
 	// refused) after it was asked.
 	Answered bool `json:"answered,omitempty"`
@@ -35,10 +38,11 @@ type Question struct {
 // the call's arguments, masked, apart from the log.
 type Approvals interface {
 	// Grant returns the sequence number of the run's oldest grant for
-	// tool and argsHash that no decision used and that has not expired at
-	// now; 0 for none. A run whose log is damaged has none: a lost record
-	// of a grant's use must not let it pass twice.
-	Grant(ctx context.Context, tool, argsHash string, now time.Time) (uint64, error)
+	// tool and argsHash, given for a question about a call of actor (kind
+	// and id), that no decision used and that has not expired at now; 0
+	// for none. A run whose log is damaged has none: a lost record of a
+	// grant's use must not let it pass twice.
+	Grant(ctx context.Context, tool, argsHash string, actor Actor, now time.Time) (uint64, error)
 	// Refusal returns the sequence number of the oldest refusal of call
 	// callID with tool and argsHash that no decision used; 0 for none.
 	Refusal(ctx context.Context, callID, tool, argsHash string) (uint64, error)
@@ -80,8 +84,10 @@ func Waiting(ctx context.Context, l Log, q WaitQuery) ([]Question, error) {
 // again: the fail-closed side.
 type noApprovals struct{}
 
-func (noApprovals) Grant(context.Context, string, string, time.Time) (uint64, error) { return 0, nil }
-func (noApprovals) Refusal(context.Context, string, string, string) (uint64, error)  { return 0, nil }
+func (noApprovals) Grant(context.Context, string, string, Actor, time.Time) (uint64, error) {
+	return 0, nil
+}
+func (noApprovals) Refusal(context.Context, string, string, string) (uint64, error) { return 0, nil }
 func (noApprovals) Asked(context.Context, string) (Question, bool, error) {
 	return Question{}, false, nil
 }

@@ -98,6 +98,12 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	if len(c.Run.Ref) > g.limits.MaxName {
 		return g.deny(c, StageBounds, "", ReasonBoundsExceeded, RiskHigh, "The call exceeds a bound: run reference too long."), 0, nil
 	}
+	if !ValidName(c.Run.Ref) {
+		// Not recorded: the run's name would be written into the log and
+		// every stream of it.
+		c.Run.Ref = ""
+		return g.deny(c, StageBounds, "", ReasonBoundsExceeded, RiskHigh, "The call exceeds a bound: run reference holds a control character."), 0, nil
+	}
 
 	p, err := g.store.Load(ctx, c.Run.Ref)
 	if err != nil {
@@ -267,7 +273,7 @@ func (g *Gate) startEvents(r *Run, st *RunState, t time.Time) []Event {
 		ids := make(map[string]bool, len(r.Initial))
 		for _, o := range r.Initial {
 			if o.validate() != nil || o.CallID == "" || ids[o.CallID] || len(o.CallID) > g.limits.MaxName ||
-				len(o.Tool) > g.limits.MaxName || len(o.Target.ID) > g.limits.MaxPath {
+				len(o.Tool) > g.limits.MaxName || len(o.Target.ID) > g.limits.MaxPath || !ValidName(o.CallID) || !ValidName(o.Tool) {
 				complete = false // an observation veto cannot vouch for proves nothing
 				seed, initial = nil, nil
 				break
@@ -330,16 +336,19 @@ func (g *Gate) stateDeny(c *Call, stage Stage, head string, err error) Verdict {
 // clamp drops the identifying fields that exceed their bounds, so the
 // denial can be recorded without them.
 func (g *Gate) clamp(c *Call) {
-	if len(c.ID) > g.limits.MaxName {
+	if len(c.ID) > g.limits.MaxName || !ValidName(c.ID) {
 		c.ID = newCallID()
 	}
-	if len(c.Tool) > g.limits.MaxName {
+	if len(c.Tool) > g.limits.MaxName || !ValidName(c.Tool) {
 		c.Tool = ""
 	}
 	for _, s := range []*string{&c.Actor.Kind, &c.Actor.ID, &c.Actor.Agent} {
-		if len(*s) > g.limits.MaxName {
+		if len(*s) > g.limits.MaxName || !ValidName(*s) {
 			*s = ""
 		}
+	}
+	if !validTime(c.Time) {
+		c.Time = g.now()
 	}
 }
 

@@ -30,6 +30,10 @@ const (
 	// argument hash through that rule's question, once, until Expires.
 	EventApproved        = EventKind("approval_granted")
 	EventApprovalRefused = EventKind("approval_refused")
+	// EventObservationRefused records an observation veto did not take
+	// (Gate.ObserveReported): Actor reported it of call CallID, and
+	// Reason says why it was refused. It teaches the run nothing.
+	EventObservationRefused = EventKind("observation_refused")
 )
 
 // Event is one append-only record of a run. It holds identifiers, codes
@@ -80,6 +84,10 @@ type Event struct {
 	ArgsHash string    `json:"args_hash,omitempty"`
 	Expires  time.Time `json:"expires,omitzero"`
 	Approval uint64    `json:"approval,omitempty"`
+	// For, on an answer, is the actor whose call the question was about
+	// (Actor is the person who answered): a grant lets only that actor's
+	// call through.
+	For Actor `json:"for,omitzero"`
 
 	// Prev is the hash of the run's previous event (eventlog.ChainHash of
 	// its stored form); the first event's is empty. A store sets it on

@@ -3,6 +3,9 @@ package veto
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"time"
+	"unicode/utf8"
 )
 
 // Limits bound what a decision will look at. Past a bound the call is
@@ -59,6 +62,12 @@ func (l *Limits) checkCall(c *Call) error {
 		if len(f.v) > f.max {
 			return exceeded("%s longer than %d bytes", f.name, f.max)
 		}
+		if f.max == l.MaxName && !ValidName(f.v) {
+			return exceeded("%s holds a control character", f.name)
+		}
+	}
+	if !validTime(c.Time) {
+		return exceeded("the call's time is not between the years 1678 and 2261")
 	}
 	if c.Run.PriorTurns < 0 || c.Run.PriorCalls < 0 || c.Run.Retries < 0 {
 		return exceeded("negative seed counter")
@@ -71,6 +80,37 @@ func (l *Limits) checkCall(c *Call) error {
 	}
 	w := walker{l: l}
 	return w.walk(c.Args, 1)
+}
+
+// ValidName reports whether s may be a name veto records and shows: a
+// tool name, a call id, a run reference, an actor. A name is UTF-8 without
+// control characters (C0, DEL, C1), line or paragraph separators, or
+// bidirectional controls: a name is written into server-sent event
+// frames, terminal prompts, log lines and pages, and one of these would let
+// it start a frame or a line of its own, or redraw what a person reads.
+func ValidName(s string) bool {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return false
+		}
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == '\u2028' || r == '\u2029' ||
+			(r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069') || r == '\u200e' || r == '\u200f' ||
+			r == '\u061c' {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// validTime reports whether t may be a call's time: zero (the gate's
+// clock) or one whose Unix nanoseconds fit the int64 the stores keep
+// (the years 1678 to 2261, a second short of each end).
+func validTime(t time.Time) bool {
+	const maxSec = math.MaxInt64 / int64(time.Second)
+	sec := t.Unix()
+	return t.IsZero() || (sec > -maxSec && sec < maxSec)
 }
 
 type walker struct {

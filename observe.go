@@ -16,8 +16,8 @@ func (g *Gate) Start(ctx context.Context, r Run) error {
 	if msg := g.checkFloor(ctx); msg != "" {
 		return errors.New(msg)
 	}
-	if r.Ref == "" || len(r.Ref) > g.limits.MaxName {
-		return errors.New("veto: run reference missing or too long")
+	if r.Ref == "" || len(r.Ref) > g.limits.MaxName || !ValidName(r.Ref) {
+		return errors.New("veto: run reference missing, too long or holding a control character")
 	}
 	return g.appendRetrying(ctx, r.Ref, func(p *RunState) []Event {
 		if p.Exists() {
@@ -70,7 +70,7 @@ func (g *Gate) Observe(ctx context.Context, run string, o Observation) error {
 		return fmt.Errorf("veto: observe: %w", err)
 	}
 	if o.CallID == "" || run == "" || len(run) > g.limits.MaxName || len(o.CallID) > g.limits.MaxName ||
-		len(o.Tool) > g.limits.MaxName || len(o.Target.ID) > g.limits.MaxPath {
+		len(o.Tool) > g.limits.MaxName || len(o.Target.ID) > g.limits.MaxPath || !ValidName(run) || !ValidName(o.CallID) || !ValidName(o.Tool) {
 		return errors.New("veto: observe: run, call id, tool or target missing or out of bounds")
 	}
 	return g.appendRetrying(ctx, run, func(p *RunState) []Event {
@@ -83,14 +83,8 @@ func (g *Gate) Observe(ctx context.Context, run string, o Observation) error {
 // the facts become the run's knowledge, recorded in the same event. A call
 // that failed, was cancelled or was denied teaches nothing.
 func (g *Gate) ObserveCall(ctx context.Context, c *Call, outcome Outcome) error {
-	if !outcome.Valid() || outcome == Pending {
-		return fmt.Errorf("veto: observe: outcome %q is not a result", outcome)
-	}
-	if c.ID == "" || c.Run.Ref == "" {
-		return errors.New("veto: observe: the call needs an id and a run")
-	}
-	if err := g.limits.checkCall(c); err != nil {
-		return fmt.Errorf("veto: observe: %w", err)
+	if err := g.checkObserved(c, outcome); err != nil {
+		return err
 	}
 	var files []FileFact
 	if outcome == Succeeded {
@@ -107,8 +101,90 @@ func (g *Gate) ObserveCall(ctx context.Context, c *Call, outcome Outcome) error 
 		files = rp.facts
 	}
 	return g.appendRetrying(ctx, c.Run.Ref, func(p *RunState) []Event {
-		return observed(p, Event{CallID: c.ID, Tool: c.Tool, Outcome: outcome, Files: files})
+		return observed(p, Event{CallID: c.ID, Tool: c.Tool, Actor: c.Actor, Outcome: outcome, Files: files})
 	})
+}
+
+// checkObserved refuses an observation that is not one: no result, no
+// call id or run, or a call out of bounds.
+func (g *Gate) checkObserved(c *Call, outcome Outcome) error {
+	if !outcome.Valid() || outcome == Pending {
+		return fmt.Errorf("veto: observe: outcome %q is not a result", outcome)
+	}
+	if c.ID == "" || c.Run.Ref == "" {
+		return errors.New("veto: observe: the call needs an id and a run")
+	}
+	if err := g.limits.checkCall(c); err != nil {
+		return fmt.Errorf("veto: observe: %w", err)
+	}
+	return nil
+}
+
+// Why an observation was refused (the reason of an observation_refused
+// event).
+const (
+	// ReasonNotDecided: no call of this id and tool was decided in the run.
+	ReasonNotDecided = "call_not_decided"
+	// ReasonObserverMismatch: the call was decided for another actor.
+	ReasonObserverMismatch = "observer_mismatch"
+)
+
+// ErrObservationRefused is the error of an observation ObserveReported
+// refused; errors.As finds an *ObservationRefused with the reason.
+var ErrObservationRefused = errors.New("veto: the observation names no call decided in its run for its actor")
+
+// ObservationRefused is why ObserveReported refused an observation.
+type ObservationRefused struct{ Reason string }
+
+func (e *ObservationRefused) Error() string {
+	return ErrObservationRefused.Error() + " (" + e.Reason + ")"
+}
+
+// Unwrap makes errors.Is(err, ErrObservationRefused) hold.
+func (e *ObservationRefused) Unwrap() error { return ErrObservationRefused }
+
+// ObserveReported is ObserveCall for a reporter veto cannot vouch for (a
+// token holder of veto serve): the call must have been decided in its run,
+// with the same tool, for the same actor (kind and id). Otherwise nothing
+// is learned, the refusal is recorded in the run (an observation_refused
+// event naming who reported it, when the run has events) and the error is
+// an *ObservationRefused. A forged "succeeded" would teach the run a read
+// that never happened, and an actor's report of another's call would
+// re-mark an outcome it never saw.
+func (g *Gate) ObserveReported(ctx context.Context, c *Call, outcome Outcome) error {
+	if err := g.checkObserved(c, outcome); err != nil {
+		return err
+	}
+	ds, ok := g.store.(Decisions)
+	if !ok {
+		return fmt.Errorf("veto: observe: the store cannot find a call's decision: %w", &ObservationRefused{ReasonNotDecided})
+	}
+	e, found, err := ds.Decided(ctx, c.Run.Ref, c.ID)
+	if err != nil {
+		return fmt.Errorf("veto: observe: %w", err)
+	}
+	reason := ""
+	switch {
+	case !found || e.Tool != c.Tool:
+		reason = ReasonNotDecided
+	case e.Actor.Kind != c.Actor.Kind || e.Actor.ID != c.Actor.ID:
+		reason = ReasonObserverMismatch
+	}
+	if reason == "" {
+		return g.ObserveCall(ctx, c, outcome)
+	}
+	g.log.LogAttrs(ctx, slog.LevelWarn, "observation refused", slog.String("run", c.Run.Ref), slog.String("call_id", c.ID),
+		slog.String("reason", reason), slog.String("actor", c.Actor.Kind+":"+c.Actor.ID))
+	err = g.appendRetrying(ctx, c.Run.Ref, func(p *RunState) []Event {
+		if !p.Exists() {
+			return nil // no run to record it in: starting one would be the reporter's doing
+		}
+		return []Event{{Kind: EventObservationRefused, CallID: c.ID, Tool: c.Tool, Actor: c.Actor, Reason: reason}}
+	})
+	if err != nil {
+		return fmt.Errorf("veto: observe: %w", err)
+	}
+	return &ObservationRefused{reason}
 }
 
 func learn(ctx context.Context, l Learner, c *Call, d *Descriptor, p Probe) (err error) {
@@ -138,7 +214,7 @@ var ErrNoRun = errors.New("veto: the run has no events yet")
 // sees the list in force at each call. A run that has not started is
 // refused: starting it here could not prove its history complete.
 func (g *Gate) AllowEgress(ctx context.Context, run, host string) error {
-	if run == "" || len(run) > g.limits.MaxName || host == "" || len(host) > 260 {
+	if run == "" || len(run) > g.limits.MaxName || !ValidName(run) || host == "" || len(host) > 260 {
 		return fmt.Errorf("veto: allow egress: a run and a host of at most 260 bytes are needed")
 	}
 	if g.store == nil {

@@ -23,3 +23,12 @@ type Store interface {
 	// Events returns the run's events with a sequence number above after.
 	Events(ctx context.Context, run string, after uint64) ([]Event, error)
 }
+
+// Decisions is a store that finds the decision recorded for a call, as
+// every store veto ships does: an observation reported by a client veto
+// cannot vouch for (ObserveReported) must name a call decided in its run.
+type Decisions interface {
+	// Decided returns call callID's decision in run (the call's first
+	// event, when it is one); ok is false when there is none.
+	Decided(ctx context.Context, run, callID string) (e Event, ok bool, err error)
+}

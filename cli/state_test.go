@@ -80,7 +80,7 @@ func TestStateCheckExitCodes(t *testing.T) {
 		words      string
 	}{
 		{"damaged", empty, 3, "is damaged (the file is empty)"},
-		{"newer", newer, 4, "was written by a newer veto (99 migrations, this veto knows 4)"},
+		{"newer", newer, 4, "was written by a newer veto (99 migrations, this veto knows 5)"},
 		{"locked", locked, 5, "is locked by another writer past the busy timeout"},
 		{"bad path", dir, 8, "is not a usable path (not a regular file)"},
 		{"under a file", filepath.Join(notDir, "veto.db"), 8, "is not a usable path"},

@@ -17,12 +17,16 @@ type approvals struct {
 	lastAbout  map[aboutKey]int      // tool and argument hash → the last question about them
 	answeredAt map[string]uint64     // call id → its last answer's sequence number
 	answers    map[uint64]*answer    // sequence number → the answer
-	grants     map[aboutKey][]uint64 // tool and argument hash → its grants, in order
+	grants     map[grantKey][]uint64 // tool, argument hash and actor → its grants, in order
 	refusals   map[string][]uint64   // call id → its refusals, in order
 	suspended  map[string]bool       // call ids suspended, no decision since
 }
 
 type aboutKey struct{ tool, hash string }
+
+// grantKey is what a grant lets through: a call of the tool, with the
+// arguments, of the actor (kind and id) the question was about.
+type grantKey struct{ tool, hash, kind, id string }
 
 // answer is a person's answer: what it answers, until when (a grant) and
 // whether a decision used it.
@@ -31,6 +35,8 @@ type answer struct {
 	call    string
 	tool    string
 	hash    string
+	forKind string
+	forID   string
 	expires time.Time
 	used    bool
 }
@@ -72,7 +78,7 @@ func (a *approvals) use(seq uint64) {
 		return l
 	}
 	if an.grant {
-		k := aboutKey{an.tool, an.hash}
+		k := grantKey{an.tool, an.hash, an.forKind, an.forID}
 		if a.grants[k] = drop(a.grants[k]); len(a.grants[k]) == 0 {
 			delete(a.grants, k)
 		}
@@ -93,7 +99,7 @@ func (a *approvals) ask(e veto.Event) {
 	}
 	i := len(a.questions)
 	a.questions = append(a.questions, veto.Question{Run: e.Run, CallID: e.CallID, Seq: e.Seq, Time: e.Time, Tool: e.Tool,
-		Rule: e.Rule, Reason: e.Reason, Risk: e.Risk, ArgsHash: e.ArgsHash})
+		Rule: e.Rule, Reason: e.Reason, Risk: e.Risk, ArgsHash: e.ArgsHash, Actor: veto.Actor{Kind: e.Actor.Kind, ID: e.Actor.ID}})
 	a.lastOfCall[e.CallID] = i
 	a.lastAbout[aboutKey{e.Tool, e.ArgsHash}] = i
 }
@@ -101,13 +107,14 @@ func (a *approvals) ask(e veto.Event) {
 func (a *approvals) answer(e veto.Event) {
 	if a.answers == nil {
 		a.answers, a.answeredAt = map[uint64]*answer{}, map[string]uint64{}
-		a.grants, a.refusals = map[aboutKey][]uint64{}, map[string][]uint64{}
+		a.grants, a.refusals = map[grantKey][]uint64{}, map[string][]uint64{}
 	}
-	an := &answer{grant: e.Kind == veto.EventApproved, call: e.CallID, tool: e.Tool, hash: e.ArgsHash, expires: e.Expires}
+	an := &answer{grant: e.Kind == veto.EventApproved, call: e.CallID, tool: e.Tool, hash: e.ArgsHash,
+		forKind: e.For.Kind, forID: e.For.ID, expires: e.Expires}
 	a.answers[e.Seq] = an
 	a.answeredAt[e.CallID] = e.Seq
 	if an.grant {
-		k := aboutKey{e.Tool, e.ArgsHash}
+		k := grantKey{e.Tool, e.ArgsHash, e.For.Kind, e.For.ID}
 		a.grants[k] = append(a.grants[k], e.Seq)
 	} else {
 		a.refusals[e.CallID] = append(a.refusals[e.CallID], e.Seq)
@@ -123,11 +130,11 @@ func (a *approvals) question(i int) veto.Question {
 
 // Grant answers veto.Approvals.Grant from the projection (see KnownFile
 // for the lock). A damaged run has no grant.
-func (p *Projection) Grant(tool, hash string, now time.Time) uint64 {
+func (p *Projection) Grant(tool, hash string, actor veto.Actor, now time.Time) uint64 {
 	if p.damaged {
 		return 0
 	}
-	for _, seq := range p.approvals.grants[aboutKey{tool, hash}] {
+	for _, seq := range p.approvals.grants[grantKey{tool, hash, actor.Kind, actor.ID}] {
 		if an := p.approvals.answers[seq]; !an.used && now.Before(an.expires) {
 			return seq
 		}

@@ -25,17 +25,7 @@ func EncodeEvent(e veto.Event) ([]byte, error) {
 	b = append(b, '"')
 	b = appendField(b, "call_id", e.CallID, false)
 	b = appendField(b, "tool", e.Tool, false)
-	if e.Actor != (veto.Actor{}) {
-		b = append(b, `,"actor":{`...)
-		n := len(b)
-		b = appendField(b, "kind", e.Actor.Kind, false)
-		b = appendField(b, "id", e.Actor.ID, false)
-		b = appendField(b, "agent", e.Actor.Agent, false)
-		if len(b) > n && b[n] == ',' {
-			b = append(b[:n], b[n+1:]...)
-		}
-		b = append(b, '}')
-	}
+	b = appendActor(b, "actor", e.Actor)
 	b = appendField(b, "stage", string(e.Stage), false)
 	b = appendField(b, "rule", e.Rule, false)
 	b = appendField(b, "reason", e.Reason, false)
@@ -92,8 +82,27 @@ func EncodeEvent(e veto.Event) ([]byte, error) {
 		b = append(b, `,"approval":`...)
 		b = strconv.AppendUint(b, e.Approval, 10)
 	}
+	b = appendActor(b, "for", e.For)
 	b = appendField(b, "prev", e.Prev, false)
 	return append(b, '}'), nil
+}
+
+// appendActor appends a as the object field name, unless a is zero.
+func appendActor(b []byte, name string, a veto.Actor) []byte {
+	if a == (veto.Actor{}) {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, `":{`...)
+	n := len(b)
+	b = appendField(b, "kind", a.Kind, false)
+	b = appendField(b, "id", a.ID, false)
+	b = appendField(b, "agent", a.Agent, false)
+	if len(b) > n && b[n] == ',' {
+		b = append(b[:n], b[n+1:]...)
+	}
+	return append(b, '}')
 }
 
 func appendFact(b []byte, f *veto.FileFact) []byte {

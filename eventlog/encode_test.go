@@ -23,7 +23,7 @@ func FuzzEventCodec(f *testing.F) {
 			PolicyRev: id, Patched: complete, Complete: &complete, Awaiting: veto.AwaitApproval,
 			Fact: &veto.FileFact{Path: id, Exists: complete, Dir: !complete, Size: sec, ModTime: time.Unix(sec%(1<<33), 0).UTC(), Hash: run,
 				Stamp: veto.FileStamp{Dev: uint64(sec), Ino: uint64(risk), Change: -sec}},
-			Files: []veto.FileFact{{Path: tool, Exists: true, Size: -sec}, {Path: callID}}, Prev: ruleID}
+			Files: []veto.FileFact{{Path: tool, Exists: true, Size: -sec}, {Path: callID}}, For: veto.Actor{ID: agent, Kind: kind}, Prev: ruleID}
 		b, err := eventlog.EncodeEvent(e)
 		if err != nil {
 			t.Fatal(err)

@@ -63,6 +63,10 @@ func validate(e veto.Event) error {
 		if e.CallID == "" || e.Tool == "" || len(e.ArgsHash) != 64 {
 			return fmt.Errorf("%s without the call id, tool and argument hash it answers", e.Kind)
 		}
+	case veto.EventObservationRefused:
+		if e.CallID == "" || e.Reason == "" {
+			return errors.New("observation_refused without a call id or a reason")
+		}
 	case veto.EventProbe:
 		if e.CallID == "" || e.Fact == nil || e.Fact.Path == "" {
 			return errors.New("probe without a call id or a fact")

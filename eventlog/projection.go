@@ -57,6 +57,17 @@ func (p *Projection) KnownFiles() []string {
 	return out
 }
 
+// CallSeq returns the sequence number of call callID's first event in
+// the run (its decision, when veto decided it); ok is false when the run
+// has no event of it. Like KnownFile, it reads under the store's lock.
+func (p *Projection) CallSeq(callID string) (seq uint64, ok bool) {
+	i, ok := p.index[callID]
+	if !ok {
+		return 0, false
+	}
+	return p.hist.At(i).Seq, true
+}
+
 // Egress returns the allow-list entries the run's events added, in order.
 // Like KnownFile, it reads the current state under the store's lock.
 func (p *Projection) Egress() []string { return slices.Clone(p.egress) }

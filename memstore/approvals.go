@@ -30,8 +30,8 @@ func (a *approvals) read(fn func(p *eventlog.Projection)) error {
 }
 
 // Grant implements veto.Approvals.
-func (a *approvals) Grant(_ context.Context, tool, hash string, now time.Time) (seq uint64, err error) {
-	err = a.read(func(p *eventlog.Projection) { seq = p.Grant(tool, hash, now) })
+func (a *approvals) Grant(_ context.Context, tool, hash string, actor veto.Actor, now time.Time) (seq uint64, err error) {
+	err = a.read(func(p *eventlog.Projection) { seq = p.Grant(tool, hash, actor, now) })
 	return seq, err
 }
 

@@ -37,6 +37,7 @@ var (
 	_ veto.Log       = (*Store)(nil)
 	_ veto.Knowledge = (*knowledge)(nil)
 	_ veto.Approvals = (*approvals)(nil)
+	_ veto.Decisions = (*Store)(nil)
 )
 
 // New returns an empty store.
@@ -303,6 +304,31 @@ func (s *Store) Chain(_ context.Context, name string) (uint64, string, [][]byte,
 		first = 1
 	}
 	return first, r.anchorPrev, append([][]byte(nil), r.log...), nil
+}
+
+// Decided implements veto.Decisions: the call's first event, when it is
+// a decision.
+func (s *Store) Decided(_ context.Context, name, callID string) (veto.Event, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return veto.Event{}, false, s.err
+	}
+	r := s.runs[name]
+	if r == nil {
+		return veto.Event{}, false, nil
+	}
+	seq, ok := r.proj.CallSeq(callID)
+	first := max(r.anchorSeq, 1)
+	if !ok || seq < first || seq-first >= uint64(len(r.log)) {
+		return veto.Event{}, false, nil // none, or pruned away
+	}
+	e, err := eventlog.DecodeEvent(r.log[seq-first])
+	if err != nil || e.CallID != callID ||
+		(e.Kind != veto.EventAllowed && e.Kind != veto.EventDenied && e.Kind != veto.EventToolDenied) {
+		return veto.Event{}, false, nil
+	}
+	return e, true, nil
 }
 
 // Prune implements veto.Log.

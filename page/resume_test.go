@@ -85,7 +85,8 @@ func TestPageShowsRefusedAtResumeInChromium(t *testing.T) {
 	// The policy changes; the runtime makes the approved call again.
 	frozen := gateOf(t, w, st, frozenPolicy)
 	runs := 0
-	c2 := &veto.Call{ID: "c2", Tool: "Bash", Args: map[string]any{"command": "make deploy prod # " + canary}, Cwd: w.work, Run: veto.Run{Ref: "r1"}}
+	c2 := &veto.Call{ID: "c2", Tool: "Bash", Args: map[string]any{"command": "make deploy prod # " + canary}, Cwd: w.work, Run: veto.Run{Ref: "r1"},
+		Actor: veto.Actor{Kind: "agent", ID: "ci"}} // the actor asked about: a grant is for its calls
 	if v := frozen.Decide(context.Background(), c2); v.Allowed {
 		runs++
 	} else if v.Rule != "deploy-frozen" || v.Ask {

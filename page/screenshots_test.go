@@ -42,7 +42,8 @@ func TestScreenshots(t *testing.T) {
 	s.post("/v1/decide", agent, s.call("c4", "session-7f3a", "Bash", map[string]any{"command": "make deploy prod"}))
 	s.post("/v1/approvals/session-7f3a/c4", person, map[string]any{"approve": true, "args_hash": argsHash(map[string]any{"command": "make deploy prod"})})
 	frozen := gateOf(t, w, st, frozenPolicy)
-	frozen.Decide(ctx, &veto.Call{ID: "c5", Tool: "Bash", Args: map[string]any{"command": "make deploy prod"}, Cwd: w.work, Run: veto.Run{Ref: "session-7f3a"}})
+	frozen.Decide(ctx, &veto.Call{ID: "c5", Tool: "Bash", Args: map[string]any{"command": "make deploy prod"}, Cwd: w.work, Run: veto.Run{Ref: "session-7f3a"},
+		Actor: veto.Actor{Kind: "agent", ID: "claude"}})
 	secret := s.call("c6", "session-7f3a", "Read", map[string]any{"file_path": filepath.Join(w.work, "secrets", "plan.txt")})
 	s.post("/v1/decide", agent, secret)
 	secret["outcome"] = "succeeded"

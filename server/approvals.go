@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/vetohq/veto"
@@ -23,7 +24,10 @@ type Question struct {
 	Reason   string    `json:"reason"`
 	Risk     string    `json:"risk"`
 	ArgsHash string    `json:"args_hash"`
-	Text     string    `json:"text,omitempty"` // the reason's sentence, as the rule declares it
+	// Actor is the actor whose call was asked about: a grant lets only
+	// its call through.
+	Actor veto.Actor `json:"actor,omitzero"`
+	Text  string     `json:"text,omitempty"` // the reason's sentence, as the rule declares it
 	// Shown is what the person is shown of the call (the page's card,
 	// for a person's session only): never in the API's answer.
 	Shown *veto.Shown `json:"-"`
@@ -40,7 +44,7 @@ func (s *Server) Questions(ctx context.Context, run string) ([]Question, error) 
 	for _, q := range qs {
 		text, _ := rule.Text(q.Rule, q.Reason)
 		out = append(out, Question{Run: q.Run, CallID: q.CallID, Seq: q.Seq, Time: q.Time, Tool: q.Tool, Rule: q.Rule,
-			Reason: q.Reason, Risk: q.Risk.String(), ArgsHash: q.ArgsHash, Text: text})
+			Reason: q.Reason, Risk: q.Risk.String(), ArgsHash: q.ArgsHash, Actor: q.Actor, Text: text})
 	}
 	return out, err
 }
@@ -52,6 +56,10 @@ func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			refuse("veto cannot read its state: " + s.cfg.Cause(err) + ".")
 			return
+		}
+		if rd := readerOf(r); !rd.all {
+			// A service lists the questions about its own calls.
+			qs = slices.DeleteFunc(qs, func(q Question) bool { return !rd.is(q.Actor) })
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"pending": qs})
 	})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/vetohq/veto"
 )
@@ -31,11 +32,18 @@ func status(v *veto.Verdict) int {
 }
 
 // readCall reads a request's call in veto check's JSON form. The actor
-// comes from the token: a body naming another is refused.
+// comes from the token: a body naming another is refused. The time is
+// the server's: a caller's would date the events it records, and the
+// streams order and resume by them.
 func (s *Server) readCall(w http.ResponseWriter, r *http.Request, b []byte) (veto.Call, bool) {
 	c, err := veto.DecodeCall(b, s.cfg.Limits)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The call cannot be read: "+err.Error()+".")
+		return veto.Call{}, false
+	}
+	c.Time = time.Time{} // the gate's clock
+	if msg := checkNames(&c); msg != "" {
+		writeError(w, http.StatusBadRequest, reasonRequestInvalid, "The call cannot be read: "+msg+".")
 		return veto.Call{}, false
 	}
 	if a, ok := actorOf(r); ok {
@@ -51,6 +59,49 @@ func (s *Server) readCall(w http.ResponseWriter, r *http.Request, b []byte) (vet
 		return veto.Call{}, false
 	}
 	return c, true
+}
+
+// maxToolName is the longest tool name the service takes, as MCP bounds
+// its tools' names.
+const maxToolName = 128
+
+// checkNames refuses names the service would record and stream but
+// should not: a run reference, call id or actor holding a control
+// character (veto.ValidName), a tool name outside MCP's character set
+// (ASCII letters, digits, "_", "-", "."; 1 to 128 of them), the same in
+// the initial history. The message names the field, never its value.
+func checkNames(c *veto.Call) string {
+	for _, f := range []struct{ field, v string }{
+		{"call_id", c.ID}, {"run.ref", c.Run.Ref}, {"actor.agent", c.Actor.Agent}, {"run.trust_zone", c.Run.TrustZone},
+	} {
+		if !veto.ValidName(f.v) {
+			return "field " + f.field + ": holds a control character"
+		}
+	}
+	if !ToolName(c.Tool) {
+		return "field tool: a tool name is 1 to 128 ASCII letters, digits, '_', '-' or '.'"
+	}
+	for i, o := range c.Run.Initial {
+		if !veto.ValidName(o.CallID) || !ToolName(o.Tool) {
+			return fmt.Sprintf("field history.observations[%d]: its call_id holds a control character or its tool is not a tool name", i)
+		}
+	}
+	return ""
+}
+
+// ToolName reports whether s is a tool name the service takes: 1 to 128
+// of MCP's characters (ASCII letters, digits, "_", "-", ".").
+func ToolName(s string) bool {
+	if s == "" || len(s) > maxToolName {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '_' || b == '-' || b == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // body reads the request body within the call's bound.
@@ -182,12 +233,29 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer unlock()
-		if err := s.cfg.Gate.ObserveCall(ctx, &c, o.Outcome); err != nil {
+		if err := s.cfg.Gate.ObserveReported(ctx, &c, o.Outcome); err != nil {
+			if reason, msg := observationRefusal(err); reason != "" {
+				writeError(w, http.StatusForbidden, reason, msg)
+				return
+			}
 			s.storeFailure(w, err, "veto could not record what the call did")
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"recorded": true, "run": c.Run.Ref, "call_id": c.ID})
 	})
+}
+
+// observationRefusal is the reason and sentence of an observation the
+// gate refused (veto.ObservationRefused); "" for any other error.
+func observationRefusal(err error) (reason, msg string) {
+	var or *veto.ObservationRefused
+	if !errors.As(err, &or) {
+		return "", ""
+	}
+	if or.Reason == veto.ReasonObserverMismatch {
+		return or.Reason, "The call was decided for another actor than the token's: an actor reports only its own calls; the refusal is recorded in the run."
+	}
+	return or.Reason, "No call of this id and tool was decided in this run: an observation reports a call veto decided; the refusal is recorded in the run."
 }
 
 // storeFailure answers a write the state refused: 503 with its cause, or
@@ -251,7 +319,9 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto cannot read the run's events: "+s.cfg.Cause(err)+".")
 			return
 		}
-		if len(stored) == 0 {
+		if len(stored) == 0 || !readerOf(r).reads(stored) {
+			// A service reads the runs it acts in; another's is as unknown
+			// to it as one with no events.
 			writeError(w, http.StatusNotFound, "run_unknown", "veto has no events of this run.")
 			return
 		}

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -17,7 +19,8 @@ import (
 // verdict (allow, deny), since (RFC 3339), all (every event, not only
 // decisions). Each event's id is its cursor: a client that reconnects
 // with Last-Event-ID goes on after it. The data is the stored event,
-// which holds no argument text.
+// which holds no argument text. A service's token streams the events
+// that name its actor (reader.sees); a person's, every event.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	q, err := logQuery(r)
 	if err != nil {
@@ -31,12 +34,41 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	rd := readerOf(r)
 	s.Stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, b []byte) []byte {
-		if tool != "" && ev.Tool != tool {
+		if (tool != "" && ev.Tool != tool) || !rd.sees(ev) {
 			return nil
 		}
-		return fmt.Appendf(nil, "id: %s\nevent: %s\ndata: %s\n\n", Cursor(&q), ev.Kind, b)
+		return Frame(Cursor(&q), string(ev.Kind), b)
 	})
+}
+
+// Frame is one server-sent event: its id, its name and its data. The
+// id and the name are one line each: one holding a line break, NUL or
+// any other control character is left out of the frame, so no value can
+// start a field or a frame of its own; the data is split at its line
+// breaks, one data field a line, as the format joins them again.
+func Frame(id, event string, data []byte) []byte {
+	b := make([]byte, 0, len(id)+len(event)+len(data)+32)
+	if id != "" && veto.ValidName(id) {
+		b = append(append(append(b, "id: "...), id...), '\n')
+	}
+	if event != "" && veto.ValidName(event) {
+		b = append(append(append(b, "event: "...), event...), '\n')
+	}
+	for {
+		i := bytes.IndexAny(data, "\r\n")
+		if i < 0 {
+			break
+		}
+		b = append(append(append(b, "data: "...), data[:i]...), '\n')
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+		data = data[i+1:]
+	}
+	b = append(append(append(b, "data: "...), data...), '\n')
+	return append(b, '\n')
 }
 
 // Stream writes server-sent events: every stored event q selects, then
@@ -130,28 +162,49 @@ func logQuery(r *http.Request) (veto.LogQuery, error) {
 	return q, nil
 }
 
-// Cursor is an event's place in the stream: time, sequence number and
-// run, after the last event q was moved past.
+// Cursor is an event's place in the stream: time (the server's clock,
+// in Unix nanoseconds), sequence number and run, after the last event q
+// was moved past. The run is written in unpadded base64url, so a cursor
+// is digits, two dots and [A-Za-z0-9_-] whatever the run's name: a name
+// cannot shape the id line of a frame.
 func Cursor(q *veto.LogQuery) string {
-	return strconv.FormatInt(q.AfterTime, 10) + "." + strconv.FormatUint(q.AfterSeq, 10) + "." + q.AfterRun
+	return strconv.FormatInt(q.AfterTime, 10) + "." + strconv.FormatUint(q.AfterSeq, 10) + "." +
+		base64.RawURLEncoding.EncodeToString([]byte(q.AfterRun))
 }
 
+// maxCursorRun is the longest run name a cursor holds (far above any
+// veto.Limits' MaxName), and maxCursor the longest cursor ParseCursor
+// reads: two numbers and that name, encoded.
+const (
+	maxCursorRun = 16 << 10
+	maxCursor    = 20 + 1 + 20 + 1 + (maxCursorRun*4+2)/3
+)
+
 // ParseCursor sets q to go on after the place s names; false when s is
-// not a cursor.
+// not a cursor (one Cursor wrote: a run name that is not a name is not).
 func ParseCursor(s string, q *veto.LogQuery) bool {
+	if len(s) > maxCursor {
+		return false
+	}
 	t, rest, ok := strings.Cut(s, ".")
 	if !ok {
 		return false
 	}
-	seq, run, ok := strings.Cut(rest, ".")
-	if !ok || run == "" {
+	seq, enc, ok := strings.Cut(rest, ".")
+	if !ok || enc == "" {
 		return false
 	}
 	ti, err1 := strconv.ParseInt(t, 10, 64)
 	si, err2 := strconv.ParseUint(seq, 10, 64)
-	if err1 != nil || err2 != nil {
+	// The decoder skips line breaks: the run's part is held to the
+	// alphabet first.
+	if strings.Trim(enc, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
 		return false
 	}
-	q.AfterTime, q.AfterSeq, q.AfterRun = ti, si, run
+	run, err3 := base64.RawURLEncoding.Strict().DecodeString(enc)
+	if err1 != nil || err2 != nil || err3 != nil || len(run) == 0 || !veto.ValidName(string(run)) {
+		return false
+	}
+	q.AfterTime, q.AfterSeq, q.AfterRun = ti, si, string(run)
 	return true
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
@@ -120,6 +121,17 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 	if act, ok := actorOf(r); ok {
 		ev.Call.Actor.Kind, ev.Call.Actor.ID = act.Kind, act.ID
 	}
+	ev.Call.Time = time.Time{} // the server's clock
+	if ev.Kind == agent.Decide || ev.Kind == agent.Observe {
+		if msg := checkNames(&ev.Call); msg != "" {
+			if ev.Kind == agent.Decide {
+				write(agent.Reply{}, &ev, "The hook event cannot be read: "+msg+", so the call is blocked ("+reasonRequestInvalid+").")
+			} else {
+				write(agent.Reply{Exit: 1, Stderr: "The hook event cannot be read: " + msg + " (" + reasonRequestInvalid + ").\n"}, &ev, "")
+			}
+			return
+		}
+	}
 	if ev.Kind == agent.Decide || ev.Kind == agent.Observe {
 		if _, reason, msg := s.place(&ev.Call); reason != "" {
 			if ev.Kind == agent.Decide {
@@ -164,7 +176,11 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 				return
 			}
 			defer unlock()
-			if err := s.cfg.Gate.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
+			if err := s.cfg.Gate.ObserveReported(ctx, &ev.Call, ev.Outcome); err != nil {
+				if reason, msg := observationRefusal(err); reason != "" {
+					failed(msg + " (" + reason + ")")
+					return
+				}
 				failed(veto.Because("veto could not record what the call did", err, "."))
 				return
 			}

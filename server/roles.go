@@ -2,8 +2,10 @@ package server
 
 import (
 	"fmt"
+	"net/http"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
 )
 
 // A Role is what a token may do. The actor says who a call acts as; the
@@ -112,6 +114,48 @@ func (g rights) allows(r Role) bool {
 		return g&forService != 0
 	}
 	return false
+}
+
+// reader is who reads runs through a request: every run (a person's
+// token, whose actor is always a user: CheckRole; or no token, with
+// authentication off), or only what names its own actor (a service's).
+// An agent's token reads no run at all: the routes refuse it.
+type reader struct {
+	all   bool
+	actor veto.Actor
+}
+
+// readerOf is the request's reader.
+func readerOf(r *http.Request) reader {
+	a, ok := actorOf(r)
+	return reader{all: !ok || a.Kind == "user", actor: a}
+}
+
+// sees reports whether the reader may read event e: one that names its
+// actor as the one who acted (a decision, an observation, a suspension)
+// or as the one a person answered (a grant or refusal of its question).
+func (rd reader) sees(e *veto.Event) bool {
+	return rd.all || rd.is(e.Actor) || rd.is(e.For)
+}
+
+// reads reports whether the reader may read a run of stored events:
+// every run, or one with an event naming its actor.
+func (rd reader) reads(stored [][]byte) bool {
+	if rd.all {
+		return true
+	}
+	for _, b := range stored {
+		if e, err := eventlog.DecodeEvent(b); err == nil && rd.sees(&e) {
+			return true
+		}
+	}
+	return false
+}
+
+// is reports whether a names the reader's actor (kind and id; the
+// sub-agent is the call's, not the token's).
+func (rd reader) is(a veto.Actor) bool {
+	return a.Kind == rd.actor.Kind && a.ID == rd.actor.ID
 }
 
 // Reason codes of a token used beyond its role.

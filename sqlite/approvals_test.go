@@ -72,7 +72,7 @@ func TestApprovalsMigrationFoldsTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if n, err := s.Migrations(ctx); err != nil || n != 4 {
+	if n, err := s.Migrations(ctx); err != nil || n != 5 {
 		t.Fatalf("migrations %d %v", n, err)
 	}
 	p, err := s.Load(ctx, "old")
@@ -80,7 +80,7 @@ func TestApprovalsMigrationFoldsTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := p.Approvals
-	if seq, err := a.Grant(ctx, "Bash", veto.ArgsHash(call("", "ask grant")), time.Now()); err != nil || seq == 0 {
+	if seq, err := a.Grant(ctx, "Bash", veto.ArgsHash(call("", "ask grant")), veto.Actor{}, time.Now()); err != nil || seq == 0 {
 		t.Fatalf("grant after the migration: %d %v", seq, err)
 	}
 	if seq, err := a.Refusal(ctx, "r", "Bash", veto.ArgsHash(call("", "ask refuse"))); err != nil || seq == 0 {

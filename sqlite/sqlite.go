@@ -48,7 +48,7 @@ type Options struct {
 
 var dialect = sqlstore.Dialect{
 	Name:       "sqlite",
-	Migrations: []string{sqlstore.Schema("BLOB", "INTEGER", "INTEGER"), sqlstore.EgressSchema("INTEGER"), sqlstore.TallySchema("INTEGER"), sqlstore.ApprovalSchema("BLOB", "INTEGER", "INTEGER")},
+	Migrations: []string{sqlstore.Schema("BLOB", "INTEGER", "INTEGER"), sqlstore.EgressSchema("INTEGER"), sqlstore.TallySchema("INTEGER"), sqlstore.ApprovalSchema("BLOB", "INTEGER", "INTEGER"), sqlstore.ActorSchema()},
 	// Deleted rows are overwritten (secure_delete, in the DSN); the WAL
 	// still holds the frames that wrote them until it is checkpointed
 	// and truncated.

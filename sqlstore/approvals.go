@@ -26,15 +26,16 @@ func (s *Store) applyApprovals(ctx context.Context, tx *sql.Tx, run string, h *h
 		if _, err := s.exec(ctx, tx, `UPDATE veto_questions SET is_last = ? WHERE run = ? AND call_id = ? AND is_last`, false, run, e.CallID); err != nil {
 			return err
 		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO veto_questions (run, seq, call_id, at_ns, tool, rule, reason, risk, args_hash, is_last, answered)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, run, int64(e.Seq), e.CallID, e.Time.UnixNano(), e.Tool, e.Rule, e.Reason,
-			int64(e.Risk), e.ArgsHash, true, false); err != nil {
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_questions (run, seq, call_id, at_ns, tool, rule, reason, risk, args_hash, is_last, answered, actor_kind, actor_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, run, int64(e.Seq), e.CallID, e.Time.UnixNano(), e.Tool, e.Rule, e.Reason,
+			int64(e.Risk), e.ArgsHash, true, false, e.Actor.Kind, e.Actor.ID); err != nil {
 			return err
 		}
 	case e.Kind == veto.EventApproved || e.Kind == veto.EventApprovalRefused:
 		granted := e.Kind == veto.EventApproved
-		if _, err := s.exec(ctx, tx, `INSERT INTO veto_answers (run, seq, call_id, granted, tool, args_hash, expires_ns, used)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, run, int64(e.Seq), e.CallID, granted, e.Tool, e.ArgsHash, e.Expires.UnixNano(), false); err != nil {
+		if _, err := s.exec(ctx, tx, `INSERT INTO veto_answers (run, seq, call_id, granted, tool, args_hash, expires_ns, used, for_kind, for_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, run, int64(e.Seq), e.CallID, granted, e.Tool, e.ArgsHash, e.Expires.UnixNano(), false,
+			e.For.Kind, e.For.ID); err != nil {
 			return err
 		}
 		if _, err := s.exec(ctx, tx, `UPDATE veto_questions SET answered = ? WHERE run = ? AND call_id = ?`, true, run, e.CallID); err != nil {
@@ -64,11 +65,13 @@ func (s *Store) applyApprovals(ctx context.Context, tx *sql.Tx, run string, h *h
 }
 
 // backfill folds the events already recorded into what migration n
-// added: the fourth's questions, answers and suspensions. A damaged event
-// is left out (the run's row says it is damaged already, or a read of it
+// added: the fourth's questions, answers and suspensions, with the
+// fifth's actors, so it runs once the fifth has, for a database that was
+// older than the fourth (from: the migrations it had). A damaged event is
+// left out (the run's row says it is damaged already, or a read of it
 // will).
-func (s *Store) backfill(ctx context.Context, tx *sql.Tx, n int) error {
-	if n != 4 {
+func (s *Store) backfill(ctx context.Context, tx *sql.Tx, n, from int) error {
+	if n != 5 || from >= 4 {
 		return nil
 	}
 	type row struct {
@@ -130,12 +133,12 @@ type approvals struct {
 }
 
 // Grant implements veto.Approvals.
-func (a *approvals) Grant(ctx context.Context, tool, hash string, now time.Time) (uint64, error) {
+func (a *approvals) Grant(ctx context.Context, tool, hash string, actor veto.Actor, now time.Time) (uint64, error) {
 	if a.damaged || a.grants == 0 {
 		return 0, nil
 	}
-	return a.seq(ctx, `SELECT seq FROM veto_answers WHERE run = ? AND tool = ? AND args_hash = ? AND granted AND NOT used
-		AND expires_ns > ? ORDER BY seq LIMIT 1`, a.run, tool, hash, now.UnixNano())
+	return a.seq(ctx, `SELECT seq FROM veto_answers WHERE run = ? AND tool = ? AND args_hash = ? AND for_kind = ? AND for_id = ?
+		AND granted AND NOT used AND expires_ns > ? ORDER BY seq LIMIT 1`, a.run, tool, hash, actor.Kind, actor.ID, now.UnixNano())
 }
 
 // Refusal implements veto.Approvals.
@@ -156,12 +159,12 @@ func (a *approvals) seq(ctx context.Context, query string, args ...any) (uint64,
 	return uint64(seq), nil
 }
 
-const questionCols = `run, seq, call_id, at_ns, tool, rule, reason, risk, args_hash, answered`
+const questionCols = `run, seq, call_id, at_ns, tool, rule, reason, risk, args_hash, answered, actor_kind, actor_id`
 
 func scanQuestion(sc interface{ Scan(...any) error }) (veto.Question, error) {
 	var q veto.Question
 	var seq, at, risk int64
-	err := sc.Scan(&q.Run, &seq, &q.CallID, &at, &q.Tool, &q.Rule, &q.Reason, &risk, &q.ArgsHash, &q.Answered)
+	err := sc.Scan(&q.Run, &seq, &q.CallID, &at, &q.Tool, &q.Rule, &q.Reason, &risk, &q.ArgsHash, &q.Answered, &q.Actor.Kind, &q.Actor.ID)
 	q.Seq, q.Time, q.Risk = uint64(seq), time.Unix(0, at).UTC(), veto.Risk(risk)
 	return q, err
 }

@@ -34,7 +34,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			}
 			return fmt.Errorf("migration %d: %w", i+1, err)
 		}
-		if err := s.backfill(ctx, tx, i+1); err != nil {
+		if err := s.backfill(ctx, tx, i+1, done); err != nil {
 			tx.Rollback()
 			return fmt.Errorf("migration %d: %w", i+1, err)
 		}
@@ -161,6 +161,21 @@ CREATE TABLE veto_knowledge (
 	fact TEXT NOT NULL,
 	PRIMARY KEY (run, path)
 );`)
+}
+
+// ActorSchema is the fifth migration: the actor a question was asked of,
+// and the actor a grant is for, so that a grant lets only that actor's
+// call through (veto.Approvals.Grant). Answers recorded before it name no
+// actor and let no call through; a question asked before it is about no
+// actor, and a grant of it only a call of no actor.
+func ActorSchema() string {
+	return `
+ALTER TABLE veto_questions ADD COLUMN actor_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE veto_questions ADD COLUMN actor_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE veto_answers ADD COLUMN for_kind TEXT NOT NULL DEFAULT '';
+ALTER TABLE veto_answers ADD COLUMN for_id TEXT NOT NULL DEFAULT '';
+DROP INDEX veto_answers_grants;
+CREATE INDEX veto_answers_grants ON veto_answers (run, tool, args_hash, for_kind, for_id, seq) WHERE granted AND NOT used;`
 }
 
 // ApprovalSchema is the fourth migration: each run's questions, a

@@ -52,10 +52,10 @@ func (r refApprovals) used() map[uint64]bool {
 	return used
 }
 
-func (r refApprovals) grant(tool, hash string, now time.Time) uint64 {
+func (r refApprovals) grant(tool, hash string, actor veto.Actor, now time.Time) uint64 {
 	used := r.used()
 	for _, e := range r.evs {
-		if e.Kind == veto.EventApproved && e.Tool == tool && e.ArgsHash == hash && !used[e.Seq] && now.Before(e.Expires) {
+		if e.Kind == veto.EventApproved && e.Tool == tool && e.ArgsHash == hash && e.For == actor && !used[e.Seq] && now.Before(e.Expires) {
 			return e.Seq
 		}
 	}
@@ -81,7 +81,7 @@ func (r refApprovals) asked(keep func(e *veto.Event) bool) (veto.Question, bool)
 			continue
 		}
 		q := veto.Question{Run: e.Run, CallID: e.CallID, Seq: e.Seq, Time: e.Time, Tool: e.Tool, Rule: e.Rule, Reason: e.Reason,
-			Risk: e.Risk, ArgsHash: e.ArgsHash}
+			Risk: e.Risk, ArgsHash: e.ArgsHash, Actor: veto.Actor{Kind: e.Actor.Kind, ID: e.Actor.ID}}
 		for _, later := range r.evs[i+1:] {
 			if later.CallID == e.CallID && (later.Kind == veto.EventApproved || later.Kind == veto.EventApprovalRefused) {
 				q.Answered = true
@@ -140,6 +140,8 @@ func approvalsFold(t *testing.T, h Harness) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	cmds := []string{"ask one", "ask two", "ask no", "fine", "no"}
 	calls := []string{"c1", "c2", "c3", "c4", "c5", "c6"}
+	// Two actors share the run: a grant is for the actor asked about.
+	actors := []veto.Actor{{Kind: "agent", ID: "a"}, {Kind: "service", ID: "b"}}
 	run := veto.Run{Ref: "ap", Fresh: true}
 	person := veto.Actor{Kind: "user", ID: "ann"}
 	check := func(step int) {
@@ -157,8 +159,10 @@ func approvalsFold(t *testing.T, h Harness) {
 		for _, cmd := range cmds {
 			c := &veto.Call{Tool: "Bash", Args: map[string]any{"command": cmd}}
 			hash := veto.ArgsHash(c)
-			if got, err := a.Grant(ctx, "Bash", hash, now); err != nil || got != ref.grant("Bash", hash, now) {
-				t.Fatalf("step %d: grant of %q: %d %v, want %d", step, cmd, got, err, ref.grant("Bash", hash, now))
+			for _, who := range actors {
+				if got, err := a.Grant(ctx, "Bash", hash, who, now); err != nil || got != ref.grant("Bash", hash, who, now) {
+					t.Fatalf("step %d: grant of %q for %v: %d %v, want %d", step, cmd, who, got, err, ref.grant("Bash", hash, who, now))
+				}
 			}
 			got, ok, err := a.AskedAbout(ctx, "Bash", hash)
 			want, wok := ref.asked(func(e *veto.Event) bool { return e.Tool == "Bash" && e.ArgsHash == hash })
@@ -194,7 +198,7 @@ func approvalsFold(t *testing.T, h Harness) {
 	}
 	for step := range 120 {
 		id, cmd := calls[rng.IntN(len(calls))], cmds[rng.IntN(len(cmds))]
-		c := &veto.Call{ID: id, Tool: "Bash", Args: map[string]any{"command": cmd}, Run: run}
+		c := &veto.Call{ID: id, Tool: "Bash", Args: map[string]any{"command": cmd}, Run: run, Actor: actors[rng.IntN(len(actors))]}
 		switch rng.IntN(6) {
 		case 0, 1:
 			g.Decide(ctx, c)
@@ -222,8 +226,8 @@ func approvalsFold(t *testing.T, h Harness) {
 // sameQuestion compares questions, their times to the microsecond (a
 // database keeps nanoseconds; JSON keeps what Go wrote).
 func sameQuestion(a, b veto.Question) bool {
-	return a.Time.Equal(b.Time) && fmt.Sprint(a.Run, a.CallID, a.Seq, a.Tool, a.Rule, a.Reason, a.Risk, a.ArgsHash, a.Answered) ==
-		fmt.Sprint(b.Run, b.CallID, b.Seq, b.Tool, b.Rule, b.Reason, b.Risk, b.ArgsHash, b.Answered)
+	return a.Time.Equal(b.Time) && fmt.Sprint(a.Run, a.CallID, a.Seq, a.Tool, a.Rule, a.Reason, a.Risk, a.ArgsHash, a.Answered, a.Actor) ==
+		fmt.Sprint(b.Run, b.CallID, b.Seq, b.Tool, b.Rule, b.Reason, b.Risk, b.ArgsHash, b.Answered, b.Actor)
 }
 
 // approvalsDamaged: a run whose log holds an event that cannot be read
@@ -244,7 +248,7 @@ func approvalsDamaged(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	p, _ := s.Load(ctx, "dm")
-	if seq, err := p.Approvals.Grant(ctx, "Bash", veto.ArgsHash(c), time.Now()); err != nil || seq == 0 {
+	if seq, err := p.Approvals.Grant(ctx, "Bash", veto.ArgsHash(c), c.Actor, time.Now()); err != nil || seq == 0 {
 		t.Fatalf("the grant before damage: %d %v", seq, err)
 	}
 	h.Raw(t, s, "dm", p.Next, []byte("\x00garbage"))
@@ -253,7 +257,7 @@ func approvalsDamaged(t *testing.T, h Harness) {
 		g, _ = veto.NewGate(veto.Config{Store: s, Rules: []veto.Rule{askRule()}})
 	}
 	p, _ = s.Load(ctx, "dm")
-	if seq, err := p.Approvals.Grant(ctx, "Bash", veto.ArgsHash(c), time.Now()); err != nil || seq != 0 {
+	if seq, err := p.Approvals.Grant(ctx, "Bash", veto.ArgsHash(c), c.Actor, time.Now()); err != nil || seq != 0 {
 		t.Fatalf("a damaged run's grant: %d %v", seq, err)
 	}
 	c2 := *c

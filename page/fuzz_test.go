@@ -58,6 +58,7 @@ func FuzzPathTo(f *testing.F) {
 func FuzzFrame(f *testing.F) {
 	for _, s := range []string{"<article>", "a\nid: 1\n\nevent: x\ndata: <form>", "\r\r\n\n", "", "data:", "\n"} {
 		f.Add(s, "run\nid: 2")
+		f.Add(s, "run-2")
 	}
 	f.Fuzz(func(t *testing.T, data, run string) {
 		q := veto.LogQuery{AfterRun: run, AfterSeq: 7, AfterTime: 42}
@@ -68,7 +69,7 @@ func FuzzFrame(f *testing.F) {
 			t.Fatalf("frame of %q: %q", data, evs)
 		}
 		var back veto.LogQuery
-		if run != "" && len(run) <= 6<<10 && (!parseCursor(evs[0].id, &back) || placeOf(back) != placeOf(q)) {
+		if run != "" && len(run) <= 6<<10 && veto.ValidName(run) && (!parseCursor(evs[0].id, &back) || placeOf(back) != placeOf(q)) {
 			t.Fatalf("cursor of %q read back as %+v", run, back)
 		}
 	})

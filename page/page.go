@@ -397,6 +397,12 @@ func (pg *Page) uiEvents(w http.ResponseWriter, r *http.Request) {
 	var buf bytes.Buffer
 	var rs resumes // the suspensions this stream saw
 	pg.api.Stream(w, r, &q, func(ev *veto.Event, run string, seq uint64, _ []byte) []byte {
+		if !veto.ValidName(run) {
+			// An older event whose run ref the service now refuses (a
+			// control character): no cursor names its place, so it is
+			// not streamed; veto log shows it.
+			return nil
+		}
 		c := cardOf(run, seq, ev, cursorOf(&q), pg.cfg.Now())
 		rs.see(run, ev, &c)
 		if !f.keeps(&c) {

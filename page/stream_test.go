@@ -15,10 +15,10 @@ import (
 
 // TestPageStreamHoldsAgainstLineBreaks: an event whose run ref holds line
 // breaks and text of the stream's grammar (an older event, stored before
-// the service refused such refs) is one event on the page's stream, as
-// the browser parses it: its id is the page's cursor (base64url, which
-// takes the stream on from that event, not from a place the ref chose),
-// its data the card, whole, with no card, form or link the ref forged.
+// the service refused such refs) is not on the page's stream at all: no
+// event, card, form or link the ref forged. The events around it are,
+// as the browser parses them: each id is the page's cursor (base64url,
+// which takes the stream on from that event), each data its card, whole.
 func TestPageStreamHoldsAgainstLineBreaks(t *testing.T) {
 	w := newWorld(t)
 	st, d := sqliteStore(t)
@@ -40,7 +40,7 @@ func TestPageStreamHoldsAgainstLineBreaks(t *testing.T) {
 	}
 	defer stream.Body.Close()
 	const forged = `<form action="/ui/approvals/x/y"><button>forged</button></form>`
-	runs := []string{"r\nid: 0.0.forged\n\nevent: decision\ndata: " + forged + "\r\rdata: <a href=//evil>x</a>\n", "plain"}
+	runs := []string{"r\nid: 0.0.forged\n\nevent: decision\ndata: " + forged + "\r\rdata: <a href=//evil>x</a>\n", "plain", "plain2"}
 	for i := range runs {
 		ev := veto.Event{V: veto.EventVersion, Run: runs[i], Kind: veto.EventDenied, Time: time.Now(), Tool: "Bash", CallID: "c1", Rule: "file.credential",
 			Reason: "credential_path", Risk: veto.RiskCritical}
@@ -66,6 +66,9 @@ func TestPageStreamHoldsAgainstLineBreaks(t *testing.T) {
 	}
 	// The first event's id takes a new stream on after it: the second
 	// event comes, the first does not.
+	if !strings.Contains(frames[0].data, `data-run="plain"`) || !strings.Contains(frames[1].data, `data-run="plain2"`) {
+		t.Fatalf("the events around the older one: %q", frames)
+	}
 	req, _ = http.NewRequestWithContext(ctx, "GET", s.url+"/ui/events", nil)
 	req.Header.Set("Last-Event-ID", frames[0].id)
 	again, err := hc.Do(req)
@@ -73,7 +76,7 @@ func TestPageStreamHoldsAgainstLineBreaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer again.Body.Close()
-	if f := readFrames(t, again.Body, 1); len(f) != 1 || !strings.Contains(f[0].data, `data-run="plain"`) {
+	if f := readFrames(t, again.Body, 1); len(f) != 1 || !strings.Contains(f[0].data, `data-run="plain2"`) {
 		t.Fatalf("the stream taken on after the first event: %q", f)
 	}
 }

@@ -169,3 +169,16 @@ func (l *fileLog) Prune(ctx context.Context, before time.Time) (int, error) {
 func (l *fileLog) Waiting(ctx context.Context, q veto.WaitQuery) ([]veto.Question, error) {
 	return l.f.Store().Waiting(ctx, q)
 }
+
+// Decided is the call's decision (veto.Decisions): an observation is
+// taken only for a call decided in its run, for the same actor.
+func (l *fileLog) Decided(ctx context.Context, run, callID string) (veto.Event, bool, error) {
+	return l.f.Decided(ctx, run, callID)
+}
+
+// A service's store finds a call's decision: without it every
+// observation would be refused as of a call never decided.
+var (
+	_ veto.Decisions = (*fileLog)(nil)
+	_ veto.Decisions = (*lazyPG)(nil)
+)

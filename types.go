@@ -232,6 +232,25 @@ type Arg struct {
 	Value any
 }
 
+// Strings returns the argument's text values: its value when it is a
+// string, or the strings of an array (a tool that takes several paths in
+// one parameter). Values of other types hold no path.
+func (a Arg) Strings() []string {
+	switch v := a.Value.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
 // ArgsWith returns the arguments of args with role r (HasRole: in any
 // letter case), sorted by key. Several keys may spell one parameter
 // ("path" and "PATH"); the tool reads one of them, veto cannot tell which,

@@ -232,7 +232,7 @@ func (s *Set) uses(in *veto.Input, rep *shell.Report) []use {
 		// Through the roles in any letter case: "File_Path" is the path.
 		for _, role := range []veto.Role{veto.RolePath, veto.RoleMoved, veto.RoleSourcePath, veto.RoleURL} {
 			for _, arg := range d.ArgsWith(c.Args, role) {
-				for _, raw := range stringsOf(arg.Value) {
+				for _, raw := range arg.Strings() {
 					what := "The " + arg.Param + " argument"
 					switch role {
 					case veto.RolePath:
@@ -355,21 +355,4 @@ func knownDir(pat string) string {
 		return ""
 	}
 	return pat[:j]
-}
-
-// stringsOf returns v's strings: v itself, or the strings of an array.
-func stringsOf(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case []any:
-		var out []string
-		for _, e := range v {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }

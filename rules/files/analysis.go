@@ -172,7 +172,7 @@ func (s *Set) compute(c *veto.Call, d *veto.Descriptor) *analysis {
 	// declared parameter, never by the key the call spelled.
 	for _, role := range []veto.Role{veto.RolePath, veto.RoleMoved, veto.RoleSourcePath, veto.RoleURL} {
 		for _, arg := range d.ArgsWith(c.Args, role) {
-			for _, raw := range stringsOf(arg.Value) {
+			for _, raw := range arg.Strings() {
 				switch role {
 				case veto.RolePath:
 					add(&a.written, arg.Param, raw)
@@ -245,23 +245,6 @@ func (s *Set) placeRoots(a *analysis, c *veto.Call) {
 	}
 	a.roots = append(a.roots, s.tempRoots...)
 	a.roots = append(a.roots, s.extraRoots...)
-}
-
-// stringsOf returns v's strings: v itself, or the strings of an array.
-func stringsOf(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case []any:
-		var out []string
-		for _, e := range v {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 // within reports whether every real form of p is below one of roots.

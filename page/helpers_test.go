@@ -12,9 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,10 +21,9 @@ import (
 	"github.com/vetohq/veto/page"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/celrule"
-	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/postgres/pgtest"
 	"github.com/vetohq/veto/server"
-	"github.com/vetohq/veto/sqlite"
+	"github.com/vetohq/veto/server/servertest"
 	"github.com/vetohq/veto/sqlstore"
 )
 
@@ -44,73 +41,18 @@ type service struct {
 	h     *page.Page
 }
 
-// world is a home and a workspace of real files, shared by the instances
-// of one test.
+// world is servertest's, in this package's words.
 type world struct{ home, work, policy string }
 
 func newWorld(t testing.TB) world {
 	t.Helper()
-	d := t.TempDir()
-	w := world{home: filepath.Join(d, "home"), work: filepath.Join(d, "home", "project")}
-	for _, dir := range []string{filepath.Join(w.home, ".ssh"), filepath.Join(w.work, "secrets")} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, content := range map[string]string{
-		filepath.Join(w.home, ".ssh", "id_rsa"):      "KEY",
-		filepath.Join(w.work, "README.md"):           "read me\n",
-		filepath.Join(w.work, "main.go"):             "package main\n",
-		filepath.Join(w.work, "other.go"):            "package main\n",
-		filepath.Join(w.work, "secrets", "plan.txt"): "plan\n",
-	} {
-		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.policy = filepath.Join(d, "veto.yaml")
-	if err := os.WriteFile(w.policy, []byte(testPolicy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return w
+	w := servertest.NewWorld(t)
+	return world{w.Home, w.Work, w.Policy}
 }
 
-// testPolicy is the built-in default with an egress allow-list and a
-// private directory: a read of secrets/ taints the run.
-const testPolicy = `egress:
-  mode: allowlist
-  allow: ["docs.example.org"]
-sequence:
-  private: ["**/secrets/**"]
-rules:
-  - id: deploy-needs-person
-    match: {tool: Bash}
-    ask: 'args.command.startsWith("make deploy")'
-    reason: deploy_needs_person
-    message: A deploy needs a person's approval.
-`
+func sqliteStore(t testing.TB) (*sqlstore.Store, string) { return servertest.SQLiteStore(t) }
 
-// sqliteStore is a real SQLite state in a temp dir.
-func sqliteStore(t testing.TB) (*sqlstore.Store, string) {
-	t.Helper()
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st, "sqlite"
-}
-
-// pgStore is a pool on dsn (a schema of the test's own).
-func pgStore(t testing.TB, dsn string) (*sqlstore.Store, string) {
-	t.Helper()
-	st, err := postgres.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st, "postgres"
-}
+func pgStore(t testing.TB, dsn string) (*sqlstore.Store, string) { return servertest.PGStore(t, dsn) }
 
 // testStore is a store with its database.
 type testStore interface {
@@ -268,32 +210,9 @@ func (s *service) do(req *http.Request) (int, map[string]any) {
 	return resp.StatusCode, m
 }
 
-// lockedBuffer holds the gate's and the server's log lines, written by
-// both under one lock and read under it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+type lockedBuffer = servertest.LockedBuffer
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// String is what was logged so far.
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// Bytes is a copy of what was logged so far.
-func (l *lockedBuffer) Bytes() []byte { return []byte(l.String()) }
-
-func jsonLogger(b *lockedBuffer) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
+func jsonLogger(b *lockedBuffer) *slog.Logger { return servertest.JSONLogger(b) }
 
 // call is a call in veto check's JSON form, run in the workspace.
 func (s *service) call(id, run, tool string, args map[string]any) map[string]any {

@@ -17,11 +17,12 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/celrule"
+	"github.com/vetohq/veto/server/servertest"
 )
 
-// frozenPolicy is testPolicy with deploys frozen: the policy a hook
+// frozenPolicy is servertest.Policy with deploys frozen: the policy a hook
 // process started after the change decides with.
-const frozenPolicy = testPolicy + `  - id: deploy-frozen
+const frozenPolicy = servertest.Policy + `  - id: deploy-frozen
     match: {tool: Bash}
     deny: 'args.command.startsWith("make deploy")'
     reason: deploy_frozen

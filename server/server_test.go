@@ -12,42 +12,21 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/server"
+	"github.com/vetohq/veto/server/servertest"
 	"github.com/vetohq/veto/sqlstore"
 )
 
 // lockedBuffer is a service's log: the gate's logger and the server's
 // write it from their own goroutines, and a test reads it while handlers
 // may still be writing, so every write and read takes the one lock.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+type lockedBuffer = servertest.LockedBuffer
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// String is what was logged so far.
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// Bytes is a copy of what was logged so far.
-func (l *lockedBuffer) Bytes() []byte { return []byte(l.String()) }
-
-func jsonLogger(b *lockedBuffer) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
+func jsonLogger(b *lockedBuffer) *slog.Logger { return servertest.JSONLogger(b) }
 
 // TestDecide: the verdicts of veto check, over HTTP, with the status that
 // fits each, and the actor the token's.

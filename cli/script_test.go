@@ -39,15 +39,7 @@ func TestMain(m *testing.M) {
 			cmd := exec.Command(os.Args[1], os.Args[2:]...)
 			cmd.Env = append(os.Environ(), underClientEnv+"=1")
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-			cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-			err := cmd.Run()
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				os.Exit(ee.ExitCode())
-			} else if err != nil {
-				os.Exit(127)
-			}
-			os.Exit(0)
+			exitAs(cmd)
 		},
 	})
 }
@@ -67,7 +59,13 @@ func underClient() {
 	}
 	cmd := exec.Command("agent-client", os.Args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	// A script that kills the hook kills what runs under the stand-in.
+	exitAs(cmd)
+}
+
+// exitAs runs cmd, killed when this process dies (a script that kills
+// the hook kills what runs under the stand-in), and exits with its code:
+// 127 when it could not run.
+func exitAs(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	err := cmd.Run()
 	var ee *exec.ExitError

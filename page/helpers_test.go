@@ -1,10 +1,8 @@
 package page_test
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -167,47 +165,17 @@ func signInRefused(t *testing.T, s *service, tok string) *http.Client {
 // status and the decoded JSON answer.
 func (s *service) post(path, token string, body any) (int, map[string]any) {
 	s.t.Helper()
-	var b []byte
-	switch v := body.(type) {
-	case string:
-		b = []byte(v)
-	default:
-		var err error
-		if b, err = json.Marshal(v); err != nil {
-			s.t.Fatal(err)
-		}
-	}
-	req, _ := http.NewRequest("POST", s.url+path, bytes.NewReader(b))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	return s.do(req)
+	return servertest.Post(s.t, s.url, path, token, body)
 }
 
 func (s *service) get(path, token string) (int, map[string]any) {
 	s.t.Helper()
-	req, _ := http.NewRequest("GET", s.url+path, nil)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	return s.do(req)
+	return servertest.Get(s.t, s.url, path, token)
 }
 
 func (s *service) do(req *http.Request) (int, map[string]any) {
 	s.t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		if err := json.Unmarshal(raw, &m); err != nil {
-			s.t.Fatalf("%s %s: answer is not JSON: %q", req.Method, req.URL.Path, raw)
-		}
-	}
-	return resp.StatusCode, m
+	return servertest.Do(s.t, req, "")
 }
 
 type lockedBuffer = servertest.LockedBuffer

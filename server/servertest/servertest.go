@@ -6,9 +6,13 @@ package servertest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -114,4 +118,53 @@ func (l *LockedBuffer) Bytes() []byte { return []byte(l.String()) }
 // JSONLogger logs at debug level, as JSON, into b.
 func JSONLogger(b *LockedBuffer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// Post sends body (JSON, or a string as it is) to base+path with token
+// ("" sends none) and returns the status and the decoded JSON answer.
+func Post(t testing.TB, base, path, token string, body any) (int, map[string]any) {
+	t.Helper()
+	var b []byte
+	switch v := body.(type) {
+	case string:
+		b = []byte(v)
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req, _ := http.NewRequest("POST", base+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	return Do(t, req, token)
+}
+
+// Get gets base+path with token and returns the status and the decoded
+// JSON answer.
+func Get(t testing.TB, base, path, token string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+path, nil)
+	return Do(t, req, token)
+}
+
+// Do sends req with token ("" sends none) and returns the status and the
+// decoded JSON answer (nil when the answer is not JSON).
+func Do(t testing.TB, req *http.Request, token string) (int, map[string]any) {
+	t.Helper()
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%s %s: answer is not JSON: %q", req.Method, req.URL.Path, raw)
+		}
+	}
+	return resp.StatusCode, m
 }

@@ -19,7 +19,7 @@ var updateScores = flag.Bool("update-scores", false, "rewrite the after column o
 // many the default policy decided as the case wants before the work that
 // the file was written for and after it.
 type corpusScore struct {
-	file                            string
+	file                           string
 	cases, harmless, before, after int
 }
 

@@ -74,3 +74,36 @@ func TestMetadataAndEntryEdges(t *testing.T) {
 		}
 	}
 }
+
+// The metadata addresses are forbidden however an address or a name
+// spells them: embedded in NAT64, 6to4 or IPv4-compatible IPv6, or as a
+// name under a wildcard DNS service (nip.io, sslip.io, xip.io) in its
+// dotted, dashed or hex form. The same spellings of other addresses, and
+// the services themselves, are not.
+func TestMetadataSpellings(t *testing.T) {
+	var none egress.List
+	for _, raw := range []string{"[64:ff9b::a9fe:a9fe]", "[64:ff9b::169.254.169.254]", "[2002:a9fe:a9fe::]", "[::169.254.169.254]",
+		"[::ffff:a9fe:a9fe]", "[fd20:ce::254]", "http://[fd00:ec2:0:0:0:0:0:254]/", "169.254.169.254.nip.io", "169-254-169-254.sslip.io",
+		"app.169.254.169.254.sslip.io", "app-169-254-169-254.sslip.io", "a9fea9fe.nip.io", "x-a9fea9fe.nip.io", "169.254.169.254.xip.io",
+		"fd00-ec2--254.sslip.io", "http://100.100.100.200.nip.io:80/", "[64:ff9b:1::a9fe:a9fe]"} {
+		if v := egress.Judge(raw, true, egress.Open, none); v != egress.Metadata {
+			t.Errorf("%s: %v, want metadata", raw, v)
+		}
+	}
+	for _, raw := range []string{"nip.io", "sslip.io", "93-184-216-34.sslip.io", "127.0.0.1.nip.io", "10.0.0.1.nip.io", "[64:ff9b::5db8:d822]",
+		"[2002:5db8:d822::1]", "[::1]", "[::]", "web-169.example.com", "169.254.169.254.example.com", "localtest.me", "app.lvh.me"} {
+		if v := egress.Judge(raw, true, egress.Open, none); v != egress.Allowed {
+			t.Errorf("%s: %v, want allowed", raw, v)
+		}
+	}
+	for raw, want := range map[string]string{"10.0.0.1.nip.io": "10.0.0.1", "10-0-0-1.sslip.io": "10.0.0.1", "0a000001.nip.io": "10.0.0.1",
+		"app.localtest.me": "127.0.0.1", "a.b.10.1.2.3.nip.io": "10.1.2.3"} {
+		a, ok := egress.SpelledAddr(raw)
+		if !ok || a.String() != want {
+			t.Errorf("SpelledAddr(%s) = %v %v, want %s", raw, a, ok, want)
+		}
+	}
+	if _, ok := egress.SpelledAddr("example.com"); ok {
+		t.Error("example.com spells an address")
+	}
+}

@@ -3,6 +3,7 @@ package egress
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -118,20 +119,120 @@ var metadataAddrs = []netip.Prefix{
 	netip.MustParsePrefix("100.100.100.200/32"), // Alibaba Cloud metadata
 	netip.MustParsePrefix("168.63.129.16/32"),   // Azure wire server
 	netip.MustParsePrefix("192.0.0.192/32"),     // Oracle Cloud metadata
+	netip.MustParsePrefix("fd20:ce::254/128"),   // GCP metadata over IPv6
 }
 
 // Forbidden reports whether h is link-local or a cloud metadata endpoint:
 // refused in every mode.
 func Forbidden(h Host) bool {
 	if h.Addr.IsValid() {
-		for _, p := range metadataAddrs {
-			if p.Contains(h.Addr) {
-				return true
+		return forbiddenAddr(h.Addr)
+	}
+	if metadataNames[h.Name] {
+		return true
+	}
+	if a, ok := SpelledAddr(h.Name); ok {
+		return forbiddenAddr(a)
+	}
+	return false
+}
+
+func forbiddenAddr(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range metadataAddrs {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	if v4, ok := embeddedV4(a); ok {
+		return forbiddenAddr(v4)
+	}
+	return false
+}
+
+// Prefixes of IPv6 addresses that carry an IPv4 address a packet reaches
+// through a translator or tunnel.
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")   // NAT64, well-known prefix
+	nat64l    = netip.MustParsePrefix("64:ff9b:1::/48") // NAT64, local use
+	sixToFour = netip.MustParsePrefix("2002::/16")      // 6to4: 2002:VVVV:VVVV::
+	compat    = netip.MustParsePrefix("::/96")          // IPv4-compatible (deprecated), ::a.b.c.d
+)
+
+// embeddedV4 is the IPv4 address an IPv6 address carries: NAT64's last 32
+// bits, 6to4's bits 16 to 48, IPv4-compatible's last 32 bits.
+func embeddedV4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a), nat64l.Contains(a):
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}), true
+	case compat.Contains(a) && a != netip.IPv6Unspecified() && a != netip.IPv6Loopback():
+		return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}), true
+	}
+	return netip.Addr{}, false
+}
+
+// spellingDomains are the wildcard DNS services whose names resolve to
+// the address they spell: 10.0.0.1.nip.io, app-10-0-0-1.sslip.io,
+// 0a000001.nip.io, fd00-ec2--254.sslip.io.
+var spellingDomains = []string{"nip.io", "sslip.io", "xip.io", "traefik.me", "localtest.me", "lvh.me", "vcap.me", "localho.st"}
+
+// loopbackDomains resolve, with every name below them, to 127.0.0.1.
+var loopbackDomains = map[string]bool{"localtest.me": true, "lvh.me": true, "vcap.me": true, "localho.st": true}
+
+// SpelledAddr is the address a name under a wildcard DNS service spells
+// (its dotted, dashed or hex form), or the loopback address of a
+// loopback domain; ok is false for any other name.
+func SpelledAddr(name string) (netip.Addr, bool) {
+	for _, d := range spellingDomains {
+		if name != d && !strings.HasSuffix(name, "."+d) {
+			continue
+		}
+		if loopbackDomains[d] {
+			return netip.AddrFrom4([4]byte{127, 0, 0, 1}), true
+		}
+		rest := strings.TrimSuffix(strings.TrimSuffix(name, d), ".")
+		if rest == "" {
+			return netip.Addr{}, false
+		}
+		labels := strings.Split(rest, ".")
+		// Dotted: the last four labels before the domain.
+		if len(labels) >= 4 {
+			if a, err := netip.ParseAddr(strings.Join(labels[len(labels)-4:], ".")); err == nil {
+				return a, true
 			}
 		}
-		return false
+		last := labels[len(labels)-1]
+		// Dashed IPv4: the last four dash-separated parts of the last label.
+		if parts := strings.Split(last, "-"); len(parts) >= 4 {
+			if a, err := netip.ParseAddr(strings.Join(parts[len(parts)-4:], ".")); err == nil {
+				return a, true
+			}
+		}
+		// Dashed IPv6 (sslip.io): dashes for colons.
+		if strings.Contains(last, "--") || strings.Count(last, "-") >= 2 {
+			if a, err := netip.ParseAddr(strings.ReplaceAll(last, "-", ":")); err == nil && a.Is6() {
+				return a, true
+			}
+		}
+		// Hex: eight hex digits, alone or after a dash.
+		hex := last
+		if i := strings.LastIndexByte(hex, '-'); i >= 0 {
+			hex = hex[i+1:]
+		}
+		if len(hex) == 8 {
+			if n, err := strconv.ParseUint(hex, 16, 32); err == nil {
+				return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
+			}
+		}
+		return netip.Addr{}, false
 	}
-	return metadataNames[h.Name]
+	return netip.Addr{}, false
 }
 
 // Verdict is the egress judgement of one destination.

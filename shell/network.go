@@ -77,7 +77,10 @@ func hostOf(s string) (string, bool) {
 // envHosts records hosts named by variables that steer downloads.
 func (w *walker) envHosts(name string, x word) {
 	switch name {
-	case "GOPROXY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "npm_config_registry", "NPM_CONFIG_REGISTRY", "UV_INDEX_URL", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY":
+	case "GOPROXY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "npm_config_registry", "NPM_CONFIG_REGISTRY", "UV_INDEX_URL", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY",
+		"all_proxy", "FTP_PROXY", "ftp_proxy", "RSYNC_PROXY", "npm_config_proxy", "npm_config_https_proxy", "NPM_CONFIG_PROXY",
+		"NPM_CONFIG_HTTPS_PROXY", "PIP_PROXY", "YARN_HTTPS_PROXY", "YARN_HTTP_PROXY", "CARGO_HTTP_PROXY",
+		"UV_DEFAULT_INDEX", "UV_EXTRA_INDEX_URL", "PIP_FIND_LINKS":
 	default:
 		return
 	}
@@ -103,7 +106,8 @@ var curlValued = map[string]bool{"output": true, "data": true, "data-binary": tr
 	"url": true, "max-time": true, "connect-timeout": true, "retry": true, "write-out": true, "resolve": true, "connect-to": true,
 	"netrc-file": true, "output-dir": true, "range": true, "interface": true, "local-port": true, "oauth2-bearer": true,
 	"socks5": true, "socks5-hostname": true, "preproxy": true, "proxy-user": true, "limit-rate": true, "max-filesize": true,
-	"continue-at": true, "time-cond": true, "variable": true, "expand-url": true}
+	"continue-at": true, "time-cond": true, "variable": true, "expand-url": true, "noproxy": true, "socks4": true, "socks4a": true,
+	"proxy1.0": true, "dns-servers": true, "doh-url": true}
 
 func runCurl(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "odTFHAeuXbcDKxECrmyYzw", long: curlValued}, false)
@@ -129,11 +133,77 @@ func runCurl(w *walker, c *cmd) stage {
 		"T", "upload-file", "K", "config", "netrc-file")
 	w.optFiles(&o, false, func(v string) (string, bool) { return v, v != "" && v != "-" && !strings.Contains(v, "=") },
 		"b", "cookie") // a cookie file; name=value is a cookie
-	w.optHosts(c, &o, "x", "proxy", "preproxy", "socks5", "socks5-hostname", "url")
+	w.optHosts(c, &o, "x", "proxy", "preproxy", "socks5", "socks5-hostname", "socks4", "socks4a", "proxy1.0", "url", "doh-url")
+	// --resolve HOST:PORT:ADDR[,ADDR…] and --connect-to H1:P1:H2:P2: the
+	// connection goes to the address or host given, not the URL's.
+	for _, x := range o.all("resolve") {
+		w.curlRedirect(c, x, 2, 2)
+	}
+	for _, x := range o.all("connect-to") {
+		w.curlRedirect(c, x, 2, 3)
+	}
+	// A config file (-K -, -K FILE) holds options veto does not read: any
+	// URL, proxy or --resolve in it goes where veto cannot see.
+	if o.has("K", "config") {
+		w.r.Hosts = append(w.r.Hosts, Host{Unknown: true, Command: c.name, Segment: c.seg})
+	}
 	for _, u := range o.operands {
 		w.hostWord(c, u)
 	}
 	return stage{}
+}
+
+// curlRedirect records the host a --resolve or --connect-to entry sends
+// the connection to: its field (0-based, colon-separated, brackets kept
+// whole), each of a comma-separated list; an entry veto cannot read is a
+// host it cannot determine.
+func (w *walker) curlRedirect(c *cmd, x word, field, splits int) {
+	if x.unknown {
+		w.hostWord(c, x)
+		return
+	}
+	for _, v := range x.vals {
+		v = strings.TrimLeft(v, "+")
+		if strings.HasPrefix(v, "-") {
+			continue // --resolve -HOST:PORT removes an entry
+		}
+		parts := splitColons(v, splits)
+		if len(parts) <= field {
+			w.r.Hosts = append(w.r.Hosts, Host{Unknown: true, Command: c.name, Segment: c.seg})
+			continue
+		}
+		for _, h := range strings.Split(parts[field], ",") {
+			if h == "" {
+				continue // --connect-to's empty host: the URL's own
+			}
+			if strings.Count(h, ":") > 1 && !strings.HasPrefix(h, "[") {
+				h = "[" + h + "]"
+			}
+			w.host(c, h)
+		}
+	}
+}
+
+// splitColons splits s at its first n colons outside brackets: a last
+// field holding more colons (an unbracketed IPv6 list of --resolve) is
+// kept whole.
+func splitColons(s string, n int) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ':':
+			if depth == 0 && len(out) < n {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
 }
 
 func runWget(w *walker, c *cmd) stage {

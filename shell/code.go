@@ -112,11 +112,20 @@ func literals(code string) []codeLit {
 		if q != '"' && q != '\'' && q != '`' {
 			continue
 		}
+		raw := q != '`' && i > 0 && (code[i-1] == 'r' || code[i-1] == 'R') && (i < 2 || !isIdent(code[i-2]) || strings.ContainsRune("bBfFuU", rune(code[i-2])))
 		var b strings.Builder
 		j := i + 1
 		for ; j < len(code) && code[j] != q; j++ {
 			if code[j] == '\\' && j+1 < len(code) {
-				j++
+				if raw {
+					// A raw string (r"…") keeps its backslashes; one before
+					// the quote still does not end it.
+					b.WriteByte('\\')
+					j++
+				} else {
+					j = codeEscape(&b, code, j+1, q)
+					continue
+				}
 			}
 			b.WriteByte(code[j])
 		}
@@ -126,6 +135,75 @@ func literals(code string) []codeLit {
 		i = j
 	}
 	return out
+}
+
+// codeEscape writes the character the escape at code[j] (the letter after
+// the backslash) stands for, as Python, JavaScript, Perl and Ruby read
+// it: \xHH, \x{H…}, \uHHHH, \u{H…}, \UHHHHHHHH, octal \NNN, \n, \t, \r,
+// \0, and any other character as itself. It returns the index of the
+// escape's last byte.
+func codeEscape(b *strings.Builder, code string, j int, q byte) int {
+	hex := func(from, max int) (rune, int, bool) {
+		var v rune
+		n := 0
+		for n < max && from+n < len(code) && code[from+n] != q {
+			d := unhex(code[from+n])
+			if d < 0 {
+				break
+			}
+			v = v*16 + rune(d)
+			n++
+		}
+		return v, n, n > 0
+	}
+	c := code[j]
+	switch c {
+	case 'x', 'u', 'U':
+		if j+1 < len(code) && code[j+1] == '{' {
+			if v, n, ok := hex(j+2, 8); ok && j+2+n < len(code) && code[j+2+n] == '}' {
+				b.WriteRune(v)
+				return j + 2 + n
+			}
+			break
+		}
+		max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+		if v, n, ok := hex(j+1, max); ok {
+			b.WriteRune(v)
+			return j + n
+		}
+	case 'n':
+		b.WriteByte('\n')
+		return j
+	case 't':
+		b.WriteByte('\t')
+		return j
+	case 'r':
+		b.WriteByte('\r')
+		return j
+	case '0', '1', '2', '3', '4', '5', '6', '7':
+		var v rune
+		n := 0
+		for n < 3 && j+n < len(code) && code[j+n] >= '0' && code[j+n] <= '7' {
+			v = v*8 + rune(code[j+n]-'0')
+			n++
+		}
+		b.WriteRune(v)
+		return j + n - 1
+	}
+	b.WriteByte(c)
+	return j
+}
+
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 // blankLiterals is code with the inside of every literal blanked, so that

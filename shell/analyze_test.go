@@ -569,7 +569,7 @@ func TestAnalyzeNetwork(t *testing.T) {
 		{`curl -x http://proxy.example:3128 https://a.example`, "h:proxy.example h:a.example"},
 		{`curl --url https://b.example`, "h:b.example"},
 		{`curl $URL`, "h:?"},
-		{`curl -K cfg https://a.example`, "r:cfg h:a.example"},
+		{`curl -K cfg https://a.example`, "r:cfg h:? h:a.example"},
 		{`curl 'http://[::1]:8080/'`, "h:::1"},
 		{`curl user@host.example:22`, "h:host.example"},
 		{`curl '[fe80::1]:80'`, "h:[fe80::1]"},

@@ -8,6 +8,7 @@ package shell
 // environment is an environment dump.
 
 import (
+	"net/netip"
 	"path"
 	"strings"
 )
@@ -31,6 +32,7 @@ func (w *walker) readCode(c *cmd, x word) stage {
 		t := &codeText{lits: literals(src)}
 		t.clean = blankLiterals(src, t.lits)
 		home := mentionsHome(src)
+		net := netCode(src)
 		for _, l := range t.lits {
 			s := l.val
 			if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
@@ -42,7 +44,16 @@ func (w *walker) readCode(c *cmd, x word) stage {
 				sub.code = true
 				sub.script(s, c.depth+1)
 			}
-			w.codePath(t, l, home)
+			if net && addrLit(s) {
+				w.host(c, s) // socket.connect(("169.254.169.254", 80))
+				continue
+			}
+			w.codePath(t, l, home, false)
+		}
+		// The home directory named by an expression, not a literal:
+		// shutil.rmtree(Path.home()), fs.rmSync(os.homedir(), …).
+		for _, at := range homeExprs(src, t.lits) {
+			w.codePath(t, codeLit{val: "~", start: at, end: at}, home, true)
 		}
 		// An argument list of literals (["rm", "-rf", "/x"]) is a command too.
 		for _, argv := range literalLists(t) {
@@ -231,6 +242,78 @@ func mentionsHome(code string) bool {
 	return false
 }
 
+// homeSpellings are expressions whose value is the home directory.
+var homeSpellings = []string{"Path.home()", "homedir()", "Dir.home", "process.env.HOME", "$ENV{HOME}", "$ENV{'HOME'}", `$ENV{"HOME"}`,
+	`os.environ["HOME"]`, `os.environ['HOME']`, `getenv("HOME")`, `getenv('HOME')`, `ENV["HOME"]`, `ENV['HOME']`, `env.get("HOME")`,
+	"Deno.env.get(\"HOME\")", "File::HomeDir"}
+
+// homeExprs returns where code names the home directory by an expression
+// outside its literals.
+func homeExprs(src string, lits []codeLit) []int {
+	var out []int
+	for _, h := range homeSpellings {
+		for i := 0; ; {
+			j := strings.Index(src[i:], h)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			i = at + len(h)
+			if at > 0 && isIdent(src[at-1]) && h[0] != '$' && !strings.HasPrefix(h, "homedir") {
+				continue
+			}
+			if i < len(src) && isIdent(src[i]) {
+				continue
+			}
+			if rest := strings.TrimLeft(src[i:], " "); rest != "" && (rest[0] == '+' || rest[0] == '/') {
+				continue // homedir() + "/.bashrc": the literal joined names the path
+			}
+			inLit := false
+			for _, l := range lits {
+				if at > l.start && at < l.end {
+					inLit = true
+					break
+				}
+			}
+			if !inLit {
+				out = append(out, at)
+			}
+		}
+	}
+	return out
+}
+
+// netCode reports whether code opens connections, so that an address
+// among its literals is a host it reaches.
+func netCode(src string) bool {
+	lc := strings.ToLower(src)
+	for _, s := range []string{"socket", "connect", "http", "request", "fetch", "urlopen", "net.", "open_uri", "axios", "telnet",
+		"ftplib", "smtplib", "curl", "dial"} {
+		if strings.Contains(lc, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// addrLit reports whether a literal is an IP address, bare, bracketed or
+// with a port.
+func addrLit(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	h := s
+	if strings.HasPrefix(h, "[") {
+		if j := strings.IndexByte(h, ']'); j > 0 {
+			h = h[1:j]
+		}
+	} else if i := strings.LastIndexByte(h, ':'); i > 0 && strings.Count(h, ":") == 1 {
+		h = h[:i]
+	}
+	_, err := netip.ParseAddr(h)
+	return err == nil
+}
+
 // homeRefs are the ways code spells the home directory inside a string.
 var homeRefs = strings.NewReplacer("$ENV{HOME}", "~", "$ENV{'HOME'}", "~", `$ENV{"HOME"}`, "~", "#{Dir.home}", "~",
 	"${process.env.HOME}", "~", "${os.homedir()}", "~", "${HOME}", "~", "$HOME", "~", "#{ENV['HOME']}", "~", `#{ENV["HOME"]}`, "~")
@@ -277,6 +360,7 @@ var codeCalls = map[string]pathUse{
 	"renamesync": useDest, "copyfilesync": useDest, "cpsync": useDest, "cp": useDest, "mv": useDest, "cp_r": useDest,
 	"link": useDest, "symlink": useDest, "symlinksync": useDest, "linksync": useDest, "replace": useDest,
 	"open": useRead, "fopen": useRead, "opensync": useRead, "readfile": useRead, "readfilesync": useRead,
+	"read_text": useRead, "read_bytes": useRead, "symlink_to": useWrite, "hardlink_to": useWrite,
 }
 
 // qualified are calls whose last name alone says nothing (f.write(…)
@@ -291,7 +375,8 @@ type codeText struct {
 }
 
 // codePath judges a literal that names a path by the calls it is given to.
-func (w *walker) codePath(t *codeText, l codeLit, home bool) {
+// An expression (expr) is only judged where it is written or removed.
+func (w *walker) codePath(t *codeText, l codeLit, home, expr bool) {
 	s := homeRefs.Replace(l.val)
 	mode := useNone
 	switch {
@@ -309,6 +394,15 @@ func (w *walker) codePath(t *codeText, l codeLit, home bool) {
 		for _, call := range t.callsAround(l.start) {
 			u := call.use
 			switch {
+			case u == useNone && call.builder && call.chain != useNone:
+				// Path(…).write_text(…), Path(…).expanduser().unlink(): the
+				// method called on the path built.
+				u = call.chain
+				if u == useDest {
+					u = useWrite // Path(a).rename(b): a is removed
+				}
+				mode, named = u, true
+				break calls
 			case u == useNone && call.builder:
 				continue // os.path.join(…), expanduser(…): the path goes on outward
 			case u == useNone:
@@ -335,6 +429,9 @@ func (w *walker) codePath(t *codeText, l codeLit, home bool) {
 	if !pathLike(s) && !(named && s != "" && !strings.ContainsAny(s, " \t\r\n") && !strings.Contains(s, "://")) {
 		return
 	}
+	if expr && mode == useRead {
+		return
+	}
 	paths := []string{s}
 	switch {
 	case !home:
@@ -358,10 +455,94 @@ func (w *walker) codePath(t *codeText, l codeLit, home bool) {
 // codeCall is a call a literal is an argument of.
 type codeCall struct {
 	use           pathUse
-	arg           int  // which argument the literal is in
-	opensForWrite bool // an open whose mode writes ("w", "a", "x", "+", ">", O_WRONLY …)
-	open          bool // an open call: the path is any argument but the mode
-	builder       bool // a call that builds a path from its arguments (os.path.join, expanduser, Path)
+	arg           int     // which argument the literal is in
+	opensForWrite bool    // an open whose mode writes ("w", "a", "x", "+", ">", O_WRONLY …)
+	open          bool    // an open call: the path is any argument but the mode
+	builder       bool    // a call that builds a path from its arguments (os.path.join, expanduser, Path)
+	chain         pathUse // for a builder, what the method called on its result does with the path
+}
+
+// chainAfter is what the methods called on the result of the call whose
+// parenthesis is at i do with it: Path(p).write_text(…) writes p,
+// Path(p).expanduser().unlink() removes it, Path(p).open("w") writes it,
+// Path(p) / "x" goes on to what is done with the joined path.
+func (t *codeText) chainAfter(i int) pathUse {
+	clean := t.clean
+	j := closing(clean, i)
+	for n := 0; j > 0 && j < len(clean) && n < 8; n++ {
+		k := j + 1
+		for k < len(clean) && clean[k] == ' ' {
+			k++
+		}
+		if k >= len(clean) {
+			return useNone
+		}
+		switch clean[k] {
+		case '.':
+			e := k + 1
+			for e < len(clean) && isIdent(clean[e]) {
+				e++
+			}
+			name := strings.ToLower(clean[k+1 : e])
+			if e >= len(clean) || clean[e] != '(' {
+				j = e - 1 // an attribute: .parent
+				continue
+			}
+			if u := callUse(name); u != useNone {
+				if u == useRead && isOpen(name) && t.writeMode(e) {
+					return useWrite
+				}
+				return u
+			}
+			if !pathBuilders[name] && !pathMethods[name] {
+				return useNone
+			}
+			j = closing(clean, e)
+		case '/':
+			e := k + 1
+			for e < len(clean) && clean[e] == ' ' {
+				e++
+			}
+			if e < len(clean) && (clean[e] == '"' || clean[e] == '\'') {
+				q := clean[e]
+				e++
+				for e < len(clean) && clean[e] != q {
+					e++
+				}
+				j = e
+				continue
+			}
+			for e < len(clean) && (isIdent(clean[e]) || clean[e] == '.') {
+				e++
+			}
+			j = e - 1
+		default:
+			return useNone
+		}
+	}
+	return useNone
+}
+
+// pathMethods are the methods of a path that give a path again.
+var pathMethods = map[string]bool{"absolute": true, "with_name": true, "with_suffix": true, "with_stem": true, "relative_to": true,
+	"expanduser": true, "resolve": true, "joinpath": true}
+
+// closing is the index of the parenthesis that closes the one at i, -1
+// when there is none.
+func closing(s string, i int) int {
+	depth := 0
+	for j := i; j < len(s); j++ {
+		switch s[j] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 // pathBuilders are the calls whose result is a path made of their
@@ -399,6 +580,9 @@ func (t *codeText) callsAround(pos int) []codeCall {
 				last = name[k+1:]
 			}
 			call.builder = pathBuilders[last]
+			if call.builder {
+				call.chain = t.chainAfter(i)
+			}
 			if call.use == useRead && isOpen(name) {
 				call.open = true
 				call.opensForWrite = t.writeMode(i)
@@ -507,8 +691,8 @@ type envUse struct {
 }
 
 var (
-	pyEnv   = envUse{"environ", []string{"[", ".get(", ".setdefault(", ".pop(", ".update(", ".__setitem__(", ".__getitem__(", "b"}, []string{"env=", "env =", "**"}}
-	nodeEnv = envUse{"process.env", []string{".", "[", "?."}, []string{"...", "env:", "env =", "env=", "env: "}}
+	pyEnv   = envUse{"environ", []string{"[", ".get(", ".setdefault(", ".pop(", ".update(", ".__setitem__(", ".__getitem__("}, []string{"env=", "env ="}}
+	nodeEnv = envUse{"process.env", []string{".", "[", "?."}, []string{"env:", "env =", "env="}}
 	denoEnv = envUse{"Deno.env", []string{".get(", ".set(", ".has(", ".delete("}, nil}
 	rubyEnv = envUse{"ENV", []string{"[", ".fetch(", ".fetch ", ".key?", ".include?", ".has_key?", ".delete(", ".store("}, nil}
 	phpEnv  = envUse{"$_ENV", []string{"["}, nil}
@@ -559,7 +743,10 @@ func wholeUse(src string, u envUse) bool {
 		if at > 0 && u.token[0] != '$' && u.token[0] != '.' && (isIdent(src[at-1]) && src[at-1] != '$') {
 			continue // part of a longer name
 		}
-		if end < len(src) && isIdent(src[end]) && !(u.token == "environ" && src[end] == 'b') {
+		if u.token == "environ" && end < len(src) && src[end] == 'b' {
+			end++ // os.environb, the same in bytes
+		}
+		if end < len(src) && isIdent(src[end]) {
 			continue
 		}
 		rest, head := src[end:], strings.TrimRight(src[:at], " ")
@@ -574,6 +761,15 @@ func wholeUse(src string, u envUse) bool {
 		for _, f := range u.fine {
 			if strings.HasPrefix(strings.TrimLeft(rest, " "), f) {
 				ok = true
+			}
+		}
+		// Handed on whole to a child (env=os.environ), or copied into the
+		// environment handed on (env={**os.environ, …}, env: {...process.env},
+		// env=dict(os.environ, …)); a copy anywhere else is the whole of it.
+		for _, p := range []string{"**", "...", "dict(", "Object.assign({},"} {
+			if h, cut := strings.CutSuffix(head, p); cut {
+				head = strings.TrimRight(strings.TrimSuffix(strings.TrimRight(h, " "), "{"), " ")
+				break
 			}
 		}
 		for _, b := range u.before {

@@ -160,6 +160,32 @@ func runLn(w *walker, c *cmd) stage {
 		w.readTree(t)
 		w.readTreeUnder(t, bases)
 	}
+	// The links made, for a write through one later in the command.
+	name := func(t word) string {
+		if t.unknown || len(t.vals) == 0 {
+			return ""
+		}
+		return path.Base(t.vals[0])
+	}
+	for _, t := range targets {
+		if t.unknown || len(t.vals) == 0 {
+			continue
+		}
+		at := ""
+		if dir, ok := o.get("t", "target-directory"); ok {
+			at = path.Join(dir, name(t))
+		} else if len(ops) == 1 {
+			at = name(t)
+		} else if l := ops[len(ops)-1]; !l.unknown {
+			at = l.lit
+			if len(targets) > 1 || strings.HasSuffix(at, "/") {
+				at = path.Join(at, name(t))
+			}
+		}
+		// Made once the link itself is written: writing the link is not
+		// writing its target.
+		defer w.madeLink(at, t.vals[0])
+	}
 	if dir, ok := o.get("t", "target-directory"); ok {
 		for _, t := range ops {
 			w.access(lit(path.Join(dir, path.Base(t.lit))), true, false)
@@ -390,6 +416,9 @@ func runTar(w *walker, c *cmd) stage {
 		}
 	case o.has("x", "extract", "get"):
 		archive(false)
+		if o.has("P", "absolute-names") {
+			w.finding(ArchiveAnywhere, c.seg, "The archive is extracted with its absolute names kept, so its files may land anywhere.")
+		}
 		if o.has("C", "directory") {
 			w.optFiles(&o, true, nil, "C", "directory")
 		} else {
@@ -418,6 +447,14 @@ func runZip(w *walker, c *cmd) stage {
 }
 
 func runUnzip(w *walker, c *cmd) stage {
+	for _, a := range c.args {
+		if a.lit == "--" {
+			break
+		}
+		if !a.unknown && strings.HasPrefix(a.lit, "-") && !strings.HasPrefix(a.lit, "--") && strings.Contains(a.lit, ":") {
+			w.finding(ArchiveAnywhere, c.seg, "The archive is extracted with its parent and absolute paths kept, so its files may land anywhere.")
+		}
+	}
 	o := parseOpts(c.args, optSpec{val: "dxP"}, false)
 	if len(o.operands) > 0 {
 		w.access(o.operands[0], false, false)
@@ -429,6 +466,83 @@ func runUnzip(w *walker, c *cmd) stage {
 		w.optFiles(&o, true, nil, "d")
 	} else {
 		w.access(lit("."), true, false)
+	}
+	return stage{}
+}
+
+// runCpio is cpio: -i extracts its input's members below -D's directory
+// (or the current one), where absolute names stay absolute unless
+// --no-absolute-filenames; -p copies into the directory operand; -o
+// writes an archive of the names it reads.
+func runCpio(w *walker, c *cmd) stage {
+	o := parseOpts(c.args, optSpec{val: "DEFHIMORC", long: map[string]bool{"directory": true, "file": true, "format": true,
+		"pattern-file": true, "owner": true, "message": true, "block-size": true, "io-size": true, "rsh-command": true}}, false)
+	switch {
+	case o.has("i", "extract"):
+		w.optFiles(&o, false, notStdio, "F", "I", "file")
+		if o.has("t", "list") {
+			return stage{}
+		}
+		if !o.has("no-absolute-filenames") {
+			w.finding(ArchiveAnywhere, c.seg, "The archive is extracted with its absolute names kept, so its files may land anywhere.")
+		}
+		if o.has("D", "directory") {
+			w.optFiles(&o, true, nil, "D", "directory")
+		} else {
+			w.access(lit("."), true, false)
+		}
+	case o.has("p", "pass-through"):
+		if len(o.operands) > 0 {
+			w.access(o.operands[len(o.operands)-1], true, false)
+		}
+	case o.has("o", "create"):
+		w.optFiles(&o, true, notStdio, "F", "O", "file")
+	}
+	return stage{}
+}
+
+// run7z is 7z, 7za and 7zr: x and e extract below -o's directory (or the
+// current one), -spf keeping absolute paths; a and u write the archive.
+func run7z(w *walker, c *cmd) stage {
+	if len(c.args) == 0 || c.args[0].unknown {
+		return stage{}
+	}
+	verb := strings.ToLower(c.args[0].lit)
+	out, ops, anywhere := word{}, []word(nil), false
+	hasOut := false
+	for _, a := range c.args[1:] {
+		switch {
+		case a.unknown:
+			ops = append(ops, a)
+		case strings.HasPrefix(a.lit, "-o"):
+			out, hasOut = tails(a, "-o"), true
+		case strings.HasPrefix(a.lit, "-spf"):
+			anywhere = true
+		case strings.HasPrefix(a.lit, "-"):
+		default:
+			ops = append(ops, a)
+		}
+	}
+	switch verb {
+	case "x", "e":
+		if len(ops) > 0 {
+			w.access(ops[0], false, false)
+		}
+		if anywhere {
+			w.finding(ArchiveAnywhere, c.seg, "The archive is extracted with its absolute paths kept, so its files may land anywhere.")
+		}
+		if hasOut {
+			w.access(out, true, false)
+		} else {
+			w.access(lit("."), true, false)
+		}
+	case "a", "u", "d", "rn":
+		if len(ops) > 0 {
+			w.access(ops[0], true, false)
+		}
+		for _, f := range ops[1:] {
+			w.readTree(f)
+		}
 	}
 	return stage{}
 }

@@ -50,6 +50,11 @@ const (
 	// uudecode, printf with escapes or directives beyond %s, or echo -e
 	// decodes is piped into a shell.
 	DecodeToShell Reason = "decode_to_shell"
+	// ArchiveAnywhere is given for an archive extracted with its members'
+	// absolute names or parent paths kept (tar -P/--absolute-names, cpio
+	// -i without --no-absolute-filenames, unzip -:, 7z -spf): its files
+	// may land anywhere, start-up files and git hooks included.
+	ArchiveAnywhere Reason = "archive_anywhere"
 	// CannotVouch is given when the program is an expansion veto cannot
 	// know or split, when a script, file or code handed to a shell,
 	// source, eval, an interpreter or git cannot be seen (a variable, an
@@ -89,6 +94,7 @@ var reasons = []ReasonInfo{
 	{RuleAnalyzer, CrontabRemove, "the user's crontab removed"},
 	{RuleAnalyzer, FetchToShell, "what a download fetches is run"},
 	{RuleAnalyzer, DecodeToShell, "what a decoder decodes is run"},
+	{RuleAnalyzer, ArchiveAnywhere, "an archive extracted with its absolute or parent paths kept"},
 	{RuleAnalyzer, CannotVouch, "something the command runs cannot be seen statically"},
 	{RuleAnalyzer, ParseFailed, "the command does not parse"},
 	{RuleAnalyzer, DepthExceeded, "the command nests deeper than veto follows"},

@@ -27,10 +27,70 @@ type walker struct {
 	strict bool // recovered or remote input: a recursive forced removal is refused whatever its target
 	remote bool // the command runs on another machine: its paths are not ours
 	code   bool // interpreter code read as shell: only destructive findings count
+
+	links map[string]link // links made earlier in the command, by where they are (linkKey); shared with forks
+}
+
+// link is a link a command made: what it points at, and the directory a
+// relative target is relative to ("" when unknown).
+type link struct {
+	target, dir string
+}
+
+// linkKey is where a path lies, for matching a write against the links
+// made: joined to the directory it is relative to when that is known.
+func linkKey(cwd, p string) string {
+	if cwd != "" && p != "" && p[0] != '/' && p[0] != '~' {
+		p = path.Join(cwd, p)
+	}
+	return path.Clean(p)
+}
+
+// throughLinks is where a write to p lands when p is, or lies below, a
+// link made earlier in the command: the link's target with the rest of p.
+func (w *walker) throughLinks(p string) []link {
+	if len(w.links) == 0 {
+		return nil
+	}
+	k := linkKey(w.cwd, p)
+	var out []link
+	for at, l := range w.links {
+		switch {
+		case k == at:
+			out = append(out, l)
+		case strings.HasPrefix(k, at+"/"):
+			out = append(out, link{target: path.Join(l.target, k[len(at)+1:]), dir: l.dir})
+		}
+	}
+	return out
+}
+
+// madeLink records a link made at name pointing at target.
+func (w *walker) madeLink(name, target string) {
+	if name == "" || target == "" || len(w.links) > 64 {
+		return
+	}
+	dir := w.cwd
+	if target[0] != '/' && target[0] != '~' {
+		// Relative to the link's own directory.
+		d := path.Dir(name)
+		switch {
+		case d == ".":
+		case d[0] == '/' || d[0] == '~' || dir == "":
+			dir = d
+		default:
+			dir = path.Join(dir, d)
+		}
+	}
+	for _, l := range w.throughLinks(target) {
+		target, dir = l.target, l.dir // a link to a link
+	}
+	w.links[linkKey(w.cwd, name)] = link{target: target, dir: dir}
 }
 
 func newWalker(env Env, r *Report) *walker {
-	return &walker{env: env, r: r, cwd: env.Cwd, vars: map[string][]string{}, funcs: map[string]*syntax.Stmt{}, active: map[string]bool{}}
+	return &walker{env: env, r: r, cwd: env.Cwd, vars: map[string][]string{}, funcs: map[string]*syntax.Stmt{}, active: map[string]bool{},
+		links: map[string]link{}}
 }
 
 // fork returns a walker for a subshell: changes to its directory and
@@ -511,6 +571,12 @@ func (w *walker) access(x word, write, removes bool) {
 			w.r.find(RuleEnvDump, EnvDump, seg, "The command reads a process's environment, which holds secrets.")
 		}
 		w.r.Files = append(w.r.Files, Access{Path: v, Dir: w.cwd, Write: write, Removes: removes, Segment: seg})
+		if write {
+			// Written through a link made earlier: the link's target is.
+			for _, l := range w.throughLinks(v) {
+				w.r.Files = append(w.r.Files, Access{Path: l.target, Dir: l.dir, Write: true, Removes: removes, Segment: seg})
+			}
+		}
 	}
 }
 

@@ -35,7 +35,8 @@ var findingRisk = map[shell.Reason]veto.Risk{
 	shell.GitDestructive: veto.RiskHigh, shell.RmRecursiveForce: veto.RiskCritical, shell.FindDelete: veto.RiskHigh,
 	shell.DiskDestroy: veto.RiskCritical, shell.FetchToShell: veto.RiskCritical, shell.DecodeToShell: veto.RiskHigh,
 	shell.RecursiveRootChange: veto.RiskCritical, shell.CrontabRemove: veto.RiskHigh, shell.CannotVouch: veto.RiskMedium,
-	shell.ParseFailed: veto.RiskMedium, shell.DepthExceeded: veto.RiskMedium,
+	shell.ArchiveAnywhere: veto.RiskHigh,
+	shell.ParseFailed:     veto.RiskMedium, shell.DepthExceeded: veto.RiskMedium,
 }
 
 // findings are the reasons of the shell analyzer's findings for a rule, as

@@ -409,11 +409,15 @@ func (w *walker) codePath(t *codeText, l codeLit, home, expr bool) {
 				break calls
 			case u == useDest:
 				u = useRead
-				if call.arg > 0 {
-					u = useWrite
+				if call.arg > 0 || call.onResult {
+					u = useWrite // Path(a).rename(b): b is the destination
 				}
 			case call.open && call.arg > 0 && modeLit(s):
 				return
+			case call.open && call.onResult && modeLit(s):
+				return // Path(p).open("a"): the mode, p is the path
+			case call.content:
+				return // Path(p).write_text("…"): what is written, not a path
 			case call.arg > 0 && !call.open:
 				break calls // what is written: not the path
 			}
@@ -460,7 +464,13 @@ type codeCall struct {
 	open          bool    // an open call: the path is any argument but the mode
 	builder       bool    // a call that builds a path from its arguments (os.path.join, expanduser, Path)
 	chain         pathUse // for a builder, what the method called on its result does with the path
+	onResult      bool    // a method called on an expression's result: Path(p).open(…)
+	content       bool    // a method whose arguments are content, not paths (write_text, write_bytes)
 }
+
+// contentCalls are the methods of a path whose arguments are what they
+// write, not paths.
+var contentCalls = map[string]bool{"write_text": true, "write_bytes": true, "read_text": true, "read_bytes": true}
 
 // chainAfter is what the methods called on the result of the call whose
 // parenthesis is at i do with it: Path(p).write_text(…) writes p,
@@ -579,7 +589,12 @@ func (t *codeText) callsAround(pos int) []codeCall {
 			if k := strings.LastIndexAny(name, ".:"); k >= 0 {
 				last = name[k+1:]
 			}
-			call.builder = pathBuilders[last]
+			call.builder = pathBuilders[last] || name == "" // a bare group, (Path.home() / ".bashrc"), passes the path on
+			call.content = contentCalls[last]
+			if k := strings.LastIndex(strings.TrimRight(clean[:i], " "), last); k > 0 {
+				pre := strings.TrimRight(clean[:k], ".")
+				call.onResult = len(pre) < k && pre != "" && pre[len(pre)-1] == ')'
+			}
 			if call.builder {
 				call.chain = t.chainAfter(i)
 			}

@@ -26,6 +26,10 @@ func runRm(w *walker, c *cmd) stage {
 		w.finding(RmRecursiveForce, c.seg, "The command force-removes a tree veto cannot determine, so it is refused.")
 		return stage{}
 	}
+	// rm removes a link it is given, not what the link points at (but
+	// through a trailing slash).
+	w.unlinking = true
+	defer func() { w.unlinking = false }()
 	for _, x := range o.operands {
 		w.access(x, true, recursive) // without -f it removes as much (no one answers its prompts)
 	}

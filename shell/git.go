@@ -332,6 +332,10 @@ func (w *walker) gitConfigValue(c *cmd, kv word, aliases map[string]string) {
 	for _, v := range kv.vals {
 		key, val, _ := strings.Cut(v, "=")
 		lkey := strings.ToLower(key)
+		if (lkey == "http.proxy" || lkey == "https.proxy" || strings.HasPrefix(lkey, "http.") && strings.HasSuffix(lkey, ".proxy")) && val != "" {
+			w.host(c, val) // git connects to the proxy
+			continue
+		}
 		if !gitCodeKey(lkey) {
 			continue
 		}

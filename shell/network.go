@@ -213,6 +213,20 @@ func runWget(w *walker, c *cmd) stage {
 		"password": true, "http-user": true, "http-password": true, "load-cookies": true, "save-cookies": true, "referer": true}}, false)
 	w.optFiles(&o, true, notStdio, "O", "output-document", "o", "output-file", "a", "append-output", "save-cookies")
 	w.optFiles(&o, true, nil, "P", "directory-prefix")
+	// -e runs a wgetrc command: a proxy set there is where it connects.
+	for _, x := range o.all("e", "execute") {
+		if x.unknown {
+			w.hostWord(c, x)
+			continue
+		}
+		for _, v := range x.vals {
+			name, val, ok := strings.Cut(v, "=")
+			name = strings.ToLower(strings.ReplaceAll(strings.TrimSpace(name), "-", "_"))
+			if ok && (name == "http_proxy" || name == "https_proxy" || name == "ftp_proxy") {
+				w.envHosts(name, lit(strings.TrimSpace(val)))
+			}
+		}
+	}
 	w.optFiles(&o, false, notStdio, "post-file", "body-file", "load-cookies")
 	if o.has("i", "input-file") {
 		w.optFiles(&o, false, notStdio, "i", "input-file")

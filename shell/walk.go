@@ -28,7 +28,8 @@ type walker struct {
 	remote bool // the command runs on another machine: its paths are not ours
 	code   bool // interpreter code read as shell: only destructive findings count
 
-	links map[string]link // links made earlier in the command, by where they are (linkKey); shared with forks
+	links     map[string]link // links made earlier in the command, by where they are (linkKey); shared with forks
+	unlinking bool            // the accesses are rm's: a link itself is removed, not its target
 }
 
 // link is a link a command made: what it points at, and the directory a
@@ -56,6 +57,7 @@ func (w *walker) throughLinks(p string) []link {
 	var out []link
 	for at, l := range w.links {
 		switch {
+		case k == at && w.unlinking && !strings.HasSuffix(p, "/"):
 		case k == at:
 			out = append(out, l)
 		case strings.HasPrefix(k, at+"/"):

@@ -310,8 +310,9 @@ func addrLit(s string) bool {
 	} else if i := strings.LastIndexByte(h, ':'); i > 0 && strings.Count(h, ":") == 1 {
 		h = h[:i]
 	}
-	_, err := netip.ParseAddr(h)
-	return err == nil
+	a, err := netip.ParseAddr(h)
+	// 0.0.0.0 and :: are what a server binds to, not where code connects.
+	return err == nil && !a.IsUnspecified()
 }
 
 // homeRefs are the ways code spells the home directory inside a string.

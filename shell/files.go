@@ -395,7 +395,12 @@ func runTar(w *walker, c *cmd) stage {
 		}
 		args = append(args, rest...)
 	}
-	o := parseOpts(args, optSpec{val: "fCT", long: map[string]bool{"file": true, "directory": true, "files-from": true, "exclude": true}}, false)
+	short := "fCT"
+	if c.name == "bsdtar" {
+		short += "s" // bsdtar's -s rewrites member names, as GNU tar's --transform
+	}
+	o := parseOpts(args, optSpec{val: short, long: map[string]bool{"file": true, "directory": true, "files-from": true, "exclude": true,
+		"transform": true, "xform": true}}, false)
 	archive := func(write bool) { w.optFiles(&o, write, notStdio, "f", "file") }
 	switch {
 	case o.has("c", "create", "r", "append", "u", "update"):
@@ -423,15 +428,71 @@ func runTar(w *walker, c *cmd) stage {
 		if o.has("P", "absolute-names") {
 			w.finding(ArchiveAnywhere, c.seg, "The archive is extracted with its absolute names kept, so its files may land anywhere.")
 		}
+		dirs := []string{"."}
 		if o.has("C", "directory") {
 			w.optFiles(&o, true, nil, "C", "directory")
+			dirs = nil
+			for _, d := range o.all("C", "directory") {
+				dirs = append(dirs, d.vals...)
+			}
 		} else {
 			w.access(lit("."), true, false)
+		}
+		// A name rewrite (--transform 's,^,.git/hooks/,', bsdtar -s) puts
+		// members below the directory its replacement names.
+		rewrites := o.all("transform", "xform")
+		sed := len(rewrites)
+		if c.name == "bsdtar" {
+			rewrites = append(rewrites, o.all("s")...) // /old/new/, without the s
+		}
+		for n, x := range rewrites {
+			if x.unknown {
+				w.access(x, true, false)
+				continue
+			}
+			for _, v := range x.vals {
+				if n >= sed {
+					v = "s" + v
+				}
+				if d := rewriteDir(v); d != "" {
+					for _, base := range dirs {
+						w.access(lit(path.Join(base, d)), true, false)
+					}
+				}
+			}
 		}
 	default:
 		archive(false)
 	}
 	return stage{}
+}
+
+// rewriteDir is the directory the replacement of a sed-like name rewrite
+// (s/REGEX/REPLACEMENT/FLAGS, any delimiter) names: its text up to the
+// last slash before a back-reference (&, \1), leading slashes stripped
+// as tar strips them; "" when it names none.
+func rewriteDir(expr string) string {
+	if len(expr) < 4 || expr[0] != 's' {
+		return ""
+	}
+	parts := strings.Split(expr[2:], expr[1:2])
+	if len(parts) < 2 {
+		return ""
+	}
+	repl := parts[1]
+	if i := strings.IndexAny(repl, "&\\"); i >= 0 {
+		repl = repl[:i]
+	}
+	repl = strings.TrimLeft(repl, "/")
+	i := strings.LastIndexByte(repl, '/')
+	if i <= 0 {
+		return ""
+	}
+	dir := repl[:i]
+	if dir[0] == '~' {
+		dir = "./" + dir // tar makes a directory named ~
+	}
+	return dir
 }
 
 func runZip(w *walker, c *cmd) stage {

@@ -51,6 +51,7 @@ func TestAnalyzeCodeIdioms(t *testing.T) {
 		{`python3 -c 'import socket; socket.socket().connect(("fd00:ec2::254", 80, 0, 0))'`, "h:fd00:ec2::254"},
 		{`node -e 'require("net").connect(80, "169.254.169.254")'`, "h:169.254.169.254"},
 		{`python3 -c 'print("1.2.3.4")'`, ""},
+		{`python3 -c 'import http.server; http.server.test(bind="0.0.0.0")'`, ""},
 	})
 }
 
@@ -91,6 +92,11 @@ func TestAnalyzeLinksAndArchives(t *testing.T) {
 		{`tar -xPf a.tar`, "!archive_anywhere r:a.tar w:."},
 		{`tar --absolute-names -xf a.tar`, "!archive_anywhere r:a.tar w:."},
 		{`tar xzf a.tgz`, "r:a.tgz w:."},
+		{`tar -xf a.tar --transform 's,^,.git/hooks/,'`, "r:a.tar w:. w:.git/hooks"},
+		{`tar -xf a.tar -C out --xform='s|^dist/|build/&|'`, "r:a.tar w:out w:out/build"},
+		{`tar -xf a.tar --transform 's,^pkg,src,'`, "r:a.tar w:."},
+		{`bsdtar -xf a.tar -s '#^#/.git/hooks/#'`, "r:a.tar w:. w:.git/hooks"},
+		{`tar -xf a.tar --transform "$T"`, "r:a.tar w:. w:?"},
 		{`bsdtar -xf a.tar -C ~/.ssh`, "r:a.tar w:~/.ssh"},
 		{`cpio -idm < a.cpio`, "!archive_anywhere r:a.cpio w:."},
 		{`cpio -idm --no-absolute-filenames -D out < a.cpio`, "r:a.cpio w:out"},

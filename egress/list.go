@@ -113,13 +113,14 @@ var metadataNames = map[string]bool{"metadata.google.internal": true, "metadata.
 	"instance-data": true, "instance-data.ec2.internal": true, "metadata.azure.com": true, "metadata.packet.net": true}
 
 var metadataAddrs = []netip.Prefix{
-	netip.MustParsePrefix("169.254.0.0/16"),     // link-local, AWS/GCP/Azure metadata
-	netip.MustParsePrefix("fe80::/10"),          // link-local
-	netip.MustParsePrefix("fd00:ec2::254/128"),  // AWS metadata over IPv6
-	netip.MustParsePrefix("100.100.100.200/32"), // Alibaba Cloud metadata
-	netip.MustParsePrefix("168.63.129.16/32"),   // Azure wire server
-	netip.MustParsePrefix("192.0.0.192/32"),     // Oracle Cloud metadata
-	netip.MustParsePrefix("fd20:ce::254/128"),   // GCP metadata over IPv6
+	netip.MustParsePrefix("169.254.0.0/16"),         // link-local, AWS/GCP/Azure metadata
+	netip.MustParsePrefix("fe80::/10"),              // link-local
+	netip.MustParsePrefix("fd00:ec2::254/128"),      // AWS metadata over IPv6
+	netip.MustParsePrefix("100.100.100.200/32"),     // Alibaba Cloud metadata
+	netip.MustParsePrefix("168.63.129.16/32"),       // Azure wire server
+	netip.MustParsePrefix("192.0.0.192/32"),         // Oracle Cloud metadata
+	netip.MustParsePrefix("fd20:ce::254/128"),       // GCP metadata over IPv6
+	netip.MustParsePrefix("fd00:c1::a9fe:a9fe/128"), // Oracle Cloud metadata over IPv6
 }
 
 // Forbidden reports whether h is link-local or a cloud metadata endpoint:

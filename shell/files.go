@@ -233,6 +233,20 @@ func runCopy(move bool) func(*walker, *cmd) stage {
 			}
 		}
 		w.access(ops[len(ops)-1], true, false)
+		// cp -s and cp -l make links, as ln does.
+		if !move && o.has("s", "l", "symbolic-link", "link") {
+			dest := ops[len(ops)-1]
+			for _, src := range ops[:len(ops)-1] {
+				if src.unknown || dest.unknown || len(src.vals) == 0 {
+					continue
+				}
+				at := dest.lit
+				if len(ops) > 2 || strings.HasSuffix(at, "/") {
+					at = path.Join(at, path.Base(src.vals[0]))
+				}
+				w.madeLink(at, src.vals[0])
+			}
+		}
 		return stage{}
 	}
 }

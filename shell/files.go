@@ -562,7 +562,8 @@ func runCpio(w *walker, c *cmd) stage {
 		if o.has("t", "list") {
 			return stage{}
 		}
-		if !o.has("no-absolute-filenames") {
+		fromRPM := len(c.up) > 0 && c.up[len(c.up)-1].rel
+		if !o.has("no-absolute-filenames") && !fromRPM {
 			w.finding(ArchiveAnywhere, c.seg, "The archive is extracted with its absolute names kept, so its files may land anywhere.")
 		}
 		if o.has("D", "directory") {
@@ -578,6 +579,15 @@ func runCpio(w *walker, c *cmd) stage {
 		w.optFiles(&o, true, notStdio, "F", "O", "file")
 	}
 	return stage{}
+}
+
+// runRpm2cpio reads a package and prints its payload, an archive whose
+// members are all relative ("./usr/bin/x").
+func runRpm2cpio(w *walker, c *cmd) stage {
+	for _, a := range c.args {
+		w.access(a, false, false)
+	}
+	return stage{rel: true}
 }
 
 // run7z is 7z, 7za and 7zr: x and e extract below -o's directory (or the

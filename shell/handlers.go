@@ -126,7 +126,7 @@ func buildHandlers() {
 		"sort": runSort,
 		"uniq": runUniq,
 		"tar":  runTar, "bsdtar": runTar, "gtar": runTar,
-		"cpio": runCpio, "7z": run7z, "7za": run7z, "7zr": run7z, "7zz": run7z,
+		"cpio": runCpio, "rpm2cpio": runRpm2cpio, "7z": run7z, "7za": run7z, "7zr": run7z, "7zz": run7z,
 		"zip":   runZip,
 		"unzip": runUnzip,
 

@@ -104,6 +104,8 @@ func TestAnalyzeLinksAndArchives(t *testing.T) {
 		{`cpio -idm < a.cpio`, "!archive_anywhere r:a.cpio w:."},
 		{`cpio -idm --no-absolute-filenames -D out < a.cpio`, "r:a.cpio w:out"},
 		{`cpio -it < a.cpio`, "r:a.cpio"},
+		{`rpm2cpio p.rpm | cpio -idmv`, "r:p.rpm w:."},
+		{`cat p.cpio | cpio -idmv`, "!archive_anywhere r:p.cpio w:."},
 		{`unzip -: a.zip`, "!archive_anywhere r:a.zip w:."},
 		{`unzip -o a.zip -d build`, "r:a.zip w:build"},
 		{`7z x a.7z -o.git/hooks`, "r:a.7z w:.git/hooks"},

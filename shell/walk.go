@@ -160,6 +160,7 @@ type stage struct {
 	decode bool     // it decodes (base64 -d, xxd -r, …)
 	text   []string // the literal text it prints (echo, printf), when known
 	file   bool     // it prints a file it was given, which is judged as read (cat f, < f)
+	rel    bool     // it prints an archive whose members are relative names (rpm2cpio)
 }
 
 // merge is what two streams read in turn give: a download or decoding in

@@ -31,6 +31,7 @@ func (w *walker) readCode(c *cmd, x word) stage {
 		}
 		t := &codeText{lits: literals(src)}
 		t.clean = blankLiterals(src, t.lits)
+		t.chdir = strings.Contains(strings.ToLower(t.clean), "chdir")
 		home := mentionsHome(src)
 		net := netCode(src)
 		for _, l := range t.lits {
@@ -265,8 +266,9 @@ func homeExprs(src string, lits []codeLit) []int {
 			if i < len(src) && isIdent(src[i]) {
 				continue
 			}
-			if rest := strings.TrimLeft(src[i:], " "); rest != "" && (rest[0] == '+' || rest[0] == '/') {
-				continue // homedir() + "/.bashrc": the literal joined names the path
+			if rest := strings.TrimLeft(src[i:], " "); rest != "" && (rest[0] == '+' || rest[0] == '/' ||
+				rest[0] == '.' && len(rest) > 1 && strings.ContainsRune(" \"'$", rune(rest[1]))) {
+				continue // homedir() + "/.bashrc", $ENV{HOME} . "/.bashrc": the literal joined names the path
 			}
 			inLit := false
 			for _, l := range lits {
@@ -373,6 +375,23 @@ var qualified = map[string]pathUse{"file.write": useWrite, "io.write": useWrite,
 type codeText struct {
 	clean string
 	lits  []codeLit
+	chdir bool // the code changes its directory: a relative path may lie anywhere, the home directory included
+}
+
+// joined reports whether the literal at pos is joined to another path:
+// given to a path builder (os.path.join(home, ".bashrc"),
+// Path.home().joinpath(".profile")) or after +, / or perl's . (home +
+// "/.bashrc", Path.home() / ".bashrc").
+func (t *codeText) joined(pos int, before string) bool {
+	if strings.HasSuffix(before, "+") || strings.HasSuffix(before, "/") || strings.HasSuffix(before, ".") {
+		return true
+	}
+	for _, call := range t.callsAround(pos) {
+		if call.builder && call.use == useNone {
+			return true
+		}
+	}
+	return false
 }
 
 // codePath judges a literal that names a path by the calls it is given to.
@@ -438,12 +457,13 @@ func (w *walker) codePath(t *codeText, l codeLit, home, expr bool) {
 		return
 	}
 	paths := []string{s}
+	before := strings.TrimRight(t.clean[:l.start], " ")
 	switch {
 	case !home:
-	case s[0] != '/' && s[0] != '~' && !strings.HasPrefix(s, "./"):
+	case s[0] != '/' && s[0] != '~' && !strings.HasPrefix(s, "./") && (t.chdir || t.joined(l.start, before)):
 		paths = append(paths, "~/"+s)
-	case s[0] == '/' && strings.HasSuffix(strings.TrimRight(t.clean[:l.start], " "), "+"):
-		paths = append(paths, "~"+s) // homedir() + "/.bashrc"
+	case s[0] == '/' && (strings.HasSuffix(before, "+") || strings.HasSuffix(before, ".")):
+		paths = append(paths, "~"+s) // homedir() + "/.bashrc", $ENV{HOME} . "/.bashrc"
 	}
 	for _, p := range paths {
 		switch mode {

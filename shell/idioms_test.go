@@ -37,6 +37,12 @@ func TestAnalyzeCodeIdioms(t *testing.T) {
 		{`perl -MFile::Path -e 'rmtree($ENV{HOME})'`, "rm:~"},
 		{`node -e 'console.log(require("os").homedir())'`, ""},
 		{`python3 -c 'from pathlib import Path; print(Path.home())'`, ""},
+		// A relative literal is below the home directory only where it is
+		// joined to it, or where the code changes directory.
+		{`node -e 'require("fs").writeFileSync("out.json", JSON.stringify({home: require("os").homedir()}))'`, "w:out.json"},
+		{`python3 -c 'import os; open(os.path.join(os.path.expanduser("~"), ".bashrc"), "a")'`, "w:~ w:.bashrc w:~/.bashrc"},
+		{`python3 -c 'import os; os.chdir(os.path.expanduser("~")); open(".bashrc", "a")'`, "r:~ w:.bashrc w:~/.bashrc"},
+		{`perl -e 'open(F, ">>", $ENV{HOME} . "/.bashrc")'`, "w:/.bashrc w:~/.bashrc"},
 		// Whole-environment copies, but where handed to a child.
 		{`python3 -c 'import os; print(os.environb)'`, "!env_dump"},
 		{`python3 -c 'import os; print(os.environb[b"HOME"])'`, ""},

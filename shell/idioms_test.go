@@ -80,6 +80,7 @@ func TestAnalyzeEgressSpellings(t *testing.T) {
 		{`ftp_proxy=http://p.example curl ftp://a.example/`, "h:p.example h:a.example"},
 		{`wget -e https_proxy=http://p.example https://a.example/`, "h:p.example h:a.example"},
 		{`wget --execute 'use_proxy = on' https://a.example/`, "h:a.example"},
+		{`wget --config=w.rc https://a.example/`, "r:w.rc h:? h:a.example"},
 		{`git -c http.proxy=http://p.example clone https://a.example/r`, "h:p.example h:a.example"},
 	})
 }

@@ -210,9 +210,15 @@ func runWget(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "OoaPiUeTtlQwYAR", long: map[string]bool{"output-document": true, "output-file": true,
 		"append-output": true, "directory-prefix": true, "input-file": true, "post-file": true, "body-file": true, "post-data": true,
 		"user-agent": true, "header": true, "execute": true, "tries": true, "timeout": true, "level": true, "user": true,
-		"password": true, "http-user": true, "http-password": true, "load-cookies": true, "save-cookies": true, "referer": true}}, false)
+		"password": true, "http-user": true, "http-password": true, "load-cookies": true, "save-cookies": true, "referer": true,
+		"config": true}}, false)
 	w.optFiles(&o, true, notStdio, "O", "output-document", "o", "output-file", "a", "append-output", "save-cookies")
 	w.optFiles(&o, true, nil, "P", "directory-prefix")
+	// --config reads wgetrc commands veto does not see: a proxy among them.
+	if o.has("config") {
+		w.optFiles(&o, false, notStdio, "config")
+		w.r.Hosts = append(w.r.Hosts, Host{Unknown: true, Command: c.name, Segment: c.seg})
+	}
 	// -e runs a wgetrc command: a proxy set there is where it connects.
 	for _, x := range o.all("e", "execute") {
 		if x.unknown {

@@ -178,7 +178,13 @@ func codeEscape(b *strings.Builder, code string, j int, q byte) int {
 			}
 			break
 		}
-		max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+		max := 2
+		switch c {
+		case 'u':
+			max = 4
+		case 'U':
+			max = 8
+		}
 		if v, n, ok := hex(j+1, max); ok {
 			b.WriteRune(v)
 			return j + n

@@ -397,9 +397,36 @@ func TestDefaultTimeoutOnlyForAllowedCommands(t *testing.T) {
 
 func TestCommandArgumentMustBeText(t *testing.T) {
 	g, ws := gate(t)
-	v := g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": []any{"rm", "-rf", "/"}}, Cwd: ws})
+	v := g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": []any{"rm", 7, "/"}}, Cwd: ws})
 	if v.Allowed || v.Reason != "command_not_text" {
 		t.Fatalf("%+v", v)
+	}
+	v = g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": map[string]any{"argv": "ls"}}, Cwd: ws})
+	if v.Allowed || v.Reason != "command_not_text" {
+		t.Fatalf("%+v", v)
+	}
+}
+
+// TestCommandArgumentVector: a command given as an argument vector is that
+// program with those words: python3 -c CODE is python given CODE, not CODE
+// run as a shell line, and rm -rf / is still rm -rf /.
+func TestCommandArgumentVector(t *testing.T) {
+	g, ws := gate(t)
+	for _, tc := range []struct {
+		argv  []any
+		allow bool
+	}{
+		{[]any{"python3", "-c", "print(2 + 2)"}, true},
+		{[]any{"bash", "-lc", "ls -la"}, true},
+		{[]any{"rg", "-n", "TODO|FIXME", "."}, true},
+		{[]any{"rm", "-rf", "/"}, false},
+		{[]any{"bash", "-lc", "git reset --hard"}, false},
+		{[]any{"python3", "-c", "import os\nos.system('git reset --hard')"}, false},
+	} {
+		v := g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": tc.argv}, Cwd: ws})
+		if v.Allowed != tc.allow {
+			t.Errorf("%q: allowed %v, want %v (%s/%s)", tc.argv, v.Allowed, tc.allow, v.Rule, v.Reason)
+		}
 	}
 }
 

@@ -48,6 +48,10 @@ func ClaudeCode() []veto.Descriptor {
 		d("Task", 0, nil),
 		d("TodoWrite", 0, nil),
 		d("ExitPlanMode", 0, nil),
+		// AskUserQuestion asks the person (questions[].question, header,
+		// options[].label and description, multiSelect): its text names no
+		// file it touches, so none of it is sniffed as a path.
+		d("AskUserQuestion", 0, nil),
 	}
 }
 

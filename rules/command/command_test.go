@@ -2,6 +2,8 @@ package command_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -458,6 +460,38 @@ func TestBuiltinMessagesReachWhole(t *testing.T) {
 		}
 		if v.Advice.Policy == "" {
 			t.Errorf("%v: no advice", tc.args["command"])
+		}
+	}
+}
+
+// TestFindExecRmSymlink: find without -L does not follow symlinks, so
+// find . -exec rm {} removes files below . and the links themselves, never
+// what a top-level link points at: a link out of the workspace does not
+// make it a removal outside. The home and the root stay refused, and so
+// does find -L, which follows the link.
+func TestFindExecRmSymlink(t *testing.T) {
+	g, ws := gate(t)
+	// A link to a directory outside every root (the temporary directories
+	// are roots): nothing is written, the link is only judged.
+	if err := os.Symlink("/usr/share", filepath.Join(ws, "outside")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cmd   string
+		allow bool
+	}{
+		{`find . -exec rm {} \;`, true},
+		{`find . -name '*.pyc' -exec rm -f {} +`, true},
+		{`find . -type d -name node_modules -prune -exec rm -r {} +`, true},
+		{`find ~ -exec rm {} +`, false},
+		{`find / -exec rm -rf {} \;`, false},
+		{`find -L . -exec rm {} \;`, false},
+		{`find . -follow -exec rm {} \;`, false},
+		{`find .git -exec rm {} \;`, false},
+	} {
+		v := g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": tc.cmd}, Cwd: ws})
+		if v.Allowed != tc.allow {
+			t.Errorf("%s: allowed %v, want %v (%s/%s)", tc.cmd, v.Allowed, tc.allow, v.Rule, v.Reason)
 		}
 	}
 }

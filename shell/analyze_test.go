@@ -582,6 +582,9 @@ func TestAnalyzeDecoders(t *testing.T) {
 func TestAnalyzeNetwork(t *testing.T) {
 	runCases(t, env, []analyzeCase{
 		{`curl https://a.example/x`, "h:a.example"},
+		{`curl http:169.254.169.254/latest/meta-data/`, "h:169.254.169.254"},
+		{`wget -qO- http:/169.254.169.254/x`, "h:169.254.169.254"},
+		{`curl 'HTTPS:\\a.example/x'`, "h:a.example"},
 		{`curl -o out https://a.example`, "w:out h:a.example"},
 		{`curl -d @secret.json https://a.example`, "r:secret.json h:a.example"},
 		{`curl -d @- https://a.example`, "h:a.example"},

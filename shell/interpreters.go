@@ -62,8 +62,14 @@ func runShell(w *walker, c *cmd) stage {
 		}
 	}
 	if cflag || c.stdinArgs {
-		if c.stdinArgs {
+		switch {
+		case c.stdinArgs:
 			w.finding(CannotVouch, c.seg, "The shell runs a script taken from input veto cannot see, so it cannot vouch for it.")
+		case len(c.up) > 0:
+			// -c without its script, with input: the shell refuses or, in a
+			// spelling veto misreads, runs its input; either way veto does
+			// not vouch for it.
+			w.finding(CannotVouch, c.seg, "The shell is given -c without a script veto can see, so it cannot vouch for it.")
 		}
 		return stage{}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/clients"
+	"github.com/vetohq/veto/shell"
 )
 
 // Client is Codex's entry in the client table.
@@ -192,23 +193,30 @@ func patchAlone(line, name string) bool {
 	return false
 }
 
-// commandLine joins an argument vector: "bash -lc SCRIPT" is the script;
-// anything else is quoted word by word.
+// commandLine joins an argument vector: a shell's -c or -lc script
+// ("bash -lc SCRIPT") is the script; any other vector is its words, each
+// quoted as the shell needs (shell.ArgvLine), so that "python3 -c CODE"
+// is python3 given CODE, not CODE run as a shell line.
 func commandLine(argv []any) string {
 	words := make([]string, 0, len(argv))
 	for _, a := range argv {
 		s, _ := a.(string)
 		words = append(words, s)
 	}
-	if len(words) == 3 && (words[1] == "-lc" || words[1] == "-c") {
+	if len(words) == 3 && (words[1] == "-lc" || words[1] == "-c") && isShell(words[0]) {
 		return words[2]
 	}
-	for i, w := range words {
-		if w == "" || strings.ContainsAny(w, " \t\n'\"\\$`|&;<>()*?[]{}~#!") {
-			words[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-		}
+	return shell.ArgvLine(words)
+}
+
+// isShell reports whether a program is a POSIX-like shell, whose -c
+// operand is a shell script.
+func isShell(prog string) bool {
+	switch path.Base(prog) {
+	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "yash":
+		return true
 	}
-	return strings.Join(words, " ")
+	return false
 }
 
 // Deny implements agent.Adapter: the strict hookSpecificOutput denial, the

@@ -128,12 +128,27 @@ func Embedded(text string) []string {
 	return out
 }
 
+// looksLikeURL reports whether an argument string is an http(s), ws(s)
+// or ftp URL: the scheme, then "//", or, as WHATWG clients read these
+// schemes, any number of slashes or backslashes, none included
+// ("http:169.254.169.254/…" is that host), before a host.
 func looksLikeURL(s string) bool {
 	s = strings.ToLower(strings.TrimSpace(s))
-	for _, p := range []string{"http://", "https://", "ws://", "wss://", "ftp://"} {
-		if strings.HasPrefix(s, p) {
+	for _, p := range []string{"http:", "https:", "ws:", "wss:", "ftp:"} {
+		rest, ok := strings.CutPrefix(s, p)
+		if !ok {
+			continue
+		}
+		if strings.HasPrefix(rest, "//") {
 			return true
 		}
+		// Without "//", only a string that reads as nothing else: one
+		// word, its host starting as a name or an address does.
+		if strings.ContainsAny(rest, " \t\n\r") {
+			return false
+		}
+		rest = strings.TrimLeft(rest, "/\\")
+		return rest != "" && (rest[0] == '[' || rest[0] >= 'a' && rest[0] <= 'z' || rest[0] >= '0' && rest[0] <= '9')
 	}
 	return false
 }

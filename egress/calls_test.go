@@ -89,7 +89,10 @@ func TestDestinationsOfACall(t *testing.T) {
 		{"sniffed", nil, map[string]any{"a": " HTTPS://x.example/ ", "b": []any{"ws://y.example", map[string]any{"c": "ftp://z.example"}}, "d": "wss://w.example", "e": "mailto:x", "f": 7},
 			[]string{"HTTPS://x.example/", "ws://y.example", "ftp://z.example", "wss://w.example"}, true},
 		{"sniffed-http", nil, map[string]any{"a": "http://h.example"}, []string{"http://h.example"}, true},
-		{"sniffed-none", nil, map[string]any{"a": "not a url", "b": "https:/x"}, nil, true},
+		{"sniffed-none", nil, map[string]any{"a": "not a url", "b": "http: 200", "c": "https:", "d": "ftp:/ x"}, nil, true},
+		// As WHATWG clients read them, a web scheme needs no "//".
+		{"sniffed-no-slashes", nil, map[string]any{"a": "https:/x", "b": "http:169.254.169.254/latest", "c": "HTTP:\\\\h.example"},
+			[]string{"HTTP:\\\\h.example", "http:169.254.169.254/latest", "https:/x"}, true},
 	} {
 		got, ok := egress.Destinations(&veto.Input{Call: &veto.Call{Args: tc.args}, Descriptor: tc.d})
 		slices.Sort(got)

@@ -49,6 +49,27 @@ var findWrites = map[string]bool{"-fprint": true, "-fprint0": true, "-fls": true
 
 func runFind(w *walker, c *cmd) stage {
 	args := c.args
+	// The options before the start points: -L follows every symlink, -H
+	// those named as start points, -P (the default) none.
+	follow := false
+	for len(args) > 0 && !args[0].unknown {
+		a := args[0].lit
+		switch {
+		case a == "-L":
+			follow = true
+		case a == "-H" || a == "-P":
+			follow = false
+		case a == "-D":
+			if len(args) > 1 {
+				args = args[1:]
+			}
+		case strings.HasPrefix(a, "-O") || strings.HasPrefix(a, "-D"):
+		default:
+			goto starts
+		}
+		args = args[1:]
+	}
+starts:
 	var starts []word
 	for len(args) > 0 && (args[0].unknown || !(strings.HasPrefix(args[0].lit, "-") || args[0].lit == "(" || args[0].lit == "!")) {
 		starts = append(starts, args[0])
@@ -64,6 +85,8 @@ func runFind(w *walker, c *cmd) stage {
 		switch a.lit {
 		case "-exec", "-execdir", "-ok", "-okdir":
 			execs = true
+		case "-follow":
+			follow = true
 		}
 	}
 	for _, s := range starts {
@@ -99,7 +122,14 @@ func runFind(w *walker, c *cmd) stage {
 			if len(sub) == 0 {
 				continue
 			}
-			// {} is each file found below the start points.
+			// {} is each file found below the start points. A removal of
+			// what find finds without following symlinks removes files
+			// below the start point and the links themselves, never what
+			// a link points at: it is judged as the removal of a file
+			// below the start point ("start/{}"), not of the start's
+			// entries as a glob would resolve them (through a top-level
+			// symlink out of the workspace).
+			removes := !follow && !sub[0].unknown && (sub[0].lit == "rm" || sub[0].lit == "unlink")
 			argv := make([]word, len(sub))
 			for k, x := range sub {
 				argv[k] = x
@@ -107,7 +137,11 @@ func runFind(w *walker, c *cmd) stage {
 					y := word{}
 					for _, s := range starts {
 						for _, v := range s.vals {
-							y.vals = append(y.vals, strings.ReplaceAll(x.lit, "{}", path.Join(v, "*")))
+							found := path.Join(v, "*")
+							if removes && x.lit == "{}" {
+								found = path.Join(v, "{}")
+							}
+							y.vals = append(y.vals, strings.ReplaceAll(x.lit, "{}", found))
 						}
 					}
 					if len(y.vals) == 0 {

@@ -6,6 +6,7 @@ package shell
 // names (code.go).
 
 import (
+	"path"
 	"strconv"
 	"strings"
 )
@@ -61,8 +62,14 @@ func runShell(w *walker, c *cmd) stage {
 		}
 	}
 	if cflag || c.stdinArgs {
-		if c.stdinArgs {
+		switch {
+		case c.stdinArgs:
 			w.finding(CannotVouch, c.seg, "The shell runs a script taken from input veto cannot see, so it cannot vouch for it.")
+		case len(c.up) > 0:
+			// -c without its script, with input: the shell refuses or, in a
+			// spelling veto misreads, runs its input; either way veto does
+			// not vouch for it.
+			w.finding(CannotVouch, c.seg, "The shell is given -c without a script veto can see, so it cannot vouch for it.")
 		}
 		return stage{}
 	}
@@ -158,8 +165,73 @@ func (w *walker) runFile(c *cmd, f word, code bool) stage {
 		w.finding(CannotVouch, c.seg, "The command runs a file veto cannot determine, so it cannot vouch for it.")
 		return stage{}
 	}
+	for _, v := range f.vals {
+		switch stdinPath(v) {
+		case stdinIn:
+			// The script is the command's input: a here-string, a
+			// here-document or a pipe veto can read is analysed as the
+			// script; input veto cannot see is not vouched for.
+			if len(c.up) == 0 {
+				w.finding(CannotVouch, c.seg, "The command runs a script it reads from input veto cannot see, so it cannot vouch for it.")
+				return stage{}
+			}
+			return w.runFeed(c, c.up, code)
+		case stdinOther:
+			w.finding(CannotVouch, c.seg, "The command runs a script it reads from a file descriptor veto cannot see, so it cannot vouch for it.")
+			return stage{}
+		}
+	}
 	w.access(f, false, false)
 	return stage{}
+}
+
+// What a path a script is read from names: a file, the command's input
+// (/dev/stdin, /dev/fd/0, /proc/self/fd/0), or another descriptor.
+const (
+	stdinNone = iota
+	stdinIn
+	stdinOther
+)
+
+// stdinPath tells whether p names a file descriptor rather than a file:
+// /dev/stdin, /dev/fd/N, /proc/self/fd/N, /proc/thread-self/fd/N and
+// /proc/PID/fd/N, in any spelling the kernel accepts (repeated slashes, "."
+// segments). Descriptor 0 is the input.
+func stdinPath(p string) int {
+	if !strings.HasPrefix(p, "/") {
+		return stdinNone
+	}
+	clean := path.Clean(p)
+	switch clean {
+	case "/dev/stdin":
+		return stdinIn
+	case "/dev/stdout", "/dev/stderr", "/dev/tty":
+		return stdinOther
+	}
+	var fd string
+	switch {
+	case strings.HasPrefix(clean, "/dev/fd/"):
+		fd = clean[len("/dev/fd/"):]
+	case strings.HasPrefix(clean, "/proc/"):
+		rest := clean[len("/proc/"):]
+		proc, after, ok := strings.Cut(rest, "/fd/")
+		if !ok || strings.Contains(proc, "/") {
+			return stdinNone
+		}
+		if proc != "self" && proc != "thread-self" {
+			return stdinOther // another process's descriptor
+		}
+		fd = after
+	default:
+		return stdinNone
+	}
+	if strings.Contains(fd, "/") || fd == "" {
+		return stdinOther
+	}
+	if strings.TrimLeft(fd, "0") == "" {
+		return stdinIn
+	}
+	return stdinOther
 }
 
 func runEval(w *walker, c *cmd) stage {

@@ -42,6 +42,14 @@ func hostOf(s string) (string, bool) {
 	if s == "" {
 		return "", false
 	}
+	// A web scheme needs no "//": clients read "http:h/p", "http:/h/p" and
+	// "http:\\h/p" as host h, as they read "http://h/p".
+	if i := strings.IndexByte(s, ':'); i > 0 && !strings.HasPrefix(s[i:], "://") {
+		switch strings.ToLower(s[:i]) {
+		case "http", "https", "ws", "wss", "ftp":
+			s = s[:i] + "://" + strings.TrimLeft(s[i+1:], "/\\")
+		}
+	}
 	if i := strings.Index(s, "://"); i > 0 {
 		u, err := url.Parse(s)
 		if err != nil {

@@ -68,6 +68,13 @@ func wrapEnv(w *walker, c *cmd) stage {
 			break
 		}
 		s := a.lit
+		if len(s) > 2 && s[0] == '-' && s[1] != '-' {
+			// A cluster of flags before -S (env -iS'…', -vS): the flags
+			// change nothing veto judges.
+			if j := strings.TrimLeft(s[1:], "iv0"); j != s[1:] && strings.HasPrefix(j, "S") {
+				s = "-" + j
+			}
+		}
 		next := func() (string, bool) {
 			if len(args) < 2 {
 				return "", false
@@ -100,9 +107,27 @@ func wrapEnv(w *walker, c *cmd) stage {
 			default:
 				str = s[2:]
 			}
+			if len(args) > 0 && args[0].unknown {
+				w.finding(CannotVouch, c.seg, "env -S is given a string veto cannot see, so it cannot vouch for it.")
+				return stage{}
+			}
+			parts, err := splitEnvS(str, func(name string) (string, bool) {
+				if v, ok := w.lookup(name); ok && len(v) == 1 {
+					return v[0], true
+				}
+				return "", false
+			})
+			if err != nil {
+				w.finding(CannotVouch, c.seg, "env -S is given a string it cannot split, so veto cannot vouch for it.")
+				return stage{}
+			}
 			var split []word
-			for _, f := range strings.Fields(str) {
-				split = append(split, lit(f))
+			for _, p := range parts {
+				if p.unknown {
+					split = append(split, word{unknown: true})
+					continue
+				}
+				split = append(split, lit(p.val))
 			}
 			args = append(split, args[1:]...)
 			continue

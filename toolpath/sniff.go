@@ -38,15 +38,24 @@ func sniff(v any, out []string) []string {
 
 // PathLike reports whether s reads as a path: one word that starts like a
 // path, holds a slash but no URL scheme, or is named like a dotfile or a
-// key.
+// key; or words with spaces between them that start as a path plainly
+// does (~/, $HOME/, ./, ../, file:, or / with a slash after its first
+// name: "/etc/cron.d/daily job"), where prose seldom starts. A string that
+// starts with a web URL's scheme (http:, https:, ws:, wss:, ftp:) is a
+// URL, with or without its "//", unless it climbs with "..".
 func PathLike(s string) bool {
-	if s == "" || len(s) > 4096 || strings.ContainsAny(s, " \t\n\r") {
+	if s == "" || len(s) > 4096 || strings.ContainsAny(s, "\t\n\r") {
 		return false
+	}
+	if strings.Contains(s, " ") {
+		return spacedPath(s)
 	}
 	switch {
 	case strings.HasPrefix(s, "file:"):
 		return true
 	case strings.Contains(s, "://"):
+		return false
+	case webScheme(s) && !climbs(s):
 		return false
 	case strings.HasPrefix(s, "/"), strings.HasPrefix(s, "~"), strings.HasPrefix(s, "./"),
 		strings.HasPrefix(s, "../"), strings.HasPrefix(s, "$HOME"), strings.HasPrefix(s, "${HOME}"):
@@ -60,6 +69,44 @@ func PathLike(s string) bool {
 	}
 	for _, ext := range []string{".pem", ".key", ".p12", ".pfx"} {
 		if strings.HasSuffix(s, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+// spacedPath reports whether s, which holds a space, starts as a path
+// plainly does.
+func spacedPath(s string) bool {
+	for _, p := range []string{"~/", "$HOME/", "${HOME}/", "./", "../", "file:"} {
+		if strings.HasPrefix(s, p) {
+			return len(s) > len(p) && s[len(p)] != ' '
+		}
+	}
+	if len(s) < 2 || s[0] != '/' || s[1] == ' ' || s[1] == '/' {
+		return false
+	}
+	first, rest, ok := strings.Cut(s[1:], "/")
+	return ok && !strings.Contains(first, " ") && rest != "" && rest[0] != ' '
+}
+
+// webScheme reports whether s starts with the scheme of a web URL.
+func webScheme(s string) bool {
+	i := strings.IndexByte(s, ':')
+	if i <= 0 {
+		return false
+	}
+	switch strings.ToLower(s[:i]) {
+	case "http", "https", "ws", "wss", "ftp":
+		return true
+	}
+	return false
+}
+
+// climbs reports whether a path holds a ".." segment.
+func climbs(s string) bool {
+	for _, seg := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if seg == ".." {
 			return true
 		}
 	}

@@ -28,3 +28,36 @@ func TestSniff(t *testing.T) {
 		t.Fatalf("a path after padding: %d paths", len(got))
 	}
 }
+
+// TestPathLikeSpacesAndSchemes: a path with spaces in it is a path when
+// it starts as one plainly does; prose is not. A web scheme without its
+// "//" is a URL, not a relative path, unless it climbs with "..".
+func TestPathLikeSpacesAndSchemes(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want bool
+	}{
+		{"/etc/cron.d/daily job", true},
+		{"$HOME/.config/autostart/my app.desktop", true},
+		{"~/Library/Application Support/x", true},
+		{"./docs/Meeting Notes.md", true},
+		{"../up one/x", true},
+		{"file:///tmp/a b", true},
+		{"/review this PR", false},
+		{"/ is the root", false},
+		{"/usr/ bin", false},
+		{"Fixed the bug in src/main.go and docs", false},
+		{"stand-up: notes / actions", false},
+		{"~ is home", false},
+		{"two\nlines/x", false},
+		{"http:169.254.169.254/latest/meta-data/", false},
+		{"HTTPS:/example.com/x", false},
+		{"ws:host/x", false},
+		{"http:../../etc/passwd", true},
+		{"git:repo/x", true},
+	} {
+		if got := PathLike(tc.s); got != tc.want {
+			t.Errorf("PathLike(%q) = %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}

@@ -48,6 +48,10 @@ func ClaudeCode() []veto.Descriptor {
 		d("Task", 0, nil),
 		d("TodoWrite", 0, nil),
 		d("ExitPlanMode", 0, nil),
+		// AskUserQuestion asks the person (questions[].question, header,
+		// options[].label and description, multiSelect): its text names no
+		// file it touches, so none of it is sniffed as a path.
+		d("AskUserQuestion", 0, nil),
 	}
 }
 
@@ -283,7 +287,8 @@ func CopilotCLI() []veto.Descriptor {
 
 // Codex returns the descriptors of the Codex CLI's tools, as its adapter
 // presents them (a shell command as one line, apply_patch's files as
-// paths).
+// paths). A command still given as an argument vector is judged as that
+// program with those words (shell.CommandText).
 func Codex() []veto.Descriptor {
 	return []veto.Descriptor{
 		d("shell", veto.CapExecutes, map[string]veto.Role{"command": command}),

@@ -110,7 +110,7 @@ func (s *Set) Patcher() veto.Patcher {
 
 type analysis struct {
 	report *shell.Report // nil: the call runs no command
-	bad    bool          // the command argument is not a string
+	bad    bool          // the command argument is neither text nor an argument vector
 }
 
 // analyze finds the call's command and analyses it once per decision.
@@ -127,7 +127,9 @@ func (s *Set) analyze(in *veto.Input) *analysis {
 		}
 		a := &analysis{}
 		for _, arg := range args {
-			src, isString := arg.Value.(string)
+			// A command given as an argument vector (Codex's shell) is that
+			// program with those words.
+			src, isString := shell.CommandText(arg.Value)
 			if !isString {
 				return &analysis{bad: true}
 			}

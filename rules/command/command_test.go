@@ -2,6 +2,8 @@ package command_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -397,9 +399,36 @@ func TestDefaultTimeoutOnlyForAllowedCommands(t *testing.T) {
 
 func TestCommandArgumentMustBeText(t *testing.T) {
 	g, ws := gate(t)
-	v := g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": []any{"rm", "-rf", "/"}}, Cwd: ws})
+	v := g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": []any{"rm", 7, "/"}}, Cwd: ws})
 	if v.Allowed || v.Reason != "command_not_text" {
 		t.Fatalf("%+v", v)
+	}
+	v = g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": map[string]any{"argv": "ls"}}, Cwd: ws})
+	if v.Allowed || v.Reason != "command_not_text" {
+		t.Fatalf("%+v", v)
+	}
+}
+
+// TestCommandArgumentVector: a command given as an argument vector is that
+// program with those words: python3 -c CODE is python given CODE, not CODE
+// run as a shell line, and rm -rf / is still rm -rf /.
+func TestCommandArgumentVector(t *testing.T) {
+	g, ws := gate(t)
+	for _, tc := range []struct {
+		argv  []any
+		allow bool
+	}{
+		{[]any{"python3", "-c", "print(2 + 2)"}, true},
+		{[]any{"bash", "-lc", "ls -la"}, true},
+		{[]any{"rg", "-n", "TODO|FIXME", "."}, true},
+		{[]any{"rm", "-rf", "/"}, false},
+		{[]any{"bash", "-lc", "git reset --hard"}, false},
+		{[]any{"python3", "-c", "import os\nos.system('git reset --hard')"}, false},
+	} {
+		v := g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": tc.argv}, Cwd: ws})
+		if v.Allowed != tc.allow {
+			t.Errorf("%q: allowed %v, want %v (%s/%s)", tc.argv, v.Allowed, tc.allow, v.Rule, v.Reason)
+		}
 	}
 }
 
@@ -431,6 +460,38 @@ func TestBuiltinMessagesReachWhole(t *testing.T) {
 		}
 		if v.Advice.Policy == "" {
 			t.Errorf("%v: no advice", tc.args["command"])
+		}
+	}
+}
+
+// TestFindExecRmSymlink: find without -L does not follow symlinks, so
+// find . -exec rm {} removes files below . and the links themselves, never
+// what a top-level link points at: a link out of the workspace does not
+// make it a removal outside. The home and the root stay refused, and so
+// does find -L, which follows the link.
+func TestFindExecRmSymlink(t *testing.T) {
+	g, ws := gate(t)
+	// A link to a directory outside every root (the temporary directories
+	// are roots): nothing is written, the link is only judged.
+	if err := os.Symlink("/usr/share", filepath.Join(ws, "outside")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cmd   string
+		allow bool
+	}{
+		{`find . -exec rm {} \;`, true},
+		{`find . -name '*.pyc' -exec rm -f {} +`, true},
+		{`find . -type d -name node_modules -prune -exec rm -r {} +`, true},
+		{`find ~ -exec rm {} +`, false},
+		{`find / -exec rm -rf {} \;`, false},
+		{`find -L . -exec rm {} \;`, false},
+		{`find . -follow -exec rm {} \;`, false},
+		{`find .git -exec rm {} \;`, false},
+	} {
+		v := g.Decide(context.Background(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": tc.cmd}, Cwd: ws})
+		if v.Allowed != tc.allow {
+			t.Errorf("%s: allowed %v, want %v (%s/%s)", tc.cmd, v.Allowed, tc.allow, v.Rule, v.Reason)
 		}
 	}
 }

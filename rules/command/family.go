@@ -13,7 +13,7 @@ import (
 
 // The command rules, declared once.
 var (
-	notText = &rule.Reason{Code: "command_not_text", Message: "The command argument is not a string, so veto cannot read it.", Risk: veto.RiskMedium}
+	notText = &rule.Reason{Code: "command_not_text", Message: "The command argument is neither text nor a list of words, so veto cannot read it.", Risk: veto.RiskMedium}
 
 	Analyzer = &rule.Info{ID: string(shell.RuleAnalyzer), Doc: "Refuses a destructive command, and a command the static analyzer cannot vouch for.",
 		Risk: veto.RiskHigh, Advice: rule.Off(string(shell.RuleAnalyzer)), Reasons: append(findings(shell.RuleAnalyzer), notText)}

@@ -130,7 +130,7 @@ func (s *Set) analyze(in *veto.Input) []*shell.Report {
 	v := in.Memo(memoKey{s}, func() any {
 		var reps []*shell.Report
 		for _, arg := range in.Descriptor.ArgsWith(in.Call.Args, veto.RoleCommand) {
-			if src, ok := arg.Value.(string); ok {
+			if src, ok := shell.CommandText(arg.Value); ok {
 				env := shell.Env{Cwd: callDir(in.Call), Vars: s.vars}
 				reps = append(reps, in.Memo(shell.KeyOf(src, env, s.varsID), func() any { return shell.Analyze(src, env) }).(*shell.Report))
 			}

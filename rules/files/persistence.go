@@ -1,8 +1,8 @@
 package files
 
 import (
-	"bufio"
 	"context"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -118,34 +118,29 @@ func (r *persistence) configHooks(file, workspace string) []string {
 }
 
 // readHooksPaths reads the values of core.hooksPath from a git config
-// file. It understands sections, comments and "key = value"; anything
-// subtler is ignored, which can only make the list shorter than git's.
+// file, as git reads them (parseGitConfig): a value ends at an unquoted ;
+// or #, quotes and escapes are git's. Of a file git refuses, the values
+// before the line it refuses at are kept; a file larger than maxGitConfig
+// is read as far as that.
 func readHooksPaths(file string) []string {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxGitConfig))
+	if err != nil {
+		return nil
+	}
+	vars, _ := parseGitConfig(string(b))
 	var out []string
-	section := ""
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if line[0] == '[' {
-			section = strings.ToLower(strings.Trim(strings.Fields(strings.Trim(line, "[]"))[0], `"`))
-			continue
-		}
-		key, val, ok := strings.Cut(line, "=")
-		if !ok || section != "core" || !strings.EqualFold(strings.TrimSpace(key), "hookspath") {
-			continue
-		}
-		val = strings.Trim(strings.TrimSpace(val), `"`)
-		if val != "" {
-			out = append(out, val)
+	for _, v := range vars {
+		if strings.EqualFold(v.section, "core") && v.subsection == "" && strings.EqualFold(v.name, "hookspath") && v.value != "" {
+			out = append(out, v.value)
 		}
 	}
 	return out
 }
+
+// maxGitConfig bounds how much of a git config file is read.
+const maxGitConfig = 1 << 20

@@ -200,6 +200,8 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 			}
 		}
 	}
+	w.prog, w.progSeg = c.name, seg
+	w.secretProgram(c)
 	w.r.Programs = append(w.r.Programs, c.name)
 	w.r.Commands = append(w.r.Commands, w.record(argv[0], c))
 	var st stage
@@ -209,6 +211,7 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	if fetchers[c.name] {
 		st.fetch = true
 	}
+	w.secretSend(c)
 	return st
 }
 

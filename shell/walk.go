@@ -27,6 +27,10 @@ type walker struct {
 	strict bool // recovered or remote input: a recursive forced removal is refused whatever its target
 	remote bool // the command runs on another machine: its paths are not ours
 	code   bool // interpreter code read as shell: only destructive findings count
+	piped  bool // a stage of a pipeline whose output goes to the next stage
+
+	prog    string // the program of the last simple command walked, for secretUse
+	progSeg int    // its segment
 }
 
 func newWalker(env Env, r *Report) *walker {
@@ -98,6 +102,7 @@ type stage struct {
 	decode bool     // it decodes (base64 -d, xxd -r, …)
 	text   []string // the literal text it prints (echo, printf), when known
 	file   bool     // it prints a file it was given, which is judged as read (cat f, < f)
+	secret bool     // it prints a secret-named variable's value (echo "$TOKEN")
 }
 
 // merge is what two streams read in turn give: a download or decoding in
@@ -123,6 +128,7 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 	if st == nil {
 		return stage{}
 	}
+	n := len(w.r.secrets)
 	var in *stage
 	for _, rd := range st.Redirs {
 		if f := w.redirect(rd, depth); f != nil {
@@ -138,14 +144,26 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 			// pipe's.
 			up = append(up[:len(up):len(up)], *in)
 		}
-		return w.call(c, depth, up)
+		w.prog = ""
+		out := w.call(c, depth, up)
+		out = w.secretUse(out, n, up, w.prog, w.progSeg)
+		if !w.piped {
+			w.printsSecret(out, w.progSeg)
+		}
+		return out
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			var stages []stage
 			for _, s := range flattenPipe(c) {
-				stages = append(stages, w.fork().stmt(s, depth, stages))
+				f := w.fork()
+				f.piped = true
+				stages = append(stages, f.stmt(s, depth, stages))
 			}
-			return stages[len(stages)-1]
+			last := stages[len(stages)-1]
+			if !w.piped {
+				w.printsSecret(last, w.r.Segments-1)
+			}
+			return last
 		}
 		w.stmt(c.X, depth, nil)
 		return w.stmt(c.Y, depth, nil)
@@ -346,6 +364,12 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 			}
 		case a.Name != nil:
 			names++
+			if a.Naked && a.Value == nil && a.Array == nil && strings.Contains(opts, "p") && !w.code {
+				// declare -p NAME prints the variable's value.
+				if _, assigned := w.vars[a.Name.Value]; !assigned && secretName(a.Name.Value) {
+					w.r.find(RuleEnvDump, SecretPrint, w.r.Segments, "The command prints the value of a variable named like a secret.")
+				}
+			}
 			w.r.Assigned = append(w.r.Assigned, a.Name.Value)
 			if a.Value != nil {
 				x := w.word(a.Value, depth)
@@ -833,6 +857,7 @@ func (w *walker) procSubst(p *syntax.ProcSubst, depth int) *stage {
 
 // param evaluates a parameter expansion.
 func (w *walker) param(p *syntax.ParamExp, depth int) ([]string, bool) {
+	w.noteSecret(p)
 	if p.Exp != nil && p.Exp.Word != nil {
 		defer w.word(p.Exp.Word, depth) // its substitutions run either way
 	}

@@ -200,18 +200,25 @@ func (w *walker) secretsIn(x *syntax.Word) []string {
 		return nil
 	}
 	var out []string
-	syntax.Walk(x, func(n syntax.Node) bool {
-		switch p := n.(type) {
-		case *syntax.CmdSubst, *syntax.ProcSubst:
-			return false
-		case *syntax.ParamExp:
-			before := len(w.r.secrets)
-			w.noteSecret(p)
-			out = append(out, w.r.secrets[before:]...)
-			w.r.secrets = w.r.secrets[:before]
+	var parts func([]syntax.WordPart)
+	parts = func(ps []syntax.WordPart) {
+		for _, p := range ps {
+			switch p := p.(type) {
+			case *syntax.DblQuoted:
+				parts(p.Parts)
+			case *syntax.BraceExp: // syntax.Walk does not know it
+				for _, e := range p.Elems {
+					parts(e.Parts)
+				}
+			case *syntax.ParamExp:
+				before := len(w.r.secrets)
+				w.noteSecret(p)
+				out = append(out, w.r.secrets[before:]...)
+				w.r.secrets = w.r.secrets[:before]
+			}
 		}
-		return true
-	})
+	}
+	parts(x.Parts)
 	return out
 }
 

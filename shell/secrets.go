@@ -387,7 +387,12 @@ func (w *walker) secretProgram(c *cmd) {
 	if w.code || w.remote {
 		return
 	}
-	var args []string
+	switch _, listed := secretPrinters[c.name]; {
+	case listed, c.name == "aws", c.name == "kubectl", c.name == "oc", c.name == "ps", c.name == "jq", c.name == "gojq", c.name == "jaq":
+	default:
+		return // most commands: no argument list built
+	}
+	args := make([]string, 0, len(c.args))
 	for _, a := range c.args {
 		if a.unknown {
 			args = append(args, "")

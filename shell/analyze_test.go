@@ -557,6 +557,14 @@ func TestAnalyzeBuiltins(t *testing.T) {
 		{`jq -n env`, "!env_dump"},
 		{`jq -n '$ENV.X'`, "!env_dump"},
 		{`jq .env config.json`, "r:config.json"},
+		{`echo $JAVA_HOME $KUBECONFIG $XAUTHORITY $AWS_PROFILE $GOPATH`, ""},
+		{`python3 -c 'import os; print(os.environ["AWS_SECRET_ACCESS_KEY"])'`, "!secret_print"},
+		{`python3 -c 'import os; print(os.environ.get("HOME"))'`, ""},
+		{`python3 -c 'import os, openai; c = openai.OpenAI(api_key=os.getenv("OPENAI_API_KEY"))'`, ""},
+		{`node -p process.env.GITHUB_TOKEN`, "!secret_print"},
+		{`node -e 'console.log(process.env.NPM_TOKEN)'`, "!secret_print"},
+		{`node -e 'console.log(process.env.NODE_ENV)'`, ""},
+		{`ruby -e 'puts ENV["DB_PASSWORD"]'`, "!secret_print"},
 	})
 }
 

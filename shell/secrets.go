@@ -517,3 +517,50 @@ func jqReadsEnv(f string) bool {
 func wordByte(b byte) bool {
 	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
 }
+
+// envAccessors are how interpreter code reads one environment variable,
+// each followed by the variable's name: os.environ["X"], os.getenv("X"),
+// process.env.X, ENV["X"], $ENV{X}, ENVIRON["X"], $_ENV["X"].
+var envAccessors = []string{"environ[", "environ.get(", "getenv(", "process.env.", "process.env[", "Deno.env.get(",
+	"ENV[", "ENV.fetch(", "$ENV{", "ENVIRON[", "$_ENV[", "$_SERVER["}
+
+// codePrints are the calls that print in the interpreters veto reads.
+var codePrints = []string{"print", "console.", "stdout.write", "stderr.write", "puts", "echo", "say ", "say(", "printf", "pp "}
+
+// codePrintsSecret reports interpreter code that reads an environment
+// variable named like a secret's and prints: python3 -c
+// 'import os; print(os.environ["AWS_SECRET_ACCESS_KEY"])', node -p
+// process.env.GITHUB_TOKEN. Code that only uses one (a client given its
+// key) does not print it.
+func codePrintsSecret(c *cmd, src string) bool {
+	secret := false
+	for _, acc := range envAccessors {
+		for i := 0; !secret; {
+			j := strings.Index(src[i:], acc)
+			if j < 0 {
+				break
+			}
+			i += j + len(acc)
+			rest := strings.TrimLeft(src[i:], " '\"`")
+			k := 0
+			for k < len(rest) && wordByte(rest[k]) {
+				k++
+			}
+			secret = secretName(rest[:k])
+		}
+	}
+	if !secret {
+		return false
+	}
+	for _, a := range c.args {
+		if a.lit == "-p" || a.lit == "--print" || a.lit == "-pe" {
+			return true // node -p, perl -pe print what they evaluate
+		}
+	}
+	for _, p := range codePrints {
+		if strings.Contains(src, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -39,7 +39,9 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 		var x word
 		switch {
 		case a.Value != nil:
+			n := len(w.r.secrets)
 			x = w.word(a.Value, depth)
+			w.taint(a.Name.Value, n)
 		case a.Array != nil:
 			w.substsIn(a.Array, depth)
 			x = word{unknown: true}

@@ -112,10 +112,24 @@ func (w *walker) noteSecret(p *syntax.ParamExp) {
 		w.r.secrets = append(w.r.secrets, "") // an indirect name veto cannot know
 		return
 	}
-	if _, assigned := w.vars[name]; assigned || !secretName(name) {
+	if _, assigned := w.vars[name]; assigned && !w.tainted[name] || !assigned && !secretName(name) {
 		return
 	}
 	w.r.secrets = append(w.r.secrets, name)
+}
+
+// taint marks a variable just assigned as holding a secret when the value
+// expanded one (the report's list grew past n), and clears the mark when
+// it did not: T=$GITHUB_TOKEN; echo $T prints the token.
+func (w *walker) taint(name string, n int) {
+	if len(w.r.secrets) > n {
+		if w.tainted == nil {
+			w.tainted = map[string]bool{}
+		}
+		w.tainted[name] = true
+		return
+	}
+	delete(w.tainted, name)
 }
 
 // secretPassers are the programs whose output is what they were given, in

@@ -29,6 +29,8 @@ type walker struct {
 	code   bool // interpreter code read as shell: only destructive findings count
 	piped  bool // a stage of a pipeline whose output goes to the next stage
 
+	tainted map[string]bool // variables the command assigned a secret's value (T=$GITHUB_TOKEN)
+
 	prog    string // the program of the last simple command walked, for secretUse
 	progSeg int    // its segment
 }
@@ -42,6 +44,7 @@ func newWalker(env Env, r *Report) *walker {
 func (w *walker) fork() *walker {
 	c := *w
 	c.vars = maps.Clone(w.vars)
+	c.tainted = maps.Clone(w.tainted)
 	c.dirs = append([]string(nil), w.dirs...)
 	return &c
 }
@@ -372,7 +375,9 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 			}
 			w.r.Assigned = append(w.r.Assigned, a.Name.Value)
 			if a.Value != nil {
+				n := len(w.r.secrets)
 				x := w.word(a.Value, depth)
+				w.taint(a.Name.Value, n)
 				w.envHosts(a.Name.Value, x)
 				w.assign(a.Name.Value, x)
 			} else if a.Array != nil {

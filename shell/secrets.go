@@ -15,7 +15,7 @@ import (
 // secretWords are the words of a variable's name (split on "_" and at
 // camel-case humps) that say it holds a secret: TOKEN in GITHUB_TOKEN, KEY
 // in AWS_SECRET_ACCESS_KEY, PASSWORD in POSTGRES_PASSWORD.
-var secretWords = []string{"TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD", "PASS", "PASSPHRASE",
+var secretWords = []string{"TOKEN", "SECRET", "SECRETS", "PASSWORD", "PASSWORDS", "PASSWD", "PASS", "PASSPHRASE",
 	"PWD", "KEY", "KEYS", "APIKEY", "PAT", "CREDENTIAL", "CREDENTIALS", "CRED", "CREDS", "COOKIE", "COOKIES", "BEARER",
 	"DSN", "OTP", "SALT", "AUTHTOKEN", "SECRETKEY", "ACCESSKEY", "PRIVATEKEY"}
 
@@ -24,6 +24,13 @@ var secretWords = []string{"TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "
 // not.
 var secretSuffixes = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "SECRETKEY", "ACCESSKEY", "PRIVATEKEY"}
 
+// secretQualifiers, right after a secret's word, make the name about the
+// secret rather than the secret itself: TOKEN_COUNT, MAX_TOKENS' kin,
+// AWS_ACCESS_KEY_ID, SSH_KEY_PATH, DB_PASSWORD_FILE (a path), SECRET_NAME.
+var secretQualifiers = []string{"COUNT", "COUNTS", "LIMIT", "SIZE", "LEN", "LENGTH", "NUM", "MAX", "MIN", "FILE", "PATH",
+	"DIR", "URL", "URI", "ENDPOINT", "ID", "IDS", "NAME", "TYPE", "HEADER", "PREFIX", "EXPIRY", "EXPIRES", "TTL",
+	"TIMEOUT", "LOCATION", "REF", "ARN", "FINGERPRINT", "ALGORITHM", "ALG", "LABEL", "FORMAT", "MODE"}
+
 // secretNames are whole names that hold a secret though no word says so:
 // connection URLs that carry their password.
 var secretNames = []string{"DATABASE_URL", "DATABASE_URI", "DB_URL", "MONGODB_URI", "MONGO_URL", "MONGO_URI",
@@ -31,8 +38,9 @@ var secretNames = []string{"DATABASE_URL", "DATABASE_URI", "DB_URL", "MONGODB_UR
 
 // secretName reports whether a variable's name is shaped like a secret's:
 // one of its words is a secret's word (TOKEN, KEY, PASSWORD, SECRET, PAT,
-// …) or ends in one (GITHUBTOKEN), or it is a connection URL
-// (DATABASE_URL). PWD and OLDPWD, KEYBOARD, TOKENIZERS_PARALLELISM,
+// …) or ends in one (GITHUBTOKEN), not followed by a word that makes it
+// about the secret (TOKEN_COUNT, KEY_ID, PASSWORD_FILE), or it is a
+// connection URL (DATABASE_URL). PWD and OLDPWD, KEYBOARD, TOKENIZERS_PARALLELISM,
 // SSH_AUTH_SOCK and API_URL are not. printenv, declare -p and every
 // expansion a command prints or sends share it.
 func secretName(name string) bool {
@@ -48,14 +56,14 @@ func secretName(name string) bool {
 			return true
 		}
 	}
-	for _, word := range nameWords(name) {
-		if slices.Contains(secretWords, word) {
-			return true
-		}
+	words := nameWords(name)
+	for i, word := range words {
+		secret := slices.Contains(secretWords, word)
 		for _, s := range secretSuffixes {
-			if strings.HasSuffix(word, s) {
-				return true
-			}
+			secret = secret || strings.HasSuffix(word, s)
+		}
+		if secret && (i+1 == len(words) || !slices.Contains(secretQualifiers, words[i+1])) {
+			return true
 		}
 	}
 	return false
@@ -437,21 +445,29 @@ func (w *walker) secretProgram(c *cmd) {
 			w.r.find(RuleEnvDump, SecretPrint, c.seg, "The command prints a secret: a token, a password, a private key or credentials.")
 		}
 	case "ps":
-		for _, a := range args {
-			if a == "-E" || a != "" && !strings.HasPrefix(a, "-") && strings.Trim(a, "auxwejfhlrTSvcmn") == "" && strings.Contains(a, "e") {
-				w.r.find(RuleEnvDump, EnvDump, c.seg, "The command prints other processes' environment, which holds secrets.")
-				return
-			}
+		// BSD options come first and without a dash: e shows each
+		// process's environment (ps e, ps auxeww); macOS's -E too.
+		bsd := len(args) > 0 && args[0] != "" && !strings.HasPrefix(args[0], "-") &&
+			strings.Trim(args[0], "auxwejfhlrTSvcmnHLMXZ") == "" && strings.Contains(args[0], "e")
+		if bsd || slices.Contains(args, "-E") {
+			w.r.find(RuleEnvDump, EnvDump, c.seg, "The command prints other processes' environment, which holds secrets.")
 		}
 	case "jq", "gojq", "jaq":
-		for _, a := range args {
-			if a == "" || strings.HasPrefix(a, "-") {
-				continue
+		for i := 0; i < len(args); i++ {
+			switch a := args[i]; {
+			case a == "--arg" || a == "--argjson" || a == "--slurpfile" || a == "--rawfile":
+				i += 2
+			case a == "--indent" || a == "-L":
+				i++
+			case a == "-f" || a == "--from-file" || a == "--args" || a == "--jsonargs":
+				return // the filter is in a file, or what follows are values
+			case a == "" || strings.HasPrefix(a, "-"):
+			default:
+				if jqReadsEnv(a) {
+					w.r.find(RuleEnvDump, EnvDump, c.seg, "The command prints the environment, which holds secrets.")
+				}
+				return // the filter is the first operand
 			}
-			if jqReadsEnv(a) {
-				w.r.find(RuleEnvDump, EnvDump, c.seg, "The command prints the environment, which holds secrets.")
-			}
-			return // the filter is the first operand
 		}
 	}
 }

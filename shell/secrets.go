@@ -36,6 +36,11 @@ var secretQualifiers = []string{"COUNT", "COUNTS", "LIMIT", "SIZE", "LEN", "LENG
 var secretNames = []string{"DATABASE_URL", "DATABASE_URI", "DB_URL", "MONGODB_URI", "MONGO_URL", "MONGO_URI",
 	"REDIS_URL", "AMQP_URL", "CLOUDAMQP_URL", "CONNECTION_STRING", "_AUTH"}
 
+// secretHints are in every name secretName accepts: a name holding none
+// is judged without splitting it into words.
+var secretHints = []string{"TOKEN", "SECRET", "PASS", "PWD", "KEY", "PAT", "CRED", "COOKIE", "BEARER", "DSN", "OTP",
+	"SALT", "URL", "URI", "AUTH", "STRING"}
+
 // secretName reports whether a variable's name is shaped like a secret's:
 // one of its words is a secret's word (TOKEN, KEY, PASSWORD, SECRET, PAT,
 // …) or ends in one (GITHUBTOKEN), not followed by a word that makes it
@@ -50,6 +55,16 @@ func secretName(name string) bool {
 	n := strings.ToUpper(name)
 	if n == "PWD" || n == "OLDPWD" {
 		return false
+	}
+	hinted := false
+	for _, h := range secretHints {
+		if strings.Contains(n, h) {
+			hinted = true
+			break
+		}
+	}
+	if !hinted {
+		return false // most names (HOME, PATH, f): no word list built
 	}
 	for _, s := range secretNames {
 		if n == s || strings.HasSuffix(n, "_"+s) || strings.HasSuffix(n, s) && strings.HasPrefix(s, "_") {

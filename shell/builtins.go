@@ -62,25 +62,6 @@ func runPrintenv(w *walker, c *cmd) stage {
 	return stage{}
 }
 
-// secretWords are the parts of a variable's name that say it holds a
-// secret.
-var secretWords = []string{"KEY", "TOKEN", "SECRET", "PASS", "PWD", "CRED", "AUTH", "PRIVATE", "SESSION", "COOKIE",
-	"CERT", "SIGN", "DSN", "CONNECTION", "SALT", "OTP", "BEARER", "API", "ACCESS"}
-
-// secretName reports whether a variable's name is shaped like a secret's.
-func secretName(name string) bool {
-	n := strings.ToUpper(name)
-	if n == "PWD" || n == "OLDPWD" {
-		return false
-	}
-	for _, s := range secretWords {
-		if strings.Contains(n, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // runSet is set and export: with no arguments (or export -p) they print
 // every variable.
 func runSet(w *walker, c *cmd) stage {

@@ -39,7 +39,9 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 		var x word
 		switch {
 		case a.Value != nil:
+			n := len(w.r.secrets)
 			x = w.word(a.Value, depth)
+			w.taint(a.Name.Value, n)
 		case a.Array != nil:
 			w.substsIn(a.Array, depth)
 			x = word{unknown: true}
@@ -200,6 +202,8 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 			}
 		}
 	}
+	w.prog, w.progSeg = c.name, seg
+	w.secretProgram(c)
 	w.r.Programs = append(w.r.Programs, c.name)
 	w.r.Commands = append(w.r.Commands, w.record(argv[0], c))
 	var st stage
@@ -209,6 +213,7 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	if fetchers[c.name] {
 		st.fetch = true
 	}
+	w.secretSend(c)
 	return st
 }
 

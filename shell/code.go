@@ -29,6 +29,9 @@ func (w *walker) readCode(c *cmd, x word) stage {
 		if dumpsEnv(c.name, src) {
 			w.r.find(RuleEnvDump, EnvDump, c.seg, "The interpreter's code reads the whole environment, which holds secrets.")
 		}
+		if !w.code && codePrintsSecret(c, src) {
+			w.r.find(RuleEnvDump, SecretPrint, c.seg, "The interpreter's code prints the value of a variable named like a secret.")
+		}
 		t := &codeText{lits: literals(src)}
 		t.clean = blankLiterals(src, t.lits)
 		t.chdir = strings.Contains(strings.ToLower(t.clean), "chdir")

@@ -91,6 +91,28 @@ func printfText(f string, args []word) (string, bool) {
 	}
 }
 
+// runSqlite is sqlite3: its first operand is the database it reads (and
+// may write); -init names a file of commands it reads.
+func runSqlite(w *walker, c *cmd) stage {
+	takes := map[string]bool{"-cmd": true, "-separator": true, "-newline": true, "-nullvalue": true, "-vfs": true,
+		"-pagecache": true, "-lookaside": true, "-mmap": true, "-heap": true, "-maxsize": true, "-init": true}
+	for i := 0; i < len(c.args); i++ {
+		a := c.args[i]
+		if !a.unknown && strings.HasPrefix(a.lit, "-") {
+			if takes[a.lit] && i+1 < len(c.args) {
+				if a.lit == "-init" {
+					w.access(c.args[i+1], false, false)
+				}
+				i++
+			}
+			continue
+		}
+		w.access(a, false, false)
+		break
+	}
+	return stage{}
+}
+
 // runDecoder is a program that decodes with one of its flags.
 func runDecoder(short, long string) func(*walker, *cmd) stage {
 	return func(w *walker, c *cmd) stage {
@@ -108,6 +130,13 @@ func runDecoder(short, long string) func(*walker, *cmd) stage {
 func alwaysDecode(w *walker, c *cmd) stage { return stage{decode: true} }
 
 func runOpenssl(w *walker, c *cmd) stage {
+	// The files it reads: -in, and the key of -inkey, -key, -signkey,
+	// -kfile, -CAkey (openssl rsa -in ~/.ssh/id_rsa prints the key).
+	for i, a := range c.args {
+		if i+1 < len(c.args) && (a.lit == "-in" || a.lit == "-inkey" || a.lit == "-key" || a.lit == "-signkey" || a.lit == "-kfile" || a.lit == "-CAkey") {
+			w.access(c.args[i+1], false, false)
+		}
+	}
 	for _, a := range c.args {
 		if a.lit == "-d" || a.lit == "-base64" || a.lit == "base64" {
 			return stage{decode: true}

@@ -106,7 +106,7 @@ func buildHandlers() {
 		"go": runGo,
 
 		"base64": runDecoder("d", "decode"), "base32": runDecoder("d", "decode"), "xxd": runDecoder("r", "revert"),
-		"uudecode": alwaysDecode, "openssl": runOpenssl,
+		"uudecode": alwaysDecode, "openssl": runOpenssl, "sqlite3": runSqlite,
 
 		"ln":       runLn,
 		"cp":       runCopy(false),

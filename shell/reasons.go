@@ -74,6 +74,15 @@ const (
 	// unknown too), and interpreter code that reads the whole
 	// environment.
 	EnvDump Reason = "env_dump"
+	// SecretPrint is given (by RuleEnvDump) for a variable named like a
+	// secret's (shell/secrets.go's secretName) expanded where the command
+	// prints it (echo, printf, a here-document into cat, … | base64, a
+	// file) or sends it to a host that is neither this machine nor the
+	// secret's own service, declare -p of one, and a program run the way
+	// that prints a secret (gh auth token, aws configure get of a key,
+	// gcloud auth print-access-token, kubectl config view --raw, git
+	// credential fill, gpg --export-secret-keys, …: secretPrinters).
+	SecretPrint Reason = "secret_print"
 )
 
 // ReasonInfo is one reason code the analyzer can give: the rule that
@@ -99,6 +108,7 @@ var reasons = []ReasonInfo{
 	{RuleAnalyzer, ParseFailed, "the command does not parse"},
 	{RuleAnalyzer, DepthExceeded, "the command nests deeper than veto follows"},
 	{RuleEnvDump, EnvDump, "the command prints the environment"},
+	{RuleEnvDump, SecretPrint, "the command prints or sends a secret: a secret-named variable's value, or a program's token or key"},
 }
 
 // Reasons returns every reason code a Finding can carry, with its rule and

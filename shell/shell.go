@@ -95,9 +95,11 @@ type Report struct {
 	// ${X:-y}, ${#X}, in any nested script veto analyses), in order, with
 	// repeats; Assigned the names it assigns (prefix assignments, env's
 	// and export's NAME=value words included).
-	Params    []string `json:"-"`
-	Assigned  []string `json:"-"`
-	Segments  int      // simple commands seen
+	Params   []string `json:"-"`
+	Assigned []string `json:"-"`
+	Segments int      // simple commands seen
+
+	secrets   []string // the secret-named variables expanded so far, in order (noteSecret)
 	Recovered bool     // the command only parsed after closing an unterminated quote
 }
 

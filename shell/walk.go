@@ -30,6 +30,12 @@ type walker struct {
 
 	links     map[string]link // links made earlier in the command, by where they are (linkKey); shared with forks
 	unlinking bool            // the accesses are rm's: a link itself is removed, not its target
+	piped     bool            // a stage of a pipeline whose output goes to the next stage
+
+	tainted map[string]bool // variables the command assigned a secret's value (T=$GITHUB_TOKEN)
+
+	prog    string // the program of the last simple command walked, for secretUse
+	progSeg int    // its segment
 }
 
 // link is a link a command made: what it points at, and the directory a
@@ -100,6 +106,7 @@ func newWalker(env Env, r *Report) *walker {
 func (w *walker) fork() *walker {
 	c := *w
 	c.vars = maps.Clone(w.vars)
+	c.tainted = maps.Clone(w.tainted)
 	c.dirs = append([]string(nil), w.dirs...)
 	return &c
 }
@@ -161,6 +168,7 @@ type stage struct {
 	text   []string // the literal text it prints (echo, printf), when known
 	file   bool     // it prints a file it was given, which is judged as read (cat f, < f)
 	rel    bool     // it prints an archive whose members are relative names (rpm2cpio)
+	secret bool     // it prints a secret-named variable's value (echo "$TOKEN")
 }
 
 // merge is what two streams read in turn give: a download or decoding in
@@ -186,6 +194,7 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 	if st == nil {
 		return stage{}
 	}
+	n := len(w.r.secrets)
 	var in *stage
 	for _, rd := range st.Redirs {
 		if f := w.redirect(rd, depth); f != nil {
@@ -201,14 +210,26 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 			// pipe's.
 			up = append(up[:len(up):len(up)], *in)
 		}
-		return w.call(c, depth, up)
+		w.prog = ""
+		out := w.call(c, depth, up)
+		out = w.secretUse(out, n, up, w.prog, w.progSeg)
+		if !w.piped {
+			w.printsSecret(out, w.progSeg)
+		}
+		return out
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			var stages []stage
 			for _, s := range flattenPipe(c) {
-				stages = append(stages, w.fork().stmt(s, depth, stages))
+				f := w.fork()
+				f.piped = true
+				stages = append(stages, f.stmt(s, depth, stages))
 			}
-			return stages[len(stages)-1]
+			last := stages[len(stages)-1]
+			if !w.piped {
+				w.printsSecret(last, w.r.Segments-1)
+			}
+			return last
 		}
 		w.stmt(c.X, depth, nil)
 		return w.stmt(c.Y, depth, nil)
@@ -409,9 +430,17 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 			}
 		case a.Name != nil:
 			names++
+			if a.Naked && a.Value == nil && a.Array == nil && strings.Contains(opts, "p") && !w.code {
+				// declare -p NAME prints the variable's value.
+				if _, assigned := w.vars[a.Name.Value]; !assigned && secretName(a.Name.Value) {
+					w.r.find(RuleEnvDump, SecretPrint, w.r.Segments, "The command prints the value of a variable named like a secret.")
+				}
+			}
 			w.r.Assigned = append(w.r.Assigned, a.Name.Value)
 			if a.Value != nil {
+				n := len(w.r.secrets)
 				x := w.word(a.Value, depth)
+				w.taint(a.Name.Value, n)
 				w.envHosts(a.Name.Value, x)
 				w.assign(a.Name.Value, x)
 			} else if a.Array != nil {
@@ -902,6 +931,7 @@ func (w *walker) procSubst(p *syntax.ProcSubst, depth int) *stage {
 
 // param evaluates a parameter expansion.
 func (w *walker) param(p *syntax.ParamExp, depth int) ([]string, bool) {
+	w.noteSecret(p)
 	if p.Exp != nil && p.Exp.Word != nil {
 		defer w.word(p.Exp.Word, depth) // its substitutions run either way
 	}

@@ -2,6 +2,7 @@ package files
 
 import (
 	"context"
+	"path"
 	"strings"
 
 	"github.com/vetohq/veto"
@@ -71,10 +72,11 @@ const maxUnseen = 4096
 func (s *Set) couldBeCredential(u unseenRead) bool {
 	parts := strings.Split(u.pattern, "*")
 	cands := []string{parts[0]}
+	fill := s.fillersFor(parts[0], parts[len(parts)-1])
 	for _, rest := range parts[1:] {
-		next := make([]string, 0, len(cands)*len(s.credFillers))
+		next := make([]string, 0, min(len(cands)*len(fill), maxUnseen))
 		for _, c := range cands {
-			for _, f := range s.credFillers {
+			for _, f := range fill {
 				if len(next) < maxUnseen {
 					next = append(next, c+f+rest)
 				}
@@ -137,4 +139,61 @@ func fillers(patterns []string, home string) []string {
 		}
 	}
 	return out
+}
+
+// fillersFor are the fillers of the credential patterns a path with this
+// literal head (before its first unknown part) and tail (after its last)
+// could match: a pattern whose last segment cannot be the tail's last
+// segment (id_rsa for .../notes.txt), or whose fixed start differs from
+// the head's (~/Library/… for ~/.config/…), gives none. Fewer fillers, fewer
+// candidates: the list is long, and the candidates grow as its fillers'
+// power.
+func (s *Set) fillersFor(head, tail string) []string {
+	last := ""
+	if i := strings.LastIndex(tail, "/"); i >= 0 {
+		last = tail[i+1:]
+	}
+	home := strings.TrimSuffix(s.home, "/")
+	if s.fold {
+		home = strings.ToLower(home)
+	}
+	norm := func(p string) string {
+		if s.fold {
+			p = strings.ToLower(p)
+		}
+		if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+			return home + p[1:]
+		}
+		return p
+	}
+	head, last = norm(head), strings.ToLower(last)
+	if !s.fold {
+		last = tail[len(tail)-len(last):]
+	}
+	var keep []string
+	for _, p := range s.credList {
+		if strings.HasPrefix(p, "!") {
+			continue
+		}
+		q := norm(p)
+		if last != "" {
+			seg := q[strings.LastIndex(q, "/")+1:]
+			if seg != "**" {
+				if ok, err := path.Match(seg, last); err == nil && !ok {
+					continue
+				}
+			}
+		}
+		if strings.HasPrefix(q, "/") && strings.HasPrefix(head, "/") {
+			fixed := q
+			if i := strings.IndexAny(q, "*?["); i >= 0 {
+				fixed = q[:i]
+			}
+			if !strings.HasPrefix(fixed, head) && !strings.HasPrefix(head, fixed) {
+				continue
+			}
+		}
+		keep = append(keep, p)
+	}
+	return fillers(keep, s.home)
 }

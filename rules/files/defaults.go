@@ -1,5 +1,10 @@
 package files
 
+import (
+	_ "embed"
+	"strings"
+)
+
 // DefaultProtected are the locations inside the write roots that file
 // tools must not write: git's internals, veto's own state, and the client
 // settings that could switch veto off. They match at any depth below a
@@ -32,14 +37,30 @@ var DefaultPersistence = []string{
 }
 
 // DefaultCredentials are the files that hold secrets. Reading or writing
-// one is denied; a credential directory covers everything in it.
-var DefaultCredentials = []string{
-	"~/.ssh/**", "!~/.ssh/*.pub",
-	"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
-	"*.pem", "*.key", "*.p12", "*.pfx",
-	".env", ".env.*", "!.env.example", "!.env.sample", "!.env.template", "!.env.dist",
-	"~/.aws/**", "~/.azure/**", "~/.config/gcloud/**", "~/.kube/config", "~/.docker/config.json",
-	"~/.netrc", "~/.npmrc", "~/.pypirc", "~/.git-credentials", "~/.config/gh/hosts.yml",
-	"~/.gnupg/**", "~/.password-store/**",
-	"/etc/shadow", "/etc/gshadow", "/proc/*/environ",
+// one is denied; a credential directory covers everything in it. The list
+// is data: credentials.txt, one pattern a line with whose file it is.
+var DefaultCredentials = parseCredentials(credentialsTxt)
+
+//go:embed credentials.txt
+var credentialsTxt string
+
+// parseCredentials reads credentials.txt: a pattern a line, what follows
+// " #" a comment, lines that start with "#" and blank ones skipped. A
+// malformed pattern panics: the list is built in, and a test compiles it.
+func parseCredentials(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		if err := CheckPattern(line); err != nil {
+			panic("rules/files/credentials.txt: " + line + ": " + err.Error())
+		}
+		out = append(out, line)
+	}
+	return out
 }

@@ -73,6 +73,7 @@ type Set struct {
 	tasks       patterns
 	credAnchors []string
 	credFillers []string        // what an unknown part of a read path is tried as
+	credList    []string        // the credential patterns as written, for fillersFor
 	manifest    map[string]bool // absolute entries; relative ones are joined to the workspace per call
 	manifestRel []string
 	scopes      []patterns
@@ -190,6 +191,7 @@ func New(cfg Config) (*Set, error) {
 		creds = DefaultCredentials
 	}
 	s.credFillers = fillers(creds, s.home)
+	s.credList = creds
 	if cfg.Manifest != nil {
 		s.manifest = map[string]bool{}
 		for _, m := range cfg.Manifest {

@@ -44,6 +44,9 @@ func (w *walker) readCode(c *cmd, x word) stage {
 			}
 			w.codePath(t, l, home)
 		}
+		if c.name == "r" || c.name == "rscript" {
+			w.rSystem2(c, src, t)
+		}
 		// An argument list of literals (["rm", "-rf", "/x"]) is a command too.
 		for _, argv := range literalLists(t) {
 			sub := w.fork()

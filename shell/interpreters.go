@@ -200,6 +200,10 @@ var interpSpecs = map[string]interpSpec{
 		longVal: map[string]bool{"require": true, "import": true, "loader": true, "experimental-loader": true, "input-type": true, "conditions": true, "env-file": true, "title": true, "inspect-port": true}},
 	"php": {code: "rBRE", val: "dcFz", file: "f", longVal: map[string]bool{"define": true}},
 	"lua": {code: "e", val: "l"},
+	// R and Rscript: -e's expression; R's other options are flags or
+	// --name=value.
+	"rscript": {code: "e"},
+	"r":       {code: "e", val: "gd", file: "f"},
 }
 
 // interpFamily is the spec an interpreter's name uses.

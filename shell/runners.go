@@ -10,6 +10,8 @@ package shell
 import (
 	"path"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // wrapperSpecs are wrappers whose command follows their options (and n
@@ -415,10 +417,6 @@ func runAt(w *walker, c *cmd) stage {
 		}
 		return stage{}
 	}
-	if len(c.up) == 0 {
-		w.finding(CannotVouch, c.seg, "at reads the commands it schedules from input veto cannot see, so it cannot vouch for them.")
-		return stage{}
-	}
 	return w.fromStdin(c, false)
 }
 
@@ -738,7 +736,14 @@ func runSqlite(w *walker, c *cmd) stage {
 	}
 	for _, t := range texts {
 		if t.unknown {
-			w.finding(CannotVouch, c.seg, "sqlite3 runs commands veto cannot see, so it cannot vouch for them.")
+			// A value inside SQL is data; a command veto cannot see, or a
+			// line that starts with one, may be a dot command.
+			v, ok := visibleText(t)
+			if !ok || startsHole(v) {
+				w.finding(CannotVouch, c.seg, "sqlite3 runs commands veto cannot see, so it cannot vouch for them.")
+				continue
+			}
+			w.sqliteText(c, v)
 			continue
 		}
 		for _, v := range t.vals {
@@ -1031,4 +1036,49 @@ func (w *walker) rSystem2(c *cmd, src string, t *codeText) {
 			from = start
 		}
 	}
+}
+
+// hole stands in the visible text of a word for a part veto cannot know.
+const hole = "\x00"
+
+// visibleText is a word's text with each part veto cannot know (a
+// variable from the environment, a substitution) as hole: enough to see
+// the structure of a sed script or of SQL around a value. ok is false
+// when veto has not the word's source.
+func visibleText(x word) (string, bool) {
+	if !x.unknown {
+		return x.lit, true
+	}
+	if x.src == nil {
+		return "", false
+	}
+	var b strings.Builder
+	var walk func(parts []syntax.WordPart)
+	walk = func(parts []syntax.WordPart) {
+		for _, p := range parts {
+			switch p := p.(type) {
+			case *syntax.Lit:
+				b.WriteString(p.Value)
+			case *syntax.SglQuoted:
+				b.WriteString(p.Value)
+			case *syntax.DblQuoted:
+				walk(p.Parts)
+			default:
+				b.WriteString(hole)
+			}
+		}
+	}
+	walk(x.src.Parts)
+	return b.String(), true
+}
+
+// startsHole reports whether text, or one of its lines, starts with a
+// part veto cannot know.
+func startsHole(text string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), hole) {
+			return true
+		}
+	}
+	return false
 }

@@ -8,9 +8,14 @@ import "strings"
 // sedScript reads a sed script for what it runs and writes.
 func (w *walker) sedScript(c *cmd, x word) {
 	if x.unknown {
-		// A script veto cannot see may hold e or w.
-		w.finding(CannotVouch, c.seg, "sed runs a script veto cannot see, which may run commands or write files.")
-		return
+		// A value inside the script (s/$old/$new/) is text; a script, or
+		// a command, veto cannot see may be e or w.
+		v, ok := visibleText(x)
+		if !ok || startsHole(v) || strings.Contains(v, ";"+hole) || strings.Contains(v, "}"+hole) {
+			w.finding(CannotVouch, c.seg, "sed runs a script veto cannot see, which may run commands or write files.")
+			return
+		}
+		x = lit(v)
 	}
 	for _, v := range x.vals {
 		if !strings.ContainsAny(v, "ewW") {
@@ -110,6 +115,10 @@ func (w *walker) sedCommands(c *cmd, s string) {
 				w.finding(CannotVouch, c.seg, "sed runs its pattern space as a command, which veto cannot see.")
 				continue
 			}
+			if strings.Contains(command, hole) {
+				w.finding(CannotVouch, c.seg, "sed runs a command veto cannot see, so it cannot vouch for it.")
+				continue
+			}
 			w.fork().script(command, c.depth+1)
 		case 'w', 'W':
 			skipSpace()
@@ -149,6 +158,10 @@ func (w *walker) sedCommands(c *cmd, s string) {
 // sedWrite is a file sed writes: /dev/stdout and /dev/stderr are none.
 func (w *walker) sedWrite(name string) {
 	if name == "" || name == "/dev/stdout" || name == "/dev/stderr" {
+		return
+	}
+	if strings.Contains(name, hole) {
+		w.access(word{unknown: true}, true, false)
 		return
 	}
 	w.access(lit(name), true, false)

@@ -75,7 +75,16 @@ func (w *walker) unknownProgram(c *cmd) {
 	args := c.args
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a.unknown || a.lit == "" {
+		if a.unknown {
+			// --exec="$X": a command veto cannot see.
+			if v, ok := visibleText(a); ok && strings.HasPrefix(v, "-") {
+				if name, _, hasVal := strings.Cut(strings.TrimLeft(v, "-"), "="); hasVal && !strings.Contains(name, hole) && execOption(name) == 2 {
+					w.finding(CannotVouch, c.seg, "The program is told to run a command veto cannot see, so it cannot vouch for it.")
+				}
+			}
+			continue
+		}
+		if a.lit == "" {
 			continue
 		}
 		s := a.lit

@@ -204,6 +204,10 @@ var interpSpecs = map[string]interpSpec{
 	// --name=value.
 	"rscript": {code: "e"},
 	"r":       {code: "e", val: "gd", file: "f"},
+	"julia":   {code: "eE", val: "Jpt", longCode: map[string]bool{"eval": true, "print": true}, codeEnds: true},
+	"elixir":  {code: "e", val: "r", longCode: map[string]bool{"eval": true}, longVal: map[string]bool{"erl": true, "cookie": true, "sname": true, "name": true}},
+	"groovy":  {code: "e", val: "cD", longVal: map[string]bool{"encoding": true}},
+	"octave":  {longCode: map[string]bool{"eval": true}, longVal: map[string]bool{"path": true, "exec-path": true, "image-path": true}},
 }
 
 // interpFamily is the spec an interpreter's name uses.

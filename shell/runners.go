@@ -944,7 +944,8 @@ func addRunners(m map[string]func(*walker, *cmd) stage) {
 		"npx": runPackageRunner, "bunx": runPackageRunner, "uvx": runPackageRunner,
 		"flock": wrapFlock, "sg": wrapSg, "entr": wrapEntr, "hyperfine": wrapHyperfine, "nix-shell": wrapNixShell, "nix": wrapNixShell,
 		"nodemon": wrapNodemon, "watchexec": wrapWatchexec, "tmux": wrapTmux, "screen": wrapScreen, "expect": wrapExpect,
-		"rscript": runInterp, "r": runInterp,
+		"rscript": runInterp, "r": runInterp, "julia": runInterp, "elixir": runInterp, "groovy": runInterp, "octave": runInterp,
+		"lldb": runLldb, "psql": runSQLClient, "mysql": runSQLClient, "mariadb": runSQLClient,
 	} {
 		m[name] = h
 	}
@@ -1081,4 +1082,138 @@ func startsHole(text string) bool {
 		}
 	}
 	return false
+}
+
+// runLldb is lldb: the commands -o/--one-line, -O, -k and -K give are
+// read as gdb's are: platform shell and shell run a script, script runs
+// Python.
+func runLldb(w *walker, c *cmd) stage {
+	args := c.args
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.unknown {
+			continue
+		}
+		switch a.lit {
+		case "-o", "--one-line", "-O", "--one-line-before-file", "-k", "--one-line-on-crash":
+			if i+1 < len(args) {
+				i++
+				x := args[i]
+				if !x.unknown {
+					x = lit(strings.TrimPrefix(strings.TrimSpace(x.lit), "platform "))
+				}
+				w.gdbCommand(c, x)
+			}
+		case "-s", "--source", "-S", "--source-before-file", "-K", "--source-on-crash":
+			if i+1 < len(args) {
+				i++
+				w.access(args[i], false, false)
+			}
+		case "--":
+			if i+1 < len(args) {
+				return stage{}
+			}
+		}
+	}
+	return stage{}
+}
+
+// runSQLClient is psql, mysql and mariadb: their meta-commands run a
+// shell (psql's \! and \o or \g to |cmd, \copy … program 'cmd'; mysql's
+// \! and system), in the SQL of -c/--command (psql), -e/--execute
+// (mysql) or their input.
+func runSQLClient(w *walker, c *cmd) stage {
+	var texts []word
+	psql := c.name == "psql"
+	args := c.args
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.unknown {
+			continue
+		}
+		s := a.lit
+		switch {
+		case psql && (s == "-c" || s == "--command"), !psql && (s == "-e" || s == "--execute"):
+			if i+1 < len(args) {
+				i++
+				texts = append(texts, args[i])
+			}
+		case psql && strings.HasPrefix(s, "--command="):
+			texts = append(texts, tails(a, "--command="))
+		case !psql && strings.HasPrefix(s, "--execute="):
+			texts = append(texts, tails(a, "--execute="))
+		case psql && strings.HasPrefix(s, "-c") && len(s) > 2:
+			texts = append(texts, tails(a, "-c"))
+		case !psql && strings.HasPrefix(s, "-e") && len(s) > 2:
+			texts = append(texts, tails(a, "-e"))
+		}
+	}
+	if len(texts) == 0 && len(c.up) > 0 {
+		if last := c.up[len(c.up)-1]; last.text != nil {
+			for _, t := range last.text {
+				texts = append(texts, lit(t))
+			}
+		}
+	}
+	for _, t := range texts {
+		// A value inside SQL is data; SQL veto cannot see, or a line that
+		// starts with a part it cannot, may be a meta-command.
+		v, ok := visibleText(t)
+		if !ok || startsHole(v) {
+			w.finding(CannotVouch, c.seg, "The database client runs commands veto cannot see, so it cannot vouch for them.")
+			continue
+		}
+		w.sqlMeta(c, v, psql)
+	}
+	return stage{}
+}
+
+// sqlMeta reads the shell escapes of psql or mysql in text.
+func (w *walker) sqlMeta(c *cmd, text string, psql bool) {
+	run := func(s string) {
+		if strings.Contains(s, hole) {
+			w.finding(CannotVouch, c.seg, "The database client runs a shell command veto cannot see, so it cannot vouch for it.")
+			return
+		}
+		w.fork().script(s, c.depth+1)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		for {
+			i := strings.Index(line, `\`)
+			if i < 0 || i+1 >= len(line) {
+				break
+			}
+			rest := line[i+2:]
+			switch line[i+1] {
+			case '!':
+				run(rest)
+				rest = ""
+			case 'o', 'g':
+				if r := strings.TrimLeft(rest, " \t"); strings.HasPrefix(r, "|") && psql {
+					run(r[1:])
+					rest = ""
+				}
+			}
+			line = rest
+		}
+		if t := strings.TrimSpace(line); !psql && strings.HasPrefix(strings.ToLower(t), "system ") {
+			run(t[len("system "):])
+		}
+	}
+	if psql {
+		lower := strings.ToLower(text)
+		for from := 0; ; {
+			i := strings.Index(lower[from:], "program ")
+			if i < 0 {
+				break
+			}
+			from += i + len("program ")
+			r := strings.TrimLeft(text[from:], " \t")
+			if len(r) > 1 && (r[0] == '\'' || r[0] == '"') {
+				if end := strings.IndexByte(r[1:], r[0]); end >= 0 {
+					run(r[1 : end+1])
+				}
+			}
+		}
+	}
 }

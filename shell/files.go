@@ -374,6 +374,7 @@ func runTar(w *walker, c *cmd) stage {
 		"rsh-command": true}}, false)
 	// Programs tar runs: a compressor, a command each member is piped to,
 	// a volume script, a checkpoint action, the remote shell.
+	w.unseenOptions(c, args, "--checkpoint-action=", "--to-command=", "--use-compress-program=", "--info-script=", "--new-volume-script=", "--rsh-command=")
 	for _, x := range o.all("to-command", "use-compress-program", "I", "info-script", "F", "new-volume-script", "rsh-command") {
 		w.scriptOf(c, x)
 	}
@@ -431,6 +432,9 @@ func runZip(w *walker, c *cmd) stage {
 		a := c.args[i]
 		switch {
 		case a.unknown:
+			if w.unseenOption(c, a, "--unzip-command=", "-TT") {
+				continue
+			}
 		case (a.lit == "-TT" || a.lit == "--unzip-command") && i+1 < len(c.args):
 			i++
 			w.scriptOf(c, c.args[i])

@@ -237,6 +237,7 @@ func runRemoteCopy(w *walker, c *cmd) stage {
 	// its rsync-path there; scp's and sftp's ssh program (-S), sftp's
 	// server (-D); ssh's own commands (-o ProxyCommand=…).
 	if c.name == "rsync" {
+		w.unseenOptions(c, c.args, "--rsh=", "--rsync-path=", "-e")
 		for _, x := range o.all("e", "rsh") {
 			w.scriptOf(c, x)
 		}

@@ -125,22 +125,33 @@ func runRunnerSub(w *walker, c *cmd) stage {
 	return w.nested(c, p.operands)
 }
 
-// wrapFlock is flock FILE cmd …, flock FILE -c cmd, or flock FD.
+// wrapFlock is flock [options] FILE cmd …, flock [options] FILE -c cmd,
+// or flock FD.
 func wrapFlock(w *walker, c *cmd) stage {
 	spec := optSpec{val: "wEc", long: map[string]bool{"timeout": true, "wait": true, "conflict-exit-code": true, "command": true}}
-	o := parseOpts(c.args, spec, false)
+	o := parseOpts(c.args, spec, true)
 	for _, s := range o.all("c", "command") {
 		w.scriptOf(c, s)
 	}
-	if o.has("c", "command") || len(o.operands) < 2 {
-		return stage{}
-	}
-	// Options come before the command: re-read past the lock file.
-	o = parseOpts(c.args, spec, true)
 	if len(o.operands) < 2 {
 		return stage{}
 	}
-	return w.nested(c, o.operands[1:])
+	rest := o.operands[1:]
+	if !rest[0].unknown && (rest[0].lit == "-c" || rest[0].lit == "--command") {
+		if len(rest) > 1 {
+			w.scriptOf(c, rest[1])
+		}
+		return stage{}
+	}
+	if !rest[0].unknown && strings.HasPrefix(rest[0].lit, "--command=") {
+		return w.scriptOf(c, tails(rest[0], "--command="))
+	}
+	// Options may follow the file too (flock FILE -n cmd).
+	p := parseOpts(rest, spec, true)
+	for _, s := range p.all("c", "command") {
+		w.scriptOf(c, s)
+	}
+	return w.nested(c, p.operands)
 }
 
 // wrapSg is sg GROUP -c cmd, or sg GROUP cmd.
@@ -422,6 +433,7 @@ func runAt(w *walker, c *cmd) stage {
 
 // runMan is man: -P and --pager name the pager, a command for the shell.
 func runMan(w *walker, c *cmd) stage {
+	w.unseenOptions(c, c.args, "--pager=", "-P", "--html=")
 	o := parseOpts(c.args, optSpec{val: "PMCSemLpREr", long: map[string]bool{"pager": true, "manpath": true, "config-file": true,
 		"sections": true, "extension": true, "locale": true, "preprocessor": true, "encoding": true, "prompt": true}}, false)
 	for _, p := range o.all("P", "pager", "H", "html") {
@@ -856,6 +868,9 @@ func (w *walker) gitRuns(c *cmd, sub string, rest []word) {
 		for i := 0; i < len(rest); i++ {
 			a := rest[i]
 			if a.unknown {
+				for _, l := range long {
+					w.unseenOption(c, a, "--"+l+"=")
+				}
 				continue
 			}
 			if a.lit == "--" {
@@ -1215,5 +1230,32 @@ func (w *walker) sqlMeta(c *cmd, text string, psql bool) {
 				}
 			}
 		}
+	}
+}
+
+// unseenOption reports, and refuses as cannot_vouch, an option word veto
+// cannot know whose visible start is one of prefixes (--to-command="$X"):
+// the command it gives cannot be seen.
+func (w *walker) unseenOption(c *cmd, a word, prefixes ...string) bool {
+	if !a.unknown {
+		return false
+	}
+	v, ok := visibleText(a)
+	if !ok {
+		return false
+	}
+	for _, p := range prefixes {
+		if strings.HasPrefix(v, p) {
+			w.finding(CannotVouch, c.seg, "The program is told to run a command veto cannot see, so it cannot vouch for it.")
+			return true
+		}
+	}
+	return false
+}
+
+// unseenOptions is unseenOption for each of args.
+func (w *walker) unseenOptions(c *cmd, args []word, prefixes ...string) {
+	for _, a := range args {
+		w.unseenOption(c, a, prefixes...)
 	}
 }

@@ -1211,8 +1211,12 @@ func (w *walker) sqlMeta(c *cmd, text string, psql bool) {
 			}
 			line = rest
 		}
-		if t := strings.TrimSpace(line); !psql && strings.HasPrefix(strings.ToLower(t), "system ") {
-			run(t[len("system "):])
+		if !psql {
+			for _, stmt := range strings.Split(line, ";") {
+				if t := strings.TrimSpace(stmt); strings.HasPrefix(strings.ToLower(t), "system ") {
+					run(t[len("system "):])
+				}
+			}
 		}
 	}
 	if psql {

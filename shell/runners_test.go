@@ -20,6 +20,9 @@ func TestAnalyzeRunners(t *testing.T) {
 		{`sed -e :a -e '$!N;s/\n//;ta' a`, "r:a"},
 		{`sed '1i #!/bin/sh' a`, "r:a"},
 		{`sed 'y/abc/xyz/' a`, "r:a"},
+		{"sed '/x/a\\\nwrite this /etc/x' a", "r:a"},
+		{"sed '/x/a\\\nfirst\\\nw /etc/x' a", "r:a"},
+		{"sed '/x/a\\\nfirst\nw /etc/x' a", "w:/etc/x r:a"},
 		// tar
 		{`tar -cf x.tar a --checkpoint=1 --checkpoint-action=exec='crontab -r'`, "!crontab_remove w:x.tar t:a"},
 		{`tar --checkpoint-action=dot -cf x.tar a`, "w:x.tar t:a"},
@@ -139,6 +142,7 @@ func TestAnalyzeRunners(t *testing.T) {
 		{`mysql -e 'system crontab -r'`, "!crontab_remove"},
 		{`mysql -u root -e '\! crontab -r'`, "!crontab_remove"},
 		{`mysql -e 'SHOW DATABASES; SELECT 1'`, ""},
+		{`mysql -e 'SELECT 1; system crontab -r'`, "!crontab_remove"},
 		{`echo '\! crontab -r' | psql`, "!crontab_remove"},
 		{`lldb -o 'platform shell crontab -r'`, "!crontab_remove"},
 		{`lldb -o 'bt' ./a.out`, ""},

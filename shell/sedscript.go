@@ -105,6 +105,11 @@ func (w *walker) sedCommands(c *cmd, s string) {
 					i++
 				}
 			case 'z', '=':
+			case 'a', 'i', 'c':
+				// Text, continued on the next line after a backslash.
+				for text := restOfLine(); strings.HasSuffix(text, "\\") && i < len(s); {
+					text = restOfLine()
+				}
 			default:
 				restOfLine()
 			}

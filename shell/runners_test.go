@@ -1,6 +1,11 @@
 package shell_test
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/vetohq/veto/shell"
+)
 
 // Programs that run other programs (issue 29). Data only: nothing here
 // runs a command.
@@ -167,5 +172,23 @@ func TestAnalyzeRunners(t *testing.T) {
 		{`kubectl exec web -- sh -c 'cat /etc/x'`, ""},
 		{`psql -c 'DROP TABLE x; SELECT 1'`, ""},
 		{`make -j2 CFLAGS='-O2 -g' test`, ""},
+	})
+}
+
+// FuzzRunners holds that the little languages veto reads for the commands
+// they run (sed scripts, ex commands, sqlite3's and psql's meta-commands,
+// gdb's commands, an unknown program's --exec) never make the analyzer
+// panic or hang, whatever the text.
+func FuzzRunners(f *testing.F) {
+	for _, s := range []string{`1e x`, `s/a/b/w f`, `a\`, `\`, `s\a\b\`, `/x/{w f`, `!x`, `silent! !x | y`, `.once '|x`,
+		`\! x`, `\o |x`, `program '`, `shell x`, `system2(`, `g/x/!y`, `r !x`} {
+		f.Add(s)
+	}
+	forms := []string{`sed -e %s x`, `vim -c %s`, `sqlite3 db %s`, `psql -c %s`, `mysql -e %s`, `gdb -ex %s`,
+		`sometool --exec %s`, `R -e %s`, `sometool %s`, `tar --checkpoint-action=exec=%s -cf x y`, `ssh -o %s h`}
+	f.Fuzz(func(t *testing.T, arg string) {
+		for _, form := range forms {
+			shell.Analyze(strings.Replace(form, "%s", singleQuoted(arg), 1), env)
+		}
 	})
 }

@@ -961,6 +961,7 @@ func addRunners(m map[string]func(*walker, *cmd) stage) {
 		"nodemon": wrapNodemon, "watchexec": wrapWatchexec, "tmux": wrapTmux, "screen": wrapScreen, "expect": wrapExpect,
 		"rscript": runInterp, "r": runInterp, "julia": runInterp, "elixir": runInterp, "groovy": runInterp, "octave": runInterp,
 		"lldb": runLldb, "psql": runSQLClient, "mysql": runSQLClient, "mariadb": runSQLClient,
+		"less": runLess,
 	} {
 		m[name] = h
 	}
@@ -1262,4 +1263,31 @@ func (w *walker) unseenOptions(c *cmd, args []word, prefixes ...string) {
 	for _, a := range args {
 		w.unseenOption(c, a, prefixes...)
 	}
+}
+
+// runLess is less: its files are read; an initial command (+cmd, and
+// ++cmd for every file) that is ! runs a shell command.
+func runLess(w *walker, c *cmd) stage {
+	files := make([]word, 0, len(c.args))
+	for _, a := range c.args {
+		if a.unknown || !strings.HasPrefix(a.lit, "+") {
+			files = append(files, a)
+		}
+	}
+	st := readsAll(readerSpecs["less"])(w, &cmd{name: c.name, args: files, depth: c.depth, up: c.up, seg: c.seg, stdinArgs: c.stdinArgs, repl: c.repl})
+	for _, a := range c.args {
+		if a.unknown {
+			if v, ok := visibleText(a); ok && strings.HasPrefix(strings.TrimLeft(v, "+"), "!") {
+				w.finding(CannotVouch, c.seg, "less is told to run a shell command veto cannot see, so it cannot vouch for it.")
+			}
+			continue
+		}
+		if a.lit == "--" {
+			break
+		}
+		if cmd, ok := strings.CutPrefix(strings.TrimLeft(a.lit, "+"), "!"); ok && strings.HasPrefix(a.lit, "+") {
+			w.fork().script(cmd, c.depth+1)
+		}
+	}
+	return st
 }

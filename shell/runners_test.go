@@ -79,6 +79,9 @@ func TestAnalyzeRunners(t *testing.T) {
 		{`gdb -batch -ex run --args crontab -r`, "!crontab_remove"},
 		{`gdb -batch -ex bt ./srv core`, ""},
 		{`man -P 'crontab -r' ls`, "!crontab_remove"},
+		{`less '+!crontab -r' a`, "!crontab_remove r:a"},
+		{`less +G a`, "r:a"},
+		{`less -R +F log.txt`, "r:log.txt"},
 		{`Rscript -e 'system("crontab -r")'`, "!crontab_remove"},
 		{`R -e 'system2("crontab", "-r")'`, "!crontab_remove !crontab_remove w:/var/spool/cron/crontabs/agent"},
 		// git

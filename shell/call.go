@@ -209,6 +209,8 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	var st stage
 	if h := handler(c.name); h != nil {
 		st = h(w, c)
+	} else {
+		w.unknownProgram(c)
 	}
 	if fetchers[c.name] {
 		st.fetch = true

@@ -59,6 +59,9 @@ func (w *walker) readCode(c *cmd, x word) stage {
 		for _, at := range homeExprs(src, t.lits) {
 			w.codePath(t, codeLit{val: "~", start: at, end: at}, home, true)
 		}
+		if c.name == "r" || c.name == "rscript" {
+			w.rSystem2(c, src, t)
+		}
 		// An argument list of literals (["rm", "-rf", "/x"]) is a command too.
 		for _, argv := range literalLists(t) {
 			sub := w.fork()

@@ -91,27 +91,6 @@ func printfText(f string, args []word) (string, bool) {
 	}
 }
 
-// runSqlite is sqlite3: its first operand is the database it reads (and
-// may write); -init names a file of commands it reads.
-func runSqlite(w *walker, c *cmd) stage {
-	takes := map[string]bool{"-cmd": true, "-separator": true, "-newline": true, "-nullvalue": true, "-vfs": true,
-		"-pagecache": true, "-lookaside": true, "-mmap": true, "-heap": true, "-maxsize": true, "-init": true}
-	for i := 0; i < len(c.args); i++ {
-		a := c.args[i]
-		if !a.unknown && strings.HasPrefix(a.lit, "-") {
-			if takes[a.lit] && i+1 < len(c.args) {
-				if a.lit == "-init" {
-					w.access(c.args[i+1], false, false)
-				}
-				i++
-			}
-			continue
-		}
-		w.access(a, false, false)
-		break
-	}
-	return stage{}
-}
 
 // runDecoder is a program that decodes with one of its flags.
 func runDecoder(short, long string) func(*walker, *cmd) stage {

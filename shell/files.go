@@ -390,7 +390,11 @@ func runSed(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "efl", long: map[string]bool{"expression": true, "file": true, "line-length": true}}, false)
 	ops := o.operands
 	w.optFiles(&o, false, nil, "f", "file")
+	for _, x := range o.all("e", "expression") {
+		w.sedScript(c, x)
+	}
 	if !o.has("e", "expression", "f", "file") && len(ops) > 0 {
+		w.sedScript(c, ops[0])
 		ops = ops[1:]
 	}
 	inPlace := o.has("i", "in-place")
@@ -443,12 +447,30 @@ func runTar(w *walker, c *cmd) stage {
 		}
 		args = append(args, rest...)
 	}
-	short := "fCT"
+	short := "fCTIF"
 	if c.name == "bsdtar" {
 		short += "s" // bsdtar's -s rewrites member names, as GNU tar's --transform
 	}
 	o := parseOpts(args, optSpec{val: short, long: map[string]bool{"file": true, "directory": true, "files-from": true, "exclude": true,
-		"transform": true, "xform": true}}, false)
+		"transform": true, "xform": true, "to-command": true, "use-compress-program": true, "checkpoint-action": true, "info-script": true, "new-volume-script": true,
+		"rsh-command": true}}, false)
+	// Programs tar runs: a compressor, a command each member is piped to,
+	// a volume script, a checkpoint action, the remote shell.
+	w.unseenOptions(c, args, "--checkpoint-action=", "--to-command=", "--use-compress-program=", "--info-script=", "--new-volume-script=", "--rsh-command=")
+	for _, x := range o.all("to-command", "use-compress-program", "I", "info-script", "F", "new-volume-script", "rsh-command") {
+		w.scriptOf(c, x)
+	}
+	for _, x := range o.all("checkpoint-action") {
+		if x.unknown {
+			w.finding(CannotVouch, c.seg, "tar is given a checkpoint action veto cannot see, so it cannot vouch for it.")
+			continue
+		}
+		for _, v := range x.vals {
+			if command, ok := strings.CutPrefix(v, "exec="); ok {
+				w.fork().script(command, c.depth+1)
+			}
+		}
+	}
 	archive := func(write bool) { w.optFiles(&o, write, notStdio, "f", "file") }
 	switch {
 	case o.has("c", "create", "r", "append", "u", "update"):
@@ -544,7 +566,30 @@ func rewriteDir(expr string) string {
 }
 
 func runZip(w *walker, c *cmd) stage {
-	o := parseOpts(c.args, optSpec{val: "bnPtx", long: map[string]bool{}}, false)
+	// -TT and --unzip-command name the command zip -T tests the archive
+	// with, run by the shell.
+	args := make([]word, 0, len(c.args))
+	for i := 0; i < len(c.args); i++ {
+		a := c.args[i]
+		switch {
+		case a.unknown:
+			if w.unseenOption(c, a, "--unzip-command=", "-TT") {
+				continue
+			}
+		case (a.lit == "-TT" || a.lit == "--unzip-command") && i+1 < len(c.args):
+			i++
+			w.scriptOf(c, c.args[i])
+			continue
+		case strings.HasPrefix(a.lit, "--unzip-command="):
+			w.scriptOf(c, tails(a, "--unzip-command="))
+			continue
+		case strings.HasPrefix(a.lit, "-TT") && len(a.lit) > 3:
+			w.scriptOf(c, tails(a, "-TT"))
+			continue
+		}
+		args = append(args, a)
+	}
+	o := parseOpts(args, optSpec{val: "bnPtx", long: map[string]bool{}}, false)
 	if len(o.operands) == 0 {
 		return stage{}
 	}

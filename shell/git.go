@@ -118,6 +118,7 @@ sub:
 	case "config":
 		w.gitConfig(c, rest, dir)
 	}
+	w.gitRuns(c, subcmd, rest)
 	if subcmd == "push" {
 		for _, a := range rest {
 			if !a.unknown && (strings.Contains(a.lit, "://") || (strings.Contains(a.lit, "@") && strings.Contains(a.lit, ":"))) {

@@ -101,8 +101,8 @@ func buildHandlers() {
 		"nc": runNetcat, "ncat": runNetcat, "netcat": runNetcat, "socat": runSocat,
 		"telnet": runFirstHost, "ftp": runFirstHost, "sftp": runRemoteCopy,
 		"ssh": runSSH, "scp": runRemoteCopy, "rsync": runRemoteCopy,
-		"pip": runPip, "pip3": runPip, "uv": runPip,
-		"npm": runNpm, "pnpm": runNpm, "yarn": runNpm, "npx": runNpm,
+		"pip": runPip, "pip3": runPip, "uv": runUv,
+		"npm": runPackageRunner, "pnpm": runPackageRunner, "yarn": runPackageRunner, "npx": runPackageRunner,
 		"go": runGo,
 
 		"base64": runDecoder("d", "decode"), "base32": runDecoder("d", "decode"), "xxd": runDecoder("r", "revert"),
@@ -118,8 +118,7 @@ func buildHandlers() {
 		"rmdir":    writesAll(optSpec{}),
 		"truncate": writesAll(optSpec{val: "sr", long: map[string]bool{"size": true, "reference": true}}),
 		"mkfifo":   writesAll(optSpec{val: "m"}),
-		"vim":      writesAll(optSpec{val: "cSTu"}), "vi": writesAll(optSpec{val: "cSTu"}), "nvim": writesAll(optSpec{val: "cSTu"}),
-		"nano": writesAll(optSpec{}), "emacs": writesAll(optSpec{}), "ed": writesAll(optSpec{}),
+		"nano":     writesAll(optSpec{}), "ed": writesAll(optSpec{}),
 		"gzip": runCompress, "gunzip": runCompress, "bzip2": runCompress, "bunzip2": runCompress, "xz": runCompress,
 		"unxz": runCompress, "zstd": runCompress, "unzstd": runCompress,
 		"sed":  runSed,
@@ -141,6 +140,7 @@ func buildHandlers() {
 	for name, spec := range readerSpecs {
 		handlers[name] = readsAll(spec)
 	}
+	addRunners(handlers)
 	handlerByName = handlers
 }
 

@@ -272,6 +272,14 @@ var interpSpecs = map[string]interpSpec{
 		longVal: map[string]bool{"require": true, "import": true, "loader": true, "experimental-loader": true, "input-type": true, "conditions": true, "env-file": true, "title": true, "inspect-port": true}},
 	"php": {code: "rBRE", val: "dcFz", file: "f", longVal: map[string]bool{"define": true}},
 	"lua": {code: "e", val: "l"},
+	// R and Rscript: -e's expression; R's other options are flags or
+	// --name=value.
+	"rscript": {code: "e"},
+	"r":       {code: "e", val: "gd", file: "f"},
+	"julia":   {code: "eE", val: "Jpt", longCode: map[string]bool{"eval": true, "print": true}, codeEnds: true},
+	"elixir":  {code: "e", val: "r", longCode: map[string]bool{"eval": true}, longVal: map[string]bool{"erl": true, "cookie": true, "sname": true, "name": true}},
+	"groovy":  {code: "e", val: "cD", longVal: map[string]bool{"encoding": true}},
+	"octave":  {longCode: map[string]bool{"eval": true}, longVal: map[string]bool{"path": true, "exec-path": true, "image-path": true}},
 }
 
 // interpFamily is the spec an interpreter's name uses.

@@ -305,6 +305,7 @@ var sshValued = optSpec{val: "bcDEeFIiJLlmOoPpQRSWwB"}
 // strictly, and its paths are the remote machine's, not ours.
 func runSSH(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, sshValued, true)
+	w.sshOptions(c, &o)
 	if len(o.operands) == 0 {
 		return stage{}
 	}
@@ -322,7 +323,7 @@ func runSSH(w *walker, c *cmd) stage {
 // runRemoteCopy is scp, sftp and rsync: "host:path" operands reach a host;
 // local operands are read, and the last one written.
 func runRemoteCopy(w *walker, c *cmd) stage {
-	short := "PiFolcJSeBfT" // scp's and sftp's options that take a value
+	short := "PiFolcJSeBfTD" // scp's and sftp's options that take a value
 	if c.name == "rsync" {
 		short = "eBfTM" // rsync's -P, -i, -l, -o, -c, -S and -F are flags
 	}
@@ -330,6 +331,25 @@ func runRemoteCopy(w *walker, c *cmd) stage {
 		"exclude": true, "include": true, "exclude-from": true, "include-from": true, "files-from": true, "port": true,
 		"password-file": true, "temp-dir": true, "log-file": true, "partial-dir": true, "backup-dir": true, "suffix": true,
 		"chmod": true, "chown": true, "timeout": true, "bwlimit": true, "compare-dest": true, "copy-dest": true, "link-dest": true}}, false)
+	// The programs they run: rsync's remote shell (-e, --rsh) here and
+	// its rsync-path there; scp's and sftp's ssh program (-S), sftp's
+	// server (-D); ssh's own commands (-o ProxyCommand=…).
+	if c.name == "rsync" {
+		w.unseenOptions(c, c.args, "--rsh=", "--rsync-path=", "-e")
+		for _, x := range o.all("e", "rsh") {
+			w.scriptOf(c, x)
+		}
+		for _, x := range o.all("rsync-path") {
+			sub := w.fork()
+			sub.remote, sub.strict = true, true
+			sub.scriptOf(c, x)
+		}
+	} else {
+		for _, x := range o.all("S", "D") {
+			w.scriptOf(c, x)
+		}
+		w.sshOptions(c, &o)
+	}
 	for i, x := range o.operands {
 		if x.unknown {
 			w.hostWord(c, x)
@@ -395,4 +415,34 @@ func runGo(w *walker, c *cmd) stage {
 		}
 	}
 	return stage{}
+}
+
+// sshOptions judges ssh's -o options that run a command: ProxyCommand,
+// LocalCommand and KnownHostsCommand here, RemoteCommand on the host.
+func (w *walker) sshOptions(c *cmd, o *opts) {
+	for _, x := range o.all("o") {
+		if x.unknown {
+			w.finding(CannotVouch, c.seg, "ssh is given an option veto cannot see, which may run a command.")
+			continue
+		}
+		for _, v := range x.vals {
+			// "Key=Value" or "Key Value".
+			v = strings.TrimSpace(v)
+			key, val := v, ""
+			if i := strings.IndexAny(v, "= \t"); i >= 0 {
+				key, val = v[:i], strings.TrimLeft(v[i+1:], "= \t")
+			}
+			val = strings.TrimSpace(val)
+			switch strings.ToLower(strings.TrimSpace(key)) {
+			case "proxycommand", "localcommand", "knownhostscommand":
+				if val != "none" && val != "" {
+					w.fork().script(val, c.depth+1)
+				}
+			case "remotecommand":
+				sub := w.fork()
+				sub.remote, sub.strict = true, true
+				sub.script(val, c.depth+1)
+			}
+		}
+	}
 }

@@ -53,10 +53,28 @@ var unseenForms = []string{
 	`f(){ bash -c "$1"; }; W f "$UNSEEN" ARG`,
 	`W su -c "$UNSEEN" ARG`,
 	`unseen ARG | W su`,
+	`W sed -n "1e $UNSEEN" ARG`,
+	`W sed "$UNSEEN" ARG`,
+	`W tar -cf x --checkpoint-action=exec="$UNSEEN" ARG`,
+	`W tar -I "$UNSEEN" -cf x ARG`,
+	`W rsync -e "$UNSEEN" ARG host:x`,
+	`W ssh -o ProxyCommand="$UNSEEN" ARG`,
+	`W vim -c "$UNSEEN" ARG`,
+	`W sqlite3 db "$UNSEEN" ARG`,
+	`W psql -c "$UNSEEN" ARG`,
+	`W gdb -ex "$UNSEEN" ARG`,
+	`W git rebase --exec "$UNSEEN" ARG`,
+	`W git submodule foreach "$UNSEEN" ARG`,
+	`W flock /tmp/l -c "$UNSEEN" ARG`,
+	`W sometool --exec "$UNSEEN" ARG`,
+	`W sometool --command="$UNSEEN" ARG`,
 }
 
 // unseenWrappers are put before the program that runs the script.
-var unseenWrappers = []string{"", "sudo", "env A=1", "nohup", "timeout 5", "command", "nice -n 1", "exec", "sudo -u root --"}
+var unseenWrappers = []string{"", "sudo", "env A=1", "nohup", "timeout 5", "command", "nice -n 1", "exec", "sudo -u root --",
+	"flock /tmp/l", "flock -n /tmp/l", "strace -f -o t.txt", "systemd-run --user", "valgrind -q", "poetry run", "uv run",
+	"nsenter -t 1 -m", "chronic", "proxychains4 -q", "perf record --", "cmake -E chdir /tmp", "direnv exec /tmp",
+	"aws-vault exec p --"}
 
 func singleQuoted(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 

@@ -99,6 +99,8 @@ type Report struct {
 	Assigned  []string `json:"-"`
 	Segments  int      // simple commands seen
 	Recovered bool     // the command only parsed after closing an unterminated quote
+
+	gitEnv *gitEnvState // git configuration given through the environment, paired
 }
 
 func (r *Report) find(rule Rule, reason Reason, seg int, msg string) {
@@ -120,6 +122,8 @@ func Analyze(src string, env Env) *Report {
 	r := &Report{}
 	w := newWalker(env, r)
 	w.script(src, 0)
+	w.gitEnvDone()
+	r.gitEnv = nil
 	return r
 }
 

@@ -350,6 +350,7 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 			if a.Value != nil {
 				x := w.word(a.Value, depth)
 				w.envHosts(a.Name.Value, x)
+				w.startupEnv(a.Name.Value, x, depth)
 				w.assign(a.Name.Value, x)
 			} else if a.Array != nil {
 				w.substsIn(a.Array, depth)

@@ -110,6 +110,7 @@ func wrapEnv(w *walker, c *cmd) stage {
 		case looksAssign(s):
 			name, val, _ := strings.Cut(s, "=")
 			w.envHosts(name, lit(val))
+			w.startupEnv(name, lit(val), c.depth)
 		default:
 			goto command
 		}

@@ -24,11 +24,9 @@ func privilegeHandler(name string) func(*walker, *cmd) stage {
 		return wrapOpts(optSpec{val: "ugD", long: map[string]bool{"user": true, "group": true, "chdir": true, "setenv": true,
 			"description": true, "slice": true, "property": true, "nice": true, "unit": true, "machine": true, "background": true}})
 	case "setpriv":
-		return wrapOpts(optSpec{long: map[string]bool{"reuid": true, "regid": true, "ruid": true, "euid": true, "rgid": true, "egid": true,
-			"groups": true, "inh-caps": true, "ambient-caps": true, "bounding-set": true, "securebits": true, "pdeathsig": true,
-			"selinux-label": true, "apparmor-profile": true, "landlock-access": true, "landlock-rule": true}})
+		return wrapOpts(setprivSpec)
 	case "nsenter":
-		return wrapOpts(optSpec{val: "tSGwr", long: map[string]bool{"target": true, "setuid": true, "setgid": true, "wd": true, "wdns": true, "env": false}})
+		return wrapOpts(optSpec{val: "tSGwr", long: map[string]bool{"target": true, "setuid": true, "setgid": true, "wd": true, "wdns": true}})
 	case "unshare":
 		return wrapOpts(optSpec{val: "S", long: map[string]bool{"setuid": true, "setgid": true, "wd": true, "root": true, "propagation": true,
 			"map-user": true, "map-group": true, "map-users": true, "map-groups": true, "setgroups": true}})
@@ -44,6 +42,10 @@ func privilegeHandler(name string) func(*walker, *cmd) stage {
 	}
 	return nil
 }
+
+var setprivSpec = optSpec{long: map[string]bool{"reuid": true, "regid": true, "ruid": true, "euid": true, "rgid": true, "egid": true,
+	"groups": true, "inh-caps": true, "ambient-caps": true, "bounding-set": true, "securebits": true, "pdeathsig": true,
+	"selinux-label": true, "apparmor-profile": true, "landlock-access": true, "landlock-rule": true}}
 
 // loaderName reports whether name is the dynamic loader run as a program
 // (ld-linux-x86-64.so.2, ld.so, ld-musl-x86_64.so.1).
@@ -135,7 +137,7 @@ func (w *walker) privilege(c *cmd) {
 			escalate(gainsRoot)
 		}
 	case "setpriv":
-		o := parseOpts(c.args, optSpec{}, false)
+		o := parseOpts(c.args, setprivSpec, true)
 		for name := range o.set {
 			switch name {
 			case "reuid", "regid", "ruid", "euid", "rgid", "egid", "groups", "init-groups", "keep-groups":

@@ -51,7 +51,7 @@ func buildHandlers() {
 		"su":       wrapSu,
 		"runuser":  wrapSu,
 		"env":      wrapEnv,
-		"command":  wrapOpts(optSpec{}),
+		"command":  wrapCommand,
 		"builtin":  wrapOpts(optSpec{}),
 		"exec":     wrapOpts(optSpec{val: "a"}),
 		"nohup":    wrapOpts(optSpec{}),

@@ -48,6 +48,9 @@ func (w *walker) startupEnv(name string, x word, depth int) {
 		}
 	case gitProgramVars[name]:
 		x = ownValue(name, x)
+		if x.unknown && (name == "EDITOR" || name == "VISUAL" || name == "PAGER") {
+			return // every program reads these; one veto cannot see is the user's own
+		}
 		if x.unknown {
 			w.r.find(RuleInjection, GitConfigInjection, w.r.Segments, "git or a program it starts is told to run a command veto cannot see.")
 			return

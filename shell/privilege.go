@@ -61,8 +61,34 @@ func wrapChroot(w *walker, c *cmd) stage {
 	return w.nested(c, o.operands[1:])
 }
 
-// wrapSg is sg GROUP [-c] COMMAND: the command is a script for sh.
+// astGrep reports whether sg's arguments are ast-grep's (its subcommands
+// and options), not the group switcher's.
+func astGrep(args []word) bool {
+	for i, a := range args {
+		if a.unknown {
+			continue
+		}
+		switch a.lit {
+		case "run", "scan", "test", "new", "lsp", "completions", "help":
+			if i == 0 {
+				return true
+			}
+		case "-p", "--pattern", "-l", "--lang", "-r", "--rewrite", "--json", "-i", "--interactive", "-U", "--update-all", "--rule", "--inline-rules":
+			return true
+		}
+		if strings.HasPrefix(a.lit, "--pattern=") || strings.HasPrefix(a.lit, "--lang=") || strings.HasPrefix(a.lit, "--rewrite=") {
+			return true
+		}
+	}
+	return false
+}
+
+// wrapSg is sg GROUP [-c] COMMAND: the command is a script for sh. ast-grep
+// is also called sg; its arguments are not judged.
 func wrapSg(w *walker, c *cmd) stage {
+	if astGrep(c.args) {
+		return stage{}
+	}
 	args := c.args
 	if len(args) > 0 && !args[0].unknown && strings.HasPrefix(args[0].lit, "-") && args[0].lit != "-c" {
 		args = args[1:]
@@ -133,6 +159,9 @@ func (w *walker) privilege(c *cmd) {
 	escape := func(msg string) { w.r.find(RulePrivilege, SandboxEscape, c.seg, msg) }
 	switch c.name {
 	case "sudo", "sudoedit", "doas", "pkexec", "run0", "su", "runuser", "sg", "newgrp", "ksu":
+		if c.name == "sg" && astGrep(c.args) {
+			return
+		}
 		if !helpOnly(c) {
 			escalate(gainsRoot)
 		}
@@ -161,6 +190,9 @@ func (w *walker) privilege(c *cmd) {
 		}
 	case "setcap":
 		for _, a := range c.args {
+			if !a.unknown && a.lit == "-v" {
+				break // it only verifies
+			}
 			if a.unknown || strings.ContainsAny(a.lit, "+=") {
 				escalate(setuidBit)
 				break
@@ -252,8 +284,9 @@ func runtimeSocket(s string) bool {
 }
 
 // hostPath reports whether a host path handed to a container gives it the
-// host: /, the home directory, the system's directories, or a runtime's
-// socket.
+// host: /, the home directory (not what is below it), /home, the system's
+// directories (but the few files containers are commonly given, as
+// /etc/localtime), or a runtime's socket.
 func (w *walker) hostPath(p string) bool {
 	if runtimeSocket(p) {
 		return true
@@ -269,8 +302,15 @@ func (w *walker) hostPath(p string) bool {
 	if p == "/" {
 		return true
 	}
+	switch p {
+	case "/home", "/Users":
+		return true
+	case "/etc/localtime", "/etc/timezone", "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/resolv.conf", "/etc/machine-id",
+		"/etc/ssl/certs", "/etc/ca-certificates", "/etc/pki/ca-trust", "/usr/share/zoneinfo", "/dev/shm", "/dev/null", "/dev/fuse":
+		return false // files containers are commonly given, read for the time, users or certificates
+	}
 	for _, d := range []string{"/etc", "/root", "/proc", "/sys", "/dev", "/boot", "/run", "/var/run", "/var/lib/docker", "/usr", "/bin",
-		"/sbin", "/lib", "/lib64", "/lib32", "/home", "/var/lib/kubelet", "/var/lib/containerd"} {
+		"/sbin", "/lib", "/lib64", "/lib32", "/var/lib/kubelet", "/var/lib/containerd"} {
 		if p == d || strings.HasPrefix(p, d+"/") {
 			return true
 		}

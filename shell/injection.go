@@ -26,7 +26,13 @@ type gitEnvState struct {
 // GIT_SSH, as a program): each is the -c key it stands for.
 var gitProgramVars = map[string]bool{"GIT_SSH_COMMAND": true, "GIT_SSH": true, "GIT_EDITOR": true, "GIT_SEQUENCE_EDITOR": true,
 	"GIT_PAGER": true, "GIT_EXTERNAL_DIFF": true, "GIT_ASKPASS": true, "SSH_ASKPASS": true, "GIT_PROXY_COMMAND": true,
-	"EDITOR": true, "VISUAL": true, "PAGER": true}
+	"EDITOR": true, "VISUAL": true, "PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true, "BROWSER": true, "RSYNC_RSH": true,
+	"PROMPT_COMMAND": true}
+
+// generalProgramVars are the program variables every program reads, which
+// dotfiles set from one another: one veto cannot see is the user's own.
+var generalProgramVars = map[string]bool{"EDITOR": true, "VISUAL": true, "PAGER": true, "MANPAGER": true, "SYSTEMD_PAGER": true,
+	"BROWSER": true, "RSYNC_RSH": true, "PROMPT_COMMAND": true}
 
 // startupEnv judges an assignment of name to x, whether for one command,
 // exported or through env: it holds for what the command starts.
@@ -48,8 +54,8 @@ func (w *walker) startupEnv(name string, x word, depth int) {
 		}
 	case gitProgramVars[name]:
 		x = ownValue(name, x)
-		if x.unknown && (name == "EDITOR" || name == "VISUAL" || name == "PAGER") {
-			return // every program reads these; one veto cannot see is the user's own
+		if x.unknown && generalProgramVars[name] {
+			return
 		}
 		if x.unknown {
 			w.r.find(RuleInjection, GitConfigInjection, w.r.Segments, "git or a program it starts is told to run a command veto cannot see.")
@@ -59,6 +65,34 @@ func (w *walker) startupEnv(name string, x word, depth int) {
 			if strings.TrimSpace(v) != "" {
 				w.fork().script(v, depth+1)
 			}
+		}
+	case name == "LESSOPEN" || name == "LESSCLOSE" || name == "PS4":
+		// less runs its input preprocessor ("|cmd %s"); bash -x expands
+		// PS4, command substitutions included, before every command.
+		x = ownValue(name, x)
+		if x.unknown {
+			w.r.find(RuleInjection, StartupInjection, w.r.Segments, "A program is told to run a command veto cannot see.")
+			return
+		}
+		for _, v := range x.vals {
+			switch name {
+			case "PS4":
+				w.fork().script(": "+v, depth+1)
+			default:
+				if v = strings.TrimLeft(v, "|-"); strings.TrimSpace(v) != "" {
+					w.fork().script(strings.ReplaceAll(v, "%s", "file"), depth+1)
+				}
+			}
+		}
+	case strings.HasPrefix(name, "BASH_FUNC_"):
+		// A function bash imports from the environment: its body runs when
+		// the function is called.
+		if x.unknown {
+			w.r.find(RuleInjection, StartupInjection, w.r.Segments, "A shell is given a function veto cannot see.")
+			return
+		}
+		for _, v := range x.vals {
+			w.fork().script(strings.TrimPrefix(strings.TrimSpace(v), "()"), depth+1)
 		}
 	case name == "GIT_CONFIG_PARAMETERS":
 		x = ownValue(name, x)

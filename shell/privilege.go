@@ -147,6 +147,8 @@ func helpOnly(c *cmd) bool {
 }
 
 const (
+	accounts    = "The command changes users, groups or who may act as root."
+	kernelCode  = "The command loads code into the kernel or turns its mandatory access control off."
 	gainsRoot   = "The command runs with root's or another user's rights."
 	setuidBit   = "The command makes a program run with its owner's rights (a setuid bit or file capabilities)."
 	leavesBox   = "The command leaves the sandbox: a privileged container, the host's namespaces or mounts, chroot or mount."
@@ -165,6 +167,43 @@ func (w *walker) privilege(c *cmd) {
 		if !helpOnly(c) {
 			escalate(gainsRoot)
 		}
+	case "machinectl":
+		for _, a := range c.args {
+			if !a.unknown && (a.lit == "shell" || a.lit == "login") {
+				escalate(gainsRoot)
+				break
+			}
+		}
+	case "systemd-run":
+		// The system manager runs the unit as root; --user runs it as the user.
+		user := false
+		for _, a := range c.args {
+			if !a.unknown && a.lit == "--user" {
+				user = true
+			}
+		}
+		if !user && !helpOnly(c) {
+			escalate(gainsRoot)
+		}
+	case "usermod", "gpasswd", "visudo", "chpasswd", "useradd", "adduser", "groupadd", "addgroup", "newusers", "groupmod":
+		if !helpOnly(c) {
+			escalate(accounts)
+		}
+	case "insmod", "modprobe", "kexec":
+		o := parseOpts(c.args, optSpec{}, false)
+		if !helpOnly(c) && !o.has("n", "dry-run", "c", "showconfig", "D", "show-depends") {
+			escape(kernelCode)
+		}
+	case "setenforce":
+		for _, a := range c.args {
+			if a.unknown || a.lit == "0" || strings.EqualFold(a.lit, "permissive") {
+				escape(kernelCode)
+			}
+		}
+	case "aa-disable", "aa-teardown", "aa-complain":
+		escape(kernelCode)
+	case "pivot_root", "switch_root":
+		escape(leavesBox)
 	case "setpriv":
 		o := parseOpts(c.args, setprivSpec, true)
 		for name := range o.set {
@@ -210,8 +249,8 @@ func (w *walker) privilege(c *cmd) {
 				escalate(setuidBit)
 			}
 		}
-	case "docker", "podman", "nerdctl", "finch":
-		if w.containerEscapes(c.args) {
+	case "docker", "podman", "nerdctl", "finch", "buildah":
+		if w.containerEscapes(c.args) || userNamespace(c.args) {
 			escape(leavesBox)
 		}
 	case "kubectl", "oc":
@@ -469,6 +508,42 @@ func (w *walker) containerEscapes(args []word) bool {
 		}
 	}
 	return false
+}
+
+// userNamespace reports whether podman or buildah is asked to run a
+// command as root of a user namespace (podman unshare).
+func userNamespace(args []word) bool {
+	for _, a := range args {
+		if a.unknown {
+			return false
+		}
+		if !strings.HasPrefix(a.lit, "-") {
+			return a.lit == "unshare"
+		}
+	}
+	return false
+}
+
+// hostRootPath reports whether a path reaches another process's root or
+// working directory through /proc (/proc/1/root/etc/shadow), the way out
+// of a container that shares the host's processes.
+func hostRootPath(p string) bool {
+	rest, ok := strings.CutPrefix(path.Clean(p), "/proc/")
+	if !ok {
+		return false
+	}
+	_, sub, _ := strings.Cut(rest, "/")
+	return sub == "root" || sub == "cwd" || strings.HasPrefix(sub, "root/") || strings.HasPrefix(sub, "cwd/")
+}
+
+// procRoots finds, once the analysis is done, the paths that go through
+// another process's root.
+func (w *walker) procRoots() {
+	for _, f := range w.r.Files {
+		if hostRootPath(f.Path) || f.Unknown && hostRootPath(f.Pattern) {
+			w.r.find(RulePrivilege, SandboxEscape, f.Segment, leavesBox)
+		}
+	}
 }
 
 // pwdWord reports whether a word veto cannot evaluate is the working

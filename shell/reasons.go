@@ -79,16 +79,19 @@ const (
 	// doas, pkexec, run0, su, runuser, sg, newgrp and ksu (but their help,
 	// their version, sudo -l, -k and -K), setpriv changing its user, group
 	// or adding capabilities, capsh changing its user, group or
-	// capabilities, setcap adding capabilities, and chmod or install
-	// setting the setuid bit.
+	// capabilities, setcap adding capabilities, chmod or install setting
+	// the setuid bit, machinectl shell, systemd-run without --user, and
+	// usermod, gpasswd, useradd, visudo and kin.
 	PrivilegeEscalation Reason = "privilege_escalation"
 	// SandboxEscape is given (by RulePrivilege) for a container run with
 	// --privileged, a host path (/, home, a system directory) or the
 	// runtime's socket mounted, the host's pid, ipc, uts, user or cgroup
 	// namespace, a capability beyond the default ones, a disk or memory
 	// device or its security profile off; kubectl debug of a node or a
-	// privileged pod; nsenter; chroot; unshare -r; mount of anything; and
-	// curl, socat or nc talking to a container runtime's socket.
+	// privileged pod; nsenter; chroot; unshare -r; podman unshare;
+	// pivot_root; mount of anything; curl, socat or nc talking to a
+	// container runtime's socket; a path through /proc/N/root or cwd; and
+	// insmod, modprobe, kexec, setenforce 0, aa-disable.
 	SandboxEscape Reason = "sandbox_escape"
 	// LoaderInjection is given (by RuleInjection) for LD_PRELOAD, LD_AUDIT
 	// or DYLD_INSERT_LIBRARIES set to anything but the system's library
@@ -108,7 +111,8 @@ const (
 	// a path, NODE_OPTIONS loading a module (--require, --import,
 	// --loader), PERL5OPT loading a module, RUBYOPT requiring a file and
 	// JAVA_TOOL_OPTIONS, _JAVA_OPTIONS or JDK_JAVA_OPTIONS with an agent,
-	// or any of them set to a value veto cannot see.
+	// or any of them, LESSOPEN, LESSCLOSE, PS4 or BASH_FUNC_* set to a
+	// value veto cannot see (a value it can see is analysed).
 	StartupInjection Reason = "startup_injection"
 )
 

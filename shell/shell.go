@@ -123,6 +123,7 @@ func Analyze(src string, env Env) *Report {
 	w := newWalker(env, r)
 	w.script(src, 0)
 	w.gitEnvDone()
+	w.procRoots()
 	r.gitEnv = nil
 	return r
 }

@@ -46,14 +46,19 @@ func CheckPrivileged(p string) error {
 // shell.privileged: word for word, each a glob of one word; a last word
 // "*" stands for any number of words, none included. The program is
 // matched by its base name unless the entry names a path. A word veto
-// cannot see matches nothing.
-func privilegedMatch(pattern []string, argv []shell.Word) bool {
+// cannot see matches nothing, and a command given more words from its
+// input (xargs sudo …) only matches an entry ending in "*".
+func privilegedMatch(pattern []string, c shell.Command) bool {
+	argv := c.Argv
 	if len(argv) == 0 {
 		return false
 	}
 	rest := false
 	if n := len(pattern); n > 1 && pattern[n-1] == "*" {
 		pattern, rest = pattern[:n-1], true
+	}
+	if c.InputArgs && !rest {
+		return false
 	}
 	if len(argv) < len(pattern) || (!rest && len(argv) != len(pattern)) {
 		return false
@@ -120,7 +125,7 @@ func (s *Set) privilegedAllowed(rep *shell.Report, seg int) bool {
 		found = true
 		ok := false
 		for _, p := range s.privileged {
-			if privilegedMatch(p, c.Argv) {
+			if privilegedMatch(p, c) {
 				ok = true
 				break
 			}

@@ -35,21 +35,23 @@ func decideBash(g *veto.Gate, src string) veto.Verdict {
 func TestPrivilegedList(t *testing.T) {
 	g := privilegeGate(t, command.Config{Privileged: []string{"sudo apt-get update", "sudo apt-get install -y *", "docker run --privileged ci/* *"}})
 	for src, want := range map[string]string{
-		"sudo apt-get update":                      "",
-		"/usr/bin/sudo apt-get update":             "",
-		"env A=1 nice sudo apt-get update":         "",
-		"sudo apt-get update -o APT::X=1":          "privilege_escalation",
-		"sudo apt-get upgrade":                     "privilege_escalation",
-		"sudo apt-get install nginx":               "privilege_escalation",
-		"sudo apt-get install -y nginx curl":       "",
-		"sudo apt-get install -y":                  "",
-		"sudo apt-get install -y $PKG":             "privilege_escalation",
-		"sudo -u root apt-get update":              "privilege_escalation",
-		"sudo apt-get update && sudo su -":         "privilege_escalation",
-		"su -c 'apt-get update'":                   "privilege_escalation",
-		"docker run --privileged ci/builder make":  "",
-		"docker run --privileged alpine sh":        "sandbox_escape",
-		"sudo apt-get update; sudo git clean -fdx": "git_destructive",
+		"sudo apt-get update":                        "",
+		"/usr/bin/sudo apt-get update":               "",
+		"env A=1 nice sudo apt-get update":           "",
+		"sudo apt-get update -o APT::X=1":            "privilege_escalation",
+		"sudo apt-get upgrade":                       "privilege_escalation",
+		"sudo apt-get install nginx":                 "privilege_escalation",
+		"sudo apt-get install -y nginx curl":         "",
+		"sudo apt-get install -y":                    "",
+		"sudo apt-get install -y $PKG":               "privilege_escalation",
+		"sudo -u root apt-get update":                "privilege_escalation",
+		"sudo apt-get update && sudo su -":           "privilege_escalation",
+		"su -c 'apt-get update'":                     "privilege_escalation",
+		"docker run --privileged ci/builder make":    "",
+		"docker run --privileged alpine sh":          "sandbox_escape",
+		"sudo apt-get update; sudo git clean -fdx":   "git_destructive",
+		"echo -oX | xargs sudo apt-get update":       "privilege_escalation",
+		"echo nginx | xargs sudo apt-get install -y": "",
 	} {
 		v := decideBash(g, src)
 		if v.Reason != want || v.Allowed != (want == "") {

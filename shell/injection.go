@@ -37,6 +37,9 @@ var generalProgramVars = map[string]bool{"EDITOR": true, "VISUAL": true, "PAGER"
 // startupEnv judges an assignment of name to x, whether for one command,
 // exported or through env: it holds for what the command starts.
 func (w *walker) startupEnv(name string, x word, depth int) {
+	if w.code && w.printed {
+		return
+	}
 	switch {
 	case name == "LD_PRELOAD" || name == "LD_AUDIT" || name == "DYLD_INSERT_LIBRARIES":
 		x = ownValue(name, x)

@@ -155,8 +155,30 @@ const (
 	runtimeSock = "The command talks to the container runtime's socket, which gives root on the host."
 )
 
+// printers are the calls, by the last part of their name, whose string
+// arguments are text shown or logged.
+var printers = map[string]bool{"print": true, "println": true, "printf": true, "eprint": true, "eprintln": true, "puts": true,
+	"log": true, "info": true, "warn": true, "warning": true, "error": true, "debug": true, "echo": true, "say": true,
+	"write": true, "writeln": true, "fatal": true, "die": true, "exception": true}
+
+// printedLiteral reports whether a literal is an argument of a print or
+// log call, innermost.
+func printedLiteral(calls []codeCall) bool {
+	if len(calls) == 0 {
+		return false
+	}
+	name := strings.ToLower(calls[0].name)
+	if k := strings.LastIndexAny(name, ".:"); k >= 0 {
+		name = name[k+1:]
+	}
+	return printers[name]
+}
+
 // privilege judges c for privilege and sandbox escape.
 func (w *walker) privilege(c *cmd) {
+	if w.code && w.printed {
+		return
+	}
 	escalate := func(msg string) { w.r.find(RulePrivilege, PrivilegeEscalation, c.seg, msg) }
 	escape := func(msg string) { w.r.find(RulePrivilege, SandboxEscape, c.seg, msg) }
 	switch c.name {

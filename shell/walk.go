@@ -27,6 +27,10 @@ type walker struct {
 	strict bool // recovered or remote input: a recursive forced removal is refused whatever its target
 	remote bool // the command runs on another machine: its paths are not ours
 	code   bool // interpreter code read as shell: only destructive findings count
+	// printed: that code is a string literal a print or log call is given,
+	// text rather than a command; privilege and injection are not judged
+	// in it.
+	printed bool
 }
 
 func newWalker(env Env, r *Report) *walker {

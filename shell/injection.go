@@ -19,7 +19,6 @@ import (
 type gitEnvState struct {
 	keys map[string]word
 	vals map[string]word
-	done map[string]bool
 }
 
 // gitProgramVars are the variables whose value git runs as a command (or,
@@ -124,10 +123,10 @@ func (w *walker) startupEnv(name string, x word, depth int) {
 		} else {
 			g.vals[n] = x
 		}
+		// Judged at each change, with the other half's latest value.
 		key, hasKey := g.keys[n]
 		val, hasVal := g.vals[n]
-		if hasKey && hasVal && !g.done[n] {
-			g.done[n] = true
+		if hasKey && hasVal {
 			if key.unknown {
 				w.r.find(RuleInjection, GitConfigInjection, w.r.Segments, "git is given configuration through the environment that veto cannot see.")
 				return
@@ -226,7 +225,7 @@ func (w *walker) gitEnvConfig(key string, val word, depth int) {
 
 func (w *walker) gitEnv() *gitEnvState {
 	if w.r.gitEnv == nil {
-		w.r.gitEnv = &gitEnvState{keys: map[string]word{}, vals: map[string]word{}, done: map[string]bool{}}
+		w.r.gitEnv = &gitEnvState{keys: map[string]word{}, vals: map[string]word{}}
 	}
 	return w.r.gitEnv
 }

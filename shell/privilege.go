@@ -440,6 +440,9 @@ func (w *walker) containerEscapes(args []word) bool {
 			continue
 		}
 		s := a.lit
+		if !strings.HasPrefix(s, "-") && (isDigits(s) || strings.Contains(s, "=")) {
+			continue // the value of an option veto does not know: no image is spelled so
+		}
 		if s == "--" || !strings.HasPrefix(s, "-") || s == "-" {
 			return false // the image: what follows is the container's command
 		}

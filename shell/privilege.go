@@ -503,11 +503,15 @@ func (w *walker) containerEscapes(args []word) bool {
 				if w.hostPath(src) {
 					return true
 				}
+				w.mountRead(src)
 			case "mount":
 				for _, kv := range strings.Split(v, ",") {
 					k, x, _ := strings.Cut(kv, "=")
 					if (k == "source" || k == "src") && w.hostPath(x) {
 						return true
+					}
+					if k == "source" || k == "src" {
+						w.mountRead(x)
 					}
 				}
 			case "pid", "ipc", "uts", "userns", "cgroupns":
@@ -533,6 +537,15 @@ func (w *walker) containerEscapes(args []word) bool {
 		}
 	}
 	return false
+}
+
+// mountRead records a host directory handed to a container as a read of
+// everything below it, for the file rules: a container given ~/.aws reads
+// the credentials in it.
+func (w *walker) mountRead(src string) {
+	if strings.HasPrefix(src, "/") || strings.HasPrefix(src, "~") || strings.HasPrefix(src, ".") {
+		w.readTree(lit(src))
+	}
 }
 
 // userNamespace reports whether podman or buildah is asked to run a

@@ -447,10 +447,9 @@ func (w *walker) containerEscapes(args []word) bool {
 			return false // the image: what follows is the container's command
 		}
 		var name string
-		var vals []string
 		var val word
 		if strings.HasPrefix(s, "--") {
-			n, v, has := strings.Cut(s[2:], "=")
+			n, _, has := strings.Cut(s[2:], "=")
 			name = n
 			switch {
 			case has:
@@ -463,7 +462,6 @@ func (w *walker) containerEscapes(args []word) bool {
 			default:
 				continue
 			}
-			_ = v
 		} else {
 			// A cluster of short options: the first that takes a value ends it.
 			found := false
@@ -491,8 +489,7 @@ func (w *walker) containerEscapes(args []word) bool {
 			}
 			continue
 		}
-		vals = val.vals
-		for _, v := range vals {
+		for _, v := range val.vals {
 			switch name {
 			case "privileged":
 				if v != "false" {

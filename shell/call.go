@@ -51,6 +51,7 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 		name := a.Name.Value
 		w.r.Assigned = append(w.r.Assigned, name)
 		w.envHosts(name, x)
+		w.startupEnv(name, x, depth)
 		if len(c.Args) == 0 {
 			w.assign(name, x)
 			continue
@@ -206,6 +207,7 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	w.secretProgram(c)
 	w.r.Programs = append(w.r.Programs, c.name)
 	w.r.Commands = append(w.r.Commands, w.record(argv[0], c))
+	w.privilege(c)
 	var st stage
 	if h := handler(c.name); h != nil {
 		st = h(w, c)

@@ -46,6 +46,7 @@ func (w *walker) readCode(c *cmd, x word) stage {
 			if commandLike(s) {
 				sub := w.fork()
 				sub.code = true
+				sub.printed = printedLiteral(t.callsAround(l.start))
 				sub.script(s, c.depth+1)
 			}
 			if net && addrLit(s) {
@@ -491,6 +492,7 @@ func (w *walker) codePath(t *codeText, l codeLit, home, expr bool) {
 
 // codeCall is a call a literal is an argument of.
 type codeCall struct {
+	name          string // the called name as written (os.system, print)
 	use           pathUse
 	arg           int     // which argument the literal is in
 	opensForWrite bool    // an open whose mode writes ("w", "a", "x", "+", ">", O_WRONLY …)
@@ -616,7 +618,7 @@ func (t *codeText) callsAround(pos int) []codeCall {
 				continue
 			}
 			name := identBefore(clean, i)
-			call := codeCall{arg: arg}
+			call := codeCall{arg: arg, name: name}
 			call.use = callUse(name)
 			last := name
 			if k := strings.LastIndexAny(name, ".:"); k >= 0 {

@@ -29,7 +29,7 @@ func handler(name string) func(*walker, *cmd) stage {
 	case strings.HasPrefix(name, "mkfs"):
 		return destroyDisk
 	}
-	return nil
+	return privilegeHandler(name)
 }
 
 // handlers is built on first use, not at package init: a process that
@@ -51,7 +51,7 @@ func buildHandlers() {
 		"su":       wrapSu,
 		"runuser":  wrapSu,
 		"env":      wrapEnv,
-		"command":  wrapOpts(optSpec{}),
+		"command":  wrapCommand,
 		"builtin":  wrapOpts(optSpec{}),
 		"exec":     wrapOpts(optSpec{val: "a"}),
 		"nohup":    wrapOpts(optSpec{}),

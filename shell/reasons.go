@@ -14,6 +14,12 @@ const (
 	RuleAnalyzer Rule = "shell.analyzer"
 	// RuleEnvDump reports a command that prints the environment.
 	RuleEnvDump Rule = "shell.env_dump"
+	// RulePrivilege reports a command that gains root or another user's
+	// rights, or leaves the sandbox.
+	RulePrivilege Rule = "shell.privilege"
+	// RuleInjection reports a variable that makes the dynamic loader, git,
+	// a shell or an interpreter load or run code at start-up.
+	RuleInjection Rule = "shell.injection"
 )
 
 // Reason is why a finding was made: the reason code of the denial.
@@ -83,6 +89,45 @@ const (
 	// gcloud auth print-access-token, kubectl config view --raw, git
 	// credential fill, gpg --export-secret-keys, …: secretPrinters).
 	SecretPrint Reason = "secret_print"
+	// PrivilegeEscalation is given (by RulePrivilege) for sudo, sudoedit,
+	// doas, pkexec, run0, su, runuser, sg, newgrp and ksu (but their help,
+	// their version, sudo -l, -k and -K), setpriv changing its user, group
+	// or adding capabilities, capsh changing its user, group or
+	// capabilities, setcap adding capabilities, chmod or install setting
+	// the setuid bit, machinectl shell, systemd-run without --user, and
+	// usermod, gpasswd, useradd, visudo and kin.
+	PrivilegeEscalation Reason = "privilege_escalation"
+	// SandboxEscape is given (by RulePrivilege) for a container run with
+	// --privileged, a host path (/, home, a system directory) or the
+	// runtime's socket mounted, the host's pid, ipc, uts, user or cgroup
+	// namespace, a capability beyond the default ones, a disk or memory
+	// device or its security profile off; kubectl debug of a node or a
+	// privileged pod; nsenter; chroot; unshare -r; podman unshare;
+	// pivot_root; mount of anything; curl, socat or nc talking to a
+	// container runtime's socket; a path through /proc/N/root or cwd; and
+	// insmod, modprobe, kexec, setenforce 0, aa-disable.
+	SandboxEscape Reason = "sandbox_escape"
+	// LoaderInjection is given (by RuleInjection) for LD_PRELOAD, LD_AUDIT
+	// or DYLD_INSERT_LIBRARIES set to anything but the system's library
+	// directories, and for the loader run with --preload or --audit.
+	LoaderInjection Reason = "loader_injection"
+	// GitConfigInjection is given (by RuleInjection) for git configuration
+	// given through the environment (GIT_CONFIG_COUNT and its
+	// GIT_CONFIG_KEY_n and GIT_CONFIG_VALUE_n, GIT_CONFIG_PARAMETERS) with a
+	// key that runs code veto cannot see or that names hooks, includes or
+	// helpers; GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM or GIT_CONFIG naming a
+	// file; GIT_EXEC_PATH or GIT_TEMPLATE_DIR outside the system's git;
+	// and a program variable (GIT_SSH_COMMAND, GIT_EDITOR, GIT_PAGER, …)
+	// veto cannot see. The programs those variables name are judged as
+	// the commands they are.
+	GitConfigInjection Reason = "git_config_injection"
+	// StartupInjection is given (by RuleInjection) for BASH_ENV, ENV naming
+	// a path, NODE_OPTIONS loading a module (--require, --import,
+	// --loader), PERL5OPT loading a module, RUBYOPT requiring a file and
+	// JAVA_TOOL_OPTIONS, _JAVA_OPTIONS or JDK_JAVA_OPTIONS with an agent,
+	// or any of them, LESSOPEN, LESSCLOSE, PS4 or BASH_FUNC_* set to a
+	// value veto cannot see (a value it can see is analysed).
+	StartupInjection Reason = "startup_injection"
 )
 
 // ReasonInfo is one reason code the analyzer can give: the rule that
@@ -109,6 +154,11 @@ var reasons = []ReasonInfo{
 	{RuleAnalyzer, DepthExceeded, "the command nests deeper than veto follows"},
 	{RuleEnvDump, EnvDump, "the command prints the environment"},
 	{RuleEnvDump, SecretPrint, "the command prints or sends a secret: a secret-named variable's value, or a program's token or key"},
+	{RulePrivilege, PrivilegeEscalation, "the command gains root's or another user's rights"},
+	{RulePrivilege, SandboxEscape, "the command leaves the sandbox for the host"},
+	{RuleInjection, LoaderInjection, "the dynamic loader is made to load a library into a program"},
+	{RuleInjection, GitConfigInjection, "git is configured through the environment to run a program veto cannot vouch for"},
+	{RuleInjection, StartupInjection, "a shell or an interpreter is made to load code when it starts"},
 }
 
 // Reasons returns every reason code a Finding can carry, with its rule and

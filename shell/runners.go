@@ -154,18 +154,6 @@ func wrapFlock(w *walker, c *cmd) stage {
 	return w.nested(c, p.operands)
 }
 
-// wrapSg is sg GROUP -c cmd, or sg GROUP cmd.
-func wrapSg(w *walker, c *cmd) stage {
-	o := parseOpts(c.args, optSpec{val: "c"}, false)
-	for _, s := range o.all("c") {
-		w.scriptOf(c, s)
-	}
-	if !o.has("c") && len(o.operands) > 1 {
-		w.scriptOf(c, joinWords(o.operands[1:]))
-	}
-	return stage{}
-}
-
 // wrapEntr is entr: its command follows its options; with -s it is one
 // script for the shell.
 func wrapEntr(w *walker, c *cmd) stage {

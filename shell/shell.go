@@ -101,6 +101,8 @@ type Report struct {
 
 	secrets   []string // the secret-named variables expanded so far, in order (noteSecret)
 	Recovered bool     // the command only parsed after closing an unterminated quote
+
+	gitEnv *gitEnvState // git configuration given through the environment, paired
 }
 
 func (r *Report) find(rule Rule, reason Reason, seg int, msg string) {
@@ -122,6 +124,9 @@ func Analyze(src string, env Env) *Report {
 	r := &Report{}
 	w := newWalker(env, r)
 	w.script(src, 0)
+	w.gitEnvDone()
+	w.procRoots()
+	r.gitEnv = nil
 	return r
 }
 

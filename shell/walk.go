@@ -36,6 +36,10 @@ type walker struct {
 
 	prog    string // the program of the last simple command walked, for secretUse
 	progSeg int    // its segment
+	// printed: that code is a string literal a print or log call is given,
+	// text rather than a command; privilege and injection are not judged
+	// in it.
+	printed bool
 }
 
 // link is a link a command made: what it points at, and the directory a
@@ -442,6 +446,7 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 				x := w.word(a.Value, depth)
 				w.taint(a.Name.Value, n)
 				w.envHosts(a.Name.Value, x)
+				w.startupEnv(a.Name.Value, x, depth)
 				w.assign(a.Name.Value, x)
 			} else if a.Array != nil {
 				w.substsIn(a.Array, depth)

@@ -135,6 +135,7 @@ func wrapEnv(w *walker, c *cmd) stage {
 		case looksAssign(s):
 			name, val, _ := strings.Cut(s, "=")
 			w.envHosts(name, lit(val))
+			w.startupEnv(name, lit(val), c.depth)
 		default:
 			goto command
 		}
@@ -344,4 +345,15 @@ func wrapScript(w *walker, c *cmd) stage {
 		return stage{}
 	}
 	return w.fromStdin(c, false)
+}
+
+// wrapCommand is the command builtin: command -v NAME only says what the
+// name is. With more words (command -v git reset --hard) what follows is
+// judged as a command still, as a careful reader would.
+func wrapCommand(w *walker, c *cmd) stage {
+	o := parseOpts(c.args, optSpec{}, true)
+	if o.has("v", "V") && len(o.operands) == 1 {
+		return stage{}
+	}
+	return w.nested(c, o.operands)
 }

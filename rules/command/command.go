@@ -39,6 +39,11 @@ type Config struct {
 	// Egress is the egress mode and allow-list shell.egress judges hosts
 	// by; the zero value is open mode.
 	Egress egress.Policy
+	// Privileged are the privileged commands shell.privilege lets through
+	// (CheckPrivileged); AskPrivilege makes it ask a person about the
+	// others rather than refuse them.
+	Privileged   []string
+	AskPrivilege bool
 }
 
 // Set is the command rules, compiled from a Config.
@@ -50,11 +55,20 @@ type Set struct {
 	timeout      time.Duration
 	timeoutParam string
 	egress       egress.Policy
+	privileged   [][]string // shell.privileged, each split into words
+	askPrivilege bool
 }
 
 // New compiles cfg.
 func New(cfg Config) (*Set, error) {
-	s := &Set{vars: cfg.Vars, maxDepth: cfg.MaxDepth, timeout: cfg.DefaultTimeout, timeoutParam: cfg.TimeoutParam, egress: cfg.Egress}
+	s := &Set{vars: cfg.Vars, maxDepth: cfg.MaxDepth, timeout: cfg.DefaultTimeout, timeoutParam: cfg.TimeoutParam, egress: cfg.Egress,
+		askPrivilege: cfg.AskPrivilege}
+	for _, p := range cfg.Privileged {
+		if err := CheckPrivileged(p); err != nil {
+			return nil, fmt.Errorf("command: %w", err)
+		}
+		s.privileged = append(s.privileged, strings.Fields(p))
+	}
 	if s.vars == nil {
 		s.vars = map[string]string{"TMPDIR": "/tmp"}
 		for _, k := range []string{"HOME", "TMPDIR", "USER"} {
@@ -93,7 +107,7 @@ func CheckInterpreter(name string) error {
 
 // Rules returns the command rules in the order they run.
 func (s *Set) Rules() []veto.Rule {
-	return []veto.Rule{&analyzer{s}, &shellEgress{s}, &envDump{s}, &interpreter{s}}
+	return []veto.Rule{&analyzer{s}, &shellEgress{s}, &envDump{s}, &interpreter{s}, &privilege{s}, &injection{s}}
 }
 
 // Paths returns the extractor that hands a command's paths to the file

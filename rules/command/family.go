@@ -37,6 +37,8 @@ var findingRisk = map[shell.Reason]veto.Risk{
 	shell.RecursiveRootChange: veto.RiskCritical, shell.CrontabRemove: veto.RiskHigh, shell.CannotVouch: veto.RiskMedium,
 	shell.ArchiveAnywhere: veto.RiskHigh,
 	shell.ParseFailed:     veto.RiskMedium, shell.DepthExceeded: veto.RiskMedium,
+	shell.PrivilegeEscalation: veto.RiskHigh, shell.SandboxEscape: veto.RiskCritical, shell.LoaderInjection: veto.RiskHigh,
+	shell.GitConfigInjection: veto.RiskHigh, shell.StartupInjection: veto.RiskHigh,
 }
 
 // findings are the reasons of the shell analyzer's findings for a rule, as
@@ -65,6 +67,8 @@ type Section struct {
 	Interpreters   []string      `yaml:"interpreters" doc:"The only interpreters and shells a command may start (default: any). Later files can only shorten the list."`
 	MaxDepth       int           `yaml:"max_depth" doc:"How deeply commands may nest (bash -c, eval, xargs, ...); default 5. Later files can only lower it."`
 	DefaultTimeout rule.Duration `yaml:"default_timeout" doc:"A timeout given to an allowed command that names none, as 90s or 2m."`
+	Privileged     []string      `yaml:"privileged" doc:"The privileged commands shell.privilege lets through (sudo, su, setcap, a privileged container, mount ...), each written word for word after its wrappers, every word a glob of one word and a last word * standing for any number of words: [\"sudo apt-get update\"]. Only the user's file can add to the list; later files can only shorten it."`
+	Privilege      string        `yaml:"privilege" doc:"What shell.privilege does with a privileged command shell.privileged does not list: deny (the default) or ask, a person decides (veto ui, veto serve). Only the user's file can set ask."`
 }
 
 // Settings are the shell section's effective settings.
@@ -72,6 +76,8 @@ type Settings struct {
 	Interpreters   []string // nil: any
 	MaxDepth       int      // 0: shell.DefaultMaxDepth
 	DefaultTimeout time.Duration
+	Privileged     []string // nil: none
+	AskPrivilege   bool
 }
 
 // ShellSection is the shell section.
@@ -83,9 +89,11 @@ func init() {
   # interpreters: [bash, sh, python3]   # default: any interpreter or shell
   max_depth: 5       # how deeply bash -c, eval, xargs ... may nest
   # default_timeout: 2m               # given to an allowed command that names none
+  # privileged: ["sudo apt-get update"] # privileged commands that may run (default: none)
+  # privilege: ask                      # a person decides the others (default: deny)
 `
 	}
-	rule.Register(&rule.Family{Name: "command", Order: 10, Rules: []*rule.Info{Analyzer, Egress, EnvDump, Interpreter},
+	rule.Register(&rule.Family{Name: "command", Order: 10, Rules: []*rule.Info{Analyzer, Egress, EnvDump, Interpreter, Privilege, Injection},
 		Sections: []*rule.Section{ShellSection}, Build: build})
 }
 
@@ -105,6 +113,25 @@ func mergeShell(eff *Settings, f *Section, l *rule.Layer) {
 		eff.DefaultTimeout = d
 		l.Note("default_timeout", d.String(), "default_timeout")
 	}
+	if f.Privileged != nil && rule.Each(l, f.Privileged, "privileged", CheckPrivileged) {
+		eff.Privileged = rule.Shorten(l, eff.Privileged, f.Privileged, func() []string { return []string{} })
+		l.Note("privileged", strings.Join(f.Privileged, ", "), "privileged")
+	}
+	switch f.Privilege {
+	case "":
+	case "deny":
+		eff.AskPrivilege = false
+		l.Note("privilege", f.Privilege, "privilege")
+	case "ask":
+		if !l.Trusted {
+			l.Bad(fmt.Sprintf("shell.privilege: only the user's policy may ask a person about privileged commands, not the %s policy", l.Kind), "privilege")
+			break
+		}
+		eff.AskPrivilege = true
+		l.Note("privilege", f.Privilege, "privilege")
+	default:
+		l.Bad(fmt.Sprintf("shell.privilege: %q is not deny or ask", f.Privilege), "privilege")
+	}
 }
 
 func build(b *rule.Build) error {
@@ -120,7 +147,8 @@ func build(b *rule.Build) error {
 	if err != nil {
 		return err
 	}
-	cmds, err := New(Config{Vars: b.Vars, Interpreters: st.Interpreters, MaxDepth: st.MaxDepth, DefaultTimeout: st.DefaultTimeout, Egress: p})
+	cmds, err := New(Config{Vars: b.Vars, Interpreters: st.Interpreters, MaxDepth: st.MaxDepth, DefaultTimeout: st.DefaultTimeout, Egress: p,
+		Privileged: st.Privileged, AskPrivilege: st.AskPrivilege})
 	if err != nil {
 		return err
 	}

@@ -118,7 +118,11 @@ sub:
 	case "config":
 		w.gitConfig(c, rest, dir)
 	}
+	if subcmd == "remote" && len(rest) > 0 && (rest[0].lit == "add" || rest[0].lit == "set-url") {
+		w.gitRemoteAdd(rest)
+	}
 	if subcmd == "push" {
+		w.gitPushUpload(c, rest)
 		for _, a := range rest {
 			if !a.unknown && (strings.Contains(a.lit, "://") || (strings.Contains(a.lit, "@") && strings.Contains(a.lit, ":"))) {
 				w.host(c, a.lit)

@@ -77,13 +77,18 @@ func hostOf(s string) (string, bool) {
 // envHosts records hosts named by variables that steer downloads.
 func (w *walker) envHosts(name string, x word) {
 	switch name {
-	case "GOPROXY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "npm_config_registry", "NPM_CONFIG_REGISTRY", "UV_INDEX_URL", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY":
+	case "GOPROXY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "npm_config_registry", "NPM_CONFIG_REGISTRY", "UV_INDEX_URL",
+		"UV_EXTRA_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER", "BUN_CONFIG_REGISTRY", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY":
 	default:
 		return
 	}
 	c := &cmd{name: name, seg: w.r.Segments}
+	registry := !strings.HasSuffix(strings.ToLower(name), "proxy") || name == "GOPROXY"
 	if x.unknown {
 		w.hostWord(c, x)
+		if registry {
+			w.install(c, InstallRedirect, x)
+		}
 		return
 	}
 	for _, v := range x.vals {
@@ -92,6 +97,9 @@ func (w *walker) envHosts(name string, x word) {
 				continue
 			}
 			w.host(c, part)
+			if registry {
+				w.installValue(c, InstallRedirect, part)
+			}
 		}
 	}
 }
@@ -129,9 +137,13 @@ func runCurl(w *walker, c *cmd) stage {
 		"T", "upload-file", "K", "config", "netrc-file")
 	w.optFiles(&o, false, func(v string) (string, bool) { return v, v != "" && v != "-" && !strings.Contains(v, "=") },
 		"b", "cookie") // a cookie file; name=value is a cookie
+	from := len(w.r.Hosts)
 	w.optHosts(c, &o, "x", "proxy", "preproxy", "socks5", "socks5-hostname", "url")
 	for _, u := range o.operands {
 		w.hostWord(c, u)
+	}
+	if curlSends(c, &o) {
+		w.uploadFrom(c, from)
 	}
 	return stage{}
 }
@@ -144,12 +156,19 @@ func runWget(w *walker, c *cmd) stage {
 	w.optFiles(&o, true, notStdio, "O", "output-document", "o", "output-file", "a", "append-output", "save-cookies")
 	w.optFiles(&o, true, nil, "P", "directory-prefix")
 	w.optFiles(&o, false, notStdio, "post-file", "body-file", "load-cookies")
+	from := len(w.r.Hosts)
 	if o.has("i", "input-file") {
 		w.optFiles(&o, false, notStdio, "i", "input-file")
 		w.r.Hosts = append(w.r.Hosts, Host{Unknown: true, Command: c.name, Segment: c.seg})
 	}
 	for _, u := range o.operands {
 		w.hostWord(c, u)
+	}
+	for _, x := range o.all("post-file", "body-file") {
+		if x.unknown || !harmless[x.lit] || (x.lit == "-" || x.lit == "/dev/stdin") && localInput(c) {
+			w.uploadFrom(c, from)
+			break
+		}
 	}
 	return stage{}
 }
@@ -159,6 +178,7 @@ func runNetcat(w *walker, c *cmd) stage {
 	if o.has("l", "listen") {
 		return stage{}
 	}
+	from := len(w.r.Hosts)
 	w.optHosts(c, &o, "x", "proxy")
 	for _, x := range o.all("e", "c", "exec", "sh-exec") {
 		w.scriptOf(c, x)
@@ -166,10 +186,25 @@ func runNetcat(w *walker, c *cmd) stage {
 	if len(o.operands) > 0 {
 		w.hostWord(c, o.operands[0])
 	}
+	w.streamUpload(c, from)
 	return stage{}
 }
 
 func runSocat(w *walker, c *cmd) stage {
+	from := len(w.r.Hosts)
+	defer func() {
+		// A file address, or local data on standard input, is sent to the
+		// addresses that reach a host.
+		for _, a := range c.args {
+			kind, _, _ := strings.Cut(a.lit, ":")
+			switch strings.ToUpper(kind) {
+			case "OPEN", "FILE", "GOPEN", "CREATE", "PIPE":
+				w.uploadFrom(c, from)
+				return
+			}
+		}
+		w.streamUpload(c, from)
+	}()
 	for _, a := range c.args {
 		if a.unknown {
 			w.r.Hosts = append(w.r.Hosts, Host{Unknown: true, Command: c.name, Segment: c.seg})
@@ -195,9 +230,11 @@ func runSocat(w *walker, c *cmd) stage {
 
 func runFirstHost(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "lpbenS"}, false)
+	from := len(w.r.Hosts)
 	if len(o.operands) > 0 {
 		w.hostWord(c, o.operands[0])
 	}
+	w.streamUpload(c, from)
 	return stage{}
 }
 
@@ -210,8 +247,10 @@ func runSSH(w *walker, c *cmd) stage {
 	if len(o.operands) == 0 {
 		return stage{}
 	}
+	from := len(w.r.Hosts)
 	w.hostWord(c, o.operands[0])
 	w.optHosts(c, &o, "J")
+	w.streamUpload(c, from)
 	if len(o.operands) > 1 {
 		remote := joinWords(o.operands[1:])
 		sub := w.fork()
@@ -232,20 +271,41 @@ func runRemoteCopy(w *walker, c *cmd) stage {
 		"exclude": true, "include": true, "exclude-from": true, "include-from": true, "files-from": true, "port": true,
 		"password-file": true, "temp-dir": true, "log-file": true, "partial-dir": true, "backup-dir": true, "suffix": true,
 		"chmod": true, "chown": true, "timeout": true, "bwlimit": true, "compare-dest": true, "copy-dest": true, "link-dest": true}}, false)
+	local := false // a local operand before the last: it is sent
 	for i, x := range o.operands {
+		last := i == len(o.operands)-1 && len(o.operands) > 1
 		if x.unknown {
+			from := len(w.r.Hosts)
 			w.hostWord(c, x)
+			if last || c.name == "sftp" {
+				w.uploadFrom(c, from)
+			}
+			local = true
 			continue
 		}
 		if remoteSpec(x.lit) {
-			w.host(c, x.lit)
+			from := len(w.r.Hosts)
+			spec := x.lit
+			if h, _, ok := strings.Cut(spec, "::"); ok && !strings.Contains(spec, "://") {
+				spec = h
+			}
+			w.host(c, spec)
+			if (last && local) || (c.name == "sftp" && (localInput(c) || o.has("b"))) {
+				w.uploadFrom(c, from)
+			}
 			continue
+		}
+		if !last {
+			local = true
 		}
 		if c.name == "sftp" {
+			from := len(w.r.Hosts)
 			w.hostWord(c, x)
+			if localInput(c) || o.has("b") {
+				w.uploadFrom(c, from)
+			}
 			continue
 		}
-		last := i == len(o.operands)-1 && len(o.operands) > 1
 		if !last && o.has("r", "a", "recursive", "archive") {
 			w.readTree(x)
 			continue

@@ -23,6 +23,9 @@ type walker struct {
 	dirs   []string        // pushd's stack
 	seg    int             // the segment paths are recorded under
 	params *params         // the positional parameters; nil at the top level
+	// remotes are the URLs git remote add or set-url gave remotes earlier
+	// in the command ("" when unknown), for a later push.
+	remotes map[string]string
 
 	strict bool // recovered or remote input: a recursive forced removal is refused whatever its target
 	remote bool // the command runs on another machine: its paths are not ours
@@ -124,9 +127,13 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		return stage{}
 	}
 	var in *stage
+	configs := 0 // writes of a package manager's config file, whose text is judged
 	for _, rd := range st.Redirs {
 		if f := w.redirect(rd, depth); f != nil {
 			in = f
+		}
+		if rd.Op != syntax.RdrIn && rd.Op != syntax.DplIn && rd.Op != syntax.DplOut && rd.Word != nil && registryConfig(rd.Word.Lit()) {
+			configs++
 		}
 	}
 	switch c := st.Cmd.(type) {
@@ -138,7 +145,12 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 			// pipe's.
 			up = append(up[:len(up):len(up)], *in)
 		}
-		return w.call(c, depth, up)
+		seg := w.r.Segments
+		out := w.call(c, depth, up)
+		if configs > 0 {
+			w.configRegistry("redirection", seg, out)
+		}
+		return out
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
 			var stages []stage

@@ -93,7 +93,7 @@ func CheckInterpreter(name string) error {
 
 // Rules returns the command rules in the order they run.
 func (s *Set) Rules() []veto.Rule {
-	return []veto.Rule{&analyzer{s}, &shellEgress{s}, &envDump{s}, &interpreter{s}}
+	return []veto.Rule{&analyzer{s}, &shellEgress{s}, &upload{s}, &install{s}, &envDump{s}, &interpreter{s}}
 }
 
 // Paths returns the extractor that hands a command's paths to the file
@@ -141,6 +141,8 @@ func (s *Set) analyze(in *veto.Input) *analysis {
 				Findings: append(slices.Clone(a.report.Findings), rep.Findings...),
 				Files:    append(slices.Clone(a.report.Files), rep.Files...),
 				Hosts:    append(slices.Clone(a.report.Hosts), rep.Hosts...),
+				Uploads:  append(slices.Clone(a.report.Uploads), rep.Uploads...),
+				Installs: append(slices.Clone(a.report.Installs), rep.Installs...),
 				Programs: append(slices.Clone(a.report.Programs), rep.Programs...),
 				Segments: a.report.Segments + rep.Segments,
 			}

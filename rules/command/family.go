@@ -84,7 +84,7 @@ func init() {
   # default_timeout: 2m               # given to an allowed command that names none
 `
 	}
-	rule.Register(&rule.Family{Name: "command", Order: 10, Rules: []*rule.Info{Analyzer, Egress, EnvDump, Interpreter},
+	rule.Register(&rule.Family{Name: "command", Order: 10, Rules: []*rule.Info{Analyzer, Egress, Upload, Install, EnvDump, Interpreter},
 		Sections: []*rule.Section{ShellSection}, Build: build})
 }
 

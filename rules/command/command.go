@@ -93,8 +93,12 @@ func CheckInterpreter(name string) error {
 
 // Rules returns the command rules in the order they run.
 func (s *Set) Rules() []veto.Rule {
-	return []veto.Rule{&analyzer{s}, &shellEgress{s}, &upload{s}, &install{s}, &envDump{s}, &interpreter{s}}
+	return []veto.Rule{&analyzer{s}, &shellEgress{s}, &envDump{s}, &interpreter{s}}
 }
+
+// UploadRules returns shell.upload and shell.install, which the upload
+// family runs after the file and history rules.
+func (s *Set) UploadRules() []veto.Rule { return []veto.Rule{&upload{s}, &install{s}} }
 
 // Paths returns the extractor that hands a command's paths to the file
 // rules.

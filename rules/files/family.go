@@ -38,7 +38,9 @@ var (
 	outsideScope      = &rule.Reason{Code: "outside_write_scope", Message: "%s names a file outside the declared write scope."}
 	taskRunsOnOpen    = &rule.Reason{Code: "task_runs_on_open", Message: "%s names an editor task file and the content holds a task that runs on its own when the folder is opened (runOn folderOpen).",
 		Advice: &veto.Advice{Instead: "Write the task without runOptions.runOn; the user can run it, or set it to run on open themselves.", Policy: "builtin.off: file.auto_run_task in the user's veto.yaml"}}
-	taskUnseen       = &rule.Reason{Code: "task_content_unknown", Message: "%s names an editor task file and veto cannot see the content written there, so it cannot tell whether a task runs on folder open."}
+	taskUnseen         = &rule.Reason{Code: "task_content_unknown", Message: "%s names an editor task file and veto cannot see the content written there, so it cannot tell whether a task runs on folder open."}
+	installScriptAdded = &rule.Reason{Code: "install_script", Message: "%s names a package.json and the content adds a script that package managers run on their own at install time (preinstall, install, postinstall, prepare).",
+		Advice: &veto.Advice{Instead: "Add it under another script name the user runs by hand.", Policy: "builtin.off: file.install_script in the user's veto.yaml"}}
 	referenceMissing = &rule.Reason{Code: "reference_missing", Message: "%s names a file that does not exist."}
 )
 
@@ -52,6 +54,8 @@ var (
 		Risk: veto.RiskCritical, Advice: rule.Off("file.persistence"), Reasons: []*rule.Reason{persistenceTarget}}
 	AutoRunTask = &rule.Info{ID: "file.auto_run_task", Doc: "Refuses writing an editor task file (files.task_files) that holds a task run when the folder is opened, or whose content veto cannot see.",
 		Risk: veto.RiskCritical, Advice: rule.Off("file.auto_run_task"), Reasons: []*rule.Reason{taskRunsOnOpen, taskUnseen}}
+	InstallScript = &rule.Info{ID: "file.install_script", Doc: "Refuses writing a package.json whose content adds an install-time script (preinstall, install, postinstall, prepare) the file did not hold.",
+		Risk: veto.RiskHigh, Advice: rule.Off("file.install_script"), Reasons: []*rule.Reason{installScriptAdded}}
 	Credential = &rule.Info{ID: "file.credential", Doc: "Refuses reading or writing a file that holds credentials, and searching a tree that holds one.",
 		Risk: veto.RiskCritical, Advice: rule.Off("file.credential"), Reasons: []*rule.Reason{pathUnresolvable, credentialPath, credentialSearch}}
 	Stale = &rule.Info{ID: "file.stale", Doc: "Refuses a write of a file that changed since the run read it.",
@@ -106,7 +110,7 @@ func init() {
 		}
 	}
 	rule.Register(&rule.Family{Name: "files", Order: 30,
-		Rules:    []*rule.Info{WriteRoots, Protected, Persistence, AutoRunTask, Credential, Stale, ReadBeforeWrite, Manifest, WriteScope, ReferenceExists},
+		Rules:    []*rule.Info{WriteRoots, Protected, Persistence, AutoRunTask, InstallScript, Credential, Stale, ReadBeforeWrite, Manifest, WriteScope, ReferenceExists},
 		Sections: []*rule.Section{FilesSection}, Build: build})
 }
 

@@ -243,7 +243,7 @@ func (s *Set) env(cwd string) toolpath.Env {
 // credential rule.
 func (s *Set) Rules() []veto.Rule {
 	rules := []veto.Rule{
-		&writeRoots{s}, &protected{s}, &persistence{s: s}, &autoRunTask{s}, &credential{s}, &stale{s}, &readBeforeWrite{s},
+		&writeRoots{s}, &protected{s}, &persistence{s: s}, &autoRunTask{s}, &installScript{s}, &credential{s}, &stale{s}, &readBeforeWrite{s},
 	}
 	if s.manifest != nil {
 		rules = append(rules, &manifest{s})

@@ -531,7 +531,7 @@ func codeUploads(clean string) bool {
 	c := strings.ToLower(clean)
 	sends := false
 	for _, k := range []string{".post(", ".put(", ".patch(", "method=", "method:", "data=", "files=", "body:", "body=", "sendall(",
-		".send(", ".write(", "upload", "post_form(", "postform(", "curl_setopt(", "http.request(", "https.request("} {
+		".send(", "upload", "post_form(", "postform(", "curl_setopt(", "http.request(", "https.request("} {
 		if strings.Contains(c, k) {
 			sends = true
 			break

@@ -117,6 +117,7 @@ sub:
 		}
 	case "config":
 		w.gitConfig(c, rest, dir)
+		w.gitConfigRemote(rest)
 	}
 	if subcmd == "remote" && len(rest) > 0 && (rest[0].lit == "add" || rest[0].lit == "set-url") {
 		w.gitRemoteAdd(rest)

@@ -5,6 +5,8 @@ package shell
 
 import (
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // installScripts are package.json's scripts that npm, pnpm, yarn and bun
@@ -120,6 +122,9 @@ var registryPip = registryHosts(optSpec{val: "ifcre", long: map[string]bool{"ind
 
 // pipConfig is pip config set KEY VALUE: an index key redirects pip.
 func pipConfig(w *walker, c *cmd, args []word) {
+	for len(args) > 0 && strings.HasPrefix(args[0].lit, "-") {
+		args = args[1:] // --global, --user, --site
+	}
 	if len(args) < 3 || args[0].lit != "set" {
 		return
 	}
@@ -169,6 +174,10 @@ func runNpmInstall(w *walker, c *cmd) stage {
 			rest = rest[1:]
 		}
 		w.npmConfigSet(c, rest)
+	case "set-script":
+		if len(ops) > 1 && (ops[1].unknown || isInstallScript(ops[1].lit)) {
+			w.r.Installs = append(w.r.Installs, Install{Kind: InstallScript, Command: c.name, Segment: c.seg})
+		}
 	case "pkg":
 		if len(ops) > 2 && ops[1].lit == "set" {
 			for _, x := range ops[2:] {
@@ -320,17 +329,33 @@ func runCargo(w *walker, c *cmd) stage {
 // manager's config file (.npmrc, .yarnrc, .yarnrc.yml, pip.conf, pip.ini,
 // uv.toml, .pypirc? no: that is for uploads): text veto cannot see is
 // refused as a redirection it cannot vouch for.
-func (w *walker) configRegistry(name string, seg int, st stage) {
+func (w *walker) configRegistry(name string, seg int, st stage, pattern string) {
 	c := &cmd{name: name, seg: seg}
-	if st.text == nil || st.decode {
-		w.r.Installs = append(w.r.Installs, Install{Kind: InstallRedirect, Unknown: true, Command: name, Segment: seg})
-		return
+	text := st.text
+	if text == nil || st.decode {
+		if pattern == "" {
+			w.r.Installs = append(w.r.Installs, Install{Kind: InstallRedirect, Unknown: true, Command: name, Segment: seg})
+			return
+		}
+		// echo or printf of words known in part: the parts veto knows say
+		// whether a registry is set ("//host/:_authToken=${TOKEN}" sets
+		// none); a registry whose value is not known is unknown.
+		text = []string{pattern}
 	}
-	for _, t := range st.text {
+	for _, t := range text {
 		for _, line := range strings.FieldsFunc(t, func(r rune) bool { return r == '\n' || r == '\r' }) {
 			l := strings.ToLower(strings.TrimSpace(line))
 			l = strings.ReplaceAll(l, `\n`, "\n")
 			for _, part := range strings.Split(l, "\n") {
+				if strings.Contains(part, unknownMark) {
+					// Known in part: a line whose key veto cannot read may set
+					// a registry.
+					k, _, ok := strings.Cut(part, "=")
+					if !ok || strings.Contains(k, unknownMark) {
+						w.r.Installs = append(w.r.Installs, Install{Kind: InstallRedirect, Unknown: true, Command: name, Segment: seg})
+						continue
+					}
+				}
 				key, val, ok := strings.Cut(part, "=")
 				if !ok {
 					key, val, ok = strings.Cut(part, ":")
@@ -342,6 +367,10 @@ func (w *walker) configRegistry(name string, seg int, st stage) {
 				if strings.HasSuffix(key, "registry") || key == "npmregistryserver" || strings.HasSuffix(key, "index-url") ||
 					key == "find-links" || key == "url" || key == "index" {
 					val = strings.Trim(strings.TrimSpace(val), `"'`)
+					if strings.Contains(val, unknownMark) {
+						w.r.Installs = append(w.r.Installs, Install{Kind: InstallRedirect, Unknown: true, Command: name, Segment: seg})
+						continue
+					}
 					w.installValue(c, InstallRedirect, val)
 				}
 			}
@@ -393,3 +422,43 @@ func runJq(h func(*walker, *cmd) stage) func(*walker, *cmd) stage {
 		return h(w, c)
 	}
 }
+
+// echoPattern is the text an echo prints as far as veto knows it, each part
+// it cannot know as unknownMark; "" for any other command, or when no part
+// is known.
+func (w *walker) echoPattern(c *syntax.CallExpr) string {
+	if len(c.Args) < 2 || c.Args[0].Lit() != "echo" {
+		return ""
+	}
+	var parts []string
+	for _, a := range c.Args[1:] {
+		if l := a.Lit(); l == "-n" || l == "-e" || l == "-E" {
+			continue
+		}
+		p := w.pattern(a)
+		if p == "" {
+			p = unknownMark
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, " ")
+}
+
+// runTee is tee: what it is fed, written to a package manager's config
+// file, is judged as a redirection's text would be.
+func runTee(w *walker, c *cmd) stage {
+	st := teeWrites(w, c)
+	for _, a := range c.args {
+		if !a.unknown && registryConfig(a.lit) {
+			in := stage{}
+			if len(c.up) > 0 {
+				in = c.up[len(c.up)-1]
+			}
+			w.configRegistry(c.name, c.seg, in, "")
+			break
+		}
+	}
+	return st
+}
+
+var teeWrites = writesAll(optSpec{})

@@ -150,7 +150,7 @@ func runCurl(w *walker, c *cmd) stage {
 
 func runWget(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "OoaPiUeTtlQwYAR", long: map[string]bool{"output-document": true, "output-file": true,
-		"append-output": true, "directory-prefix": true, "input-file": true, "post-file": true, "body-file": true, "post-data": true,
+		"append-output": true, "directory-prefix": true, "input-file": true, "post-file": true, "body-file": true, "post-data": true, "body-data": true, "method": true,
 		"user-agent": true, "header": true, "execute": true, "tries": true, "timeout": true, "level": true, "user": true,
 		"password": true, "http-user": true, "http-password": true, "load-cookies": true, "save-cookies": true, "referer": true}}, false)
 	w.optFiles(&o, true, notStdio, "O", "output-document", "o", "output-file", "a", "append-output", "save-cookies")
@@ -163,6 +163,12 @@ func runWget(w *walker, c *cmd) stage {
 	}
 	for _, u := range o.operands {
 		w.hostWord(c, u)
+	}
+	for _, x := range o.all("post-data", "body-data") {
+		if x.unknown { // data made by a substitution: local data
+			w.uploadFrom(c, from)
+			break
+		}
 	}
 	for _, x := range o.all("post-file", "body-file") {
 		if x.unknown || !harmless[x.lit] || (x.lit == "-" || x.lit == "/dev/stdin") && localInput(c) {

@@ -411,3 +411,41 @@ func (w *walker) gitRemoteAdd(rest []word) {
 	}
 	w.remotes[name.lit] = url.lit
 }
+
+// gitConfigRemote records a remote's URL set with git config
+// remote.NAME.url (or pushurl) VALUE, for a later push in the same command.
+func (w *walker) gitConfigRemote(rest []word) {
+	var pos []word
+	for _, a := range rest {
+		if a.unknown || !strings.HasPrefix(a.lit, "-") {
+			pos = append(pos, a)
+		}
+	}
+	if len(pos) > 0 && pos[0].lit == "set" {
+		pos = pos[1:]
+	}
+	if len(pos) < 2 || pos[0].unknown {
+		return
+	}
+	key, lower := pos[0].lit, strings.ToLower(pos[0].lit)
+	if !strings.HasPrefix(lower, "remote.") {
+		return
+	}
+	var name string
+	switch {
+	case strings.HasSuffix(lower, ".pushurl"):
+		name = key[len("remote.") : len(key)-len(".pushurl")]
+	case strings.HasSuffix(lower, ".url"):
+		name = key[len("remote.") : len(key)-len(".url")]
+	default:
+		return
+	}
+	if w.remotes == nil {
+		w.remotes = map[string]string{}
+	}
+	if pos[1].unknown {
+		w.remotes[name] = ""
+		return
+	}
+	w.remotes[name] = pos[1].lit
+}

@@ -148,7 +148,7 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		seg := w.r.Segments
 		out := w.call(c, depth, up)
 		if configs > 0 {
-			w.configRegistry("redirection", seg, out)
+			w.configRegistry("redirection", seg, out, w.echoPattern(c))
 		}
 		return out
 	case *syntax.BinaryCmd:

@@ -90,10 +90,18 @@ func (w *walker) install(c *cmd, kind InstallKind, x word) {
 
 func (w *walker) installValue(c *cmd, kind InstallKind, v string) {
 	in := Install{Kind: kind, Command: c.name, Segment: c.seg}
-	if h, ok := hostOf(strings.TrimPrefix(v, "git+")); ok && strings.Contains(v, ":") {
+	if p, ok := strings.CutPrefix(v, "file:"); ok && kind == InstallSource {
+		if rest, ok := strings.CutPrefix(p, "//"); ok {
+			p = rest
+		}
+		in.Path, in.Dir = p, w.cwd
+		if p == "" {
+			in.Path = "."
+		}
+	} else if h, ok := hostOf(strings.TrimPrefix(v, "git+")); ok && strings.Contains(v, ":") {
 		in.Host = h
 	} else if kind == InstallSource && v != "" {
-		in.Path, in.Dir = strings.TrimPrefix(v, "file:"), w.cwd
+		in.Path, in.Dir = v, w.cwd
 	} else {
 		in.Unknown = true
 	}
@@ -183,9 +191,23 @@ func runOpensslNet(w *walker, c *cmd) stage {
 func runAws(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{long: map[string]bool{"profile": true, "region": true, "endpoint-url": true, "exclude": true,
 		"include": true, "acl": true, "storage-class": true, "sse": true, "content-type": true, "cache-control": true, "expires": true,
-		"output": true, "query": true, "grants": true, "metadata": true}}, false)
+		"output": true, "query": true, "grants": true, "metadata": true, "bucket": true, "key": true, "body": true, "upload-id": true,
+		"part-number": true}}, false)
 	ops := o.operands
-	if len(ops) < 3 || ops[0].lit != "s3" {
+	if len(ops) >= 2 && ops[0].lit == "s3api" && (ops[1].lit == "put-object" || ops[1].lit == "upload-part") && o.has("body") {
+		b := o.all("bucket")
+		switch {
+		case o.has("endpoint-url"):
+			h, ok := hostOf(o.set["endpoint-url"])
+			w.uploadTo(c, h, !ok || o.all("endpoint-url")[0].unknown)
+		case len(b) == 0 || b[0].unknown:
+			w.uploadTo(c, "", true)
+		default:
+			w.uploadTo(c, bucketHost(b[0].lit, "", ".s3.amazonaws.com"), false)
+		}
+		return stage{}
+	}
+	if len(ops) < 4 || ops[0].lit != "s3" {
 		return stage{}
 	}
 	switch ops[1].lit {
@@ -194,8 +216,8 @@ func runAws(w *walker, c *cmd) stage {
 		return stage{}
 	}
 	src, dst := ops[2], ops[len(ops)-1]
-	if len(ops) < 4 && !(src.lit == "-" && localInput(c)) {
-		return stage{}
+	if src.lit == "-" && !src.unknown && !localInput(c) {
+		return stage{} // literal text, or nothing, on the input
 	}
 	if !src.unknown && strings.HasPrefix(src.lit, "s3://") {
 		return stage{}

@@ -132,7 +132,7 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		if f := w.redirect(rd, depth); f != nil {
 			in = f
 		}
-		if rd.Op != syntax.RdrIn && rd.Op != syntax.DplIn && rd.Op != syntax.DplOut && rd.Word != nil && registryConfig(rd.Word.Lit()) {
+		if rd.Op != syntax.RdrIn && rd.Op != syntax.DplIn && rd.Op != syntax.DplOut && rd.Word != nil && registryConfig(w.pattern(rd.Word)) {
 			configs++
 		}
 	}

@@ -2,12 +2,10 @@ package command
 
 import (
 	"context"
-	"net/netip"
 	"path/filepath"
 	"strings"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/egress"
 	"github.com/vetohq/veto/rule"
 	"github.com/vetohq/veto/shell"
 )
@@ -29,52 +27,13 @@ var (
 		Risk: veto.RiskHigh, Advice: rule.Off("shell.install"), Reasons: []*rule.Reason{installSource, registryRedirect, installScript}}
 )
 
-// Registries are the ecosystems' own registry hosts, which may always be
-// installed from.
-var Registries = []string{
-	"pypi.org", "files.pythonhosted.org", "pypi.python.org",
-	"registry.npmjs.org", "registry.yarnpkg.com", "registry.npmjs.com",
-	"crates.io", "index.crates.io", "static.crates.io",
-	"rubygems.org", "index.rubygems.org",
-	"proxy.golang.org", "sum.golang.org",
-}
-
-var registryList = func() egress.List {
-	l, err := egress.ParseList(Registries)
-	if err != nil {
-		panic(err)
-	}
-	return l
-}()
-
-// listed judges hosts against the egress allow-list (the policy's and
-// the run's additions) whatever the mode: "" is a host veto cannot
-// determine. registries adds the ecosystems' registries to the list.
+// listed judges a host against the egress allow-list in every mode
+// (egress.Policy.Lists); unknown is a host veto could not determine.
 func (s *Set) listed(ctx context.Context, in *veto.Input, host string, unknown, registries bool) (bool, error) {
-	if unknown || host == "" {
+	if unknown {
 		return false, nil
 	}
-	h, err := egress.Parse(host)
-	if err != nil {
-		return false, nil
-	}
-	if local(h) {
-		return true, nil
-	}
-	if registries && registryList.Allows(h) {
-		return true, nil
-	}
-	v, err := egress.Policy{Mode: egress.Allowlist, Allow: s.egress.Allow}.Check(ctx, in, []string{host})
-	return v == egress.Allowed, err
-}
-
-// local reports whether h is this machine: a loopback address or
-// localhost. Data sent there does not leave it.
-func local(h egress.Host) bool {
-	if h.Addr.IsValid() {
-		return h.Addr.IsLoopback() || h.Addr == netip.IPv6Loopback()
-	}
-	return h.Name == "localhost" || strings.HasSuffix(h.Name, ".localhost")
+	return s.egress.Lists(ctx, in, host, registries)
 }
 
 // upload refuses a command that sends local data to a host not on the

@@ -33,6 +33,11 @@ func runGit(w *walker, c *cmd) stage {
 				dir = args[1].lit
 			case "-c":
 				w.gitConfigValue(c, args[1], aliases)
+				if k, v, ok := strings.Cut(args[1].lit, "="); ok && !args[1].unknown {
+					w.gitConfigRemote([]word{lit(k), lit(v)})
+				} else if args[1].unknown {
+					w.gitConfigRemote([]word{lit("url.*.insteadof"), {unknown: true}})
+				}
 			case "--config-env":
 				w.gitConfigEnv(c, args[1])
 			}

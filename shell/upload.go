@@ -375,6 +375,10 @@ func (w *walker) gitPushUpload(c *cmd, rest []word) {
 		w.uploadTo(c, "", true) // the remote is an expansion veto cannot see
 		return
 	}
+	if _, ok := w.remotes[rewritten]; ok {
+		w.uploadTo(c, "", true)
+		return
+	}
 	if u, ok := w.remotes[remote]; ok {
 		if u == "" {
 			w.uploadTo(c, "", true)
@@ -391,6 +395,10 @@ func (w *walker) gitPushUpload(c *cmd, rest []word) {
 		return // a repository on this machine
 	}
 }
+
+// rewritten is the key of walker.remotes that says remote URLs were
+// rewritten (url.*.insteadOf) earlier in the command.
+const rewritten = "\x00rewritten"
 
 // isRemoteURL reports whether a git remote operand is a URL or an
 // scp-form address rather than a remote's name.
@@ -450,6 +458,14 @@ func (w *walker) gitConfigRemote(rest []word) {
 		return
 	}
 	key, lower := pos[0].lit, strings.ToLower(pos[0].lit)
+	if strings.HasPrefix(lower, "url.") && (strings.HasSuffix(lower, ".insteadof") || strings.HasSuffix(lower, ".pushinsteadof")) {
+		// A rewrite of remote URLs: a later push may go anywhere.
+		if w.remotes == nil {
+			w.remotes = map[string]string{}
+		}
+		w.remotes[rewritten] = ""
+		return
+	}
 	if !strings.HasPrefix(lower, "remote.") {
 		return
 	}

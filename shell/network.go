@@ -199,14 +199,18 @@ func runNetcat(w *walker, c *cmd) stage {
 func runSocat(w *walker, c *cmd) stage {
 	from := len(w.r.Hosts)
 	defer func() {
-		// A file address, or local data on standard input, is sent to the
-		// addresses that reach a host.
+		// A file address read (not one opened only to write), or local
+		// data on standard input, is sent to the addresses that reach a
+		// host.
 		for _, a := range c.args {
-			kind, _, _ := strings.Cut(a.lit, ":")
+			kind, rest, _ := strings.Cut(a.lit, ":")
 			switch strings.ToUpper(kind) {
-			case "OPEN", "FILE", "GOPEN", "CREATE", "PIPE":
-				w.uploadFrom(c, from)
-				return
+			case "OPEN", "FILE", "GOPEN":
+				r := strings.ToLower(rest)
+				if !strings.Contains(r, ",wronly") && !strings.Contains(r, ",creat") && !strings.Contains(r, ",append") && !strings.Contains(r, ",trunc") {
+					w.uploadFrom(c, from)
+					return
+				}
 			}
 		}
 		w.streamUpload(c, from)

@@ -132,8 +132,11 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		if f := w.redirect(rd, depth); f != nil {
 			in = f
 		}
-		if rd.Op != syntax.RdrIn && rd.Op != syntax.DplIn && rd.Op != syntax.DplOut && rd.Word != nil && registryConfig(w.pattern(rd.Word)) {
-			configs++
+		switch rd.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
+			if rd.Word != nil && registryConfig(w.pattern(rd.Word)) {
+				configs++
+			}
 		}
 	}
 	switch c := st.Cmd.(type) {

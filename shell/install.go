@@ -238,7 +238,7 @@ func (w *walker) npmSource(c *cmd, x word) {
 		}
 		if i := strings.Index(v, "://"); i >= 0 {
 			j := strings.LastIndexAny(v[:i], "@ ")
-			if strings.HasPrefix(v[j+1:], "git@") {
+			if j >= 0 && strings.HasPrefix(v[j+1:], "git@") {
 				j = strings.LastIndexAny(v[:j], "@ ")
 			}
 			w.installValue(c, InstallSource, v[j+1:])

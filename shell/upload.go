@@ -471,9 +471,9 @@ func (w *walker) gitConfigRemote(rest []word) {
 	}
 	var name string
 	switch {
-	case strings.HasSuffix(lower, ".pushurl"):
+	case strings.HasSuffix(lower, ".pushurl") && len(key) > len("remote..pushurl"):
 		name = key[len("remote.") : len(key)-len(".pushurl")]
-	case strings.HasSuffix(lower, ".url"):
+	case strings.HasSuffix(lower, ".url") && len(key) > len("remote..url"):
 		name = key[len("remote.") : len(key)-len(".url")]
 	default:
 		return

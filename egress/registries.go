@@ -27,11 +27,12 @@ var registryList = func() List {
 	return l
 }()
 
-// Lists reports whether host is on the allow-list (the policy's and the
-// run's additions), whatever the mode, or on this machine (a loopback
-// address, localhost): the test shell.upload and shell.install apply in
-// every mode. With registries, the ecosystems' registries count as
-// listed. "" is a host veto could not determine, never listed.
+// Lists reports whether host is on the part of the allow-list that may
+// receive what a call sends (Sends, and the hosts a person added to the
+// run), whatever the mode, or on this machine (a loopback address,
+// localhost): the test shell.upload and shell.install apply in every mode.
+// With registries, the ecosystems' registries count as listed. "" is a
+// host veto could not determine, never listed.
 func (p Policy) Lists(ctx context.Context, in *veto.Input, host string, registries bool) (bool, error) {
 	if host == "" {
 		return false, nil
@@ -43,7 +44,7 @@ func (p Policy) Lists(ctx context.Context, in *veto.Input, host string, registri
 	if Local(h) || (registries && registryList.Allows(h)) {
 		return true, nil
 	}
-	v, err := Policy{Mode: Allowlist, Allow: p.Allow}.Check(ctx, in, []string{host})
+	v, err := Policy{Mode: Allowlist, Allow: p.Sends}.Check(ctx, in, []string{host})
 	return v == Allowed, err
 }
 

@@ -17,7 +17,7 @@ func TestLists(t *testing.T) {
 	}
 	in := &veto.Input{Call: &veto.Call{}}
 	for _, mode := range []Mode{Open, Allowlist} {
-		p := Policy{Mode: mode, Allow: l}
+		p := Policy{Mode: mode, Allow: l, Sends: l}
 		cases := []struct {
 			host       string
 			registries bool
@@ -37,6 +37,11 @@ func TestLists(t *testing.T) {
 			{"evil.example", true, false},
 			{"", true, false},
 			{"169.254.169.254", false, false},
+		}
+		// The allow-list alone, without the user's file giving it, lets
+		// nothing be sent.
+		if ok, _ := (Policy{Mode: mode, Allow: l}).Lists(context.Background(), in, "up.example", false); ok {
+			t.Errorf("mode %s: an entry not in Sends is listed for sending", mode)
 		}
 		for _, c := range cases {
 			got, err := p.Lists(context.Background(), in, c.host, c.registries)

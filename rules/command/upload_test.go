@@ -34,7 +34,7 @@ func uploadGate(t *testing.T, mode egress.Mode) (*veto.Gate, string) {
 	}
 	home := "/home/veto-upload-agent"
 	cmds, err := command.New(command.Config{Vars: map[string]string{"HOME": home, "TMPDIR": "/tmp", "USER": "agent"},
-		Egress: egress.Policy{Mode: mode, Allow: allow}})
+		Egress: egress.Policy{Mode: mode, Allow: allow, Sends: allow}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // Section is the egress section of a policy file.
 type Section struct {
 	Mode  string   `yaml:"mode" doc:"open (the default: every host but link-local and cloud metadata addresses) or allowlist (only the hosts in allow, and those a person adds to a run with veto egress allow; a host veto cannot determine statically is denied). Only the user's file may set open over another file's allowlist."`
-	Allow []string `yaml:"allow" doc:"The allow-list: host names, wildcard domains (*.example.com, below example.com), host:port, addresses and CIDR ranges. In every mode, the hosts uploads of local data (shell.upload) and installs from outside a registry (shell.install, file.package_config) may go to. Later files can only remove entries."`
+	Allow []string `yaml:"allow" doc:"The allow-list: host names, wildcard domains (*.example.com, below example.com), host:port, addresses and CIDR ranges. In every mode, the hosts uploads of local data (shell.upload) and installs from outside a registry (shell.install, file.package_config) may go to, as far as the user's file lists them: another file's entries never let an upload or install through. Later files can only remove entries."`
 }
 
 // reasons are net.egress's reasons: one per verdict of egress that
@@ -84,6 +84,9 @@ func mergeEgress(eff *egress.Settings, f *Section, l *rule.Layer) {
 		unset = func() []string { return []string{} }
 	}
 	eff.Allow = rule.Shorten(l, eff.Allow, f.Allow, unset)
+	// What may be sent (uploads, installs) widens only by the user's file:
+	// another file's list only narrows it.
+	eff.Sends = rule.Shorten(l, eff.Sends, f.Allow, func() []string { return []string{} })
 	l.Note("allow", strings.Join(f.Allow, ", "), "allow")
 }
 

@@ -12,6 +12,11 @@ import (
 type Policy struct {
 	Mode  Mode // "" means Open
 	Allow List // the policy's allow-list; a run's egress_allowed events add to it
+	// Sends is the part of the allow-list uploads of local data and
+	// installs from outside a registry may go to (Lists): the entries the
+	// user's file gave, narrowed by later files. A list only other files
+	// give narrows egress, and must not widen what may be sent.
+	Sends List
 }
 
 // Check judges destinations (hosts or URLs; "" for one veto could not
@@ -158,6 +163,9 @@ func looksLikeURL(s string) bool {
 type Settings struct {
 	Mode  Mode     // "" means Open
 	Allow []string // nil: none set
+	// Sends are the entries of Allow the user's file gave (and later files
+	// kept): where uploads and installs may go. Nil: none.
+	Sends []string
 }
 
 // Compile parses the allow-list.
@@ -166,7 +174,11 @@ func (s Settings) Compile() (Policy, error) {
 	if err != nil {
 		return Policy{}, err
 	}
-	return Policy{Mode: s.Mode, Allow: l}, nil
+	sends, err := ParseList(s.Sends)
+	if err != nil {
+		return Policy{}, err
+	}
+	return Policy{Mode: s.Mode, Allow: l, Sends: sends}, nil
 }
 
 // Reason is the reason code and message of a verdict that refuses.

@@ -37,6 +37,7 @@ func (w *walker) readCode(c *cmd, x word) stage {
 		t.chdir = strings.Contains(strings.ToLower(t.clean), "chdir")
 		home := mentionsHome(src)
 		net := netCode(src)
+		from := len(w.r.Hosts)
 		for _, l := range t.lits {
 			s := l.val
 			if strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") {
@@ -62,6 +63,9 @@ func (w *walker) readCode(c *cmd, x word) stage {
 		}
 		if c.name == "r" || c.name == "rscript" {
 			w.rSystem2(c, src, t)
+		}
+		if len(w.r.Hosts) > from && codeUploads(t.clean) {
+			w.uploadFrom(c, from)
 		}
 		// An argument list of literals (["rm", "-rf", "/x"]) is a command too.
 		for _, argv := range literalLists(t) {
@@ -841,4 +845,31 @@ func modeLit(v string) bool {
 		return true
 	}
 	return v != "" && len(v) <= 4 && strings.Trim(v, "rwabxtU+") == ""
+}
+
+// codeUploads reports whether interpreter code (its literals blanked)
+// both reads local data (a file, standard input, the environment, a
+// directory listing) and sends a request body or socket data: the hosts
+// its URLs name then receive local data.
+func codeUploads(clean string) bool {
+	c := strings.ToLower(clean)
+	sends := false
+	for _, k := range []string{".post(", ".put(", ".patch(", "method=", "method:", "data=", "files=", "body:", "body=", "sendall(",
+		".send(", "upload", "post_form(", "postform(", "curl_setopt(", "http.request(", "https.request("} {
+		if strings.Contains(c, k) {
+			sends = true
+			break
+		}
+	}
+	if !sends {
+		return false
+	}
+	for _, k := range []string{"open(", "read_bytes(", "read_text(", "readfilesync(", "readfile(", "createreadstream(", "file.read(",
+		"io.read(", "sys.stdin", "process.stdin", "$stdin", "stdin.read", "os.environ", "process.env", "env[", "fopen(", "file_get_contents(",
+		"glob(", "listdir(", "walk(", "readdir", "slurp", "<stdin>", "read()"} {
+		if strings.Contains(c, k) {
+			return true
+		}
+	}
+	return false
 }

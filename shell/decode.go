@@ -91,7 +91,6 @@ func printfText(f string, args []word) (string, bool) {
 	}
 }
 
-
 // runDecoder is a program that decodes with one of its flags.
 func runDecoder(short, long string) func(*walker, *cmd) stage {
 	return func(w *walker, c *cmd) stage {

@@ -33,6 +33,11 @@ func runGit(w *walker, c *cmd) stage {
 				dir = args[1].lit
 			case "-c":
 				w.gitConfigValue(c, args[1], aliases)
+				if k, v, ok := strings.Cut(args[1].lit, "="); ok && !args[1].unknown {
+					w.gitConfigRemote([]word{lit(k), lit(v)})
+				} else if args[1].unknown {
+					w.gitConfigRemote([]word{lit("url.*.insteadof"), {unknown: true}})
+				}
 			case "--config-env":
 				w.gitConfigEnv(c, args[1])
 			}
@@ -117,9 +122,14 @@ sub:
 		}
 	case "config":
 		w.gitConfig(c, rest, dir)
+		w.gitConfigRemote(rest)
+	}
+	if subcmd == "remote" && len(rest) > 0 && (rest[0].lit == "add" || rest[0].lit == "set-url") {
+		w.gitRemoteAdd(rest)
 	}
 	w.gitRuns(c, subcmd, rest)
 	if subcmd == "push" {
+		w.gitPushUpload(c, rest)
 		for _, a := range rest {
 			if !a.unknown && (strings.Contains(a.lit, "://") || (strings.Contains(a.lit, "@") && strings.Contains(a.lit, ":"))) {
 				w.host(c, a.lit)

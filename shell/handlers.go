@@ -75,7 +75,7 @@ func buildHandlers() {
 		"ash": runShell, "mksh": runShell, "csh": runShell, "tcsh": runShell, "yash": runShell,
 		"eval":   runEval,
 		"source": runSource, ".": runSource,
-		"node": runInterp, "nodejs": runInterp, "bun": runInterp, "perl": runInterp, "ruby": runInterp,
+		"node": runInterp, "nodejs": runInterp, "bun": runBun, "perl": runInterp, "ruby": runInterp,
 		"php": runInterp, "lua": runInterp, "luajit": runInterp,
 		"deno": runDeno,
 
@@ -101,18 +101,20 @@ func buildHandlers() {
 		"nc": runNetcat, "ncat": runNetcat, "netcat": runNetcat, "socat": runSocat,
 		"telnet": runFirstHost, "ftp": runFirstHost, "sftp": runRemoteCopy,
 		"ssh": runSSH, "scp": runRemoteCopy, "rsync": runRemoteCopy,
-		"pip": runPip, "pip3": runPip, "uv": runUv,
+		"pip": runPipInstall, "pip3": runPipInstall, "uv": runUv, "pipx": runPipInstall, "poetry": runPipInstall,
 		"npm": runPackageRunner, "pnpm": runPackageRunner, "yarn": runPackageRunner, "npx": runPackageRunner,
+		"gem": runGem, "cargo": runCargo,
+		"aws": runAws, "gsutil": runGsutil, "gcloud": runGsutil, "az": runAz, "rclone": runRclone, "gh": runGh,
 		"go": runGo,
 
 		"base64": runDecoder("d", "decode"), "base32": runDecoder("d", "decode"), "xxd": runDecoder("r", "revert"),
-		"uudecode": alwaysDecode, "openssl": runOpenssl, "sqlite3": runSqlite,
+		"uudecode": alwaysDecode, "openssl": runOpensslNet,
 
 		"ln":       runLn,
 		"cp":       runCopy(false),
 		"mv":       runCopy(true),
 		"install":  runInstall,
-		"tee":      writesAll(optSpec{}),
+		"tee":      runTee,
 		"touch":    writesAll(optSpec{val: "dtr", long: map[string]bool{"date": true, "reference": true}}),
 		"mkdir":    writesAll(optSpec{val: "m", long: map[string]bool{"mode": true}}),
 		"rmdir":    writesAll(optSpec{}),
@@ -134,7 +136,7 @@ func buildHandlers() {
 		"rg": readsAfterPattern(optSpec{val: "efgtTmABCjMrE", long: map[string]bool{"regexp": true, "file": true, "glob": true, "iglob": true, "type": true, "type-not": true, "type-add": true, "max-count": true, "after-context": true, "before-context": true, "context": true, "threads": true, "max-depth": true, "replace": true, "encoding": true, "engine": true, "sort": true, "sortr": true, "pre": true, "pre-glob": true, "max-columns": true, "max-filesize": true, "ignore-file": true, "path-separator": true, "color": true, "colors": true}}, "e", "f"),
 		"ag": readsAfterPattern(optSpec{val: "ABCGgm"}, "", ""), "ack": readsAfterPattern(optSpec{val: "ABCm"}, "", ""),
 		"awk": runAwk, "gawk": runAwk, "mawk": runAwk, "nawk": runAwk,
-		"jq": readsAfterPattern(optSpec{val: "fL", long: map[string]bool{"from-file": true, "indent": true}}, "", "f"),
+		"jq": runJq(readsAfterPattern(optSpec{val: "fL", long: map[string]bool{"from-file": true, "indent": true}}, "", "f")),
 		"yq": readsAfterPattern(optSpec{}, "", ""),
 	}
 	for name, spec := range readerSpecs {

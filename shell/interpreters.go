@@ -364,7 +364,18 @@ func runInterp(w *walker, c *cmd) stage {
 					done = spec.codeEnds
 					break cluster
 				case strings.Contains(spec.module, f):
-					return stage{} // a module: nothing veto reads
+					// A module: nothing veto reads, but pip's install (python -m
+					// pip install …) is judged as pip's.
+					mod, rest := s[j+1:], args[i+1:]
+					if mod == "" && i+1 < len(args) {
+						mod, rest = args[i+1].lit, args[i+2:]
+					}
+					if mod == "pip" || mod == "pipx" || mod == "uv" || mod == "poetry" {
+						c2 := *c
+						c2.name, c2.args = mod, rest
+						return runPipInstall(w, &c2)
+					}
+					return stage{}
 				case strings.Contains(spec.file, f):
 					if j+1 < len(s) {
 						x := tails(a, s[:j+1])

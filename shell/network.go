@@ -85,16 +85,22 @@ func hostOf(s string) (string, bool) {
 // envHosts records hosts named by variables that steer downloads.
 func (w *walker) envHosts(name string, x word) {
 	switch name {
-	case "GOPROXY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "npm_config_registry", "NPM_CONFIG_REGISTRY", "UV_INDEX_URL", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY",
-		"all_proxy", "FTP_PROXY", "ftp_proxy", "RSYNC_PROXY", "npm_config_proxy", "npm_config_https_proxy", "NPM_CONFIG_PROXY",
+	case "GOPROXY", "PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "npm_config_registry", "NPM_CONFIG_REGISTRY",
+		"UV_INDEX_URL", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy", "FTP_PROXY",
+		"ftp_proxy", "RSYNC_PROXY", "npm_config_proxy", "npm_config_https_proxy", "NPM_CONFIG_PROXY",
 		"NPM_CONFIG_HTTPS_PROXY", "PIP_PROXY", "YARN_HTTPS_PROXY", "YARN_HTTP_PROXY", "CARGO_HTTP_PROXY",
-		"UV_DEFAULT_INDEX", "UV_EXTRA_INDEX_URL", "PIP_FIND_LINKS":
+		"UV_DEFAULT_INDEX", "UV_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX", "YARN_REGISTRY",
+		"YARN_NPM_REGISTRY_SERVER", "BUN_CONFIG_REGISTRY":
 	default:
 		return
 	}
 	c := &cmd{name: name, seg: w.r.Segments}
+	registry := !strings.HasSuffix(strings.ToLower(name), "proxy") || name == "GOPROXY"
 	if x.unknown {
 		w.hostWord(c, x)
+		if registry {
+			w.install(c, InstallRedirect, x)
+		}
 		return
 	}
 	for _, v := range x.vals {
@@ -103,6 +109,9 @@ func (w *walker) envHosts(name string, x word) {
 				continue
 			}
 			w.host(c, part)
+			if registry {
+				w.installValue(c, InstallRedirect, part)
+			}
 		}
 	}
 }
@@ -141,6 +150,7 @@ func runCurl(w *walker, c *cmd) stage {
 		"T", "upload-file", "K", "config", "netrc-file")
 	w.optFiles(&o, false, func(v string) (string, bool) { return v, v != "" && v != "-" && !strings.Contains(v, "=") },
 		"b", "cookie") // a cookie file; name=value is a cookie
+	from := len(w.r.Hosts)
 	w.optHosts(c, &o, "x", "proxy", "preproxy", "socks5", "socks5-hostname", "socks4", "socks4a", "proxy1.0", "url", "doh-url")
 	// --resolve HOST:PORT:ADDR[,ADDR…] and --connect-to H1:P1:H2:P2: the
 	// connection goes to the address or host given, not the URL's.
@@ -157,6 +167,9 @@ func runCurl(w *walker, c *cmd) stage {
 	}
 	for _, u := range o.operands {
 		w.hostWord(c, u)
+	}
+	if curlSends(c, &o) {
+		w.uploadFrom(c, from)
 	}
 	return stage{}
 }
@@ -216,7 +229,7 @@ func splitColons(s string, n int) []string {
 
 func runWget(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "OoaPiUeTtlQwYAR", long: map[string]bool{"output-document": true, "output-file": true,
-		"append-output": true, "directory-prefix": true, "input-file": true, "post-file": true, "body-file": true, "post-data": true,
+		"append-output": true, "directory-prefix": true, "input-file": true, "post-file": true, "body-file": true, "post-data": true, "body-data": true, "method": true,
 		"user-agent": true, "header": true, "execute": true, "tries": true, "timeout": true, "level": true, "user": true,
 		"password": true, "http-user": true, "http-password": true, "load-cookies": true, "save-cookies": true, "referer": true,
 		"config": true}}, false)
@@ -242,12 +255,25 @@ func runWget(w *walker, c *cmd) stage {
 		}
 	}
 	w.optFiles(&o, false, notStdio, "post-file", "body-file", "load-cookies")
+	from := len(w.r.Hosts)
 	if o.has("i", "input-file") {
 		w.optFiles(&o, false, notStdio, "i", "input-file")
 		w.r.Hosts = append(w.r.Hosts, Host{Unknown: true, Command: c.name, Segment: c.seg})
 	}
 	for _, u := range o.operands {
 		w.hostWord(c, u)
+	}
+	for _, x := range o.all("post-data", "body-data") {
+		if x.unknown { // data made by a substitution: local data
+			w.uploadFrom(c, from)
+			break
+		}
+	}
+	for _, x := range o.all("post-file", "body-file") {
+		if x.unknown || !harmless[x.lit] || (x.lit == "-" || x.lit == "/dev/stdin") && localInput(c) {
+			w.uploadFrom(c, from)
+			break
+		}
 	}
 	return stage{}
 }
@@ -257,6 +283,7 @@ func runNetcat(w *walker, c *cmd) stage {
 	if o.has("l", "listen") {
 		return stage{}
 	}
+	from := len(w.r.Hosts)
 	w.optHosts(c, &o, "x", "proxy")
 	for _, x := range o.all("e", "c", "exec", "sh-exec") {
 		w.scriptOf(c, x)
@@ -264,10 +291,29 @@ func runNetcat(w *walker, c *cmd) stage {
 	if len(o.operands) > 0 {
 		w.hostWord(c, o.operands[0])
 	}
+	w.streamUpload(c, from)
 	return stage{}
 }
 
 func runSocat(w *walker, c *cmd) stage {
+	from := len(w.r.Hosts)
+	defer func() {
+		// A file address read (not one opened only to write), or local
+		// data on standard input, is sent to the addresses that reach a
+		// host.
+		for _, a := range c.args {
+			kind, rest, _ := strings.Cut(a.lit, ":")
+			switch strings.ToUpper(kind) {
+			case "OPEN", "FILE", "GOPEN":
+				r := strings.ToLower(rest)
+				if !strings.Contains(r, ",wronly") && !strings.Contains(r, ",creat") && !strings.Contains(r, ",append") && !strings.Contains(r, ",trunc") {
+					w.uploadFrom(c, from)
+					return
+				}
+			}
+		}
+		w.streamUpload(c, from)
+	}()
 	for _, a := range c.args {
 		if a.unknown {
 			w.r.Hosts = append(w.r.Hosts, Host{Unknown: true, Command: c.name, Segment: c.seg})
@@ -293,9 +339,11 @@ func runSocat(w *walker, c *cmd) stage {
 
 func runFirstHost(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "lpbenS"}, false)
+	from := len(w.r.Hosts)
 	if len(o.operands) > 0 {
 		w.hostWord(c, o.operands[0])
 	}
+	w.streamUpload(c, from)
 	return stage{}
 }
 
@@ -309,8 +357,10 @@ func runSSH(w *walker, c *cmd) stage {
 	if len(o.operands) == 0 {
 		return stage{}
 	}
+	from := len(w.r.Hosts)
 	w.hostWord(c, o.operands[0])
 	w.optHosts(c, &o, "J")
+	w.streamUpload(c, from)
 	if len(o.operands) > 1 {
 		remote := joinWords(o.operands[1:])
 		sub := w.fork()
@@ -350,20 +400,41 @@ func runRemoteCopy(w *walker, c *cmd) stage {
 		}
 		w.sshOptions(c, &o)
 	}
+	local := false // a local operand before the last: it is sent
 	for i, x := range o.operands {
+		last := i == len(o.operands)-1 && len(o.operands) > 1
 		if x.unknown {
+			from := len(w.r.Hosts)
 			w.hostWord(c, x)
+			if last || c.name == "sftp" {
+				w.uploadFrom(c, from)
+			}
+			local = true
 			continue
 		}
 		if remoteSpec(x.lit) {
-			w.host(c, x.lit)
+			from := len(w.r.Hosts)
+			spec := x.lit
+			if h, _, ok := strings.Cut(spec, "::"); ok && !strings.Contains(spec, "://") {
+				spec = h
+			}
+			w.host(c, spec)
+			if (last && local) || (c.name == "sftp" && (localInput(c) || o.has("b"))) {
+				w.uploadFrom(c, from)
+			}
 			continue
+		}
+		if !last {
+			local = true
 		}
 		if c.name == "sftp" {
+			from := len(w.r.Hosts)
 			w.hostWord(c, x)
+			if localInput(c) || o.has("b") {
+				w.uploadFrom(c, from)
+			}
 			continue
 		}
-		last := i == len(o.operands)-1 && len(o.operands) > 1
 		if !last && o.has("r", "a", "recursive", "archive") {
 			w.readTree(x)
 			continue

@@ -176,9 +176,10 @@ func printedLiteral(calls []codeCall) bool {
 
 // privilege judges c for privilege and sandbox escape.
 func (w *walker) privilege(c *cmd) {
-	if w.remote {
-		// Another machine's or a container's rights (ssh host sudo …,
-		// vagrant ssh -c 'sudo …', docker exec c sudo …): not this one's.
+	if w.guest {
+		// A container's or a VM's rights (docker exec c sudo …, vagrant
+		// ssh -c 'sudo …'): not this machine's. sudo over ssh to another
+		// host is still refused: root on a server is root.
 		return
 	}
 	if w.code && w.printed {

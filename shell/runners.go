@@ -342,7 +342,7 @@ func runPackageRunner(w *walker, c *cmd) stage {
 	args := c.args
 	switch c.name {
 	case "npm", "pnpm", "yarn", "bun":
-		runNpm(w, c)
+		runNpmInstall(w, c)
 		i := 0
 		for i < len(args) && !args[i].unknown && strings.HasPrefix(args[i].lit, "-") {
 			i++
@@ -363,7 +363,7 @@ func runPackageRunner(w *walker, c *cmd) stage {
 		}
 		args = args[i+1:]
 	case "npx":
-		runNpm(w, c)
+		runNpmInstall(w, c)
 	case "uvx":
 	}
 	o := parseOpts(args, optSpec{val: "pc", long: map[string]bool{"package": true, "call": true, "registry": true, "cache": true,
@@ -934,11 +934,22 @@ func (w *walker) gitRuns(c *cmd, sub string, rest []word) {
 
 // addRunners puts the programs that run other programs in the table.
 func addRunners(m map[string]func(*walker, *cmd) stage) {
+	// A program another handler already judges (poetry add, pipx install)
+	// keeps that judgement, and its run subcommand is unwrapped too.
+	both := func(a, b func(*walker, *cmd) stage) func(*walker, *cmd) stage {
+		if a == nil {
+			return b
+		}
+		return func(w *walker, c *cmd) stage {
+			a(w, c)
+			return b(w, c)
+		}
+	}
 	for name := range wrapperSpecs {
-		m[name] = runWrapper
+		m[name] = both(m[name], runWrapper)
 	}
 	for name := range runnerSubs {
-		m[name] = runRunnerSub
+		m[name] = both(m[name], runRunnerSub)
 	}
 	for name, h := range map[string]func(*walker, *cmd) stage{
 		"vim": runEditor, "vi": runEditor, "nvim": runEditor, "gvim": runEditor, "ex": runEditor, "rvim": runEditor,
@@ -958,7 +969,7 @@ func addRunners(m map[string]func(*walker, *cmd) stage) {
 // runUv is uv: its registry options name hosts; uv run runs a command,
 // uv tool run (uvx) a package's program.
 func runUv(w *walker, c *cmd) stage {
-	runPip(w, c)
+	runPipInstall(w, c)
 	spec := optSpec{val: "pw", long: map[string]bool{"python": true, "with": true, "from": true, "directory": true, "project": true,
 		"index": true, "index-url": true, "extra-index-url": true, "env-file": true, "extra": true, "group": true, "package": true}}
 	o := parseOpts(c.args, spec, true)

@@ -87,6 +87,15 @@ type Report struct {
 	Files    []Access
 	Hosts    []Host
 	Programs []string // every program the command would start, lower-case base names, in order
+	// Uploads are the destinations the command sends local data to: files
+	// it names (curl -F k=@f, -T, scp, aws s3 cp, …), or a pipeline's or a
+	// redirection's local data (tar … | nc host, ssh host < f). Pushes to
+	// a remote by name are not among them; a push to a URL is.
+	Uploads []Host `json:",omitempty"`
+	// Installs are what a package manager installs from other than its
+	// registry, the registries it is redirected to, and install-time
+	// scripts added to package.json.
+	Installs []Install `json:",omitempty"`
 	// Commands, Params and Assigned are left out of the JSON form (the
 	// golden reports), which they would triple; rules/control's tests pin
 	// them.

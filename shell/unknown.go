@@ -93,6 +93,7 @@ func (w *walker) unknownProgram(c *cmd) {
 		if i+1 < len(args) && !args[i+1].unknown && invocation(s, args[i+1].lit, true) && (shellLike(s) || runsNext(args, i)) {
 			sub := w.fork()
 			sub.remote = sub.remote || foreignRunners[c.name]
+			sub.guest = sub.guest || foreignRunners[c.name]
 			sub.command(args[i:], c.depth+1, c.up, false, "")
 			return
 		}
@@ -142,6 +143,7 @@ func (w *walker) commandValue(c *cmd, x word, strong bool) {
 		}
 		sub := w.fork()
 		sub.remote = sub.remote || foreignRunners[c.name]
+		sub.guest = sub.guest || foreignRunners[c.name]
 		if !strong {
 			if !commandLine(v) {
 				continue
@@ -171,6 +173,7 @@ func (w *walker) commandOperand(c *cmd, x word, afterOption bool) {
 		}
 		sub := w.fork()
 		sub.remote = sub.remote || foreignRunners[c.name]
+		sub.guest = sub.guest || foreignRunners[c.name]
 		sub.code = !shellLike
 		sub.script(v, c.depth+1)
 	}

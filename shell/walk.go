@@ -23,9 +23,13 @@ type walker struct {
 	dirs   []string        // pushd's stack
 	seg    int             // the segment paths are recorded under
 	params *params         // the positional parameters; nil at the top level
+	// remotes are the URLs git remote add or set-url gave remotes earlier
+	// in the command ("" when unknown), for a later push.
+	remotes map[string]string
 
 	strict bool // recovered or remote input: a recursive forced removal is refused whatever its target
 	remote bool // the command runs on another machine: its paths are not ours
+	guest  bool // and that machine is a container or VM the command runs (docker exec, vagrant ssh): its root is not this one's
 	code   bool // interpreter code read as shell: only destructive findings count
 
 	links     map[string]link // links made earlier in the command, by where they are (linkKey); shared with forks
@@ -200,9 +204,16 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 	}
 	n := len(w.r.secrets)
 	var in *stage
+	configs := 0 // writes of a package manager's config file, whose text is judged
 	for _, rd := range st.Redirs {
 		if f := w.redirect(rd, depth); f != nil {
 			in = f
+		}
+		switch rd.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.ClbOut, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut:
+			if rd.Word != nil && registryConfig(w.pattern(rd.Word)) {
+				configs++
+			}
 		}
 	}
 	switch c := st.Cmd.(type) {
@@ -215,10 +226,14 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 			up = append(up[:len(up):len(up)], *in)
 		}
 		w.prog = ""
+		seg := w.r.Segments
 		out := w.call(c, depth, up)
 		out = w.secretUse(out, n, up, w.prog, w.progSeg)
 		if !w.piped {
 			w.printsSecret(out, w.progSeg)
+		}
+		if configs > 0 {
+			w.configRegistry("redirection", seg, out, w.echoPattern(c))
 		}
 		return out
 	case *syntax.BinaryCmd:

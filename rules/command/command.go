@@ -110,6 +110,10 @@ func (s *Set) Rules() []veto.Rule {
 	return []veto.Rule{&analyzer{s}, &shellEgress{s}, &envDump{s}, &interpreter{s}, &privilege{s}, &injection{s}}
 }
 
+// UploadRules returns shell.upload and shell.install, which the upload
+// family runs after the file and history rules.
+func (s *Set) UploadRules() []veto.Rule { return []veto.Rule{&upload{s}, &install{s}} }
+
 // Paths returns the extractor that hands a command's paths to the file
 // rules.
 func (s *Set) Paths() veto.PathExtractor { return paths{s} }
@@ -157,6 +161,8 @@ func (s *Set) analyze(in *veto.Input) *analysis {
 				Findings: append(slices.Clone(a.report.Findings), rep.Findings...),
 				Files:    append(slices.Clone(a.report.Files), rep.Files...),
 				Hosts:    append(slices.Clone(a.report.Hosts), rep.Hosts...),
+				Uploads:  append(slices.Clone(a.report.Uploads), rep.Uploads...),
+				Installs: append(slices.Clone(a.report.Installs), rep.Installs...),
 				Programs: append(slices.Clone(a.report.Programs), rep.Programs...),
 				Segments: a.report.Segments + rep.Segments,
 			}

@@ -97,6 +97,35 @@ func init() {
 		Sections: []*rule.Section{ShellSection}, Build: build})
 }
 
+// The upload and install rules are a family of their own, judged after
+// the file rules and the history rules: a command that sends a
+// credential, or private material, is refused for that first, by the more
+// specific rule.
+func init() {
+	rule.Register(&rule.Family{Name: "upload", Order: 45, Rules: []*rule.Info{Upload, Install}, Build: buildUpload})
+}
+
+func buildUpload(b *rule.Build) error {
+	st, err := rule.Settings[Settings](b, ShellSection.Key)
+	if err != nil {
+		return err
+	}
+	eg, err := rule.Settings[egress.Settings](b, egress.SectionKey)
+	if err != nil {
+		return err
+	}
+	p, err := eg.Compile()
+	if err != nil {
+		return err
+	}
+	cmds, err := New(Config{Vars: b.Vars, MaxDepth: st.MaxDepth, Egress: p})
+	if err != nil {
+		return err
+	}
+	b.Rules = append(b.Rules, cmds.UploadRules()...)
+	return nil
+}
+
 func mergeShell(eff *Settings, f *Section, l *rule.Layer) {
 	if f.Interpreters != nil {
 		rule.Each(l, f.Interpreters, "interpreters", CheckInterpreter)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/egress"
 	"github.com/vetohq/veto/rule"
 )
 
@@ -38,7 +39,9 @@ var (
 	outsideScope      = &rule.Reason{Code: "outside_write_scope", Message: "%s names a file outside the declared write scope."}
 	taskRunsOnOpen    = &rule.Reason{Code: "task_runs_on_open", Message: "%s names an editor task file and the content holds a task that runs on its own when the folder is opened (runOn folderOpen).",
 		Advice: &veto.Advice{Instead: "Write the task without runOptions.runOn; the user can run it, or set it to run on open themselves.", Policy: "builtin.off: file.auto_run_task in the user's veto.yaml"}}
-	taskUnseen       = &rule.Reason{Code: "task_content_unknown", Message: "%s names an editor task file and veto cannot see the content written there, so it cannot tell whether a task runs on folder open."}
+	taskUnseen         = &rule.Reason{Code: "task_content_unknown", Message: "%s names an editor task file and veto cannot see the content written there, so it cannot tell whether a task runs on folder open."}
+	installScriptAdded = &rule.Reason{Code: "install_script", Message: "%s names a package.json and the content adds a script that package managers run on their own at install time (preinstall, install, postinstall, prepare).",
+		Advice: &veto.Advice{Instead: "Add it under another script name the user runs by hand.", Policy: "builtin.off: file.package_config in the user's veto.yaml"}}
 	referenceMissing = &rule.Reason{Code: "reference_missing", Message: "%s names a file that does not exist."}
 )
 
@@ -52,6 +55,10 @@ var (
 		Risk: veto.RiskCritical, Advice: rule.Off("file.persistence"), Reasons: []*rule.Reason{persistenceTarget}}
 	AutoRunTask = &rule.Info{ID: "file.auto_run_task", Doc: "Refuses writing an editor task file (files.task_files) that holds a task run when the folder is opened, or whose content veto cannot see.",
 		Risk: veto.RiskCritical, Advice: rule.Off("file.auto_run_task"), Reasons: []*rule.Reason{taskRunsOnOpen, taskUnseen}}
+	registryRedirect = &rule.Reason{Code: "registry_redirect", Message: "%s names a package manager's config file and the content points it at a registry or index that is neither the ecosystem's nor on the egress allow-list.",
+		Advice: &veto.Advice{Instead: "Keep the ecosystem's registry, or ask the user to add the registry's host to the egress allow-list.", Policy: "egress.allow"}}
+	PackageConfig = &rule.Info{ID: "file.package_config", Doc: "Refuses writing a package.json whose content adds an install-time script (preinstall, install, postinstall, prepare) the file did not hold, and a package manager's config file (.npmrc, .yarnrc, .yarnrc.yml, pip.conf, pip.ini, uv.toml, bunfig.toml) that points at a registry not allowed.",
+		Risk: veto.RiskHigh, Advice: rule.Off("file.package_config"), Reasons: []*rule.Reason{installScriptAdded, registryRedirect}}
 	Credential = &rule.Info{ID: "file.credential", Doc: "Refuses reading or writing a file that holds credentials, and searching a tree that holds one.",
 		Risk: veto.RiskCritical, Advice: rule.Off("file.credential"), Reasons: []*rule.Reason{pathUnresolvable, credentialPath, credentialSearch}}
 	Stale = &rule.Info{ID: "file.stale", Doc: "Refuses a write of a file that changed since the run read it.",
@@ -106,7 +113,7 @@ func init() {
 		}
 	}
 	rule.Register(&rule.Family{Name: "files", Order: 30,
-		Rules:    []*rule.Info{WriteRoots, Protected, Persistence, AutoRunTask, Credential, Stale, ReadBeforeWrite, Manifest, WriteScope, ReferenceExists},
+		Rules:    []*rule.Info{WriteRoots, Protected, Persistence, AutoRunTask, PackageConfig, Credential, Stale, ReadBeforeWrite, Manifest, WriteScope, ReferenceExists},
 		Sections: []*rule.Section{FilesSection}, Build: build})
 }
 
@@ -184,7 +191,16 @@ func build(b *rule.Build) error {
 	if b.TempDirs != nil {
 		temps = b.TempDirs
 	}
+	eg, err := rule.Settings[egress.Settings](b, egress.SectionKey)
+	if err != nil {
+		return err
+	}
+	ep, err := eg.Compile()
+	if err != nil {
+		return err
+	}
 	s, err := New(Config{
+		Egress:      ep,
 		LookupHome:  b.LookupHome,
 		Home:        b.Home,
 		TempDirs:    temps,

@@ -21,11 +21,15 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/egress"
 	"github.com/vetohq/veto/toolpath"
 )
 
 // Config sets the file rules' parameters. The zero value is the default.
 type Config struct {
+	// Egress is the egress allow-list file.package_config judges a
+	// registry in a package manager's config file by (in every mode).
+	Egress egress.Policy
 	// Home is the user's home directory; empty means $HOME.
 	Home string
 	// TempDirs are write roots besides the workspace; nil means $TMPDIR,
@@ -62,6 +66,7 @@ type Config struct {
 
 // Set is the file rules, compiled from a Config.
 type Set struct {
+	egress      egress.Policy
 	home        string
 	homes       []string // the home directory's real forms: removing or moving it away is refused wherever the roots are
 	gitConfig   string   // the user's git configuration, ~/.gitconfig; empty without a home
@@ -123,7 +128,7 @@ func (s *Set) workspace(reported string, env toolpath.Env) (string, error) {
 // New compiles cfg. A malformed pattern or an unresolvable root is an
 // error naming it.
 func New(cfg Config) (*Set, error) {
-	s := &Set{home: cfg.Home, fs: cfg.FS, lookupHome: cfg.LookupHome, workspaces: map[[2]string]wsEntry{}, now: time.Now,
+	s := &Set{egress: cfg.Egress, home: cfg.Home, fs: cfg.FS, lookupHome: cfg.LookupHome, workspaces: map[[2]string]wsEntry{}, now: time.Now,
 		extractors: cfg.Extractors}
 	if s.home == "" {
 		s.home, _ = os.UserHomeDir()
@@ -245,7 +250,7 @@ func (s *Set) env(cwd string) toolpath.Env {
 // credential rule.
 func (s *Set) Rules() []veto.Rule {
 	rules := []veto.Rule{
-		&writeRoots{s}, &protected{s}, &persistence{s: s}, &autoRunTask{s}, &credential{s}, &stale{s}, &readBeforeWrite{s},
+		&writeRoots{s}, &protected{s}, &persistence{s: s}, &autoRunTask{s}, &packageConfig{s}, &credential{s}, &stale{s}, &readBeforeWrite{s},
 	}
 	if s.manifest != nil {
 		rules = append(rules, &manifest{s})

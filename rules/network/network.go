@@ -18,7 +18,7 @@ import (
 // Section is the egress section of a policy file.
 type Section struct {
 	Mode  string   `yaml:"mode" doc:"open (the default: every host but link-local and cloud metadata addresses) or allowlist (only the hosts in allow, and those a person adds to a run with veto egress allow; a host veto cannot determine statically is denied). Only the user's file may set open over another file's allowlist."`
-	Allow []string `yaml:"allow" doc:"The allow-list: host names, wildcard domains (*.example.com, below example.com), host:port, addresses and CIDR ranges. Later files can only remove entries."`
+	Allow []string `yaml:"allow" doc:"The allow-list: host names, wildcard domains (*.example.com, below example.com), host:port, addresses and CIDR ranges. In every mode, the hosts uploads of local data (shell.upload) and installs from outside a registry (shell.install, file.package_config) may go to, as far as the user's file lists them: another file's entries never let an upload or install through. Later files can only remove entries."`
 }
 
 // reasons are net.egress's reasons: one per verdict of egress that
@@ -38,7 +38,7 @@ var Egress = &rule.Info{ID: "net.egress", Doc: "Refuses a call whose URLs reach 
 
 // EgressSection is the egress section: its effective settings are
 // egress.Settings.
-var EgressSection = rule.NewSection(egress.SectionKey, "Where calls may reach on the network (net.egress and shell.egress).",
+var EgressSection = rule.NewSection(egress.SectionKey, "Where calls may reach on the network (net.egress and shell.egress), and where uploads and installs may go (shell.upload, shell.install).",
 	nil, mergeEgress)
 
 func init() {
@@ -47,6 +47,7 @@ func init() {
   mode: open         # open: any other host; allowlist: only the hosts below and those
                      # a person adds to a run with: veto egress allow HOST --run R
   # allow: [api.example.com, "*.docs.example", "ci.example:8443", 10.0.0.0/8]
+                     # in every mode, also where uploads and installs may go
 `
 	}
 	rule.Register(&rule.Family{Name: "network", Order: 20, Rules: []*rule.Info{Egress},
@@ -83,6 +84,9 @@ func mergeEgress(eff *egress.Settings, f *Section, l *rule.Layer) {
 		unset = func() []string { return []string{} }
 	}
 	eff.Allow = rule.Shorten(l, eff.Allow, f.Allow, unset)
+	// What may be sent (uploads, installs) widens only by the user's file:
+	// another file's list only narrows it.
+	eff.Sends = rule.Shorten(l, eff.Sends, f.Allow, func() []string { return []string{} })
 	l.Note("allow", strings.Join(f.Allow, ", "), "allow")
 }
 

@@ -23,7 +23,8 @@ var (
 func TestEgressSectionThroughTheFiles(t *testing.T) {
 	type want struct {
 		mode    egress.Mode
-		allow   []string // nil: unbounded
+		allow   []string  // nil: unbounded
+		sends   *[]string // nil: not checked
 		shown   [][3]string
 		problem string
 	}
@@ -52,11 +53,25 @@ func TestEgressSectionThroughTheFiles(t *testing.T) {
 		{"a list with no mode bounds nothing else",
 			[]string{policy.KindProject, "egress: {allow: [a.example, b.example]}"},
 			want{allow: []string{"a.example", "b.example"}, shown: [][3]string{{"egress.allow", "a.example, b.example", "project"}}}},
+		{"the user's list may be sent to, narrowed by a project's",
+			[]string{policy.KindUser, "egress: {allow: [a.example, b.example]}", policy.KindProject, "egress: {allow: [b.example, evil.example]}"},
+			want{allow: []string{"b.example"}, sends: &[]string{"b.example"}}},
+		{"a project's list alone lets nothing be sent",
+			[]string{policy.KindProject, "egress: {allow: [evil.example]}"},
+			want{allow: []string{"evil.example"}, sends: &[]string{}}},
 		{"no list keeps the earlier one", []string{policy.KindUser, "egress: {mode: allowlist, allow: [a.example]}", policy.KindProject, "egress: {mode: allowlist}"},
 			want{mode: egress.Allowlist, allow: []string{"a.example"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := merge(t, tc.files...)
+			defer func() {
+				if err == nil && tc.sends != nil {
+					eg := policy.Effective[egress.Settings](p, egress.SectionKey)
+					if !slices.Equal(eg.Sends, *tc.sends) {
+						t.Errorf("sends %#v, want %#v", eg.Sends, *tc.sends)
+					}
+				}
+			}()
 			if tc.problem != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.problem) {
 					t.Fatalf("err %v, want %q", err, tc.problem)

@@ -64,6 +64,7 @@ type Section struct {
 	Interpreters   []string      `yaml:"interpreters" doc:"The only interpreters and shells a command may start (default: any). Later files can only shorten the list."`
 	MaxDepth       int           `yaml:"max_depth" doc:"How deeply commands may nest (bash -c, eval, xargs, ...); default 5. Later files can only lower it."`
 	DefaultTimeout rule.Duration `yaml:"default_timeout" doc:"A timeout given to an allowed command that names none, as 90s or 2m."`
+	Exec           string        `yaml:"exec" doc:"What a command the analyzer cannot vouch for gets: supervise (run under veto exec, which decides each program, file and connection as it happens, where the client runs a rewritten call and the kernel can supervise; refused elsewhere) or refuse. Default supervise. Later files can only make it refuse."`
 }
 
 // Settings are the shell section's effective settings.
@@ -71,6 +72,7 @@ type Settings struct {
 	Interpreters   []string // nil: any
 	MaxDepth       int      // 0: shell.DefaultMaxDepth
 	DefaultTimeout time.Duration
+	Refuse         bool // shell.exec: refuse
 }
 
 // ShellSection is the shell section.
@@ -82,6 +84,7 @@ func init() {
   # interpreters: [bash, sh, python3]   # default: any interpreter or shell
   max_depth: 5       # how deeply bash -c, eval, xargs ... may nest
   # default_timeout: 2m               # given to an allowed command that names none
+  exec: supervise    # what the analyzer cannot vouch for runs under veto exec, or: refuse
 `
 	}
 	rule.Register(&rule.Family{Name: "command", Order: 10, Rules: []*rule.Info{Analyzer, Egress, EnvDump, Interpreter},
@@ -99,6 +102,18 @@ func mergeShell(eff *Settings, f *Section, l *rule.Layer) {
 	} else if d, ok := rule.Lower(l, eff.MaxDepth, f.MaxDepth); ok {
 		eff.MaxDepth = d
 		l.Note("max_depth", fmt.Sprint(d), "max_depth")
+	}
+	switch f.Exec {
+	case "":
+	case "refuse":
+		eff.Refuse = true
+		l.Note("exec", "refuse", "exec")
+	case "supervise":
+		if eff.Refuse {
+			l.Bad("shell.exec: an earlier file refuses what the analyzer cannot vouch for; a later one cannot supervise it instead", "exec")
+		}
+	default:
+		l.Bad("shell.exec: want supervise or refuse", "exec")
 	}
 	if d, ok := rule.Lower(l, eff.DefaultTimeout, time.Duration(f.DefaultTimeout)); ok {
 		eff.DefaultTimeout = d
@@ -119,7 +134,12 @@ func build(b *rule.Build) error {
 	if err != nil {
 		return err
 	}
-	cmds, err := New(Config{Vars: b.Vars, Interpreters: st.Interpreters, MaxDepth: st.MaxDepth, DefaultTimeout: st.DefaultTimeout, Egress: p})
+	cfg := Config{Vars: b.Vars, Interpreters: st.Interpreters, MaxDepth: st.MaxDepth, DefaultTimeout: st.DefaultTimeout, Egress: p,
+		Supervising: b.Supervising}
+	if !st.Refuse {
+		cfg.Supervisor = b.Supervisor
+	}
+	cmds, err := New(cfg)
 	if err != nil {
 		return err
 	}

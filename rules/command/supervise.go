@@ -71,7 +71,7 @@ func (s *Set) underExec(run, src string) string {
 }
 
 // Quote is w as one word of a POSIX shell: single-quoted, each single
-// quote in it written '\''.
+// quote in it written '\”.
 func Quote(w string) string {
 	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:@%+,") == "" {
 		return w

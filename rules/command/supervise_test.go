@@ -59,6 +59,8 @@ const unseenCommand = `eval "$BUILD" && echo "it's done"`
 // A command the analyzer cannot vouch for is allowed rewritten to run
 // under veto exec, for a client that runs rewritten calls; refused
 // elsewhere, and with shell.exec: refuse.
+//
+// E33
 func TestUnseenCommandRunsUnderVetoExec(t *testing.T) {
 	ctx := context.Background()
 	call := func(ws, src string, rewrites bool) *veto.Call {

@@ -73,7 +73,7 @@ func (w *world) decide(r Request) Verdict {
 	w.mu.Unlock()
 	switch r.Kind {
 	case Open:
-		if within(r.Path, filepath.Join(w.home, ".aws")) {
+		if strings.HasPrefix(r.Path, filepath.Join(w.home, ".aws")+"/") {
 			return Verdict{Rule: "test.credential", Reason: "credential_read"}
 		}
 	case Exec:
@@ -100,7 +100,7 @@ func (w *world) refused() []Request {
 func (w *world) decideQuiet(r Request) bool {
 	switch r.Kind {
 	case Open:
-		return !within(r.Path, filepath.Join(w.home, ".aws"))
+		return !strings.HasPrefix(r.Path, filepath.Join(w.home, ".aws")+"/")
 	case Exec:
 		return !(filepath.Base(r.Path) == "forbidden" || len(r.Argv) > 0 && filepath.Base(r.Argv[0]) == "forbidden")
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -126,7 +127,9 @@ func child() (int, error) {
 		return 125, fmt.Errorf("no go-ahead from the supervisor: %v", err)
 	}
 	reported = true
-	if _, err := unix.FcntlInt(childFd, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+	// The command gets its stdio and nothing else: not the socket, nor any descriptor the supervisor inherited
+	// without close-on-exec.
+	if err := closeFromOnExec(childFd); err != nil {
 		return 125, err
 	}
 	err = unix.Exec(cfg.Path, cfg.Argv, cfg.Env)
@@ -214,4 +217,21 @@ func readFrame(fd int, v any) error {
 	d := json.NewDecoder(strings.NewReader(string(body)))
 	d.DisallowUnknownFields()
 	return d.Decode(v)
+}
+
+// closeFromOnExec marks every descriptor from fd up close-on-exec.
+func closeFromOnExec(fd int) error {
+	if err := unix.CloseRange(uint(fd), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n >= fd {
+			unix.FcntlInt(uintptr(n), unix.F_SETFD, unix.FD_CLOEXEC)
+		}
+	}
+	return nil
 }

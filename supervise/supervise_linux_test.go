@@ -70,63 +70,63 @@ var shapes = []shape{
 		goodOut: "harmless notes\n", stop: Open,
 	},
 	{
-		name: "find -exec",
-		bad:  []string{"find", "{{H}}", "-name", "credentials", "-exec", "cat", "{}", ";"},
-		good: []string{"find", "{{H}}/work", "-name", "notes.txt", "-exec", "cat", "{}", ";"},
+		name:    "find -exec",
+		bad:     []string{"find", "{{H}}", "-name", "credentials", "-exec", "cat", "{}", ";"},
+		good:    []string{"find", "{{H}}/work", "-name", "notes.txt", "-exec", "cat", "{}", ";"},
 		goodOut: "harmless notes\n", stop: Open, exitZero: true,
 	},
 	{
-		name: "xargs",
-		bad:  []string{"sh", "-c", "echo .aws/credentials | (cd \"$HOME\" && xargs cat)"},
-		good: []string{"sh", "-c", "echo notes.txt | xargs cat"},
+		name:    "xargs",
+		bad:     []string{"sh", "-c", "echo .aws/credentials | (cd \"$HOME\" && xargs cat)"},
+		good:    []string{"sh", "-c", "echo notes.txt | xargs cat"},
 		goodOut: "harmless notes\n", stop: Open,
 	},
 	{
-		name: "shell function",
-		bad:  []string{"bash", "-c", "show() { cat \"$HOME/$1/$2\"; }; show .aws credentials"},
-		good: []string{"bash", "-c", "show() { cat \"$HOME/$1/$2\"; }; show work notes.txt"},
+		name:    "shell function",
+		bad:     []string{"bash", "-c", "show() { cat \"$HOME/$1/$2\"; }; show .aws credentials"},
+		good:    []string{"bash", "-c", "show() { cat \"$HOME/$1/$2\"; }; show work notes.txt"},
 		goodOut: "harmless notes\n", stop: Open,
 	},
 	{
-		name: "binary copied under another name",
-		bad:  []string{"sh", "-c", "cp /bin/cat \"$HOME/x\" && \"$HOME/x\" \"$HOME/.aws/credentials\""},
-		good: []string{"sh", "-c", "cp /bin/cat \"$HOME/x\" && \"$HOME/x\" notes.txt"},
+		name:    "binary copied under another name",
+		bad:     []string{"sh", "-c", "cp /bin/cat \"$HOME/x\" && \"$HOME/x\" \"$HOME/.aws/credentials\""},
+		good:    []string{"sh", "-c", "cp /bin/cat \"$HOME/x\" && \"$HOME/x\" notes.txt"},
 		goodOut: "harmless notes\n", stop: Open,
 	},
 	{
-		name: "relative path from the credential directory",
-		bad:  []string{"sh", "-c", "cd \"$HOME/.aws\" && cat credentials"},
-		good: []string{"sh", "-c", "cd \"$HOME/work\" && cat notes.txt"},
+		name:    "relative path from the credential directory",
+		bad:     []string{"sh", "-c", "cd \"$HOME/.aws\" && cat credentials"},
+		good:    []string{"sh", "-c", "cd \"$HOME/work\" && cat notes.txt"},
 		goodOut: "harmless notes\n", stop: Open,
 	},
 	{
-		name: "symbolic link to the credential",
-		bad:  []string{"sh", "-c", "ln -s \"$HOME/.aws/credentials\" link && cat link"},
-		good: []string{"sh", "-c", "ln -s \"$HOME/work/notes.txt\" link && cat link"},
+		name:    "symbolic link to the credential",
+		bad:     []string{"sh", "-c", "ln -s \"$HOME/.aws/credentials\" link && cat link"},
+		good:    []string{"sh", "-c", "ln -s \"$HOME/work/notes.txt\" link && cat link"},
 		goodOut: "harmless notes\n", stop: Open,
 	},
 	{
-		name: "through /proc/self/cwd",
-		bad:  []string{"cat", "/proc/self/cwd/../.aws/credentials"},
-		good: []string{"cat", "/proc/self/cwd/notes.txt"},
+		name:    "through /proc/self/cwd",
+		bad:     []string{"cat", "/proc/self/cwd/../.aws/credentials"},
+		good:    []string{"cat", "/proc/self/cwd/notes.txt"},
 		goodOut: "harmless notes\n", stop: Open,
 	},
 	{
-		name: "a program named forbidden",
-		bad:  []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/forbidden\" && \"$HOME/bin/forbidden\" ran"},
-		good: []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/allowed\" && \"$HOME/bin/allowed\" ran"},
+		name:    "a program named forbidden",
+		bad:     []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/forbidden\" && \"$HOME/bin/forbidden\" ran"},
+		good:    []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/allowed\" && \"$HOME/bin/allowed\" ran"},
 		goodOut: "ran\n", stop: Exec,
 	},
 	{
-		name: "forbidden program through find -exec",
-		bad:  []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/forbidden\" && find . -name notes.txt -exec \"$HOME/bin/forbidden\" {} ';'"},
-		good: []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/allowed\" && find . -name notes.txt -exec \"$HOME/bin/allowed\" {} ';'"},
+		name:    "forbidden program through find -exec",
+		bad:     []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/forbidden\" && find . -name notes.txt -exec \"$HOME/bin/forbidden\" {} ';'"},
+		good:    []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/allowed\" && find . -name notes.txt -exec \"$HOME/bin/allowed\" {} ';'"},
 		goodOut: "./notes.txt\n", stop: Exec,
 	},
 	{
-		name: "forbidden program from python",
-		bad:  []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/forbidden\" && python3 -c 'import os,subprocess; subprocess.run([os.environ[\"HOME\"]+\"/bin/forb\"+\"idden\", \"ran\"])'"},
-		good: []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/allowed\" && python3 -c 'import os,subprocess; subprocess.run([os.environ[\"HOME\"]+\"/bin/allo\"+\"wed\", \"ran\"])'"},
+		name:    "forbidden program from python",
+		bad:     []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/forbidden\" && python3 -c 'import os,subprocess; subprocess.run([os.environ[\"HOME\"]+\"/bin/forb\"+\"idden\", \"ran\"])'"},
+		good:    []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/allowed\" && python3 -c 'import os,subprocess; subprocess.run([os.environ[\"HOME\"]+\"/bin/allo\"+\"wed\", \"ran\"])'"},
 		goodOut: "ran\n", stop: Exec,
 	},
 }
@@ -348,4 +348,17 @@ func TestLandlockFloor(t *testing.T) {
 	if !strings.HasPrefix(r.stdout, "2\n") {
 		t.Errorf("python under the floor: %q %q", r.stdout, r.stderr)
 	}
+}
+
+// The command gets its stdio and nothing of the supervisor's: not the socket, not the listener, not what the
+// supervisor inherited (fd 255 is the shell's own copy of its script).
+func TestOnlyStdioInherited(t *testing.T) {
+	w := newWorld(t)
+	r := w.run(w.config("sh", "-c", "ls -l /proc/$$/fd | sed 1d | cut -d' ' -f9-"))
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if f := strings.Fields(line); len(f) < 3 || f[1] != "0" && f[1] != "1" && f[1] != "2" && f[1] != "255" {
+			t.Errorf("the command holds %q", line)
+		}
+	}
+	t.Logf("fds: %q", r.stdout)
 }

@@ -107,9 +107,9 @@ func canon(pid int, p string, follow bool) (string, error) {
 		if todo == "" {
 			return resolved, nil
 		}
-		comp, rest, _ := strings.Cut(todo, "/")
-		trailing := strings.TrimLeft(rest, "/") == "" && rest != ""
+		comp, rest, slash := strings.Cut(todo, "/")
 		last := strings.TrimLeft(rest, "/") == ""
+		trailing := last && slash // a trailing slash follows the last link too
 		todo = rest
 		switch comp {
 		case ".":

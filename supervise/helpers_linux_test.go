@@ -15,9 +15,11 @@ import (
 
 func TestMain(m *testing.M) {
 	Child()
-	if os.Getenv("SUPERVISE_TEST_HELPER") == "supervisor" {
+	switch os.Getenv("SUPERVISE_TEST_HELPER") {
+	case "supervisor":
 		helperSupervisor() // the supervisor a test kills (TestChildDiesWithSupervisor)
-		return
+	case "loop":
+		helperLoop() // the workload of BenchmarkDecidedOpen and BenchmarkDecidedExec
 	}
 	os.Exit(m.Run())
 }

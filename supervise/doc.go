@@ -1,7 +1,115 @@
 // Package supervise runs a command under a seccomp user-notification supervisor with a Landlock floor: each program
-// the command's process tree executes, each file it opens, creates, renames or removes and each connection it makes
-// is shown to a decider (Config.Decide) before the kernel carries it out, and refused with an error when the decider
-// says so.
+// the command's process tree executes, each file it opens, creates, renames, links or removes and each connection it
+// makes is shown to a decider (Config.Decide) before the kernel carries it out, and fails with an error when the
+// decider refuses. It is the kernel half of `veto exec`; pure Go (golang.org/x/sys/unix, no cgo), Linux on amd64
+// (elsewhere Run returns ErrUnsupported and Probe says why).
 //
-// (Being written: the design and its known limits follow in this comment.)
+// # Changes from the API as first asked
+//
+//   - The listener travels by pidfd_getfd, not SCM_RIGHTS: the filter notifies sendmsg (a destination in a
+//     struct msghdr is a connection the decider must see), so the child's own sendmsg of the listener would wait
+//     for a supervisor that has no listener yet. The child writes the listener's number on the socketpair; the
+//     parent takes it with pidfd_open + pidfd_getfd (Linux 5.6; the parent may, as the child's parent) and
+//     acknowledges; the child closes its copy before the command runs.
+//   - Added: Kinds Mkdir, Link, Symlink; Request.Syscall and Request.Family; Config.NetNS and Config.Workers;
+//     Floor.NoTemp and Floor.BestEffort; DeviceWrites; ErrUnsupported.
+//
+// # How
+//
+// Run re-executes /proc/self/exe as ["veto-supervise", marker] with an empty environment and one end of a
+// socketpair as fd 3; Child, called first thing in main, sees the marker and never returns. The marker only ever
+// makes a process install filters: nothing a caller sets makes Child skip one, and a failure of any step exits
+// non-zero before the command runs, with the reason sent to the parent (Run returns it as an error). The child, on
+// its locked thread: reads the command; PR_SET_PDEATHSIG(SIGKILL) and a check that its parent is still the
+// supervisor; PR_SET_NO_NEW_PRIVS (always, root or not); unshare(CLONE_NEWNET) and lo up when Config.NetNS; chdir;
+// the Landlock floor (landlock_create_ruleset, path-beneath rules, landlock_restrict_self); the seccomp filter with
+// SECCOMP_FILTER_FLAG_NEW_LISTENER; the listener handed over; every descriptor from 3 up marked close-on-exec (the
+// command gets its stdio and nothing else); execve from the same thread, so the command inherits the thread's
+// filter and Landlock domain. The command's own execve is the first request the decider sees.
+//
+// The filter (classic BPF written by hand, see filter): a system call of another architecture (int 0x80) or with
+// the x32 bit kills the process; execve, execveat, open, openat, openat2, creat, connect, sendmsg, sendmmsg, sendto
+// with a destination, unlink, unlinkat, rmdir, rename, renameat, renameat2, mkdir, mkdirat, link, linkat, symlink
+// and symlinkat go to the supervisor; io_uring_setup/enter/register, ptrace, process_vm_writev and pidfd_getfd fail
+// with EPERM; seccomp(SECCOMP_SET_MODE_FILTER) asking for a listener of its own fails with EPERM (the kernel asks the
+// newest filter's listener first, which could answer CONTINUE for this one); everything else runs.
+//
+// The supervisor polls the listener; each notification (SECCOMP_IOCTL_NOTIF_RECV, the ioctl numbers computed as
+// the kernel's headers define them, the structure sizes checked against SECCOMP_GET_NOTIF_SIZES by Probe) is decoded
+// in its own goroutine, at most Config.Workers at once, so that one slow decision does not stall other processes:
+// strings, argv and sockaddrs are read with process_vm_readv (or /proc/PID/mem), relative paths resolved against
+// /proc/PID/cwd or /proc/PID/fd/DIRFD, /proc/self renamed for the caller, and the symbolic links of what exists
+// followed (the last one only where the system call follows it), so the decider sees the file the kernel will
+// reach, whatever the spelling. Then SECCOMP_IOCTL_NOTIF_ID_VALID: if the caller died or was interrupted meanwhile,
+// what was read is dropped unanswered. Then Decide, and the reply: allowed, SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+// refused, an error. A notification that cannot be read, a Decide that panics and a nil Decide refuse.
+//
+// Errors: a refused exec or connect fails with EPERM ("Operation not permitted": a refusal, as the issue asks, not a
+// file's mode); a refused open, unlink, rename, mkdir, link or symlink with EACCES ("Permission denied": what a
+// program expects of a permission check on a path, and what the Landlock floor returns, so both layers look alike).
+// Run prints nothing: the decider writes the stderr line naming Verdict.Rule and Verdict.Reason.
+//
+// # Fail closed
+//
+//   - If the filters cannot be installed, the command does not run (Run's error says why).
+//   - If the supervisor dies, its direct child dies (PR_SET_PDEATHSIG SIGKILL, armed from a thread kept alive until
+//     the child is reaped, and again by the child); what is left of the tree keeps running, but every notified system
+//     call fails with ENOSYS, one pending at the time and every new one (the kernel's answer when the listener is
+//     closed; TestChildDiesWithSupervisor checks both). When Run returns, the listener is closed the same way: a
+//     background process that outlives the command can no longer exec, open or connect.
+//   - A request that cannot be read is refused.
+//
+// # Cost
+//
+// Every notified system call is a round trip to the supervisor, the many opens for reading a dynamic loader makes
+// included: the decider must answer those fast (a prefix test on Path; the lead's decider filters opens for reading
+// that are not of a credential path before any rule). BenchmarkDecidedOpen and BenchmarkDecidedExec measure one
+// decided call from inside the workload; BenchmarkBuildLike the ratio on hundreds of short processes.
+//
+// # Known limits
+//
+//   - CONTINUE is racy for pointer arguments: the kernel reads the path again after the supervisor has read it, and
+//     another thread of the caller (or a process sharing its memory) can change it in between. This is why the
+//     Landlock floor is under the decisions: a race can widen what passes the decider, never what passes the floor.
+//     A decider that refuses what the floor also refuses (credential reads, writes out of the roots) is safe against
+//     it; one that refuses within the floor (a protected file inside a write root) is not, against a racing program.
+//   - io_uring is refused outright (its operations open and connect without a system call the filter sees); a
+//     program that needs it fails with EPERM, as under Docker's default profile.
+//   - ptrace, process_vm_writev and pidfd_getfd are refused: they would let the tree act through a process outside
+//     the filter, or change a supervised one's memory after its check. Debuggers and strace do not work under it.
+//   - Processes already running are not supervised, and neither is what the command asks of one (a daemon over a
+//     unix socket: the decider sees the connect, with the socket's path; a message on an already connected socket
+//     is not a request).
+//   - File descriptors: the command receives its stdio only; but a descriptor opened before a decision (inherited
+//     across exec inside the tree, or passed over a unix socket) is used without another one. execveat with
+//     AT_EMPTY_PATH (fexecve) is decided as the file /proc/PID/fd/N names.
+//   - 32-bit system calls (int 0x80, other architectures) kill the process; x32 ones too.
+//   - Paths are resolved in the supervisor's root and mount namespace, which are the command's unless it changes
+//     them (chroot, a mount namespace: both need privileges a no_new_privs root command may still have). The floor,
+//     applied in the kernel, does not depend on the resolution.
+//   - A write to a file already open, mmap, truncate(2), chmod and chown, mknod, bind and a send on a connected
+//     socket are not requests (the floor covers the path-based writes: truncate and mknod).
+//
+// # The Landlock floor
+//
+// When Config.Landlock is set, the child applies, before the seccomp filter, a Landlock domain at the highest ABI
+// the kernel offers (rights the ABI does not know are left out: REFER from ABI 2, TRUNCATE from 3, the signal and
+// abstract-socket scopes from 6): writes (write, truncate, create of every kind, remove, rename, link) only below
+// Floor.WriteRoots, DeviceWrites (/dev/null, /dev/tty, /dev/pts, /dev/ptmx, /dev/shm, …; what bash needs, measured
+// by TestLandlockFloor) and the temporary directory (a here-document is a temporary file: TMPDIR of the command's
+// environment, else /tmp; Floor.NoTemp leaves it out); reads and execs everywhere but below Floor.DenyRead; no
+// signal to a process outside the tree (ABI 6); no abstract unix socket of a process outside it (ABI 6). Directory
+// listing and device ioctls are not restricted (READ_DIR and IOCTL_DEV are not handled), so `ls ~` and a
+// terminal work. Landlock only grants, and a grant covers a whole subtree: to deny a directory, each directory on
+// the way from / to it is not granted itself but each of its entries is, but the one on the way, as they are when
+// the command starts. The limit: an entry created later in a directory on the way (a new file directly in HOME, when
+// HOME/.aws is denied) can be written (when below a write root) but not read back nor executed. A kernel without
+// Landlock makes Run refuse unless Floor.BestEffort.
+//
+// # Kernel features (Probe, for `veto doctor`)
+//
+// Seccomp user notification with SECCOMP_USER_NOTIF_FLAG_CONTINUE and pidfd_getfd: Linux 5.6, amd64. Landlock:
+// Linux 5.13 with landlock in the boot's lsm= list; ABI 7 on 6.18. Network namespaces (Config.NetNS): root.
+// Reading the caller's memory: the supervisor is the tree's ancestor, which Yama's ptrace_scope 1 allows; scope 2
+// or 3 needs root.
 package supervise

@@ -2,15 +2,401 @@
 
 package supervise
 
-import "context"
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"unsafe"
 
-// Run runs the command under the supervisor and returns its exit status (as a shell reports it: 128+signal).
-// Not yet implemented: it always fails with ErrUnsupported: the command never runs unsupervised.
-func Run(ctx context.Context, cfg Config) (int, error) { return -1, ErrUnsupported }
+	"golang.org/x/sys/unix"
+)
 
 // Probe reports what this kernel offers.
-func Probe() Features { return Features{Why: "supervision needs Linux on amd64"} }
+func Probe() Features {
+	f := Features{Landlock: landlockABI()}
+	var why []string
+	action := uint32(unix.SECCOMP_RET_USER_NOTIF)
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0,
+		uintptr(unsafe.Pointer(&action))); errno != 0 {
+		why = append(why, "no seccomp user notification ("+errno.Error()+")")
+	} else {
+		var sz seccompNotifSizes
+		if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_NOTIF_SIZES, 0,
+			uintptr(unsafe.Pointer(&sz))); errno != 0 {
+			why = append(why, "SECCOMP_GET_NOTIF_SIZES: "+errno.Error())
+		} else if int(sz.Notif) != int(unsafe.Sizeof(seccompNotif{})) ||
+			int(sz.Resp) != int(unsafe.Sizeof(seccompNotifResp{})) ||
+			int(sz.Data) != int(unsafe.Sizeof(seccompData{})) {
+			why = append(why, fmt.Sprintf("seccomp notification sizes %d/%d/%d, not the 80/24/64 this build knows",
+				sz.Notif, sz.Resp, sz.Data))
+		} else if !kernelAtLeast(5, 6) {
+			why = append(why, "SECCOMP_USER_NOTIF_FLAG_CONTINUE and pidfd_getfd need Linux 5.6")
+		} else {
+			f.UserNotif = true
+		}
+	}
+	if f.Landlock == 0 {
+		why = append(why, "no Landlock (Linux 5.13+, and landlock in the lsm= boot list)")
+	}
+	f.Why = strings.Join(why, "; ")
+	return f
+}
 
-// Child is called first thing in main(): when this process is the supervisor's re-executed child it never returns.
-// On this system there is no such child: it returns at once.
-func Child() {}
+func kernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	var ma, mi int
+	fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &ma, &mi)
+	return ma > major || ma == major && mi >= minor
+}
+
+// Run runs the command under the supervisor and returns its exit status (as a shell reports it: 128+signal).
+// An error means the command did not run (or its status could not be had): the kernel lacks what is needed, the
+// program was not found, or the child could not install its filters.
+func Run(ctx context.Context, cfg Config) (int, error) {
+	if len(cfg.Argv) == 0 {
+		return -1, errors.New("supervise: no command")
+	}
+	feat := Probe()
+	if !feat.UserNotif {
+		return -1, fmt.Errorf("%w: %s", ErrUnsupported, feat.Why)
+	}
+	env := cfg.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	path, err := lookPath(cfg.Argv[0], env, cfg.Dir)
+	if err != nil {
+		return 127, err
+	}
+	cc := childConfig{Path: path, Argv: cfg.Argv, Env: env, Dir: cfg.Dir, ParentPid: os.Getpid(), NetNS: cfg.NetNS}
+	if cfg.Landlock != nil {
+		if feat.Landlock > 0 {
+			cc.Floor = floorOf(cfg.Landlock, env)
+		} else if !cfg.Landlock.BestEffort {
+			return -1, fmt.Errorf("%w: %s", ErrUnsupported, feat.Why)
+		}
+	}
+
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("supervise: socketpair: %w", err)
+	}
+	parentFd := fds[0]
+	childEnd := os.NewFile(uintptr(fds[1]), "supervise-child")
+	defer unix.Close(parentFd)
+
+	cmd := &exec.Cmd{
+		Path:        "/proc/self/exe",
+		Args:        []string{"veto-supervise", childMarker},
+		Env:         []string{},
+		Stdin:       orDefault[io.Reader](cfg.Stdin, os.Stdin),
+		Stdout:      orDefault[io.Writer](cfg.Stdout, os.Stdout),
+		Stderr:      orDefault[io.Writer](cfg.Stderr, os.Stderr),
+		ExtraFiles:  []*os.File{childEnd},
+		SysProcAttr: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	}
+	// PR_SET_PDEATHSIG fires when the forking thread exits: fork from a thread kept until the child is reaped.
+	started := make(chan error, 1)
+	waited := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			waited <- cmd.Wait()
+		}
+	}()
+	if err := <-started; err != nil {
+		childEnd.Close()
+		return -1, fmt.Errorf("supervise: starting the child: %w", err)
+	}
+	childEnd.Close()
+
+	listener, err := handshake(parentFd, cmd.Process.Pid, cc)
+	if err != nil {
+		cmd.Process.Kill()
+		<-waited
+		return -1, fmt.Errorf("supervise: the command did not run: %w", err)
+	}
+	s := newSupervisor(listener, cfg)
+	s.start()
+	if err := writeAll(parentFd, []byte{'G'}); err != nil {
+		cmd.Process.Kill()
+		<-waited
+		s.stop()
+		return -1, fmt.Errorf("supervise: the command did not run: %w", err)
+	}
+
+	var werr error
+	select {
+	case werr = <-waited:
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		werr = <-waited
+	}
+	s.stop()
+	if cmd.ProcessState == nil {
+		return -1, werr
+	}
+	return exitStatus(cmd.ProcessState), nil
+}
+
+// handshake sends the command and takes the listener, or the reason the child gives for stopping.
+func handshake(fd int, pid int, cc childConfig) (int, error) {
+	if err := writeFrame(fd, cc); err != nil {
+		return -1, err
+	}
+	var b [5]byte
+	if err := readFull(fd, b[:1]); err != nil {
+		return -1, errors.New("the child exited before installing its filters")
+	}
+	if err := readFull(fd, b[1:]); err != nil {
+		return -1, err
+	}
+	l := binary.LittleEndian.Uint32(b[1:])
+	switch b[0] {
+	case 'E':
+		msg := make([]byte, min(l, 4096))
+		if err := readFull(fd, msg); err != nil {
+			return -1, err
+		}
+		return -1, errors.New(string(msg))
+	case 'K':
+	default:
+		return -1, errors.New("no listener from the child")
+	}
+	pidfd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1, fmt.Errorf("pidfd_open: %w", err)
+	}
+	defer unix.Close(pidfd)
+	listener, err := unix.PidfdGetfd(pidfd, int(l), 0)
+	if err != nil {
+		return -1, fmt.Errorf("pidfd_getfd: %w", err)
+	}
+	if err := writeAll(fd, []byte{'T'}); err != nil {
+		unix.Close(listener)
+		return -1, err
+	}
+	return listener, nil
+}
+
+func exitStatus(ps *os.ProcessState) int {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+func orDefault[T any](v, def T) T {
+	if any(v) == nil {
+		return def
+	}
+	return v
+}
+
+// lookPath finds argv[0] as exec.LookPath does, on the command's PATH.
+func lookPath(name string, env []string, dir string) (string, error) {
+	if strings.Contains(name, "/") {
+		p := name
+		if !filepath.IsAbs(p) && dir != "" {
+			p = filepath.Join(dir, p)
+		}
+		if err := executable(p); err != nil {
+			return "", &exec.Error{Name: name, Err: err}
+		}
+		return p, nil
+	}
+	pathEnv := os.Getenv("PATH")
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			pathEnv = v
+		}
+	}
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" {
+			d = "."
+		}
+		p := filepath.Join(d, name)
+		if executable(p) == nil {
+			if !filepath.IsAbs(p) {
+				// As exec.LookPath since Go 1.19: a program found relative to the current directory is refused.
+				return "", &exec.Error{Name: name, Err: exec.ErrDot}
+			}
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
+}
+
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return os.ErrPermission
+	}
+	return nil
+}
+
+// floorOf makes the floor's paths absolute and real, and adds the devices and the temporary directory.
+func floorOf(f *Floor, env []string) *floorSpec {
+	real := func(p string) string {
+		p = filepath.Clean(p)
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
+	}
+	spec := &floorSpec{}
+	for _, p := range f.WriteRoots {
+		spec.Write = append(spec.Write, real(p))
+	}
+	spec.Write = append(spec.Write, DeviceWrites...)
+	if !f.NoTemp {
+		tmp := "/tmp"
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, "TMPDIR="); ok && filepath.IsAbs(v) {
+				tmp = v
+			}
+		}
+		spec.Write = append(spec.Write, real(tmp))
+	}
+	for _, p := range f.DenyRead {
+		spec.DenyRead = append(spec.DenyRead, real(p))
+	}
+	return spec
+}
+
+// supervisor answers the listener's notifications.
+type supervisor struct {
+	listener int
+	decide   func(Request) Verdict
+	wake     [2]int // a pipe: writing to it stops the receiver
+	sem      chan struct{}
+	wg       sync.WaitGroup
+	done     chan struct{}
+}
+
+func newSupervisor(listener int, cfg Config) *supervisor {
+	w := cfg.Workers
+	if w <= 0 {
+		w = 32
+	}
+	return &supervisor{listener: listener, decide: cfg.Decide, sem: make(chan struct{}, w), done: make(chan struct{})}
+}
+
+func (s *supervisor) start() {
+	if err := unix.Pipe2(s.wake[:], unix.O_CLOEXEC); err != nil {
+		s.wake = [2]int{-1, -1}
+	}
+	go s.receive()
+}
+
+// stop ends the receiver, waits for the requests in hand to be answered, and closes the listener: from then on a
+// notified system call of what is left of the tree fails with ENOSYS.
+func (s *supervisor) stop() {
+	if s.wake[1] >= 0 {
+		unix.Write(s.wake[1], []byte{1})
+	}
+	<-s.done
+	s.wg.Wait()
+	unix.Close(s.listener)
+	if s.wake[0] >= 0 {
+		unix.Close(s.wake[0])
+		unix.Close(s.wake[1])
+	}
+}
+
+func (s *supervisor) receive() {
+	defer close(s.done)
+	pfd := []unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}, {Fd: int32(s.wake[0]), Events: unix.POLLIN}}
+	for {
+		pfd[0].Revents, pfd[1].Revents = 0, 0
+		_, err := unix.Poll(pfd, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || pfd[1].Revents != 0 {
+			return
+		}
+		if pfd[0].Revents&unix.POLLIN == 0 {
+			if pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+				return // no process is left under the filter
+			}
+			continue
+		}
+		n := new(seccompNotif)
+		if err := notifRecv(s.listener, n); err != nil {
+			continue // ENOENT: the caller went away between the poll and the receive
+		}
+		s.sem <- struct{}{}
+		s.wg.Add(1)
+		go func() {
+			defer func() { <-s.sem; s.wg.Done() }()
+			s.handle(n)
+		}()
+	}
+}
+
+// handle decodes one notification, checks it still stands, decides it and answers.
+func (s *supervisor) handle(n *seccompNotif) {
+	resp := seccompNotifResp{ID: n.ID}
+	reqs, kind, err := decodeNotif(n)
+	if !notifValid(s.listener, n.ID) {
+		return // the caller died or was interrupted: what was read may belong to another process
+	}
+	allow := err == nil
+	for _, r := range reqs {
+		if !allow {
+			break
+		}
+		allow = s.call(r)
+	}
+	if allow {
+		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+	} else {
+		resp.Error = -int32(refusalErrno(kind))
+	}
+	notifSend(s.listener, &resp) // ENOENT: the caller went away meanwhile
+}
+
+// call asks the decider; a panic, or no decider, refuses.
+func (s *supervisor) call(r Request) (allow bool) {
+	if s.decide == nil {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			allow = false
+		}
+	}()
+	return s.decide(r).Allow
+}
+
+// refusalErrno is the error a refused system call returns: EPERM for an exec and a connect (as the issue asks:
+// "operation not permitted", a refusal and not a file's mode), EACCES for the file operations (what a permission
+// check on a path returns, and what the Landlock floor returns for the same refusal, so both layers look alike to
+// the program).
+func refusalErrno(k Kind) unix.Errno {
+	switch k {
+	case Exec, Connect, 0:
+		return unix.EPERM
+	}
+	return unix.EACCES
+}

@@ -1,0 +1,364 @@
+//go:build linux && amd64
+
+package supervise
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestEchoRuns(t *testing.T) {
+	w := newWorld(t)
+	r := w.run(w.config("echo", "hello", "world"))
+	if r.code != 0 || r.stdout != "hello world\n" {
+		t.Fatalf("got %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	var execs int
+	for _, q := range w.seen {
+		if q.Kind == Exec && strings.HasSuffix(q.Path, "/echo") {
+			execs++
+			if len(q.Argv) != 3 || q.Argv[1] != "hello" {
+				t.Errorf("argv %q", q.Argv)
+			}
+		}
+	}
+	if execs != 1 {
+		t.Errorf("%d execs of echo decided, want 1: %+v", execs, w.seen)
+	}
+}
+
+// shape is one way to reach the canary the static analyzer cannot see through, and the same shape doing harmless
+// work. {{H}} in a script is HOME.
+type shape struct {
+	name      string
+	setup     map[string]string // files to write below HOME, before the run
+	bad, good []string          // argv; the bad one reaches for the canary or runs "forbidden"
+	goodOut   string            // what the good one prints
+	stop      Kind              // where the bad one is stopped
+	exitZero  bool              // the bad one exits 0 all the same (find ignores its -exec's failure)
+}
+
+var pyBad = `import os
+p = os.path.join(os.environ["HOME"], "." + "swa"[::-1], "cred" + "entials")
+print(open(p).read())
+`
+
+var pyGood = `import os
+p = os.path.join(os.environ["HOME"], "work", "notes" + ".txt")
+print(open(p).read(), end="")
+`
+
+var shapes = []shape{
+	{
+		name:  "script file",
+		setup: map[string]string{"work/bad.sh": "#!/bin/sh\ncat \"$HOME/.aws/credentials\"\n", "work/good.sh": "#!/bin/sh\ncat notes.txt\n"},
+		bad:   []string{"sh", "-c", "./bad.sh"}, good: []string{"sh", "-c", "./good.sh"},
+		goodOut: "harmless notes\n", stop: Open,
+	},
+	{
+		name: "bash script by name",
+		setup: map[string]string{"work/build.sh": "set -e\nf=$HOME/.aws\ncat \"$f/credentials\"\n",
+			"work/build2.sh": "set -e\nf=$HOME/work\ncat \"$f/notes.txt\"\n"},
+		bad: []string{"bash", "./build.sh"}, good: []string{"bash", "./build2.sh"},
+		goodOut: "harmless notes\n", stop: Open,
+	},
+	{
+		name: "interpreter builds the path",
+		bad:  []string{"python3", "-c", pyBad}, good: []string{"python3", "-c", pyGood},
+		goodOut: "harmless notes\n", stop: Open,
+	},
+	{
+		name:    "find -exec",
+		bad:     []string{"find", "{{H}}", "-name", "credentials", "-exec", "cat", "{}", ";"},
+		good:    []string{"find", "{{H}}/work", "-name", "notes.txt", "-exec", "cat", "{}", ";"},
+		goodOut: "harmless notes\n", stop: Open, exitZero: true,
+	},
+	{
+		name:    "xargs",
+		bad:     []string{"sh", "-c", "echo .aws/credentials | (cd \"$HOME\" && xargs cat)"},
+		good:    []string{"sh", "-c", "echo notes.txt | xargs cat"},
+		goodOut: "harmless notes\n", stop: Open,
+	},
+	{
+		name:    "shell function",
+		bad:     []string{"bash", "-c", "show() { cat \"$HOME/$1/$2\"; }; show .aws credentials"},
+		good:    []string{"bash", "-c", "show() { cat \"$HOME/$1/$2\"; }; show work notes.txt"},
+		goodOut: "harmless notes\n", stop: Open,
+	},
+	{
+		name:    "binary copied under another name",
+		bad:     []string{"sh", "-c", "cp /bin/cat \"$HOME/x\" && \"$HOME/x\" \"$HOME/.aws/credentials\""},
+		good:    []string{"sh", "-c", "cp /bin/cat \"$HOME/x\" && \"$HOME/x\" notes.txt"},
+		goodOut: "harmless notes\n", stop: Open,
+	},
+	{
+		name:    "relative path from the credential directory",
+		bad:     []string{"sh", "-c", "cd \"$HOME/.aws\" && cat credentials"},
+		good:    []string{"sh", "-c", "cd \"$HOME/work\" && cat notes.txt"},
+		goodOut: "harmless notes\n", stop: Open,
+	},
+	{
+		name:    "symbolic link to the credential",
+		bad:     []string{"sh", "-c", "ln -s \"$HOME/.aws/credentials\" link && cat link"},
+		good:    []string{"sh", "-c", "ln -s \"$HOME/work/notes.txt\" link && cat link"},
+		goodOut: "harmless notes\n", stop: Open,
+	},
+	{
+		name:    "through /proc/self/cwd",
+		bad:     []string{"cat", "/proc/self/cwd/../.aws/credentials"},
+		good:    []string{"cat", "/proc/self/cwd/notes.txt"},
+		goodOut: "harmless notes\n", stop: Open,
+	},
+	{
+		name:    "a program named forbidden",
+		bad:     []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/forbidden\" && \"$HOME/bin/forbidden\" ran"},
+		good:    []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/allowed\" && \"$HOME/bin/allowed\" ran"},
+		goodOut: "ran\n", stop: Exec,
+	},
+	{
+		name:    "forbidden program through find -exec",
+		bad:     []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/forbidden\" && find . -name notes.txt -exec \"$HOME/bin/forbidden\" {} ';'"},
+		good:    []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/allowed\" && find . -name notes.txt -exec \"$HOME/bin/allowed\" {} ';'"},
+		goodOut: "./notes.txt\n", stop: Exec,
+	},
+	{
+		name:    "forbidden program from python",
+		bad:     []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/forbidden\" && python3 -c 'import os,subprocess; subprocess.run([os.environ[\"HOME\"]+\"/bin/forb\"+\"idden\", \"ran\"])'"},
+		good:    []string{"sh", "-c", "cp /bin/echo \"$HOME/bin/allowed\" && python3 -c 'import os,subprocess; subprocess.run([os.environ[\"HOME\"]+\"/bin/allo\"+\"wed\", \"ran\"])'"},
+		goodOut: "ran\n", stop: Exec,
+	},
+}
+
+func (w *world) argv(argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = strings.ReplaceAll(a, "{{H}}", w.home)
+	}
+	return out
+}
+
+func TestShapesStoppedAndHarmlessRun(t *testing.T) {
+	for _, sh := range shapes {
+		t.Run(sh.name, func(t *testing.T) {
+			w := newWorld(t)
+			for rel, text := range sh.setup {
+				w.write(rel, text)
+			}
+			r := w.run(w.config(w.argv(sh.bad)...))
+			refused := w.refused()
+			if len(refused) == 0 {
+				t.Fatalf("bad: nothing refused (exit %d)\nstdout %q\nstderr %q", r.code, r.stdout, r.stderr)
+			}
+			if refused[0].Kind != sh.stop {
+				t.Errorf("bad: first refusal %v, want %v", refused[0], sh.stop)
+			}
+			if sh.stop == Exec && strings.Contains(r.stdout, "ran") || sh.stop == Exec && strings.Contains(r.stdout, "notes") {
+				t.Errorf("bad: the forbidden program ran: %q", r.stdout)
+			}
+			if r.code == 0 && sh.stop == Open && !sh.exitZero {
+				t.Errorf("bad: exit 0 after a refused open")
+			}
+
+			w2 := newWorld(t)
+			for rel, text := range sh.setup {
+				w2.write(rel, text)
+			}
+			r = w2.run(w2.config(w2.argv(sh.good)...))
+			if r.code != 0 || r.stdout != sh.goodOut {
+				t.Errorf("good: exit %d, stdout %q, want %q; stderr %q", r.code, r.stdout, sh.goodOut, r.stderr)
+			}
+			if ref := w2.refused(); len(ref) != 0 {
+				t.Errorf("good: refused %+v", ref)
+			}
+		})
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	w := newWorld(t)
+	for _, c := range []struct {
+		argv []string
+		want int
+	}{
+		{[]string{"true"}, 0},
+		{[]string{"sh", "-c", "exit 7"}, 7},
+		{[]string{"sh", "-c", "kill -TERM $$"}, 128 + 15},
+		{[]string{"sh", "-c", "kill -KILL $$"}, 128 + 9},
+		{[]string{"sh", "-c", "no-such-program-here"}, 127},
+	} {
+		if r := w.run(w.config(c.argv...)); r.code != c.want {
+			t.Errorf("%q: exit %d, want %d (stderr %q)", c.argv, r.code, c.want, r.stderr)
+		}
+	}
+}
+
+func TestTopLevelRefusedAndNotFound(t *testing.T) {
+	w := newWorld(t)
+	p := filepath.Join(w.home, "bin", "forbidden")
+	if err := os.Symlink("/bin/echo", p); err != nil {
+		t.Fatal(err)
+	}
+	r := w.run(w.config(p, "ran"))
+	if r.code != 126 || strings.Contains(r.stdout, "ran") {
+		t.Errorf("refused program: exit %d stdout %q, want 126 and nothing", r.code, r.stdout)
+	}
+	if _, err := Run(t.Context(), w.config("no-such-program-here")); err == nil {
+		t.Errorf("a program not found: no error")
+	}
+}
+
+func TestDecidePanicRefuses(t *testing.T) {
+	w := newWorld(t)
+	cfg := w.config("cat", "notes.txt")
+	cfg.Decide = func(r Request) Verdict {
+		if r.Kind == Open && strings.HasSuffix(r.Path, "/notes.txt") {
+			panic("decider bug")
+		}
+		return Verdict{Allow: true}
+	}
+	r := w.run(cfg)
+	if r.code == 0 || strings.Contains(r.stdout, "harmless") {
+		t.Errorf("after a panic: exit %d stdout %q", r.code, r.stdout)
+	}
+	cfg = w.config("echo", "ran")
+	cfg.Decide = func(r Request) Verdict { panic("decider bug") }
+	if r := w.run(cfg); r.code != 126 || r.stdout != "" {
+		t.Errorf("panic on the first exec: exit %d stdout %q", r.code, r.stdout)
+	}
+	cfg.Decide = nil
+	if r := w.run(cfg); r.code != 126 || r.stdout != "" {
+		t.Errorf("no decider: exit %d stdout %q", r.code, r.stdout)
+	}
+}
+
+// A refused file operation fails with EACCES; a refused exec or connect with EPERM.
+func TestRefusalErrors(t *testing.T) {
+	w := newWorld(t)
+	code := `import errno, os, socket, subprocess
+h = os.environ["HOME"]
+def e(f):
+    try:
+        f()
+        return "ok"
+    except OSError as x:
+        return errno.errorcode[x.errno]
+s = socket.socket()
+print("open", e(lambda: open(h + "/.aws/credentials")))
+print("exec", e(lambda: subprocess.run([h + "/bin/forbidden"])))
+print("connect", e(lambda: s.connect(("127.0.0.1", 4444))))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+print("sendto", e(lambda: u.sendto(b"x", ("127.0.0.1", 4444))))
+print("sendto-ok", e(lambda: u.sendto(b"x", ("127.0.0.1", 4445))))
+print("unlink", e(lambda: os.unlink(h + "/work/keep")))
+print("rename", e(lambda: os.rename(h + "/work/keep", h + "/work/moved")))
+print("mkdir", e(lambda: os.mkdir(h + "/work/nodir")))
+print("symlink", e(lambda: os.symlink(h + "/work/keep", h + "/work/nolink")))
+print("link", e(lambda: os.link(h + "/work/keep", h + "/work/nolink")))
+`
+	w.write("work/keep", "keep\n")
+	if err := os.Symlink("/bin/echo", filepath.Join(w.home, "bin", "forbidden")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := w.config("python3", "-c", code)
+	base := w.decide
+	cfg.Decide = func(r Request) Verdict {
+		v := base(r)
+		switch {
+		case r.Kind == Connect && r.Addr.Port() == 4444:
+			v.Allow = false
+		case r.Kind != Open && r.Kind != Exec && r.Kind != Connect && strings.Contains(r.Path, "/work/"):
+			v.Allow = false
+		}
+		return v
+	}
+	r := w.run(cfg)
+	want := "open EACCES\nexec EPERM\nconnect EPERM\nsendto EPERM\nsendto-ok ok\nunlink EACCES\nrename EACCES\n" +
+		"mkdir EACCES\nsymlink EACCES\nlink EACCES\n"
+	if r.stdout != want {
+		t.Errorf("got\n%s\nwant\n%s\nstderr %s", r.stdout, want, r.stderr)
+	}
+	var kinds = map[Kind]bool{}
+	for _, q := range w.seen {
+		kinds[q.Kind] = true
+		if q.Kind == Connect && q.Addr.Port() == 4444 && q.Addr.Addr().String() != "127.0.0.1" {
+			t.Errorf("connect address %v", q.Addr)
+		}
+		if q.Kind == Rename && (!strings.HasSuffix(q.Path, "/work/keep") || !strings.HasSuffix(q.Path2, "/work/moved")) {
+			t.Errorf("rename %q → %q", q.Path, q.Path2)
+		}
+	}
+	for _, k := range []Kind{Exec, Open, Connect, Unlink, Rename, Mkdir, Link, Symlink} {
+		if !kinds[k] {
+			t.Errorf("no %v request seen", k)
+		}
+	}
+}
+
+// io_uring, ptrace and a seccomp listener of the command's own are refused by the filter itself.
+func TestFilterRefusals(t *testing.T) {
+	w := newWorld(t)
+	code := `import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(256)
+for name, nr, args in (("io_uring_setup", 425, (8, buf)), ("ptrace", 101, (0, 0, 0, 0)), ("process_vm_writev", 311, (1, 0, 0, 0, 0, 0))):
+    r = libc.syscall(nr, *args)
+    print(name, r, ctypes.get_errno())
+`
+	r := w.run(w.config("python3", "-c", code))
+	want := "io_uring_setup -1 1\nptrace -1 1\nprocess_vm_writev -1 1\n"
+	if r.stdout != want {
+		t.Errorf("got\n%s\nwant\n%s\nstderr %s", r.stdout, want, r.stderr)
+	}
+}
+
+func TestLandlockFloor(t *testing.T) {
+	if Probe().Landlock == 0 {
+		t.Skip("no Landlock")
+	}
+	w := newWorld(t)
+	allowAll := func(Request) Verdict { return Verdict{Allow: true} }
+	floor := &Floor{WriteRoots: []string{w.work}, DenyRead: []string{filepath.Join(w.home, ".aws")}}
+	run := func(script string) result {
+		cfg := w.config("bash", "-c", script)
+		cfg.Decide = allowAll
+		cfg.Landlock = floor
+		return w.run(cfg)
+	}
+	// A write outside the roots fails though the decider allows everything.
+	r := run("echo x > \"$HOME/outside.txt\"")
+	if r.code == 0 {
+		t.Errorf("write outside the roots: exit 0")
+	}
+	if _, err := os.Stat(filepath.Join(w.home, "outside.txt")); err == nil {
+		t.Errorf("the file outside the roots was written")
+	}
+	// A read below DenyRead fails; the canary check is in w.run.
+	if r := run("cat \"$HOME/.aws/credentials\""); r.code == 0 {
+		t.Errorf("read below DenyRead: exit 0")
+	}
+	// What a shell does in its roots works: write, read back, a here-document, ls of home, a pipe, /dev/null.
+	r = run("echo inside > in.txt && cat in.txt && cat <<END\nheredoc\nEND\nls \"$HOME\" >/dev/null && echo listed | tr a-z A-Z && mkdir -p d/e && mv in.txt d/e/ && rm -r d && ls /tmp >/dev/null && echo done")
+	if r.code != 0 || r.stdout != "inside\nheredoc\nLISTED\ndone\n" {
+		t.Errorf("shell in its roots: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// Programs in the system still run and read what they need.
+	r = run("python3 -c 'print(1+1)' && git --version >/dev/null 2>&1; echo $?")
+	if !strings.HasPrefix(r.stdout, "2\n") {
+		t.Errorf("python under the floor: %q %q", r.stdout, r.stderr)
+	}
+}
+
+// The command gets its stdio and nothing of the supervisor's: not the socket, not the listener, not what the
+// supervisor inherited (fd 255 is the shell's own copy of its script).
+func TestOnlyStdioInherited(t *testing.T) {
+	w := newWorld(t)
+	r := w.run(w.config("sh", "-c", "ls -l /proc/$$/fd | sed 1d | cut -d' ' -f9-"))
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if f := strings.Fields(line); len(f) < 3 || f[1] != "0" && f[1] != "1" && f[1] != "2" && f[1] != "255" {
+			t.Errorf("the command holds %q", line)
+		}
+	}
+	t.Logf("fds: %q", r.stdout)
+}

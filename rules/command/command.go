@@ -242,7 +242,13 @@ func (p paths) Paths(_ context.Context, in *veto.Input) ([]veto.PathUse, error) 
 		return nil, nil
 	}
 	out := make([]veto.PathUse, 0, len(a.report.Files))
+	// Under veto exec each open is decided on the path the kernel
+	// resolves: a path the analysis cannot know is decided then.
+	sup := p.s.supervised(in)
 	for _, f := range a.report.Files {
+		if sup && f.Unknown {
+			continue
+		}
 		out = append(out, veto.PathUse{Path: f.Path, Dir: f.Dir, Write: f.Write, Unknown: f.Unknown, Removes: f.Removes, Tree: f.Tree,
 			Pattern: f.Pattern})
 	}

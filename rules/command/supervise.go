@@ -37,8 +37,9 @@ func (s *Set) canSupervise(in *veto.Input) bool {
 }
 
 // supervised reports whether this call is rewritten to run under veto
-// exec: it can be, and the analyzer found something it cannot see (and
-// nothing else it refuses, or the call would not get this far).
+// exec: it can be, and the analysis met something it cannot see (a
+// finding, or a path it cannot know, which the file rules would refuse
+// otherwise), and nothing else refuses it, or it would not get this far.
 func (s *Set) supervised(in *veto.Input) bool {
 	if s.supervising || !s.canSupervise(in) {
 		return false
@@ -49,6 +50,11 @@ func (s *Set) supervised(in *veto.Input) bool {
 	}
 	for _, f := range a.report.Findings {
 		if f.Rule == shell.RuleAnalyzer && unseen(f.Reason) {
+			return true
+		}
+	}
+	for _, f := range a.report.Files {
+		if f.Unknown {
 			return true
 		}
 	}

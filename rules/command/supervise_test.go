@@ -119,6 +119,15 @@ func TestUnseenCommandRunsUnderVetoExec(t *testing.T) {
 			t.Errorf("%q: allowed (rewritten to %v)", src, v.Args)
 		}
 	}
+	// A path the analysis cannot know is decided at its open, under veto
+	// exec; refused as before where the call cannot be supervised.
+	unknownWrite := `f=$(mktemp); printf 'echo hi\n' > "$f"`
+	if v := g.Decide(ctx, call(ws, unknownWrite, true)); !v.Allowed || v.Args == nil {
+		t.Errorf("an unknown write: allowed=%v %s/%s args=%v; want allowed rewritten", v.Allowed, v.Rule, v.Reason, v.Args)
+	}
+	if v := g.Decide(ctx, call(ws, unknownWrite, false)); v.Allowed || v.Rule != "file.write_roots" {
+		t.Errorf("an unknown write, not supervised: allowed=%v %s/%s", v.Allowed, v.Rule, v.Reason)
+	}
 	// A command the analyzer vouches for runs as it is.
 	if v := g.Decide(ctx, call(ws, "go test ./...", true)); !v.Allowed || v.Args != nil {
 		t.Fatalf("an ordinary command: allowed=%v args=%v", v.Allowed, v.Args)

@@ -244,7 +244,7 @@ func (p paths) Paths(_ context.Context, in *veto.Input) ([]veto.PathUse, error) 
 	out := make([]veto.PathUse, 0, len(a.report.Files))
 	// Under veto exec each open is decided on the path the kernel
 	// resolves: a path the analysis cannot know is decided then.
-	sup := p.s.supervised(in)
+	sup := p.s.supervising || p.s.supervised(in)
 	for _, f := range a.report.Files {
 		if sup && f.Unknown {
 			continue

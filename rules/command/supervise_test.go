@@ -183,6 +183,9 @@ func TestSupervisingGateDecidesEachProgram(t *testing.T) {
 	if v := run("/usr/bin/bash", "-c", unseenCommand); !v.Allowed {
 		t.Fatalf("bash -c of a script it cannot see, under supervision: %s/%s", v.Rule, v.Reason)
 	}
+	if v := run("/usr/bin/bash", "-c", `f=$(mktemp); printf 'echo hi\n' > "$f"; sh "$f"`); !v.Allowed {
+		t.Fatalf("a script that writes where the analysis cannot know, under supervision: %s/%s", v.Rule, v.Reason)
+	}
 	if v := run("/usr/bin/git", "reset", "--hard"); v.Allowed || v.Reason != "git_destructive" {
 		t.Fatalf("git reset --hard under supervision: allowed=%v %s", v.Allowed, v.Reason)
 	}

@@ -132,7 +132,12 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 		return -1, fmt.Errorf("supervise: the command did not run: %w", err)
 	}
 	s := newSupervisor(listener, cfg)
-	s.start()
+	if err := s.start(); err != nil {
+		unix.Close(listener)
+		cmd.Process.Kill()
+		<-waited
+		return -1, fmt.Errorf("supervise: the command did not run: %w", err)
+	}
 	if err := writeAll(parentFd, []byte{'G'}); err != nil {
 		cmd.Process.Kill()
 		<-waited
@@ -283,14 +288,16 @@ func floorOf(f *Floor, env []string) *floorSpec {
 	return spec
 }
 
-// supervisor answers the listener's notifications.
+// supervisor answers the listener's notifications with a pool of workers: one at a time waits on the listener and
+// receives a notification, then hands the waiting on to the next and decides what it received itself, so the
+// decision starts on the thread the kernel woke, and a slow one holds only its own worker.
 type supervisor struct {
 	listener int
 	decide   func(Request) Verdict
-	wake     [2]int // a pipe: writing to it stops the receiver
-	sem      chan struct{}
+	workers  int
+	wake     [2]int     // a pipe: once written to, every worker stops
+	recvMu   sync.Mutex // held by the worker waiting on the listener
 	wg       sync.WaitGroup
-	done     chan struct{}
 }
 
 func newSupervisor(listener int, cfg Config) *supervisor {
@@ -298,59 +305,67 @@ func newSupervisor(listener int, cfg Config) *supervisor {
 	if w <= 0 {
 		w = 32
 	}
-	return &supervisor{listener: listener, decide: cfg.Decide, sem: make(chan struct{}, w), done: make(chan struct{})}
+	return &supervisor{listener: listener, decide: cfg.Decide, workers: w}
 }
 
-func (s *supervisor) start() {
+func (s *supervisor) start() error {
 	if err := unix.Pipe2(s.wake[:], unix.O_CLOEXEC); err != nil {
-		s.wake = [2]int{-1, -1}
+		return err
 	}
-	go s.receive()
+	s.wg.Add(s.workers)
+	for range s.workers {
+		go s.work()
+	}
+	return nil
 }
 
-// stop ends the receiver, waits for the requests in hand to be answered, and closes the listener: from then on a
-// notified system call of what is left of the tree fails with ENOSYS.
+// stop ends the workers once the requests in hand are answered, and closes the listener: from then on a notified
+// system call of what is left of the tree fails with ENOSYS.
 func (s *supervisor) stop() {
-	if s.wake[1] >= 0 {
-		unix.Write(s.wake[1], []byte{1})
-	}
-	<-s.done
+	unix.Write(s.wake[1], []byte{1})
 	s.wg.Wait()
 	unix.Close(s.listener)
-	if s.wake[0] >= 0 {
-		unix.Close(s.wake[0])
-		unix.Close(s.wake[1])
+	unix.Close(s.wake[0])
+	unix.Close(s.wake[1])
+}
+
+func (s *supervisor) work() {
+	defer s.wg.Done()
+	for {
+		s.recvMu.Lock()
+		n, ok := s.receive()
+		s.recvMu.Unlock()
+		if !ok {
+			return
+		}
+		if n != nil {
+			s.handle(n)
+		}
 	}
 }
 
-func (s *supervisor) receive() {
-	defer close(s.done)
+// receive waits for one notification: nil when it went away before it was received, false when the workers stop.
+func (s *supervisor) receive() (*seccompNotif, bool) {
 	pfd := []unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}, {Fd: int32(s.wake[0]), Events: unix.POLLIN}}
 	for {
-		pfd[0].Revents, pfd[1].Revents = 0, 0
 		_, err := unix.Poll(pfd, -1)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil || pfd[1].Revents != 0 {
-			return
+			return nil, false
 		}
 		if pfd[0].Revents&unix.POLLIN == 0 {
 			if pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
-				return // no process is left under the filter
+				return nil, false // no process is left under the filter
 			}
 			continue
 		}
 		n := new(seccompNotif)
 		if err := notifRecv(s.listener, n); err != nil {
-			continue // ENOENT: the caller went away between the poll and the receive
+			return nil, true // ENOENT: the caller went away between the poll and the receive
 		}
-		s.sem <- struct{}{}
-		s.wg.Add(1)
-		go func() {
-			defer func() { <-s.sem; s.wg.Done() }()
-			s.handle(n)
-		}()
+		return n, true
 	}
 }
 

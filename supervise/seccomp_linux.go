@@ -245,4 +245,3 @@ func notifValid(fd int, id uint64) bool {
 	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), ioctlNotifIDValid, uintptr(unsafe.Pointer(&id)))
 	return errno == 0
 }
-

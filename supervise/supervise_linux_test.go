@@ -362,3 +362,22 @@ func TestOnlyStdioInherited(t *testing.T) {
 	}
 	t.Logf("fds: %q", r.stdout)
 }
+
+// When the child cannot set up (here: its working directory does not exist), Run returns the reason and the
+// command never runs.
+func TestSetupFailureDoesNotRun(t *testing.T) {
+	w := newWorld(t)
+	marker := filepath.Join(w.home, "ran")
+	cfg := w.config("touch", marker)
+	cfg.Dir = filepath.Join(w.home, "no", "such", "dir")
+	code, err := Run(t.Context(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "chdir") {
+		t.Errorf("Run: %d, %v; want the chdir failure", code, err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the command ran")
+	}
+	for _, r := range w.seen {
+		t.Errorf("a request was decided: %+v", r)
+	}
+}

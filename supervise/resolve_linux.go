@@ -72,7 +72,11 @@ func fdPath(pid, dirfd int) (string, error) {
 	if dirfd < 0 {
 		return "", unix.EBADF
 	}
-	return os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(dirfd))
+	p, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(dirfd))
+	if errors.Is(err, unix.ENOENT) {
+		return "", unix.EBADF // no such descriptor
+	}
+	return p, err
 }
 
 // resolvePath makes p, as the process pid passed it with dirfd, the absolute path the kernel walks: relative to

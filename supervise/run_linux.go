@@ -383,9 +383,12 @@ func (s *supervisor) handle(n *seccompNotif) {
 		}
 		allow = s.call(r)
 	}
-	if allow {
+	switch {
+	case allow:
 		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
-	} else {
+	case err != nil:
+		resp.Error = -int32(unreadErrno(err, kind))
+	default:
 		resp.Error = -int32(refusalErrno(kind))
 	}
 	notifSend(s.listener, &resp) // ENOENT: the caller went away meanwhile
@@ -414,4 +417,26 @@ func refusalErrno(k Kind) unix.Errno {
 		return unix.EPERM
 	}
 	return unix.EACCES
+}
+
+// unreadErrno is the error a system call whose request could not be read fails with: the kernel's own for what
+// it would refuse the same way (an empty path, a bad address, a dirfd that is not a directory, a loop of links), else
+// the refusal's.
+func unreadErrno(err error, k Kind) unix.Errno {
+	var errno unix.Errno
+	switch {
+	case errors.Is(err, errNull), errors.Is(err, errUnmapped):
+		return unix.EFAULT
+	case errors.Is(err, errLoop):
+		return unix.ELOOP
+	case errors.Is(err, errTooLong):
+		if k == Exec {
+			return unix.E2BIG
+		}
+		return unix.ENAMETOOLONG
+	case errors.As(err, &errno) && (errno == unix.ENOENT || errno == unix.ENOTDIR || errno == unix.EBADF ||
+		errno == unix.EINVAL || errno == unix.EFAULT):
+		return errno
+	}
+	return refusalErrno(k)
 }

@@ -381,3 +381,20 @@ func TestSetupFailureDoesNotRun(t *testing.T) {
 		t.Errorf("a request was decided: %+v", r)
 	}
 }
+
+// A request that cannot be read fails as the kernel would fail it (and never runs): an empty path, a bad address.
+func TestUnreadableRequests(t *testing.T) {
+	w := newWorld(t)
+	code := `import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+for name, nr, args in (("open-empty", 2, (b"", 0)), ("open-fault", 2, (8, 0)), ("execve-fault", 59, (8, 0, 0)),
+        ("openat-badfd", 257, (999, b"x", 0))):
+    r = libc.syscall(nr, *args)
+    print(name, r, ctypes.get_errno())
+`
+	r := w.run(w.config("python3", "-c", code))
+	want := "open-empty -1 2\nopen-fault -1 14\nexecve-fault -1 14\nopenat-badfd -1 9\n"
+	if r.stdout != want {
+		t.Errorf("got\n%s\nwant\n%s\nstderr %s", r.stdout, want, r.stderr)
+	}
+}

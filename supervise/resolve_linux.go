@@ -134,12 +134,12 @@ func canon(pid int, p string, follow bool) (string, error) {
 		if last && !follow && !trailing {
 			return next, nil
 		}
-		fi, err := os.Lstat(next)
-		if err != nil {
+		var st unix.Stat_t
+		if err := unix.Lstat(next, &st); err != nil {
 			// What does not exist yet (a file being created) is taken as written.
 			return filepath.Clean(next + "/" + todo), nil
 		}
-		if fi.Mode()&os.ModeSymlink == 0 {
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
 			resolved = next
 			continue
 		}

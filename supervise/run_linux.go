@@ -125,7 +125,26 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	}
 	childEnd.Close()
 
-	listener, err := handshake(parentFd, cmd.Process.Pid, cc)
+	type shook struct {
+		fd  int
+		err error
+	}
+	hs := make(chan shook, 1)
+	go func() {
+		fd, err := handshake(parentFd, cmd.Process.Pid, cc)
+		hs <- shook{fd, err}
+	}()
+	var h shook
+	select {
+	case h = <-hs:
+	case <-ctx.Done():
+		cmd.Process.Kill() // the child's end closes: the handshake ends
+		if h = <-hs; h.err == nil {
+			unix.Close(h.fd)
+		}
+		h.err = ctx.Err()
+	}
+	listener, err := h.fd, h.err
 	if err != nil {
 		cmd.Process.Kill()
 		<-waited

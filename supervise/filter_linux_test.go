@@ -77,3 +77,26 @@ func TestCanon(t *testing.T) {
 		t.Errorf("relative: %q %v", got, err)
 	}
 }
+
+func TestFloorOf(t *testing.T) {
+	f := floorOf(&Floor{WriteRoots: []string{".", "/usr/../tmp"}, DenyRead: []string{"sub/x"}, NoTemp: true},
+		[]string{"TMPDIR=/var/tmp"}, "/etc")
+	if f.Write[0] != "/etc" || f.Write[1] != "/tmp" || f.DenyRead[0] != "/etc/sub/x" {
+		t.Errorf("%+v", f)
+	}
+	for _, p := range f.Write {
+		if p == "/var/tmp" {
+			t.Errorf("NoTemp: %+v", f)
+		}
+	}
+	if g := floorOf(&Floor{}, []string{"TMPDIR=/var/tmp"}, "/"); g.Write[len(g.Write)-1] != "/var/tmp" {
+		t.Errorf("TMPDIR: %+v", g)
+	}
+}
+
+func TestHandledByABI(t *testing.T) {
+	if handledFS(1)&unix.LANDLOCK_ACCESS_FS_REFER != 0 || handledFS(2)&unix.LANDLOCK_ACCESS_FS_TRUNCATE != 0 ||
+		handledFS(3)&unix.LANDLOCK_ACCESS_FS_TRUNCATE == 0 || handledFS(7)&unix.LANDLOCK_ACCESS_FS_READ_DIR != 0 {
+		t.Errorf("%#x %#x %#x", handledFS(1), handledFS(2), handledFS(7))
+	}
+}

@@ -83,7 +83,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	cc := childConfig{Path: path, Argv: cfg.Argv, Env: env, Dir: cfg.Dir, ParentPid: os.Getpid(), NetNS: cfg.NetNS}
 	if cfg.Landlock != nil {
 		if feat.Landlock > 0 {
-			cc.Floor = floorOf(cfg.Landlock, env)
+			cc.Floor = floorOf(cfg.Landlock, env, cfg.Dir)
 		} else if !cfg.Landlock.BestEffort {
 			return -1, fmt.Errorf("%w: %s", ErrUnsupported, feat.Why)
 		}
@@ -278,9 +278,19 @@ func executable(p string) error {
 	return nil
 }
 
-// floorOf makes the floor's paths absolute and real, and adds the devices and the temporary directory.
-func floorOf(f *Floor, env []string) *floorSpec {
+// floorOf makes the floor's paths absolute (a relative one from the command's directory) and real, and adds the
+// devices and the temporary directory.
+func floorOf(f *Floor, env []string, dir string) *floorSpec {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	} else if !filepath.IsAbs(dir) {
+		wd, _ := os.Getwd()
+		dir = filepath.Join(wd, dir)
+	}
 	real := func(p string) string {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
 		p = filepath.Clean(p)
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			return r

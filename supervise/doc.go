@@ -101,6 +101,7 @@
 //   - File descriptors: the command receives its stdio only; but a descriptor opened before a decision (inherited
 //     across exec inside the tree, or passed over a unix socket) is used without another one. execveat with
 //     AT_EMPTY_PATH (fexecve) is decided as the file /proc/PID/fd/N names.
+//   - no_new_privs: set-user-ID programs (sudo, su) run without their privileges under the supervisor.
 //   - 32-bit system calls (int 0x80, other architectures) kill the process; x32 ones too.
 //   - Paths are resolved in the supervisor's root and mount namespace, which are the command's unless it changes
 //     them (chroot, a mount namespace: both need privileges a no_new_privs root command may still have). The floor,

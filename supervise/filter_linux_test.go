@@ -70,6 +70,17 @@ func TestCanon(t *testing.T) {
 			t.Errorf("canon(%q, %v) = %q, %v; want %q", c.in, c.follow, got, err, c.want)
 		}
 	}
+	os.Symlink("/a/b", filepath.Join(dir, "inroot"))
+	for _, c := range []struct{ in, want string }{
+		{"/rel/f", dir + "/a/b/f"},
+		{"../../../rel/f", dir + "/a/b/f"},
+		{"/inroot/f", dir + "/a/b/f"},
+		{"a/../../x", dir + "/x"},
+	} {
+		if got, err := canonIn(pid, dir, c.in, true); err != nil || got != c.want {
+			t.Errorf("canonIn(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
 	if _, err := canon(pid, dir+"/loop", true); err == nil {
 		t.Errorf("a symlink loop: no error")
 	}

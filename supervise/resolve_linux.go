@@ -101,9 +101,13 @@ func resolvePath(pid, dirfd int, p string, follow bool) (string, error) {
 
 // canon walks the absolute path p component by component as the kernel would (in the supervisor's own root, which
 // is the command's: the supervisor never changes either).
-func canon(pid int, p string, follow bool) (string, error) {
+func canon(pid int, p string, follow bool) (string, error) { return canonIn(pid, "/", p, follow) }
+
+// canonIn is canon with root as the root: ".." stops there and an absolute link starts again from there
+// (openat2's RESOLVE_IN_ROOT).
+func canonIn(pid int, root, p string, follow bool) (string, error) {
 	todo := p
-	resolved := "/"
+	resolved := root
 	hops := 0
 	ps := strconv.Itoa(pid)
 	for {
@@ -119,10 +123,12 @@ func canon(pid int, p string, follow bool) (string, error) {
 		case ".":
 			continue
 		case "..":
-			resolved = filepath.Dir(resolved)
+			if resolved != root {
+				resolved = filepath.Dir(resolved)
+			}
 			continue
 		}
-		if resolved == "/proc" {
+		if resolved == "/proc" && root == "/" {
 			switch comp {
 			case "self":
 				comp = ps
@@ -150,14 +156,12 @@ func canon(pid int, p string, follow bool) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if !strings.HasPrefix(target, "/") {
-			if strings.HasPrefix(next, "/proc/") && strings.Contains(target, ":") {
-				// A /proc magic link to what has no path (pipe:[…], socket:[…], anon_inode:…).
-				return filepath.Clean(next + "/" + todo), nil
-			}
-			target = resolved + "/" + target
+		if strings.HasPrefix(target, "/") {
+			resolved = root // an absolute link starts again from the root; a relative one from its directory
+		} else if strings.HasPrefix(next, "/proc/") && strings.Contains(target, ":") {
+			// A /proc magic link to what has no path (pipe:[…], socket:[…], anon_inode:…).
+			return filepath.Clean(next + "/" + todo), nil
 		}
 		todo = target + "/" + todo
-		resolved = "/"
 	}
 }

@@ -443,3 +443,23 @@ func TestRaceStoppedByFloor(t *testing.T) {
 		t.Errorf("with the floor: %q (stderr %q)", r.stdout, r.stderr)
 	}
 }
+
+// openat2 with RESOLVE_IN_ROOT resolves an absolute path within the directory it names: the decider sees the file
+// the kernel opens.
+func TestOpenat2InRoot(t *testing.T) {
+	w := newWorld(t)
+	code := `import ctypes, os, errno
+libc = ctypes.CDLL(None, use_errno=True)
+class How(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+home = os.open(os.environ["HOME"], os.O_RDONLY | os.O_DIRECTORY)
+for p in (b"/.aws/credentials", b"/work/notes.txt"):
+    how = How(0, 0, 0x10)
+    fd = libc.syscall(437, home, p, ctypes.byref(how), ctypes.sizeof(how))
+    print(fd >= 0, errno.errorcode.get(ctypes.get_errno(), "") if fd < 0 else "")
+`
+	r := w.run(w.config("python3", "-c", code))
+	if r.stdout != "False EACCES\nTrue \n" {
+		t.Errorf("got %q, stderr %q", r.stdout, r.stderr)
+	}
+}

@@ -31,7 +31,8 @@
 // the x32 bit kills the process; execve, execveat, open, openat, openat2, creat, connect, sendmsg, sendmmsg, sendto
 // with a destination, unlink, unlinkat, rmdir, rename, renameat, renameat2, mkdir, mkdirat, link, linkat, symlink
 // and symlinkat go to the supervisor; io_uring_setup/enter/register, ptrace, process_vm_writev and pidfd_getfd fail
-// with EPERM; seccomp(SECCOMP_SET_MODE_FILTER) asking for a listener of its own fails with EPERM (the kernel asks the
+// with EPERM, and so do chroot, pivot_root, setns, mount, umount2 and the new mount API;
+// seccomp(SECCOMP_SET_MODE_FILTER) asking for a listener of its own fails with EPERM (the kernel asks the
 // newest filter's listener first, which could answer CONTINUE for this one); everything else runs.
 //
 // The supervisor polls the listener; each notification (SECCOMP_IOCTL_NOTIF_RECV, the ioctl numbers computed as
@@ -95,6 +96,10 @@
 //     program that needs it fails with EPERM, as under Docker's default profile.
 //   - ptrace, process_vm_writev and pidfd_getfd are refused: they would let the tree act through a process outside
 //     the filter, or change a supervised one's memory after its check. Debuggers and strace do not work under it.
+//   - chroot, pivot_root, setns, mount, umount2 and the new mount API (open_tree, move_mount, fsopen, fsconfig,
+//     fsmount, fspick, mount_setattr) are refused: a root command would otherwise change what a path names under the
+//     supervisor's resolution (a bind mount of a credential over a harmless name). A command that mounts (a test
+//     suite using unshare -m) fails with EPERM.
 //   - Processes already running are not supervised, and neither is what the command asks of one (a daemon over a
 //     unix socket: the decider sees the connect, with the socket's path; a message on an already connected socket
 //     is not a request).
@@ -103,9 +108,9 @@
 //     AT_EMPTY_PATH (fexecve) is decided as the file /proc/PID/fd/N names.
 //   - no_new_privs: set-user-ID programs (sudo, su) run without their privileges under the supervisor.
 //   - 32-bit system calls (int 0x80, other architectures) kill the process; x32 ones too.
-//   - Paths are resolved in the supervisor's root and mount namespace, which are the command's unless it changes
-//     them (chroot, a mount namespace: both need privileges a no_new_privs root command may still have). The floor,
-//     applied in the kernel, does not depend on the resolution.
+//   - Paths are resolved in the supervisor's root and mount namespace, which stay the command's: it cannot chroot,
+//     setns or mount (refused above); unshare(CLONE_NEWNS) gives it a copy it cannot change. openat2's
+//     RESOLVE_IN_ROOT is resolved within its directory. The floor, applied in the kernel, does not depend on it.
 //   - Races, measured: TestRaceStoppedByFloor flips a path between a harmless file and the credential file while
 //     another thread opens it: 29 of 2000 opens got past the decider without the floor, none with it.
 //   - A write to a file already open, mmap, truncate(2), chmod and chown, mknod, bind and a send on a connected

@@ -94,11 +94,16 @@ var notified = []struct {
 }
 
 // refused are the system calls the filter answers EPERM without asking: io_uring (its operations open, connect and
-// more without a system call the filter sees), and the ways to reach into another process (ptrace,
-// process_vm_writev, pidfd_getfd) and so act through one the filter does not cover.
+// more without a system call the filter sees); the ways to reach into another process (ptrace,
+// process_vm_writev, pidfd_getfd) and so act through one the filter does not cover; and the ways a root command
+// changes what a path names from under the supervisor's resolution (chroot, pivot_root, setns, mount and the new
+// mount API: a bind mount of a credential file over a harmless name would be decided as the harmless name).
 var refused = []int{
 	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
 	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD,
+	unix.SYS_CHROOT, unix.SYS_PIVOT_ROOT, unix.SYS_SETNS, unix.SYS_MOUNT, unix.SYS_UMOUNT2,
+	unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK,
+	unix.SYS_MOUNT_SETATTR, unix.SYS_OPEN_TREE_ATTR,
 }
 
 var syscallName = func() map[int32]int {

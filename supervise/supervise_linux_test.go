@@ -296,18 +296,19 @@ print("link", e(lambda: os.link(h + "/work/keep", h + "/work/nolink")))
 	}
 }
 
-// io_uring, ptrace and a seccomp listener of the command's own are refused by the filter itself.
+// io_uring, ptrace, process_vm_writev, chroot, mount and setns are refused by the filter itself (as root too).
 func TestFilterRefusals(t *testing.T) {
 	w := newWorld(t)
 	code := `import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 buf = ctypes.create_string_buffer(256)
-for name, nr, args in (("io_uring_setup", 425, (8, buf)), ("ptrace", 101, (0, 0, 0, 0)), ("process_vm_writev", 311, (1, 0, 0, 0, 0, 0))):
+for name, nr, args in (("io_uring_setup", 425, (8, buf)), ("ptrace", 101, (0, 0, 0, 0)), ("process_vm_writev", 311, (1, 0, 0, 0, 0, 0)),
+        ("chroot", 161, (b"/tmp",)), ("mount", 165, (b"none", b"/mnt", b"tmpfs", 0, 0)), ("setns", 308, (0, 0)), ("fsopen", 430, (b"tmpfs", 0))):
     r = libc.syscall(nr, *args)
     print(name, r, ctypes.get_errno())
 `
 	r := w.run(w.config("python3", "-c", code))
-	want := "io_uring_setup -1 1\nptrace -1 1\nprocess_vm_writev -1 1\n"
+	want := "io_uring_setup -1 1\nptrace -1 1\nprocess_vm_writev -1 1\nchroot -1 1\nmount -1 1\nsetns -1 1\nfsopen -1 1\n"
 	if r.stdout != want {
 		t.Errorf("got\n%s\nwant\n%s\nstderr %s", r.stdout, want, r.stderr)
 	}

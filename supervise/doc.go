@@ -36,8 +36,9 @@
 // newest filter's listener first, which could answer CONTINUE for this one); everything else runs.
 //
 // The supervisor polls the listener; each notification (SECCOMP_IOCTL_NOTIF_RECV, the ioctl numbers computed as
-// the kernel's headers define them, the structure sizes checked against SECCOMP_GET_NOTIF_SIZES by Probe) is decoded
-// in its own goroutine, at most Config.Workers at once, so that one slow decision does not stall other processes:
+// the kernel's headers define them, the structure sizes checked against SECCOMP_GET_NOTIF_SIZES by Probe) is received
+// by one of Config.Workers workers that take turns waiting on the listener and decided on the thread that received
+// it, so that one slow decision holds only its own worker and does not stall other processes:
 // strings, argv and sockaddrs are read with process_vm_readv (or /proc/PID/mem), relative paths resolved against
 // /proc/PID/cwd or /proc/PID/fd/DIRFD, /proc/self renamed for the caller, and the symbolic links of what exists
 // followed (the last one only where the system call follows it), so the decider sees the file the kernel will
@@ -67,6 +68,10 @@
 // #! interpreter without another; the interpreter's open of the script follows as an Open); fexecve of a memfd is an
 // Exec whose Path is "/memfd:NAME (deleted)", and of a deleted file "PATH (deleted)" (a decider refuses both); the
 // command's own execve is the first request.
+//
+// For the decider: a hard link (Link) or a rename (Rename) of a credential gives it a second, harmless name that
+// later opens are decided by; refuse both when Path is a credential (the floor refuses them too: Landlock does not
+// let a reparenting grant a file a right it lacked, TestFloorLinkAndRename).
 //
 // # Cost
 //

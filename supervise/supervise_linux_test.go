@@ -464,3 +464,28 @@ for p in (b"/.aws/credentials", b"/work/notes.txt"):
 		t.Errorf("got %q, stderr %q", r.stdout, r.stderr)
 	}
 }
+
+// The floor cannot be walked around by giving a credential a second name: with HOME a write root and HOME/.aws
+// denied, a hard link or a rename of the credential into a readable place fails (Landlock refuses a reparenting
+// that would grant the file a right it lacked), and so does reading it afterwards.
+func TestFloorLinkAndRename(t *testing.T) {
+	if Probe().Landlock < 2 {
+		t.Skip("no Landlock ABI 2")
+	}
+	w := newWorld(t)
+	for _, script := range []string{
+		"ln \"$HOME/.aws/credentials\" \"$HOME/work/x\"; cat \"$HOME/work/x\"",
+		"mv \"$HOME/.aws/credentials\" \"$HOME/work/y\"; cat \"$HOME/work/y\"",
+		"mv \"$HOME/.aws\" \"$HOME/work/z\"; cat \"$HOME/work/z/credentials\"",
+	} {
+		cfg := w.config("sh", "-c", script)
+		cfg.Decide = func(Request) Verdict { return Verdict{Allow: true} }
+		cfg.Landlock = &Floor{WriteRoots: []string{w.home}, DenyRead: []string{filepath.Join(w.home, ".aws")}}
+		if r := w.run(cfg); r.code == 0 {
+			t.Errorf("%s: exit 0 (stdout %q)", script, r.stdout)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(w.home, ".aws", "credentials")); err != nil {
+		t.Errorf("the credential moved: %v", err)
+	}
+}

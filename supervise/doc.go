@@ -29,9 +29,11 @@
 //
 // The filter (classic BPF written by hand, see filter): a system call of another architecture (int 0x80) or with
 // the x32 bit kills the process; execve, execveat, open, openat, openat2, creat, connect, sendmsg, sendmmsg, sendto
-// with a destination, unlink, unlinkat, rmdir, rename, renameat, renameat2, mkdir, mkdirat, link, linkat, symlink
-// and symlinkat go to the supervisor; io_uring_setup/enter/register, ptrace, process_vm_writev and pidfd_getfd fail
-// with EPERM, and so do chroot, pivot_root, setns, mount, umount2 and the new mount API;
+// with a destination, unlink, unlinkat, rmdir, rename, renameat, renameat2, mkdir, mkdirat, link, linkat, symlink,
+// symlinkat and truncate go to the supervisor; io_uring_setup/enter/register, ptrace, process_vm_writev and
+// pidfd_getfd fail with EPERM, and so do chroot, pivot_root, setns, mount, umount2 and the new mount API,
+// open_by_handle_at (an open with no path, for root), userfaultfd (it would make the race below a sure thing),
+// uselib, and mknod/mknodat of a block or character device (root: a disk's node under a harmless name);
 // seccomp(SECCOMP_SET_MODE_FILTER) asking for a listener of its own fails with EPERM (the kernel asks the
 // newest filter's listener first, which could answer CONTINUE for this one); everything else runs.
 //
@@ -118,8 +120,8 @@
 //     RESOLVE_IN_ROOT is resolved within its directory. The floor, applied in the kernel, does not depend on it.
 //   - Races, measured: TestRaceStoppedByFloor flips a path between a harmless file and the credential file while
 //     another thread opens it: 29 of 2000 opens got past the decider without the floor, none with it.
-//   - A write to a file already open, mmap, truncate(2), chmod and chown, mknod, bind and a send on a connected
-//     socket are not requests (the floor covers the path-based writes: truncate and mknod).
+//   - A write to a file already open, mmap, chmod and chown, mknod of a fifo or socket, bind and a send on a
+//     connected socket are not requests (the floor covers mknod).
 //
 // # The Landlock floor
 //
@@ -128,7 +130,8 @@
 // abstract-socket scopes from 6): writes (write, truncate, create of every kind, remove, rename, link) only below
 // Floor.WriteRoots, DeviceWrites (/dev/null, /dev/tty, /dev/pts, /dev/ptmx, /dev/shm, …; what bash needs, measured
 // by TestLandlockFloor) and the temporary directory (a here-document is a temporary file: TMPDIR of the command's
-// environment, else /tmp; Floor.NoTemp leaves it out); reads and execs everywhere but below Floor.DenyRead; no
+// environment, else /tmp; Floor.NoTemp leaves it out); reads and execs everywhere but below Floor.DenyRead and in
+// /dev but DeviceWrites (a root command reading a disk's device node reads every file on it); no
 // signal to a process outside the tree (ABI 6); no abstract unix socket of a process outside it (ABI 6). Directory
 // listing and device ioctls are not restricted (READ_DIR and IOCTL_DEV are not handled), so `ls ~` and a
 // terminal work. Landlock only grants, and a grant covers a whole subtree: to deny a directory, each directory on

@@ -61,7 +61,7 @@ func decodeNotif(n *seccompNotif) ([]Request, Kind, error) {
 		if err == nil {
 			r.Argv, err = readArgv(mem, argv)
 		}
-	case unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CREAT:
+	case unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CREAT, unix.SYS_TRUNCATE:
 		dirfd, pa := fdcwdArg, a[0]
 		inRoot := false
 		switch sc.nr {
@@ -69,6 +69,8 @@ func decodeNotif(n *seccompNotif) ([]Request, Kind, error) {
 			r.Flags = int(int32(a[1]))
 		case unix.SYS_CREAT:
 			r.Flags = unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC
+		case unix.SYS_TRUNCATE:
+			r.Flags = unix.O_WRONLY | unix.O_TRUNC // truncate(2) writes as an open that truncates would
 		case unix.SYS_OPENAT:
 			dirfd, pa, r.Flags = a[0], a[1], int(int32(a[2]))
 		case unix.SYS_OPENAT2:

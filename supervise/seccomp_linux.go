@@ -89,6 +89,7 @@ var notified = []struct {
 	{unix.SYS_LINKAT, "linkat", Link},
 	{unix.SYS_SYMLINK, "symlink", Symlink},
 	{unix.SYS_SYMLINKAT, "symlinkat", Symlink},
+	{unix.SYS_TRUNCATE, "truncate", Open},
 	// sendto is notified only when it names a destination (a special case in the filter).
 	{unix.SYS_SENDTO, "sendto", Connect},
 }
@@ -104,6 +105,9 @@ var refused = []int{
 	unix.SYS_CHROOT, unix.SYS_PIVOT_ROOT, unix.SYS_SETNS, unix.SYS_MOUNT, unix.SYS_UMOUNT2,
 	unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK,
 	unix.SYS_MOUNT_SETATTR, unix.SYS_OPEN_TREE_ATTR,
+	// open_by_handle_at opens a file with no path to decide (root); userfaultfd stalls a read of the caller's
+	// memory at will, which turns the race on pointer arguments into a sure thing; uselib loads a file unopened.
+	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_USERFAULTFD, unix.SYS_USELIB,
 }
 
 var syscallName = func() map[int32]int {
@@ -169,6 +173,7 @@ const (
 	jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
 	jset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
 	ret  = unix.BPF_RET | unix.BPF_K
+	alu  = unix.BPF_ALU
 )
 
 // filter is the seccomp program: other architectures and x32 system calls kill the process; the notified calls go
@@ -188,6 +193,19 @@ func filter() ([]unix.SockFilter, error) {
 	}
 	for _, nr := range refused {
 		a.jump(jeq, uint32(nr), "eperm", "")
+	}
+	// mknod and mknodat of a device (root): a block device node is the whole disk under a harmless name.
+	for i, mk := range []struct {
+		nr   int
+		mode uint32
+	}{{unix.SYS_MKNOD, offArgs + 8}, {unix.SYS_MKNODAT, offArgs + 16}} {
+		next := fmt.Sprintf("notmknod%d", i)
+		a.jump(jeq, uint32(mk.nr), "", next)
+		a.stmt(ldW, mk.mode)
+		a.stmt(alu|unix.BPF_AND|unix.BPF_K, unix.S_IFMT)
+		a.jump(jeq, unix.S_IFBLK, "eperm", "")
+		a.jump(jeq, unix.S_IFCHR, "eperm", "allow")
+		a.label(next) // the accumulator still holds the system call's number
 	}
 	a.jump(jeq, unix.SYS_SENDTO, "", "notsendto")
 	// sendto(fd, buf, len, flags, dest_addr, addrlen): a destination is a non-NULL args[4].

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestEchoRuns(t *testing.T) {
@@ -256,6 +258,7 @@ print("rename", e(lambda: os.rename(h + "/work/keep", h + "/work/moved")))
 print("mkdir", e(lambda: os.mkdir(h + "/work/nodir")))
 print("symlink", e(lambda: os.symlink(h + "/work/keep", h + "/work/nolink")))
 print("link", e(lambda: os.link(h + "/work/keep", h + "/work/nolink")))
+print("truncate", e(lambda: os.truncate(h + "/work/keep", 0)))
 `
 	w.write("work/keep", "keep\n")
 	if err := os.Symlink("/bin/echo", filepath.Join(w.home, "bin", "forbidden")); err != nil {
@@ -270,12 +273,14 @@ print("link", e(lambda: os.link(h + "/work/keep", h + "/work/nolink")))
 			v.Allow = false
 		case r.Kind != Open && r.Kind != Exec && r.Kind != Connect && strings.Contains(r.Path, "/work/"):
 			v.Allow = false
+		case r.Syscall == "truncate" && r.Write && r.Flags&unix.O_TRUNC != 0:
+			v.Allow = false
 		}
 		return v
 	}
 	r := w.run(cfg)
 	want := "open EACCES\nexec EPERM\nconnect EPERM\nsendto EPERM\nsendto-ok ok\nunlink EACCES\nrename EACCES\n" +
-		"mkdir EACCES\nsymlink EACCES\nlink EACCES\n"
+		"mkdir EACCES\nsymlink EACCES\nlink EACCES\ntruncate EACCES\n"
 	if r.stdout != want {
 		t.Errorf("got\n%s\nwant\n%s\nstderr %s", r.stdout, want, r.stderr)
 	}
@@ -303,12 +308,18 @@ func TestFilterRefusals(t *testing.T) {
 libc = ctypes.CDLL(None, use_errno=True)
 buf = ctypes.create_string_buffer(256)
 for name, nr, args in (("io_uring_setup", 425, (8, buf)), ("ptrace", 101, (0, 0, 0, 0)), ("process_vm_writev", 311, (1, 0, 0, 0, 0, 0)),
-        ("chroot", 161, (b"/tmp",)), ("mount", 165, (b"none", b"/mnt", b"tmpfs", 0, 0)), ("setns", 308, (0, 0)), ("fsopen", 430, (b"tmpfs", 0))):
+        ("chroot", 161, (b"/tmp",)), ("mount", 165, (b"none", b"/mnt", b"tmpfs", 0, 0)), ("setns", 308, (0, 0)), ("fsopen", 430, (b"tmpfs", 0)),
+        ("open_by_handle_at", 304, (-100, buf, 0)), ("userfaultfd", 323, (0,)),
+        ("mknod-chr", 133, (b"chr", 0o20600, 259)), ("mknodat-blk", 259, (-100, b"blk", 0o60600, 259))):
     r = libc.syscall(nr, *args)
     print(name, r, ctypes.get_errno())
+import os
+os.mkfifo("fifo")
+print("mkfifo", os.path.exists("fifo"))
 `
 	r := w.run(w.config("python3", "-c", code))
-	want := "io_uring_setup -1 1\nptrace -1 1\nprocess_vm_writev -1 1\nchroot -1 1\nmount -1 1\nsetns -1 1\nfsopen -1 1\n"
+	want := "io_uring_setup -1 1\nptrace -1 1\nprocess_vm_writev -1 1\nchroot -1 1\nmount -1 1\nsetns -1 1\nfsopen -1 1\n" +
+		"open_by_handle_at -1 1\nuserfaultfd -1 1\nmknod-chr -1 1\nmknodat-blk -1 1\nmkfifo True\n"
 	if r.stdout != want {
 		t.Errorf("got\n%s\nwant\n%s\nstderr %s", r.stdout, want, r.stderr)
 	}
@@ -343,6 +354,24 @@ func TestLandlockFloor(t *testing.T) {
 	r = run("echo inside > in.txt && cat in.txt && cat <<END\nheredoc\nEND\nls \"$HOME\" >/dev/null && echo listed | tr a-z A-Z && mkdir -p d/e && mv in.txt d/e/ && rm -r d && ls /tmp >/dev/null && echo done")
 	if r.code != 0 || r.stdout != "inside\nheredoc\nLISTED\ndone\n" {
 		t.Errorf("shell in its roots: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	// A disk's device node is not readable, whatever DenyRead says; the devices a shell uses are.
+	var disk string
+	if ents, err := os.ReadDir("/dev"); err == nil {
+		for _, e := range ents {
+			if e.Type()&os.ModeDevice != 0 && e.Type()&os.ModeCharDevice == 0 && !strings.HasPrefix(e.Name(), "loop") {
+				disk = "/dev/" + e.Name()
+				break
+			}
+		}
+	}
+	if disk != "" {
+		if r := run("head -c 16 " + disk + " >/dev/null"); r.code == 0 {
+			t.Errorf("read of %s under the floor: exit 0", disk)
+		}
+	}
+	if r := run("head -c 4 /dev/urandom | wc -c && echo hi > /dev/tty 2>/dev/null; cat /dev/null"); r.stdout != "4\n" {
+		t.Errorf("devices under the floor: %q %q", r.stdout, r.stderr)
 	}
 	// Programs in the system still run and read what they need.
 	r = run("python3 -c 'print(1+1)' && git --version >/dev/null 2>&1; echo $?")

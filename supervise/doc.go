@@ -73,7 +73,15 @@
 //
 // For the decider: a hard link (Link) or a rename (Rename) of a credential gives it a second, harmless name that
 // later opens are decided by; refuse both when Path is a credential (the floor refuses them too: Landlock does not
-// let a reparenting grant a file a right it lacked, TestFloorLinkAndRename).
+// let a reparenting grant a file a right it lacked, TestFloorLinkAndRename). An open for writing below /proc (a
+// process's mem, outside the tree, is a way out of it) and for reading /proc/PID/mem or environ are worth refusing
+// too (the floor refuses the writes, not the reads). /proc/PID/fd/N arrives resolved to the file it names, another
+// process's too.
+//
+// Run's context ending kills the command with SIGKILL (a caller that wants the command to see SIGINT first lets
+// the terminal deliver it, as it does to the whole foreground process group, and ends the context later). If main
+// does not call Child, the re-executed child is the program itself with an argument it does not know: it exits, and
+// Run returns the handshake's error (the command does not run).
 //
 // # Cost
 //

@@ -88,17 +88,18 @@
 // Every notified system call is a round trip to the supervisor, the many opens for reading a dynamic loader makes
 // included (three requests for each /bin/true: its execve, ld.so.cache, libc): the decider must answer those fast (a
 // prefix test on Path; the lead's decider filters opens for reading that are not of a credential path before any
-// rule). Measured on this machine (2 cores, load average 20–27 from other work, so the figures are high and noisy),
-// with a decider that does a prefix test:
+// rule). Measured on this machine (2 cores shared with other work, load average 7–27 during the runs, so the
+// figures are high and noisy), with a decider that does a prefix test:
 //
 //   - BenchmarkDecidedOpen: an open+close from inside the workload, p50 11–34 µs supervised against 0.9–1.7 µs bare:
-//     a decided open costs 10–33 µs at p50 (p90 20–120 µs).
+//     a decided open costs 10–33 µs at p50 (19.6 µs at load 7; p90 20–120 µs).
 //   - BenchmarkDecidedExec: an execve (of a file that is not executable, so that only the decision is timed), p50
-//     14–24 µs of decision.
-//   - BenchmarkBuildLike: 300 /bin/true from sh (906 requests): wall 1.4–2.3× (139 → 196–317 ms), CPU 1.3×; 300 cat
-//     of small files (1207 requests): wall 0.9–3.0×, CPU 1.7–1.9×. The wall ratio is dominated by the load: each
-//     round trip waits twice for a CPU. Most of the supervisor's own time is in system calls: reading the path,
-//     one lstat per path component to follow links, ID_VALID and the reply.
+//     14–24 µs of decision (16.4 µs at load 7).
+//   - BenchmarkBuildLike: 300 /bin/true from sh (906 requests): wall 1.05× at load 7 (242 → 254 ms), 1.4–2.3× at
+//     load 25; CPU 1.3–1.4×. 300 cat of small files (1207 requests): wall 1.45× at load 7 (229 → 331 ms), up to 3× at
+//     load 25; CPU 1.5–1.9×. Under load each round trip waits twice for a CPU, which the wall ratio shows. Most of
+//     the supervisor's own time is in system calls: reading the path, one lstat per path component to follow
+//     links, ID_VALID and the reply.
 //
 // # Known limits
 //

@@ -14,7 +14,7 @@ import (
 // The ioctl numbers computed as the kernel's headers define them agree with the ones golang.org/x/sys lists.
 func TestIoctlNumbers(t *testing.T) {
 	if ioctlNotifRecv != unix.SECCOMP_IOCTL_NOTIF_RECV || ioctlNotifSend != unix.SECCOMP_IOCTL_NOTIF_SEND ||
-		ioctlNotifIDValid != 0x40082102 {
+		ioctlNotifIDValid != 0x40082102 || ioctlNotifSetFlag != 0x40082104 {
 		t.Errorf("recv %#x send %#x id_valid %#x", ioctlNotifRecv, ioctlNotifSend, ioctlNotifIDValid)
 	}
 }

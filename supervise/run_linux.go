@@ -338,6 +338,10 @@ func newSupervisor(listener int, cfg Config) *supervisor {
 }
 
 func (s *supervisor) start() error {
+	// The caller waits for the answer anyway: let the kernel wake the supervisor on the caller's CPU (Linux 6.6;
+	// older kernels refuse the flag, which changes nothing else). Three paired runs of BenchmarkDecidedOpen here:
+	// p50 8.7–15 µs with it, 18–48 µs without; BenchmarkBuildLike unchanged within its noise.
+	notifSetFlags(s.listener, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	if err := unix.Pipe2(s.wake[:], unix.O_CLOEXEC); err != nil {
 		return err
 	}

@@ -50,6 +50,7 @@ var (
 	ioctlNotifRecv    = ioc(iocRead|iocWrite, seccompIocMagic, 0, unsafe.Sizeof(seccompNotif{}))
 	ioctlNotifSend    = ioc(iocRead|iocWrite, seccompIocMagic, 1, unsafe.Sizeof(seccompNotifResp{}))
 	ioctlNotifIDValid = ioc(iocWrite, seccompIocMagic, 2, 8)
+	ioctlNotifSetFlag = ioc(iocWrite, seccompIocMagic, 4, 8)
 )
 
 const (
@@ -267,4 +268,13 @@ func notifSend(fd int, r *seccompNotifResp) error {
 func notifValid(fd int, id uint64) bool {
 	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), ioctlNotifIDValid, uintptr(unsafe.Pointer(&id)))
 	return errno == 0
+}
+
+// notifSetFlags sets the listener's flags (SECCOMP_IOCTL_NOTIF_SET_FLAGS).
+func notifSetFlags(fd int, flags uint64) error {
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), ioctlNotifSetFlag, uintptr(flags))
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }

@@ -40,7 +40,8 @@
 // The supervisor polls the listener; each notification (SECCOMP_IOCTL_NOTIF_RECV, the ioctl numbers computed as
 // the kernel's headers define them, the structure sizes checked against SECCOMP_GET_NOTIF_SIZES by Probe) is received
 // by one of Config.Workers workers that take turns waiting on the listener and decided on the thread that received
-// it, so that one slow decision holds only its own worker and does not stall other processes:
+// it (the listener set to SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, so that the kernel wakes it on the caller's CPU), so
+// that one slow decision holds only its own worker and does not stall other processes:
 // strings, argv and sockaddrs are read with process_vm_readv (or /proc/PID/mem), relative paths resolved against
 // /proc/PID/cwd or /proc/PID/fd/DIRFD, /proc/self renamed for the caller, and the symbolic links of what exists
 // followed (the last one only where the system call follows it), so the decider sees the file the kernel will

@@ -126,3 +126,41 @@ func TestChildDiesWithSupervisor(t *testing.T) {
 		t.Errorf("after the supervisor died: %q, want %q", result, want)
 	}
 }
+
+// afterCode leaves a grandchild behind that, once the command has exited and Run has returned, tries an open.
+const afterCode = `import os, time, errno
+h = os.environ["HOME"]
+out = open(h + "/work/after", "w", buffering=1)
+if os.fork() == 0:
+    os.close(0); os.close(1); os.close(2)
+    time.sleep(0.5)
+    try:
+        open(h + "/work/notes.txt")
+        out.write("ok\n")
+    except OSError as x:
+        out.write(errno.errorcode[x.errno] + "\n")
+    os._exit(0)
+`
+
+// TestLeftoverAfterRun: a process the command leaves behind cannot open (or exec, or connect) once Run has
+// returned: the listener is closed and the kernel fails the notified call with ENOSYS.
+func TestLeftoverAfterRun(t *testing.T) {
+	w := newWorld(t)
+	if r := w.run(w.config("python3", "-c", afterCode)); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(w.work, "after"))
+		if len(b) > 0 {
+			if string(b) != "ENOSYS\n" {
+				t.Errorf("the leftover's open after Run returned: %q, want ENOSYS", b)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the leftover never reported")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

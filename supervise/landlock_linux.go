@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -86,7 +87,9 @@ func applyFloor(f *floorSpec) error {
 			return err
 		}
 	}
-	reads, err := readGrants(f.DenyRead)
+	// /dev is readable only where DeviceWrites (and the command's floor) say: a disk's device node is every file
+	// on it, whatever DenyRead says.
+	reads, err := readGrants(append(slices.Clone(f.DenyRead), "/dev"))
 	if err != nil {
 		return err
 	}

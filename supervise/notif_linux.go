@@ -61,13 +61,16 @@ func decodeNotif(n *seccompNotif) ([]Request, Kind, error) {
 		if err == nil {
 			r.Argv, err = readArgv(mem, argv)
 		}
-	case unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CREAT:
+	case unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2, unix.SYS_CREAT, unix.SYS_TRUNCATE:
 		dirfd, pa := fdcwdArg, a[0]
+		inRoot := false
 		switch sc.nr {
 		case unix.SYS_OPEN:
 			r.Flags = int(int32(a[1]))
 		case unix.SYS_CREAT:
 			r.Flags = unix.O_CREAT | unix.O_WRONLY | unix.O_TRUNC
+		case unix.SYS_TRUNCATE:
+			r.Flags = unix.O_WRONLY | unix.O_TRUNC // truncate(2) writes as an open that truncates would
 		case unix.SYS_OPENAT:
 			dirfd, pa, r.Flags = a[0], a[1], int(int32(a[2]))
 		case unix.SYS_OPENAT2:
@@ -82,12 +85,34 @@ func decodeNotif(n *seccompNotif) ([]Request, Kind, error) {
 				break
 			}
 			r.Flags = int(binary.LittleEndian.Uint64(how[:]))
+			if a[3] >= 24 {
+				var res [8]byte
+				if k, e := mem.ReadAt(res[:], a[2]+16); k != 8 {
+					err = errors.Join(errUnmapped, e)
+					break
+				}
+				inRoot = binary.LittleEndian.Uint64(res[:])&unix.RESOLVE_IN_ROOT != 0
+			}
 		}
 		if err != nil {
 			break
 		}
 		r.Write = openWrites(r.Flags)
-		r.Path, err = path(dirfd, pa, r.Flags&unix.O_NOFOLLOW == 0)
+		follow := r.Flags&unix.O_NOFOLLOW == 0
+		if inRoot {
+			// RESOLVE_IN_ROOT: the path, absolute or not, and every link in it, within the directory dirfd names.
+			var p, root string
+			if p, err = str(pa); err == nil {
+				if root, err = fdPath(pid, int(int32(dirfd))); err == nil && !filepath.IsAbs(root) {
+					err = unix.ENOTDIR
+				}
+			}
+			if err == nil {
+				r.Path, err = canonIn(pid, root, p, follow)
+			}
+			break
+		}
+		r.Path, err = path(dirfd, pa, follow)
 	case unix.SYS_UNLINK, unix.SYS_RMDIR:
 		if sc.nr == unix.SYS_RMDIR {
 			r.Flags = atRemovedir

@@ -72,7 +72,11 @@ func fdPath(pid, dirfd int) (string, error) {
 	if dirfd < 0 {
 		return "", unix.EBADF
 	}
-	return os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(dirfd))
+	p, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/" + strconv.Itoa(dirfd))
+	if errors.Is(err, unix.ENOENT) {
+		return "", unix.EBADF // no such descriptor
+	}
+	return p, err
 }
 
 // resolvePath makes p, as the process pid passed it with dirfd, the absolute path the kernel walks: relative to
@@ -97,9 +101,13 @@ func resolvePath(pid, dirfd int, p string, follow bool) (string, error) {
 
 // canon walks the absolute path p component by component as the kernel would (in the supervisor's own root, which
 // is the command's: the supervisor never changes either).
-func canon(pid int, p string, follow bool) (string, error) {
+func canon(pid int, p string, follow bool) (string, error) { return canonIn(pid, "/", p, follow) }
+
+// canonIn is canon with root as the root: ".." stops there and an absolute link starts again from there
+// (openat2's RESOLVE_IN_ROOT).
+func canonIn(pid int, root, p string, follow bool) (string, error) {
 	todo := p
-	resolved := "/"
+	resolved := root
 	hops := 0
 	ps := strconv.Itoa(pid)
 	for {
@@ -115,10 +123,12 @@ func canon(pid int, p string, follow bool) (string, error) {
 		case ".":
 			continue
 		case "..":
-			resolved = filepath.Dir(resolved)
+			if resolved != root {
+				resolved = filepath.Dir(resolved)
+			}
 			continue
 		}
-		if resolved == "/proc" {
+		if resolved == "/proc" && root == "/" {
 			switch comp {
 			case "self":
 				comp = ps
@@ -130,12 +140,12 @@ func canon(pid int, p string, follow bool) (string, error) {
 		if last && !follow && !trailing {
 			return next, nil
 		}
-		fi, err := os.Lstat(next)
-		if err != nil {
+		var st unix.Stat_t
+		if err := unix.Lstat(next, &st); err != nil {
 			// What does not exist yet (a file being created) is taken as written.
 			return filepath.Clean(next + "/" + todo), nil
 		}
-		if fi.Mode()&os.ModeSymlink == 0 {
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
 			resolved = next
 			continue
 		}
@@ -146,14 +156,12 @@ func canon(pid int, p string, follow bool) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if !strings.HasPrefix(target, "/") {
-			if strings.HasPrefix(next, "/proc/") && strings.Contains(target, ":") {
-				// A /proc magic link to what has no path (pipe:[…], socket:[…], anon_inode:…).
-				return filepath.Clean(next + "/" + todo), nil
-			}
-			target = resolved + "/" + target
+		if strings.HasPrefix(target, "/") {
+			resolved = root // an absolute link starts again from the root; a relative one from its directory
+		} else if strings.HasPrefix(next, "/proc/") && strings.Contains(target, ":") {
+			// A /proc magic link to what has no path (pipe:[…], socket:[…], anon_inode:…).
+			return filepath.Clean(next + "/" + todo), nil
 		}
 		todo = target + "/" + todo
-		resolved = "/"
 	}
 }

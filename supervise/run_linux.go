@@ -83,7 +83,7 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	cc := childConfig{Path: path, Argv: cfg.Argv, Env: env, Dir: cfg.Dir, ParentPid: os.Getpid(), NetNS: cfg.NetNS}
 	if cfg.Landlock != nil {
 		if feat.Landlock > 0 {
-			cc.Floor = floorOf(cfg.Landlock, env)
+			cc.Floor = floorOf(cfg.Landlock, env, cfg.Dir)
 		} else if !cfg.Landlock.BestEffort {
 			return -1, fmt.Errorf("%w: %s", ErrUnsupported, feat.Why)
 		}
@@ -125,14 +125,38 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	}
 	childEnd.Close()
 
-	listener, err := handshake(parentFd, cmd.Process.Pid, cc)
+	type shook struct {
+		fd  int
+		err error
+	}
+	hs := make(chan shook, 1)
+	go func() {
+		fd, err := handshake(parentFd, cmd.Process.Pid, cc)
+		hs <- shook{fd, err}
+	}()
+	var h shook
+	select {
+	case h = <-hs:
+	case <-ctx.Done():
+		cmd.Process.Kill() // the child's end closes: the handshake ends
+		if h = <-hs; h.err == nil {
+			unix.Close(h.fd)
+		}
+		h.err = ctx.Err()
+	}
+	listener, err := h.fd, h.err
 	if err != nil {
 		cmd.Process.Kill()
 		<-waited
 		return -1, fmt.Errorf("supervise: the command did not run: %w", err)
 	}
 	s := newSupervisor(listener, cfg)
-	s.start()
+	if err := s.start(); err != nil {
+		unix.Close(listener)
+		cmd.Process.Kill()
+		<-waited
+		return -1, fmt.Errorf("supervise: the command did not run: %w", err)
+	}
 	if err := writeAll(parentFd, []byte{'G'}); err != nil {
 		cmd.Process.Kill()
 		<-waited
@@ -254,9 +278,19 @@ func executable(p string) error {
 	return nil
 }
 
-// floorOf makes the floor's paths absolute and real, and adds the devices and the temporary directory.
-func floorOf(f *Floor, env []string) *floorSpec {
+// floorOf makes the floor's paths absolute (a relative one from the command's directory) and real, and adds the
+// devices and the temporary directory.
+func floorOf(f *Floor, env []string, dir string) *floorSpec {
+	if dir == "" {
+		dir, _ = os.Getwd()
+	} else if !filepath.IsAbs(dir) {
+		wd, _ := os.Getwd()
+		dir = filepath.Join(wd, dir)
+	}
 	real := func(p string) string {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
 		p = filepath.Clean(p)
 		if r, err := filepath.EvalSymlinks(p); err == nil {
 			return r
@@ -283,14 +317,16 @@ func floorOf(f *Floor, env []string) *floorSpec {
 	return spec
 }
 
-// supervisor answers the listener's notifications.
+// supervisor answers the listener's notifications with a pool of workers: one at a time waits on the listener and
+// receives a notification, then hands the waiting on to the next and decides what it received itself, so the
+// decision starts on the thread the kernel woke, and a slow one holds only its own worker.
 type supervisor struct {
 	listener int
 	decide   func(Request) Verdict
-	wake     [2]int // a pipe: writing to it stops the receiver
-	sem      chan struct{}
+	workers  int
+	wake     [2]int     // a pipe: once written to, every worker stops
+	recvMu   sync.Mutex // held by the worker waiting on the listener
 	wg       sync.WaitGroup
-	done     chan struct{}
 }
 
 func newSupervisor(listener int, cfg Config) *supervisor {
@@ -298,59 +334,71 @@ func newSupervisor(listener int, cfg Config) *supervisor {
 	if w <= 0 {
 		w = 32
 	}
-	return &supervisor{listener: listener, decide: cfg.Decide, sem: make(chan struct{}, w), done: make(chan struct{})}
+	return &supervisor{listener: listener, decide: cfg.Decide, workers: w}
 }
 
-func (s *supervisor) start() {
+func (s *supervisor) start() error {
+	// The caller waits for the answer anyway: let the kernel wake the supervisor on the caller's CPU (Linux 6.6;
+	// older kernels refuse the flag, which changes nothing else). Three paired runs of BenchmarkDecidedOpen here:
+	// p50 8.7–15 µs with it, 18–48 µs without; BenchmarkBuildLike unchanged within its noise.
+	notifSetFlags(s.listener, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	if err := unix.Pipe2(s.wake[:], unix.O_CLOEXEC); err != nil {
-		s.wake = [2]int{-1, -1}
+		return err
 	}
-	go s.receive()
+	s.wg.Add(s.workers)
+	for range s.workers {
+		go s.work()
+	}
+	return nil
 }
 
-// stop ends the receiver, waits for the requests in hand to be answered, and closes the listener: from then on a
-// notified system call of what is left of the tree fails with ENOSYS.
+// stop ends the workers once the requests in hand are answered, and closes the listener: from then on a notified
+// system call of what is left of the tree fails with ENOSYS.
 func (s *supervisor) stop() {
-	if s.wake[1] >= 0 {
-		unix.Write(s.wake[1], []byte{1})
-	}
-	<-s.done
+	unix.Write(s.wake[1], []byte{1})
 	s.wg.Wait()
 	unix.Close(s.listener)
-	if s.wake[0] >= 0 {
-		unix.Close(s.wake[0])
-		unix.Close(s.wake[1])
+	unix.Close(s.wake[0])
+	unix.Close(s.wake[1])
+}
+
+func (s *supervisor) work() {
+	defer s.wg.Done()
+	for {
+		s.recvMu.Lock()
+		n, ok := s.receive()
+		s.recvMu.Unlock()
+		if !ok {
+			return
+		}
+		if n != nil {
+			s.handle(n)
+		}
 	}
 }
 
-func (s *supervisor) receive() {
-	defer close(s.done)
+// receive waits for one notification: nil when it went away before it was received, false when the workers stop.
+func (s *supervisor) receive() (*seccompNotif, bool) {
 	pfd := []unix.PollFd{{Fd: int32(s.listener), Events: unix.POLLIN}, {Fd: int32(s.wake[0]), Events: unix.POLLIN}}
 	for {
-		pfd[0].Revents, pfd[1].Revents = 0, 0
 		_, err := unix.Poll(pfd, -1)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil || pfd[1].Revents != 0 {
-			return
+			return nil, false
 		}
 		if pfd[0].Revents&unix.POLLIN == 0 {
 			if pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
-				return // no process is left under the filter
+				return nil, false // no process is left under the filter
 			}
 			continue
 		}
 		n := new(seccompNotif)
 		if err := notifRecv(s.listener, n); err != nil {
-			continue // ENOENT: the caller went away between the poll and the receive
+			return nil, true // ENOENT: the caller went away between the poll and the receive
 		}
-		s.sem <- struct{}{}
-		s.wg.Add(1)
-		go func() {
-			defer func() { <-s.sem; s.wg.Done() }()
-			s.handle(n)
-		}()
+		return n, true
 	}
 }
 
@@ -368,9 +416,12 @@ func (s *supervisor) handle(n *seccompNotif) {
 		}
 		allow = s.call(r)
 	}
-	if allow {
+	switch {
+	case allow:
 		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
-	} else {
+	case err != nil:
+		resp.Error = -int32(unreadErrno(err, kind))
+	default:
 		resp.Error = -int32(refusalErrno(kind))
 	}
 	notifSend(s.listener, &resp) // ENOENT: the caller went away meanwhile
@@ -399,4 +450,26 @@ func refusalErrno(k Kind) unix.Errno {
 		return unix.EPERM
 	}
 	return unix.EACCES
+}
+
+// unreadErrno is the error a system call whose request could not be read fails with: the kernel's own for what
+// it would refuse the same way (an empty path, a bad address, a dirfd that is not a directory, a loop of links), else
+// the refusal's.
+func unreadErrno(err error, k Kind) unix.Errno {
+	var errno unix.Errno
+	switch {
+	case errors.Is(err, errNull), errors.Is(err, errUnmapped):
+		return unix.EFAULT
+	case errors.Is(err, errLoop):
+		return unix.ELOOP
+	case errors.Is(err, errTooLong):
+		if k == Exec {
+			return unix.E2BIG
+		}
+		return unix.ENAMETOOLONG
+	case errors.As(err, &errno) && (errno == unix.ENOENT || errno == unix.ENOTDIR || errno == unix.EBADF ||
+		errno == unix.EINVAL || errno == unix.EFAULT):
+		return errno
+	}
+	return refusalErrno(k)
 }

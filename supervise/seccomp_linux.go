@@ -50,6 +50,7 @@ var (
 	ioctlNotifRecv    = ioc(iocRead|iocWrite, seccompIocMagic, 0, unsafe.Sizeof(seccompNotif{}))
 	ioctlNotifSend    = ioc(iocRead|iocWrite, seccompIocMagic, 1, unsafe.Sizeof(seccompNotifResp{}))
 	ioctlNotifIDValid = ioc(iocWrite, seccompIocMagic, 2, 8)
+	ioctlNotifSetFlag = ioc(iocWrite, seccompIocMagic, 4, 8)
 )
 
 const (
@@ -89,16 +90,25 @@ var notified = []struct {
 	{unix.SYS_LINKAT, "linkat", Link},
 	{unix.SYS_SYMLINK, "symlink", Symlink},
 	{unix.SYS_SYMLINKAT, "symlinkat", Symlink},
+	{unix.SYS_TRUNCATE, "truncate", Open},
 	// sendto is notified only when it names a destination (a special case in the filter).
 	{unix.SYS_SENDTO, "sendto", Connect},
 }
 
 // refused are the system calls the filter answers EPERM without asking: io_uring (its operations open, connect and
-// more without a system call the filter sees), and the ways to reach into another process (ptrace,
-// process_vm_writev, pidfd_getfd) and so act through one the filter does not cover.
+// more without a system call the filter sees); the ways to reach into another process (ptrace,
+// process_vm_writev, pidfd_getfd) and so act through one the filter does not cover; and the ways a root command
+// changes what a path names from under the supervisor's resolution (chroot, pivot_root, setns, mount and the new
+// mount API: a bind mount of a credential file over a harmless name would be decided as the harmless name).
 var refused = []int{
 	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
 	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_PIDFD_GETFD,
+	unix.SYS_CHROOT, unix.SYS_PIVOT_ROOT, unix.SYS_SETNS, unix.SYS_MOUNT, unix.SYS_UMOUNT2,
+	unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_FSOPEN, unix.SYS_FSCONFIG, unix.SYS_FSMOUNT, unix.SYS_FSPICK,
+	unix.SYS_MOUNT_SETATTR, unix.SYS_OPEN_TREE_ATTR,
+	// open_by_handle_at opens a file with no path to decide (root); userfaultfd stalls a read of the caller's
+	// memory at will, which turns the race on pointer arguments into a sure thing; uselib loads a file unopened.
+	unix.SYS_OPEN_BY_HANDLE_AT, unix.SYS_USERFAULTFD, unix.SYS_USELIB,
 }
 
 var syscallName = func() map[int32]int {
@@ -164,6 +174,7 @@ const (
 	jeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
 	jset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
 	ret  = unix.BPF_RET | unix.BPF_K
+	alu  = unix.BPF_ALU
 )
 
 // filter is the seccomp program: other architectures and x32 system calls kill the process; the notified calls go
@@ -183,6 +194,19 @@ func filter() ([]unix.SockFilter, error) {
 	}
 	for _, nr := range refused {
 		a.jump(jeq, uint32(nr), "eperm", "")
+	}
+	// mknod and mknodat of a device (root): a block device node is the whole disk under a harmless name.
+	for i, mk := range []struct {
+		nr   int
+		mode uint32
+	}{{unix.SYS_MKNOD, offArgs + 8}, {unix.SYS_MKNODAT, offArgs + 16}} {
+		next := fmt.Sprintf("notmknod%d", i)
+		a.jump(jeq, uint32(mk.nr), "", next)
+		a.stmt(ldW, mk.mode)
+		a.stmt(alu|unix.BPF_AND|unix.BPF_K, unix.S_IFMT)
+		a.jump(jeq, unix.S_IFBLK, "eperm", "")
+		a.jump(jeq, unix.S_IFCHR, "eperm", "allow")
+		a.label(next) // the accumulator still holds the system call's number
 	}
 	a.jump(jeq, unix.SYS_SENDTO, "", "notsendto")
 	// sendto(fd, buf, len, flags, dest_addr, addrlen): a destination is a non-NULL args[4].
@@ -244,4 +268,13 @@ func notifSend(fd int, r *seccompNotifResp) error {
 func notifValid(fd int, id uint64) bool {
 	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), ioctlNotifIDValid, uintptr(unsafe.Pointer(&id)))
 	return errno == 0
+}
+
+// notifSetFlags sets the listener's flags (SECCOMP_IOCTL_NOTIF_SET_FLAGS).
+func notifSetFlags(fd int, flags uint64) error {
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), ioctlNotifSetFlag, uintptr(flags))
+	if errno != 0 {
+		return errno
+	}
+	return nil
 }

@@ -13,7 +13,8 @@ type Kind int
 const (
 	// Exec is execve or execveat: Path is the program file, Argv its argv.
 	Exec Kind = iota + 1
-	// Open is open, openat, openat2 or creat: Path is the file, Flags the open flags, Write whether it may write.
+	// Open is open, openat, openat2, creat or truncate (as O_WRONLY|O_TRUNC): Path is the file, Flags the open
+	// flags, Write whether it may write.
 	Open
 	// Connect is connect, or sendto/sendmsg/sendmmsg naming a destination: Addr for AF_INET/AF_INET6, Path for AF_UNIX
 	// (an abstract socket's name begins with "@"), neither for other families (Family says which).

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestEchoRuns(t *testing.T) {
@@ -256,6 +258,7 @@ print("rename", e(lambda: os.rename(h + "/work/keep", h + "/work/moved")))
 print("mkdir", e(lambda: os.mkdir(h + "/work/nodir")))
 print("symlink", e(lambda: os.symlink(h + "/work/keep", h + "/work/nolink")))
 print("link", e(lambda: os.link(h + "/work/keep", h + "/work/nolink")))
+print("truncate", e(lambda: os.truncate(h + "/work/keep", 0)))
 `
 	w.write("work/keep", "keep\n")
 	if err := os.Symlink("/bin/echo", filepath.Join(w.home, "bin", "forbidden")); err != nil {
@@ -270,12 +273,14 @@ print("link", e(lambda: os.link(h + "/work/keep", h + "/work/nolink")))
 			v.Allow = false
 		case r.Kind != Open && r.Kind != Exec && r.Kind != Connect && strings.Contains(r.Path, "/work/"):
 			v.Allow = false
+		case r.Syscall == "truncate" && r.Write && r.Flags&unix.O_TRUNC != 0:
+			v.Allow = false
 		}
 		return v
 	}
 	r := w.run(cfg)
 	want := "open EACCES\nexec EPERM\nconnect EPERM\nsendto EPERM\nsendto-ok ok\nunlink EACCES\nrename EACCES\n" +
-		"mkdir EACCES\nsymlink EACCES\nlink EACCES\n"
+		"mkdir EACCES\nsymlink EACCES\nlink EACCES\ntruncate EACCES\n"
 	if r.stdout != want {
 		t.Errorf("got\n%s\nwant\n%s\nstderr %s", r.stdout, want, r.stderr)
 	}
@@ -296,18 +301,25 @@ print("link", e(lambda: os.link(h + "/work/keep", h + "/work/nolink")))
 	}
 }
 
-// io_uring, ptrace and a seccomp listener of the command's own are refused by the filter itself.
+// io_uring, ptrace, process_vm_writev, chroot, mount and setns are refused by the filter itself (as root too).
 func TestFilterRefusals(t *testing.T) {
 	w := newWorld(t)
 	code := `import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 buf = ctypes.create_string_buffer(256)
-for name, nr, args in (("io_uring_setup", 425, (8, buf)), ("ptrace", 101, (0, 0, 0, 0)), ("process_vm_writev", 311, (1, 0, 0, 0, 0, 0))):
+for name, nr, args in (("io_uring_setup", 425, (8, buf)), ("ptrace", 101, (0, 0, 0, 0)), ("process_vm_writev", 311, (1, 0, 0, 0, 0, 0)),
+        ("chroot", 161, (b"/tmp",)), ("mount", 165, (b"none", b"/mnt", b"tmpfs", 0, 0)), ("setns", 308, (0, 0)), ("fsopen", 430, (b"tmpfs", 0)),
+        ("open_by_handle_at", 304, (-100, buf, 0)), ("userfaultfd", 323, (0,)),
+        ("mknod-chr", 133, (b"chr", 0o20600, 259)), ("mknodat-blk", 259, (-100, b"blk", 0o60600, 259))):
     r = libc.syscall(nr, *args)
     print(name, r, ctypes.get_errno())
+import os
+os.mkfifo("fifo")
+print("mkfifo", os.path.exists("fifo"))
 `
 	r := w.run(w.config("python3", "-c", code))
-	want := "io_uring_setup -1 1\nptrace -1 1\nprocess_vm_writev -1 1\n"
+	want := "io_uring_setup -1 1\nptrace -1 1\nprocess_vm_writev -1 1\nchroot -1 1\nmount -1 1\nsetns -1 1\nfsopen -1 1\n" +
+		"open_by_handle_at -1 1\nuserfaultfd -1 1\nmknod-chr -1 1\nmknodat-blk -1 1\nmkfifo True\n"
 	if r.stdout != want {
 		t.Errorf("got\n%s\nwant\n%s\nstderr %s", r.stdout, want, r.stderr)
 	}
@@ -343,6 +355,24 @@ func TestLandlockFloor(t *testing.T) {
 	if r.code != 0 || r.stdout != "inside\nheredoc\nLISTED\ndone\n" {
 		t.Errorf("shell in its roots: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
+	// A disk's device node is not readable, whatever DenyRead says; the devices a shell uses are.
+	var disk string
+	if ents, err := os.ReadDir("/dev"); err == nil {
+		for _, e := range ents {
+			if e.Type()&os.ModeDevice != 0 && e.Type()&os.ModeCharDevice == 0 && !strings.HasPrefix(e.Name(), "loop") {
+				disk = "/dev/" + e.Name()
+				break
+			}
+		}
+	}
+	if disk != "" {
+		if r := run("head -c 16 " + disk + " >/dev/null"); r.code == 0 {
+			t.Errorf("read of %s under the floor: exit 0", disk)
+		}
+	}
+	if r := run("head -c 4 /dev/urandom | wc -c && echo hi > /dev/tty 2>/dev/null; cat /dev/null"); r.stdout != "4\n" {
+		t.Errorf("devices under the floor: %q %q", r.stdout, r.stderr)
+	}
 	// Programs in the system still run and read what they need.
 	r = run("python3 -c 'print(1+1)' && git --version >/dev/null 2>&1; echo $?")
 	if !strings.HasPrefix(r.stdout, "2\n") {
@@ -361,4 +391,130 @@ func TestOnlyStdioInherited(t *testing.T) {
 		}
 	}
 	t.Logf("fds: %q", r.stdout)
+}
+
+// When the child cannot set up (here: its working directory does not exist), Run returns the reason and the
+// command never runs.
+func TestSetupFailureDoesNotRun(t *testing.T) {
+	w := newWorld(t)
+	marker := filepath.Join(w.home, "ran")
+	cfg := w.config("touch", marker)
+	cfg.Dir = filepath.Join(w.home, "no", "such", "dir")
+	code, err := Run(t.Context(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "chdir") {
+		t.Errorf("Run: %d, %v; want the chdir failure", code, err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the command ran")
+	}
+	for _, r := range w.seen {
+		t.Errorf("a request was decided: %+v", r)
+	}
+}
+
+// A request that cannot be read fails as the kernel would fail it (and never runs): an empty path, a bad address.
+func TestUnreadableRequests(t *testing.T) {
+	w := newWorld(t)
+	code := `import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+for name, nr, args in (("open-empty", 2, (b"", 0)), ("open-fault", 2, (8, 0)), ("execve-fault", 59, (8, 0, 0)),
+        ("openat-badfd", 257, (999, b"x", 0))):
+    r = libc.syscall(nr, *args)
+    print(name, r, ctypes.get_errno())
+`
+	r := w.run(w.config("python3", "-c", code))
+	want := "open-empty -1 2\nopen-fault -1 14\nexecve-fault -1 14\nopenat-badfd -1 9\n"
+	if r.stdout != want {
+		t.Errorf("got\n%s\nwant\n%s\nstderr %s", r.stdout, want, r.stderr)
+	}
+}
+
+// raceCode opens a path another thread keeps flipping between notes.txt and the credential file: the supervisor
+// reads one, the kernel may open the other (the known limit of CONTINUE). It prints only how often it won.
+const raceCode = `import ctypes, threading, os
+libc = ctypes.CDLL(None, use_errno=True)
+h = os.environ["HOME"]
+good = (h + "/work/notes.txt").encode()
+bad = (h + "/.aws/cred" + "entials").encode()
+buf = ctypes.create_string_buffer(max(len(good), len(bad)) + 1)
+ctypes.memmove(buf, good, len(good) + 1)
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(buf, bad, len(bad) + 1)
+        ctypes.memmove(buf, good, len(good) + 1)
+t = threading.Thread(target=flip)
+t.start()
+won = 0
+for i in range(2000):
+    fd = libc.open(buf, 0)
+    if fd >= 0:
+        if b"CANARY" in os.read(fd, 200):
+            won += 1
+        os.close(fd)
+stop = True
+t.join()
+print("won", won)
+`
+
+// TestRaceStoppedByFloor: a thread racing on the path argument can get past the decider (logged, not asserted:
+// it depends on timing), never past the Landlock floor.
+func TestRaceStoppedByFloor(t *testing.T) {
+	if Probe().Landlock == 0 {
+		t.Skip("no Landlock")
+	}
+	w := newWorld(t)
+	r := w.run(w.config("python3", "-c", raceCode))
+	t.Logf("without the floor: %s", strings.TrimSpace(r.stdout))
+	cfg := w.config("python3", "-c", raceCode)
+	cfg.Landlock = &Floor{WriteRoots: []string{w.work}, DenyRead: []string{filepath.Join(w.home, ".aws")}}
+	r = w.run(cfg)
+	if r.stdout != "won 0\n" {
+		t.Errorf("with the floor: %q (stderr %q)", r.stdout, r.stderr)
+	}
+}
+
+// openat2 with RESOLVE_IN_ROOT resolves an absolute path within the directory it names: the decider sees the file
+// the kernel opens.
+func TestOpenat2InRoot(t *testing.T) {
+	w := newWorld(t)
+	code := `import ctypes, os, errno
+libc = ctypes.CDLL(None, use_errno=True)
+class How(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+home = os.open(os.environ["HOME"], os.O_RDONLY | os.O_DIRECTORY)
+for p in (b"/.aws/credentials", b"/work/notes.txt"):
+    how = How(0, 0, 0x10)
+    fd = libc.syscall(437, home, p, ctypes.byref(how), ctypes.sizeof(how))
+    print(fd >= 0, errno.errorcode.get(ctypes.get_errno(), "") if fd < 0 else "")
+`
+	r := w.run(w.config("python3", "-c", code))
+	if r.stdout != "False EACCES\nTrue \n" {
+		t.Errorf("got %q, stderr %q", r.stdout, r.stderr)
+	}
+}
+
+// The floor cannot be walked around by giving a credential a second name: with HOME a write root and HOME/.aws
+// denied, a hard link or a rename of the credential into a readable place fails (Landlock refuses a reparenting
+// that would grant the file a right it lacked), and so does reading it afterwards.
+func TestFloorLinkAndRename(t *testing.T) {
+	if Probe().Landlock < 2 {
+		t.Skip("no Landlock ABI 2")
+	}
+	w := newWorld(t)
+	for _, script := range []string{
+		"ln \"$HOME/.aws/credentials\" \"$HOME/work/x\"; cat \"$HOME/work/x\"",
+		"mv \"$HOME/.aws/credentials\" \"$HOME/work/y\"; cat \"$HOME/work/y\"",
+		"mv \"$HOME/.aws\" \"$HOME/work/z\"; cat \"$HOME/work/z/credentials\"",
+	} {
+		cfg := w.config("sh", "-c", script)
+		cfg.Decide = func(Request) Verdict { return Verdict{Allow: true} }
+		cfg.Landlock = &Floor{WriteRoots: []string{w.home}, DenyRead: []string{filepath.Join(w.home, ".aws")}}
+		if r := w.run(cfg); r.code == 0 {
+			t.Errorf("%s: exit 0 (stdout %q)", script, r.stdout)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(w.home, ".aws", "credentials")); err != nil {
+		t.Errorf("the credential moved: %v", err)
+	}
 }

@@ -132,7 +132,7 @@ type decider struct {
 	stderr      io.Writer
 
 	mu      sync.Mutex
-	allowed map[string]bool // reads and writes allowed, by kind and path: a file opened again is not decided again
+	allowed map[string]bool // programs, reads and writes allowed: the same one is not decided again
 	n       int
 }
 
@@ -144,6 +144,12 @@ func (d *decider) decide(r supervise.Request) supervise.Verdict {
 	memo := ""
 	switch r.Kind {
 	case supervise.Exec:
+		if strings.HasPrefix(r.Path, "/memfd:") || strings.HasSuffix(r.Path, " (deleted)") {
+			// A program with no file on disk (memfd_create, a file removed
+			// after it was opened): nothing the rules read names it.
+			return d.refuse(tools.ExecRun, "running a program", "program_unseen",
+				"The program has no file on disk (an anonymous or deleted file), so veto cannot vouch for it.")
+		}
 		words := append([]string{r.Path}, r.Argv...)
 		if len(r.Argv) > 0 {
 			words = append([]string{r.Path}, r.Argv[1:]...)
@@ -154,11 +160,26 @@ func (d *decider) decide(r supervise.Request) supervise.Verdict {
 		}
 		tool, what = tools.ExecRun, "running a program"
 		args["command"] = strings.Join(quoted, " ")
+		// The same program with the same argv in the same directory is
+		// judged the same: the command rules read only these (what it
+		// then reaches is decided when it does).
+		memo = tool + "\x00" + cwdOf(r.Pid) + "\x00" + args["command"].(string)
 	case supervise.Open:
 		if r.Write && device(r.Path) {
 			// The devices a shell writes to (/dev/null, a terminal):
 			// writable under the Landlock floor too.
 			return supervise.Verdict{Allow: true}
+		}
+		if strings.HasPrefix(r.Path, "/proc/") && strings.HasSuffix(r.Path, "/mem") {
+			return d.refuse(tools.ExecRead, "reading a process's memory", "process_memory",
+				"The command reads a process's memory, which holds its secrets.")
+		}
+		if !r.Write && procSecret(r.Path) {
+			// A process's environment (/proc/N/environ): judged as the
+			// command that reads it, an environment dump.
+			tool, what = tools.ExecRun, "reading a process's environment"
+			args["command"] = "cat " + cmdrules.Quote(r.Path)
+			break
 		}
 		if !r.Write {
 			if !d.readMatters(r.Path) {
@@ -203,7 +224,7 @@ func (d *decider) decide(r supervise.Request) supervise.Verdict {
 		return supervise.Verdict{Allow: true}
 	}
 	d.n++
-	cwd, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(r.Pid), "cwd"))
+	cwd := cwdOf(r.Pid)
 	c := &veto.Call{ID: fmt.Sprintf("%s-%d-%d", d.run, os.Getpid(), d.n), Tool: tool, Args: args, Cwd: cwd,
 		Actor: veto.Actor{Kind: "agent", ID: "veto-exec"}, Run: veto.Run{Ref: d.run}}
 	v := d.g.Decide(d.ctx, c)
@@ -242,6 +263,29 @@ func supervisorLine() []string {
 		return nil
 	}
 	return []string{exe, "exec"}
+}
+
+// procSecret reports whether path is a process's environment.
+func procSecret(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/proc/")
+	if !ok {
+		return false
+	}
+	_, file, ok := strings.Cut(rest, "/")
+	return ok && file == "environ"
+}
+
+// refuse refuses a request no rule can judge, with a line on stderr as
+// every refusal has.
+func (d *decider) refuse(tool, what, reason, msg string) supervise.Verdict {
+	fmt.Fprintf(d.stderr, "veto: refused %s (%s, %s): %s\n", what, "veto.exec", reason, msg)
+	return supervise.Verdict{Rule: "veto.exec", Reason: reason}
+}
+
+// cwdOf is a process's working directory, as the kernel has it.
+func cwdOf(pid int) string {
+	cwd, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
+	return cwd
 }
 
 // device reports whether path is one of the devices every program may

@@ -35,6 +35,7 @@ type callJSON struct {
 	Cwd       string          `json:"cwd,omitempty"`
 	Workspace string          `json:"workspace,omitempty"`
 	Time      *time.Time      `json:"time,omitempty"`
+	Rewrites  bool            `json:"rewrites,omitempty"`
 	History   *struct {
 		Observations []Observation `json:"observations"`
 	} `json:"history,omitempty"`
@@ -78,7 +79,7 @@ func DecodeCall(b []byte, l Limits) (Call, error) {
 	if j.Tool == nil || *j.Tool == "" {
 		return Call{}, &FieldError{Field: "tool", Problem: "required, and must name the tool"}
 	}
-	c := Call{ID: j.CallID, Tool: *j.Tool, Actor: j.Actor, Cwd: j.Cwd, Workspace: j.Workspace}
+	c := Call{ID: j.CallID, Tool: *j.Tool, Actor: j.Actor, Cwd: j.Cwd, Workspace: j.Workspace, Rewrites: j.Rewrites}
 	if j.Time != nil {
 		c.Time = *j.Time
 	}
@@ -161,7 +162,7 @@ func jsonKind(k string) string {
 // history when it has one.
 func EncodeCall(c *Call) ([]byte, error) {
 	fresh := c.Run.Fresh
-	j := callJSON{CallID: c.ID, Tool: &c.Tool, Actor: c.Actor, Cwd: c.Cwd, Workspace: c.Workspace,
+	j := callJSON{CallID: c.ID, Tool: &c.Tool, Actor: c.Actor, Cwd: c.Cwd, Workspace: c.Workspace, Rewrites: c.Rewrites,
 		Run: &runJSON{Ref: c.Run.Ref, PriorTurns: c.Run.PriorTurns, PriorCalls: c.Run.PriorCalls, Retries: c.Run.Retries,
 			Fresh: &fresh, AllowedTools: c.Run.AllowedTools, TrustZone: c.Run.TrustZone}}
 	if !c.Time.IsZero() {

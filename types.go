@@ -17,6 +17,11 @@ type Call struct {
 	Cwd       string    // working directory the call runs in
 	Workspace string    // the project directory the client reports, if any
 	Time      time.Time // when the call was proposed; the gate's clock when zero
+	// Rewrites says the client runs the arguments a verdict patched in
+	// place of the model's (Claude Code's updatedInput, veto mcp, a caller
+	// of veto serve that says so). A patch the call is only safe with, as
+	// running a shell command under veto exec, is offered only then.
+	Rewrites bool
 }
 
 // Actor is who initiates a call and the identity it acts as.

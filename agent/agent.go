@@ -160,3 +160,31 @@ func Object(raw json.RawMessage, field string) (map[string]any, error) {
 	}
 	return m, nil
 }
+
+// Rewriter is an adapter whose client runs the tool input a hook rewrote
+// (Claude Code's updatedInput): AllowWith lets the call go on with args in
+// place of the model's input, through the client's own prompts or, with
+// approve, for the user. A call veto patched (a default timeout, a command
+// run under veto exec) reaches only such a client with the patch; the
+// rules offer a patch the call is only safe with to it alone
+// (veto.Call.Rewrites).
+type Rewriter interface {
+	AllowWith(args map[string]any, approve bool) Reply
+}
+
+// AllowWith is the table's rewrite of client c with args; false when the
+// client has none.
+func AllowWith(c *clients.Client, args map[string]any, approve bool) (Reply, bool) {
+	r := c.Rewrite
+	if approve {
+		r = c.RewriteApprove
+	}
+	if r == nil {
+		return Reply{}, false
+	}
+	exit, stdout, stderr := r.WriteInput(args)
+	if stdout == "" {
+		return Reply{}, false
+	}
+	return Reply{Exit: exit, Stdout: stdout, Stderr: stderr}, true
+}

@@ -59,3 +59,15 @@ func (Adapter) Deny(reason string) agent.Reply { return agent.Deny(Client, reaso
 // Allow implements agent.Adapter: nothing printed, so Claude Code's own
 // permission flow runs; with approve, veto answers allow for the user.
 func (Adapter) Allow(approve bool) agent.Reply { return agent.Allow(Client, approve) }
+
+var _ agent.Rewriter = Adapter{}
+
+// AllowWith implements agent.Rewriter: the call goes on with args as its
+// input (updatedInput), through Claude Code's own prompts, or for the user
+// with approve.
+func (a Adapter) AllowWith(args map[string]any, approve bool) agent.Reply {
+	if r, ok := agent.AllowWith(Client, args, approve); ok {
+		return r
+	}
+	return a.Deny("veto could not write the rewritten call, so it is blocked.")
+}

@@ -57,6 +57,7 @@ func commands() []command {
 		{"state", "check that veto's state is sound, naming the cause when not; repair a damaged one", runState},
 		{"egress", "add a host to a run's egress allow-list, or list the additions", runEgress},
 		{"replay", "re-decide a recorded session under a policy; report what changes", runReplay},
+		{"exec", "run a command under the supervisor, which decides each program, file and connection as it happens", runExec},
 		{"version", "print veto's version", runVersion},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/vetohq/veto/supervise"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -97,6 +98,7 @@ func runDoctor(ctx context.Context, e *env, args []string) int {
 	d.policy(abs)
 	d.state(ctx)
 	d.server()
+	d.supervisor()
 	if d.problems > 0 {
 		fmt.Fprintf(e.stdout, "%d problem(s)\n", d.problems)
 		return ExitDeny
@@ -401,6 +403,21 @@ func (d *doctor) server() {
 		d.note("hook server: one of another build (%s) answers on %s; veto-hook hands its calls to veto hook (veto serve-hooks --stop ends it)", build, sock)
 	default:
 		d.ok("hook server: answers on %s (build %s)", sock, build)
+	}
+}
+
+// supervisor reports what veto exec can do on this kernel: without seccomp
+// user notification a command the analyzer cannot vouch for is refused,
+// not supervised; without Landlock it is supervised without the floor.
+func (d *doctor) supervisor() {
+	f := supervise.Probe()
+	switch {
+	case !f.UserNotif:
+		d.note("veto exec: this system cannot supervise a command (%s); what the analyzer cannot vouch for is refused", f.Why)
+	case f.Landlock == 0:
+		d.note("veto exec: supervises with seccomp user notification; no Landlock floor (%s)", f.Why)
+	default:
+		d.ok("veto exec: supervises with seccomp user notification and Landlock ABI %d", f.Landlock)
 	}
 }
 

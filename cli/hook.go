@@ -69,7 +69,7 @@ func runHook(ctx context.Context, e *env, args []string) int {
 		asked = time.Unix(0, *askedAt)
 	}
 	reply := hookReply(ctx, hook.AdapterFor(args[0]), e.stdin, hook.Options{State: *state, Postgres: *pg, Timeout: *timeout,
-		Approve: *approve, AskedAt: asked})
+		Approve: *approve, AskedAt: asked, Supervisor: supervisorLine()})
 	io.WriteString(e.stdout, reply.Stdout)
 	io.WriteString(e.stderr, reply.Stderr)
 	return reply.Exit

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/vetohq/veto/supervise"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// veto exec's supervised child, when this test binary is one.
+	supervise.Child()
 	testscript.Main(m, map[string]func(){
 		"veto": func() {
 			if len(os.Args) > 1 && os.Args[1] == "hook" {

@@ -83,7 +83,8 @@ func runServeHooks(ctx context.Context, e *env, args []string) int {
 	ctx, quit := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer quit()
 	fmt.Fprintf(e.stderr, "veto serve-hooks: listening on %s\n", *sock)
-	if err := hook.Serve(ctx, l, hook.Options{Compiler: &lazyCEL{}, Timeout: 2 * time.Second, Postgres: *pg}, *idle); err != nil {
+	if err := hook.Serve(ctx, l, hook.Options{Compiler: &lazyCEL{}, Timeout: 2 * time.Second, Postgres: *pg,
+		Supervisor: supervisorLine()}, *idle); err != nil {
 		fmt.Fprintln(e.stderr, "veto serve-hooks:", err)
 		return ExitDeny
 	}

@@ -43,6 +43,12 @@ type Client struct {
 	// prompt asks a person (Claude Code's PermissionRequest), for that
 	// person; nil: the client has none.
 	PermitAllow, PermitDeny *Reply
+	// Rewrite and RewriteApprove let a call go on with the input veto
+	// rewrote (InputHere stands for it): through the client's own
+	// prompts, and for the user. nil: the client runs the model's input
+	// whatever the hook says, and a call that is only safe rewritten (a
+	// command run under veto exec) is refused.
+	Rewrite, RewriteApprove *Reply
 
 	Events   []Event // the hook events veto handles, in the order init registers them
 	Settings Settings
@@ -131,6 +137,38 @@ type reasonMark struct{}
 // ReasonHere marks where a Reply's Stdout holds the reason.
 var ReasonHere any = reasonMark{}
 
+type inputMark struct{}
+
+// InputHere marks where a Reply's Stdout holds the tool's input as veto
+// rewrote it.
+var InputHere any = inputMark{}
+
+// WriteInput is Write with input wherever InputHere stands.
+func (r Reply) WriteInput(input map[string]any) (exit int, stdout, stderr string) {
+	if r.Stdout != nil {
+		b, err := json.Marshal(fillInput(r.Stdout, input))
+		if err != nil {
+			return 0, "", ""
+		}
+		stdout = string(b) + "\n"
+	}
+	return r.Exit, stdout, ""
+}
+
+func fillInput(v any, input map[string]any) any {
+	switch v := v.(type) {
+	case inputMark:
+		return input
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[k] = fillInput(x, input)
+		}
+		return m
+	}
+	return v
+}
+
 // MaxReason keeps every reply under the clients' limits (Claude Code:
 // 10,000 characters).
 const MaxReason = 4000
@@ -212,6 +250,11 @@ var (
 			"permissionDecision": "ask", "permissionDecisionReason": ReasonHere}}},
 		PermitAllow: &Reply{Stdout: obj{"hookSpecificOutput": obj{"hookEventName": "PermissionRequest",
 			"decision": obj{"behavior": "allow"}}}},
+		// updatedInput replaces the whole tool input (2.0.10 and later).
+		Rewrite: &Reply{Stdout: obj{"hookSpecificOutput": obj{"hookEventName": "PreToolUse",
+			"updatedInput": InputHere}}},
+		RewriteApprove: &Reply{Stdout: obj{"hookSpecificOutput": obj{"hookEventName": "PreToolUse",
+			"permissionDecision": "allow", "permissionDecisionReason": "veto: allowed by policy, under veto exec", "updatedInput": InputHere}}},
 		PermitDeny: &Reply{Stdout: obj{"hookSpecificOutput": obj{"hookEventName": "PermissionRequest",
 			"decision": obj{"behavior": "deny", "message": ReasonHere}}}},
 		Events: []Event{{Name: "SessionStart"}, {Name: "PreToolUse", Matcher: "*"}, {Name: "PostToolUse", Matcher: "*"},

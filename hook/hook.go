@@ -49,6 +49,11 @@ type Options struct {
 	// Compiler compiles CEL rules; nil means this program has no CEL, and
 	// an event whose policy has CEL rules is answered ErrNeedsCEL.
 	Compiler policy.Compiler
+	// Supervisor, when set, is the command line that runs a command under
+	// veto exec with this state (policy.BuildOptions'): a shell command
+	// the analyzer cannot vouch for is then allowed rewritten to run
+	// under it, for a client that runs rewritten calls. Nil: refused.
+	Supervisor []string
 
 	// open opens the state; nil opens it for this event and closes it
 	// after (state.Once). The hook server keeps its stores open.
@@ -209,7 +214,7 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		if o.gates != nil {
 			pr = o.gates.probe
 		}
-		if g, err = p.Gate(policy.BuildOptions{Store: s, Probe: pr}); err != nil {
+		if g, err = p.Gate(policy.BuildOptions{Store: s, Probe: pr, Supervisor: supervisorFor(o)}); err != nil {
 			return failed("veto could not build its rules, so the call is blocked."), nil
 		}
 		o.gates.put(key, p, g)
@@ -231,6 +236,8 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 				return r, nil
 			}
 		}
+		rw, rewrites := a.(agent.Rewriter)
+		ev.Call.Rewrites = rewrites
 		v := g.Decide(ctx, &ev.Call)
 		if !v.Allowed {
 			if as, ok := a.(agent.Asker); ok && v.Ask {
@@ -244,7 +251,13 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		}
 		// A call a person approved is allowed for the user: the
 		// client's own prompt would ask a second time.
-		return a.Allow(o.Approve || p.Approve || v.Approved()), nil
+		approve := o.Approve || p.Approve || v.Approved()
+		if v.Args != nil && rewrites {
+			// Patched (a default timeout, a command run under veto
+			// exec): the client runs veto's input.
+			return rw.AllowWith(v.Args, approve), nil
+		}
+		return a.Allow(approve), nil
 	case agent.Permission:
 		// The client's prompt is about to ask a person about a call veto
 		// asked about: the answer given on veto's page, once there, is
@@ -315,8 +328,14 @@ func recorded(ctx context.Context, a agent.Adapter, s veto.Store, c *veto.Call, 
 	if err != nil || !ok || e.Time.Before(since) || e.Tool != c.Tool {
 		return agent.Reply{}, false
 	}
-	if e.Kind == veto.EventAllowed {
+	if e.Kind == veto.EventAllowed && !e.Patched {
 		return a.Allow(approve), true
+	}
+	if e.Kind == veto.EventAllowed {
+		// Allowed with input veto rewrote (a command under veto exec),
+		// which went with the lost answer: the model's input is not what
+		// was allowed.
+		return a.Deny("the hook server allowed this call rewritten and did not answer in time, so it is blocked; ask again."), true
 	}
 	v := veto.Verdict{CallID: e.CallID, Tool: e.Tool, Run: c.Run.Ref, Stage: e.Stage, Rule: e.Rule, Reason: e.Reason,
 		ToolDenial: e.ToolDenial, Risk: e.Risk, Target: e.Target,
@@ -325,4 +344,19 @@ func recorded(ctx context.Context, a agent.Adapter, s veto.Store, c *veto.Call, 
 		v.Reason = string(e.ToolDenial)
 	}
 	return a.Deny(agent.Reason(v)), true
+}
+
+// supervisorFor is the command line that runs a command under veto exec
+// with this event's state, or nil: on PostgreSQL, whose DSN may hold a
+// password and is never written into a command, a command the analyzer
+// cannot vouch for is refused as before.
+func supervisorFor(o Options) []string {
+	if o.Supervisor == nil || o.Postgres != "" {
+		return nil
+	}
+	line := append([]string(nil), o.Supervisor...)
+	if o.State != "" {
+		line = append(line, "--state", o.State)
+	}
+	return line
 }

@@ -32,6 +32,12 @@ type BuildOptions struct {
 	// TempDirs, when not nil, replace the policy's temporary directories
 	// (veto test decides in a scratch directory).
 	TempDirs []string
+	// Supervisor and Supervising are rule.Build's: how this process runs
+	// a command under veto exec, and whether the gate decides for one.
+	Supervisor  []string
+	Supervising bool
+	// Supervision, when set, is filled in as rule.Build's is.
+	Supervision *rule.Supervision
 }
 
 // Gate builds the gate the policy describes: every registered family's
@@ -41,6 +47,7 @@ type BuildOptions struct {
 func (p *Policy) Gate(o BuildOptions) (*veto.Gate, error) {
 	b := rule.NewBuild(p.settings)
 	b.Home, b.TempDirs, b.Vars, b.FS, b.Now = o.Home, o.TempDirs, o.Vars, o.FS, o.Now
+	b.Supervisor, b.Supervising, b.Supervision = o.Supervisor, o.Supervising, o.Supervision
 	if b.Vars == nil && o.Home != "" {
 		b.Vars = map[string]string{"HOME": o.Home, "TMPDIR": "/tmp"}
 	}

@@ -74,6 +74,7 @@ func Run(ctx context.Context, calls []Call, events []veto.Event, p *policy.Polic
 	before := map[string]Verdict{}
 	decided := map[string]uint64{} // call id → sequence number of its recorded decision
 	var allows []veto.Event        // egress_allowed events, in log order
+	rewritten := map[string]bool{} // call id → allowed with the input veto rewrote
 	for _, e := range events {
 		switch e.Kind {
 		case veto.EventAllowed, veto.EventDenied, veto.EventToolDenied:
@@ -86,6 +87,7 @@ func Run(ctx context.Context, calls []Call, events []veto.Event, p *policy.Polic
 			allows = append(allows, e)
 		case veto.EventAllowed:
 			before[e.CallID] = Verdict{Allowed: true, Known: true}
+			rewritten[e.CallID] = e.Patched
 		case veto.EventDenied:
 			before[e.CallID] = Verdict{Known: true, Rule: e.Rule, Reason: e.Reason}
 		case veto.EventToolDenied:
@@ -93,8 +95,11 @@ func Run(ctx context.Context, calls []Call, events []veto.Event, p *policy.Polic
 		}
 	}
 	sp := &scoped{}
+	// A call veto allowed rewritten (a command run under veto exec) went
+	// to a client that ran veto's input: it is decided so again. The
+	// supervisor is named, never started: a replay runs nothing.
 	g, err := p.Gate(policy.BuildOptions{Store: memstore.New(), Probe: sp, FS: toolpath.Lexical{}, Home: o.Home,
-		Vars: map[string]string{"HOME": o.Home, "TMPDIR": "/tmp"}})
+		Vars: map[string]string{"HOME": o.Home, "TMPDIR": "/tmp"}, Supervisor: []string{"veto", "exec"}})
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +117,7 @@ func Run(ctx context.Context, calls []Call, events []veto.Event, p *policy.Polic
 			}
 		}
 		sp.p = recorded.Decision(c.ID)
+		c.Rewrites = rewritten[c.ID]
 		v := g.Decide(ctx, &c)
 		after := Verdict{Allowed: v.Allowed, Known: true, Rule: v.Rule, Reason: v.Reason}
 		was, known := before[c.ID]

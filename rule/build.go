@@ -22,6 +22,19 @@ type Build struct {
 	LookupHome func(name string) (string, error)
 	Now        func() time.Time
 	Tool       func(name string) *veto.Descriptor // a described tool, or nil
+	// Supervisor, when set, is the command line that runs a command under
+	// veto exec from this process (the veto binary, exec, and the flags
+	// that name this state), ready for --run RUN -- ARGV. Nil: a command
+	// cannot be run supervised from here (no kernel support, no binary, a
+	// replay or a test).
+	Supervisor []string
+	// Supervising says the gate decides for veto exec: each program as it
+	// starts, each file as it opens. What a static analysis cannot see is
+	// then decided when it happens, so it is no refusal of its own.
+	Supervising bool
+	// Supervision, when set, is filled by the families for veto exec's
+	// supervisor: what it must decide and what its Landlock floor is.
+	Supervision *Supervision
 
 	settings map[string]any
 
@@ -63,4 +76,18 @@ func (b *Build) Run() error {
 		}
 	}
 	return nil
+}
+
+// Supervision is what veto exec's supervisor needs of the rules beside
+// their decisions, filled in by the file rules.
+type Supervision struct {
+	// ReadMatters reports whether a read of a resolved absolute path must
+	// be decided: it could hold credentials. Every other read is allowed
+	// undecided and unrecorded, so that a program's many opens cost
+	// little.
+	ReadMatters func(path string) bool
+	// Floor gives the Landlock floor of a command run in cwd: the write
+	// roots (the workspace, the temporary directories, the extra roots)
+	// and the credential directories that exist.
+	Floor func(cwd string) (writeRoots, denyRead []string, err error)
 }

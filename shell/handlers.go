@@ -65,6 +65,7 @@ func buildHandlers() {
 		"taskset":  wrapOperands(optSpec{}, 1),
 		"timeout":  wrapOperands(optSpec{val: "sk", long: map[string]bool{"signal": true, "kill-after": true}}, 1),
 		"watch":    wrapWatch,
+		"veto":     runVeto,
 		"script":   wrapScript,
 		"busybox":  wrapOpts(optSpec{}),
 		"xargs":    wrapXargs,

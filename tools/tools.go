@@ -361,5 +361,27 @@ func Defaults() []veto.Descriptor {
 	for _, m := range MCPServers {
 		all = append(all, m.Descriptors(m.Name)...)
 	}
-	return all
+	return append(all, Supervised()...)
+}
+
+// The tools of veto exec: what a supervised command does, as veto
+// decides it (docs/exec.md). No client offers them; a decision of one is
+// a program started, a file opened, moved or removed, a connection made.
+const (
+	ExecRun     = "exec.run"     // a program started: command, its argv as one simple command
+	ExecRead    = "exec.read"    // a file opened for reading: path
+	ExecWrite   = "exec.write"   // a file opened for writing, created, removed, or a directory made: path
+	ExecMove    = "exec.move"    // a file renamed or linked: from (moved away) and to (written)
+	ExecConnect = "exec.connect" // a connection: url, as tcp://ADDRESS:PORT or unix:PATH
+)
+
+// Supervised returns the descriptors of veto exec's tools.
+func Supervised() []veto.Descriptor {
+	return []veto.Descriptor{
+		d(ExecRun, veto.CapExecutes, map[string]veto.Role{"command": command}),
+		d(ExecRead, veto.CapReads, map[string]veto.Role{"path": source}),
+		d(ExecWrite, veto.CapWrites, map[string]veto.Role{"path": path}),
+		d(ExecMove, veto.CapWrites, map[string]veto.Role{"from": moved, "to": path}),
+		d(ExecConnect, veto.CapNetwork, map[string]veto.Role{"url": url}),
+	}
 }

@@ -7,9 +7,13 @@ import (
 	"os/signal"
 
 	"github.com/vetohq/veto/cli"
+	"github.com/vetohq/veto/supervise"
 )
 
 func main() {
+	// veto exec's supervised child: it installs its filters and becomes
+	// the command, never returning here.
+	supervise.Child()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

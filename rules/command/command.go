@@ -44,6 +44,15 @@ type Config struct {
 	// others rather than refuse them.
 	Privileged   []string
 	AskPrivilege bool
+	// Supervisor, when set, is the command line that runs a command under
+	// veto exec (rule.Build's): a command the analyzer cannot vouch for
+	// is then allowed rewritten to run under it, where the client runs
+	// rewritten calls (veto.Call.Rewrites). Nil refuses it, as shell.exec:
+	// refuse does.
+	Supervisor []string
+	// Supervising: the rules decide for veto exec, each program as it
+	// starts; what the analysis cannot see is decided as it happens.
+	Supervising bool
 }
 
 // Set is the command rules, compiled from a Config.
@@ -57,12 +66,15 @@ type Set struct {
 	egress       egress.Policy
 	privileged   [][]string // shell.privileged, each split into words
 	askPrivilege bool
+	supervisor   []string
+	supervising  bool
 }
 
 // New compiles cfg.
 func New(cfg Config) (*Set, error) {
 	s := &Set{vars: cfg.Vars, maxDepth: cfg.MaxDepth, timeout: cfg.DefaultTimeout, timeoutParam: cfg.TimeoutParam, egress: cfg.Egress,
-		askPrivilege: cfg.AskPrivilege}
+		askPrivilege: cfg.AskPrivilege,
+		supervisor:   slices.Clone(cfg.Supervisor), supervising: cfg.Supervising}
 	for _, p := range cfg.Privileged {
 		if err := CheckPrivileged(p); err != nil {
 			return nil, fmt.Errorf("command: %w", err)
@@ -118,12 +130,14 @@ func (s *Set) UploadRules() []veto.Rule { return []veto.Rule{&upload{s}, &instal
 // rules.
 func (s *Set) Paths() veto.PathExtractor { return paths{s} }
 
-// Patcher returns the default-timeout patcher, or nil when none is set.
+// Patcher returns the patcher of the command rules: the default timeout,
+// and the rewrite of a command to run under veto exec; nil when neither
+// is set.
 func (s *Set) Patcher() veto.Patcher {
-	if s.timeout == 0 {
+	if s.timeout == 0 && s.supervisor == nil {
 		return nil
 	}
-	return timeoutPatcher{s}
+	return patcher{s}
 }
 
 type analysis struct {
@@ -187,8 +201,9 @@ func (r *analyzer) Check(_ context.Context, in *veto.Input) (veto.Decision, erro
 	if a.report == nil {
 		return veto.Allow(), nil
 	}
+	sup := r.s.canSupervise(in)
 	for _, f := range a.report.Findings {
-		if f.Rule == shell.RuleAnalyzer {
+		if f.Rule == shell.RuleAnalyzer && !(sup && unseen(f.Reason)) {
 			return deny(f), nil
 		}
 	}
@@ -249,22 +264,38 @@ func (p paths) Paths(_ context.Context, in *veto.Input) ([]veto.PathUse, error) 
 		return nil, nil
 	}
 	out := make([]veto.PathUse, 0, len(a.report.Files))
+	// Under veto exec each open is decided on the path the kernel
+	// resolves: a path the analysis cannot know is decided then.
+	sup := p.s.supervising || p.s.supervised(in)
 	for _, f := range a.report.Files {
+		if sup && f.Unknown {
+			continue
+		}
 		out = append(out, veto.PathUse{Path: f.Path, Dir: f.Dir, Write: f.Write, Unknown: f.Unknown, Removes: f.Removes, Tree: f.Tree,
 			Pattern: f.Pattern})
 	}
 	return out, nil
 }
 
-type timeoutPatcher struct{ s *Set }
+type patcher struct{ s *Set }
 
-func (t timeoutPatcher) Patch(_ context.Context, in *veto.Input, args map[string]any) (map[string]any, bool, error) {
+func (t patcher) Patch(_ context.Context, in *veto.Input, args map[string]any) (map[string]any, bool, error) {
 	if len(in.Descriptor.ParamsWith(veto.RoleCommand)) == 0 {
 		return args, false, nil
 	}
+	supervised := t.s.supervised(in)
+	if supervised {
+		for _, arg := range in.Descriptor.ArgsWith(args, veto.RoleCommand) {
+			src, _ := arg.Value.(string)
+			args[arg.Key] = t.s.underExec(in.Call.Run.Ref, src)
+		}
+	}
+	if t.s.timeout == 0 {
+		return args, supervised, nil
+	}
 	for k := range args {
 		if strings.EqualFold(k, t.s.timeoutParam) {
-			return args, false, nil // the call sets it, in whatever case the tool reads
+			return args, supervised, nil // the call sets it, in whatever case the tool reads
 		}
 	}
 	args[t.s.timeoutParam] = t.s.timeout.Milliseconds()

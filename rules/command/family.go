@@ -69,6 +69,7 @@ type Section struct {
 	DefaultTimeout rule.Duration `yaml:"default_timeout" doc:"A timeout given to an allowed command that names none, as 90s or 2m."`
 	Privileged     []string      `yaml:"privileged" doc:"The privileged commands shell.privilege lets through (sudo, su, setcap, a privileged container, mount ...), each written word for word after its wrappers, every word a glob of one word and a last word * standing for any number of words: [\"sudo apt-get update\"]. Only the user's file can add to the list; later files can only shorten it."`
 	Privilege      string        `yaml:"privilege" doc:"What shell.privilege does with a privileged command shell.privileged does not list: deny (the default) or ask, a person decides (veto ui, veto serve). Only the user's file can set ask."`
+	Exec           string        `yaml:"exec" doc:"What a command the analyzer cannot vouch for gets: supervise (run under veto exec, which decides each program, file and connection as it happens, where the client runs a rewritten call and the kernel can supervise; refused elsewhere) or refuse. Default supervise. Later files can only make it refuse."`
 }
 
 // Settings are the shell section's effective settings.
@@ -78,6 +79,7 @@ type Settings struct {
 	DefaultTimeout time.Duration
 	Privileged     []string // nil: none
 	AskPrivilege   bool
+	Refuse         bool // shell.exec: refuse
 }
 
 // ShellSection is the shell section.
@@ -91,6 +93,7 @@ func init() {
   # default_timeout: 2m               # given to an allowed command that names none
   # privileged: ["sudo apt-get update"] # privileged commands that may run (default: none)
   # privilege: ask                      # a person decides the others (default: deny)
+  exec: supervise    # what the analyzer cannot vouch for runs under veto exec, or: refuse
 `
 	}
 	rule.Register(&rule.Family{Name: "command", Order: 10, Rules: []*rule.Info{Analyzer, Egress, EnvDump, Interpreter, Privilege, Injection},
@@ -138,6 +141,18 @@ func mergeShell(eff *Settings, f *Section, l *rule.Layer) {
 		eff.MaxDepth = d
 		l.Note("max_depth", fmt.Sprint(d), "max_depth")
 	}
+	switch f.Exec {
+	case "":
+	case "refuse":
+		eff.Refuse = true
+		l.Note("exec", "refuse", "exec")
+	case "supervise":
+		if eff.Refuse {
+			l.Bad("shell.exec: an earlier file refuses what the analyzer cannot vouch for; a later one cannot supervise it instead", "exec")
+		}
+	default:
+		l.Bad("shell.exec: want supervise or refuse", "exec")
+	}
 	if d, ok := rule.Lower(l, eff.DefaultTimeout, time.Duration(f.DefaultTimeout)); ok {
 		eff.DefaultTimeout = d
 		l.Note("default_timeout", d.String(), "default_timeout")
@@ -176,8 +191,12 @@ func build(b *rule.Build) error {
 	if err != nil {
 		return err
 	}
-	cmds, err := New(Config{Vars: b.Vars, Interpreters: st.Interpreters, MaxDepth: st.MaxDepth, DefaultTimeout: st.DefaultTimeout, Egress: p,
-		Privileged: st.Privileged, AskPrivilege: st.AskPrivilege})
+	cfg := Config{Vars: b.Vars, Interpreters: st.Interpreters, MaxDepth: st.MaxDepth, DefaultTimeout: st.DefaultTimeout, Egress: p,
+		Privileged: st.Privileged, AskPrivilege: st.AskPrivilege, Supervising: b.Supervising}
+	if !st.Refuse {
+		cfg.Supervisor = b.Supervisor
+	}
+	cmds, err := New(cfg)
 	if err != nil {
 		return err
 	}

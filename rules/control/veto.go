@@ -54,11 +54,14 @@ var Subcommands = map[string]Class{
 	"state":       BySub,
 	"egress":      BySub,
 	"replay":      ReadOnly,
-	"version":     ReadOnly,
-	"help":        ReadOnly,
-	"-h":          ReadOnly,
-	"-help":       ReadOnly,
-	"--help":      ReadOnly,
+	// exec runs its command under the supervisor: its command is analysed
+	// as a wrapper's, and what runs is decided more closely, never less.
+	"exec":    ReadOnly,
+	"version": ReadOnly,
+	"help":    ReadOnly,
+	"-h":      ReadOnly,
+	"-help":   ReadOnly,
+	"--help":  ReadOnly,
 }
 
 // subSubcommands are the read-only subcommands of each BySub subcommand;

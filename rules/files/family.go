@@ -222,6 +222,9 @@ func build(b *rule.Build) error {
 	b.Resolvers = append(b.Resolvers, s.Resolver())
 	b.Learners = append(b.Learners, s.Learner())
 	b.Reads = append(b.Reads, s.Reads)
+	if b.Supervision != nil {
+		b.Supervision.ReadMatters, b.Supervision.Floor = s.ReadMatters, s.Floor
+	}
 	return nil
 }
 

@@ -84,6 +84,9 @@ func secretName(name string) bool {
 // runSet is set and export: with no arguments (or export -p) they print
 // every variable.
 func runSet(w *walker, c *cmd) stage {
+	if c.name == "set" && w.setArgs(c) {
+		return stage{}
+	}
 	if len(c.args) == 0 || (c.name == "export" && len(c.args) == 1 && c.args[0].lit == "-p") {
 		return envDump(w, c)
 	}

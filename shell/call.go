@@ -90,13 +90,21 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 			w.vars[name] = append(append([]string(nil), prev...), val)
 		}
 	}
-	first := w.word(c.Args[0], depth)
-	alts := w.programAlternatives(c.Args[0], first)
 	argv := make([]word, 0, len(c.Args))
-	if alts == nil {
-		argv = w.split(argv, c.Args[0], first, true)
+	var alts [][]word
+	if spliced, ok := w.spliceParams(argv, c.Args[0]); ok {
+		argv = spliced // "$@" as the program: its words
+	} else {
+		first := w.word(c.Args[0], depth)
+		if alts = w.programAlternatives(c.Args[0], first); alts == nil {
+			argv = w.split(argv, c.Args[0], first, true)
+		}
 	}
 	for _, a := range c.Args[1:] {
+		if spliced, ok := w.spliceParams(argv, a); ok {
+			argv = spliced
+			continue
+		}
 		argv = w.split(argv, a, w.word(a, depth), false)
 	}
 	defer func() {
@@ -165,6 +173,17 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	if len(argv) == 0 {
 		return stage{}
 	}
+	if w.aliases != nil && !argv[0].unknown {
+		if vals, ok := w.aliases[argv[0].lit]; ok && !w.active["\x00alias "+argv[0].lit] {
+			if vals == nil {
+				seg := w.r.Segments
+				w.r.Segments++
+				w.finding(CannotVouch, seg, "The command runs an alias veto cannot read, so it cannot vouch for it.")
+				return stage{}
+			}
+			return w.expandAlias(argv, vals, depth, up)
+		}
+	}
 	seg := w.r.Segments
 	w.r.Segments++
 	defer func(prev int) { w.seg = prev }(w.seg)
@@ -202,6 +221,9 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	}
 	w.r.Programs = append(w.r.Programs, c.name)
 	w.r.Commands = append(w.r.Commands, w.record(argv[0], c))
+	if w.r.written != nil && strings.Contains(argv[0].lit, "/") && w.runWritten(c, argv[0], c.args, false, false) {
+		return stage{} // ./x.sh: a script this command wrote
+	}
 	var st stage
 	if h := handler(c.name); h != nil {
 		st = h(w, c)

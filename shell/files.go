@@ -8,11 +8,16 @@ import (
 	"strings"
 )
 
+// rmSpec is rm's options; every long one is listed, so --recur --forc is
+// read as getopt_long reads it.
+var rmSpec = optSpec{flags: []string{"recursive", "force", "interactive", "dir", "one-file-system", "no-preserve-root",
+	"preserve-root", "verbose", "help", "version"}}
+
 // runRm judges a removal: every operand is written (deleted). A recursive
 // forced removal of something veto cannot determine is refused here; of
 // known paths, the file rules judge them as removals.
 func runRm(w *walker, c *cmd) stage {
-	o := parseOpts(c.args, optSpec{}, false)
+	o := parseOpts(c.args, rmSpec, false)
 	recursive := o.has("r", "R", "recursive")
 	force := o.has("f", "force")
 	rf := recursive && force
@@ -202,7 +207,26 @@ func runCopy(move bool) func(*walker, *cmd) stage {
 				w.access(s, false, false)
 			}
 		}
-		w.access(ops[len(ops)-1], true, false)
+		dst := ops[len(ops)-1]
+		w.access(dst, true, false)
+		if w.r.written != nil {
+			// A copy of a file this command wrote holds what was written
+			// (at the destination, or in it when it is a directory).
+			for _, s := range ops[:len(ops)-1] {
+				wr := w.writtenAt(s)
+				if wr == nil {
+					w.forget(dst)
+					continue
+				}
+				w.wrote(dst, wr.vals, false, wr.fetched)
+				if !s.unknown && !dst.unknown {
+					w.wrote(lit(path.Join(dst.lit, path.Base(s.lit))), wr.vals, false, wr.fetched)
+				}
+				if move {
+					w.forget(s)
+				}
+			}
+		}
 		return stage{}
 	}
 }
@@ -224,6 +248,16 @@ func writesAll(spec optSpec) func(*walker, *cmd) stage {
 		o := parseOpts(c.args, spec, false)
 		for _, f := range o.operands {
 			w.access(f, true, false)
+		}
+		if c.name == "tee" {
+			var text []string
+			fetched := false
+			if len(c.up) > 0 {
+				text, fetched = c.up[len(c.up)-1].text, c.up[len(c.up)-1].fetch
+			}
+			for _, f := range o.operands {
+				w.wrote(f, text, o.has("a", "append"), fetched)
+			}
 		}
 		if c.name == "touch" || c.name == "truncate" {
 			w.optFiles(&o, false, nil, "r", "reference")
@@ -309,7 +343,9 @@ func runCompress(w *walker, c *cmd) stage {
 }
 
 func runSed(w *walker, c *cmd) stage {
-	o := parseOpts(c.args, optSpec{val: "efl", long: map[string]bool{"expression": true, "file": true, "line-length": true}}, false)
+	o := parseOpts(c.args, optSpec{val: "efl", long: map[string]bool{"expression": true, "file": true, "line-length": true},
+		flags: []string{"in-place", "quiet", "silent", "debug", "posix", "regexp-extended", "separate", "sandbox", "unbuffered",
+			"null-data", "zero-terminated", "follow-symlinks", "binary", "help", "version"}}, false)
 	ops := o.operands
 	w.optFiles(&o, false, nil, "f", "file")
 	if !o.has("e", "expression", "f", "file") && len(ops) > 0 {

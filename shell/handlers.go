@@ -93,6 +93,8 @@ func buildHandlers() {
 		"launchctl": runLaunchctl,
 
 		"cd": runCd, "pushd": runCd, "popd": runPopd,
+		"read": runRead, "mapfile": runMapfile, "readarray": runMapfile, "shift": runShift,
+		"alias": runAlias, "unalias": runUnalias,
 		"printenv": runPrintenv, "set": runSet, "export": runSet, "compgen": runCompgen,
 
 		"echo": runEcho, "printf": runPrintf,

@@ -144,13 +144,13 @@ func (w *walker) shellFile(c *cmd, rest []word) stage {
 	if len(rest) == 0 {
 		return w.fromStdin(c, false)
 	}
-	return w.runFile(c, rest[0], false)
+	return w.runFile(c, rest[0], rest[1:], false)
 }
 
 // runFile is a shell or interpreter running the file f: a file read, or,
 // for a process substitution, what it prints; a file veto cannot name
 // cannot be vouched for.
-func (w *walker) runFile(c *cmd, f word, code bool) stage {
+func (w *walker) runFile(c *cmd, f word, args []word, code bool) stage {
 	if f.feed != nil {
 		return w.runFeed(c, []stage{*f.feed}, code)
 	}
@@ -159,6 +159,7 @@ func (w *walker) runFile(c *cmd, f word, code bool) stage {
 		return stage{}
 	}
 	w.access(f, false, false)
+	w.runWritten(c, f, args, code, c.name == "source" || c.name == ".")
 	return stage{}
 }
 
@@ -173,7 +174,7 @@ func runSource(w *walker, c *cmd) stage {
 	if len(c.args) == 0 {
 		return stage{}
 	}
-	return w.runFile(c, c.args[0], false)
+	return w.runFile(c, c.args[0], c.args[1:], false)
 }
 
 // interpSpec is how an interpreter's command line names its code.
@@ -330,7 +331,7 @@ func runInterp(w *walker, c *cmd) stage {
 		if script == nil {
 			return w.fromStdin(c, true)
 		}
-		return w.runFile(c, *script, true)
+		return w.runFile(c, *script, nil, true)
 	}
 	for _, code := range codes {
 		w.readCode(c, code)
@@ -361,7 +362,7 @@ func runAwk(w *walker, c *cmd) stage {
 		"source": true, "include": true, "exec": true}}, true)
 	ops := o.operands
 	for _, f := range o.all("f", "file", "i", "include", "E", "exec") {
-		w.runFile(c, f, true) // a program file: read, or cannot_vouch when veto cannot name it
+		w.runFile(c, f, nil, true) // a program file: read, or cannot_vouch when veto cannot name it
 	}
 	progs := o.all("e", "source")
 	if !o.has("f", "file", "E", "exec", "e", "source") {

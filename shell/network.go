@@ -110,6 +110,9 @@ func runCurl(w *walker, c *cmd) stage {
 	// Every value of a repeated option counts: curl sends every -d and
 	// writes every -o.
 	w.optFiles(&o, true, notStdio, "o", "output", "D", "dump-header", "c", "cookie-jar", "trace", "trace-ascii", "stderr")
+	for _, f := range o.all("o", "output") {
+		w.wrote(f, nil, false, true) // a download, run later or not
+	}
 	at := func(v string) (string, bool) { // @file, but not @- (standard input)
 		return strings.TrimPrefix(v, "@"), strings.HasPrefix(v, "@") && v != "@-"
 	}
@@ -142,6 +145,9 @@ func runWget(w *walker, c *cmd) stage {
 		"user-agent": true, "header": true, "execute": true, "tries": true, "timeout": true, "level": true, "user": true,
 		"password": true, "http-user": true, "http-password": true, "load-cookies": true, "save-cookies": true, "referer": true}}, false)
 	w.optFiles(&o, true, notStdio, "O", "output-document", "o", "output-file", "a", "append-output", "save-cookies")
+	for _, f := range o.all("O", "output-document") {
+		w.wrote(f, nil, false, true)
+	}
 	w.optFiles(&o, true, nil, "P", "directory-prefix")
 	w.optFiles(&o, false, notStdio, "post-file", "body-file", "load-cookies")
 	if o.has("i", "input-file") {

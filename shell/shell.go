@@ -99,6 +99,11 @@ type Report struct {
 	Assigned  []string `json:"-"`
 	Segments  int      // simple commands seen
 	Recovered bool     // the command only parsed after closing an unterminated quote
+
+	// written is what the command wrote to each file, for a later command
+	// of its own that runs one (walkers of every subshell share it: a file
+	// outlives the subshell that wrote it).
+	written map[string]*written
 }
 
 func (r *Report) find(rule Rule, reason Reason, seg int, msg string) {

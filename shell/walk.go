@@ -23,6 +23,10 @@ type walker struct {
 	dirs   []string        // pushd's stack
 	seg    int             // the segment paths are recorded under
 	params *params         // the positional parameters; nil at the top level
+	// aliases are the aliases defined so far (a value nil: unknown); refs
+	// the name references (declare -n), each to its target ("": unknown).
+	aliases map[string][]string
+	refs    map[string]string
 
 	strict bool // recovered or remote input: a recursive forced removal is refused whatever its target
 	remote bool // the command runs on another machine: its paths are not ours
@@ -39,6 +43,8 @@ func (w *walker) fork() *walker {
 	c := *w
 	c.vars = maps.Clone(w.vars)
 	c.dirs = append([]string(nil), w.dirs...)
+	c.aliases = maps.Clone(w.aliases)
+	c.refs = maps.Clone(w.refs)
 	return &c
 }
 
@@ -124,11 +130,36 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		return stage{}
 	}
 	var in *stage
+	var outs []output
 	for _, rd := range st.Redirs {
-		if f := w.redirect(rd, depth); f != nil {
+		if f := w.redirect(rd, depth, &outs); f != nil {
 			in = f
 		}
 	}
+	if outs != nil {
+		// What the statement prints is what the files it writes hold,
+		// for a later command that runs one of them.
+		out := w.stmtCmd(st, in, depth, up)
+		for _, o := range outs {
+			if out.file {
+				w.forget(o.file) // a copy of a file, judged as that file when run
+				continue
+			}
+			w.wrote(o.file, out.text, o.append, out.fetch)
+		}
+		return out
+	}
+	return w.stmtCmd(st, in, depth, up)
+}
+
+// output is a file a redirection writes.
+type output struct {
+	file   word
+	append bool
+}
+
+// stmtCmd walks a statement's command, in its redirection's input.
+func (w *walker) stmtCmd(st *syntax.Stmt, in *stage, depth int, up []stage) stage {
 	switch c := st.Cmd.(type) {
 	case nil:
 		return stage{}
@@ -147,15 +178,18 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 			}
 			return stages[len(stages)-1]
 		}
-		w.stmt(c.X, depth, nil)
-		return w.stmt(c.Y, depth, nil)
+		if c.Op != syntax.AndStmt && c.Op != syntax.OrStmt {
+			w.stmt(c.X, depth, nil)
+			return w.stmt(c.Y, depth, nil)
+		}
+		return w.andOr(c, depth)
 	case *syntax.Subshell:
 		w.fork().stmts(c.Stmts, depth)
 	case *syntax.Block:
 		w.stmts(c.Stmts, depth)
 	case *syntax.IfClause:
 		// Each branch may be the one taken: what they assign is merged.
-		if !changesState(c) {
+		if !w.changesState(c) {
 			for ic := c; ic != nil; ic = ic.Else {
 				w.stmts(ic.Cond, depth)
 				w.stmts(ic.Then, depth)
@@ -198,7 +232,7 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		w.stmts(c.Do, depth)
 	case *syntax.CaseClause:
 		w.word(c.Word, depth)
-		if !changesState(c) {
+		if !w.changesState(c) {
 			for _, it := range c.Items {
 				for _, p := range it.Patterns {
 					w.word(p, depth)
@@ -237,25 +271,44 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 }
 
 // changesState reports whether a node may change what later commands
-// see: it assigns, loops over words, defines a function or changes
-// directory. Branches that cannot are walked in place, without a fork.
-func changesState(n syntax.Node) bool {
+// see: it assigns, loops over words, defines a function or an alias,
+// changes directory, or calls a function or alias (which may do any of
+// these). Branches that cannot are walked in place, without a fork.
+func (w *walker) changesState(n syntax.Node) bool {
+	if st, ok := n.(*syntax.Stmt); ok {
+		// The common case, one simple command, without a walk.
+		if c, ok := st.Cmd.(*syntax.CallExpr); ok && len(c.Assigns) == 0 && len(c.Args) > 0 {
+			return w.changer(c.Args[0].Lit())
+		}
+	}
 	changes := false
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Assign, *syntax.FuncDecl, *syntax.WordIter:
 			changes = true
 		case *syntax.CallExpr:
-			if len(n.Args) > 0 {
-				switch n.Args[0].Lit() {
-				case "cd", "pushd", "popd", "read", "source", ".", "eval", "mapfile", "readarray", "getopts", "printf", "shift", "set", "unset":
-					changes = true
-				}
+			if len(n.Args) > 0 && w.changer(n.Args[0].Lit()) {
+				changes = true
 			}
 		}
 		return !changes
 	})
 	return changes
+}
+
+// changer reports whether a command named name may change the shell's
+// state.
+func (w *walker) changer(name string) bool {
+	switch name {
+	case "cd", "pushd", "popd", "read", "source", ".", "eval", "mapfile", "readarray", "getopts", "printf", "shift", "set", "unset",
+		"alias", "unalias", "declare", "typeset", "local", "export", "readonly":
+		return true
+	}
+	if _, ok := w.funcs[name]; ok {
+		return true
+	}
+	_, ok := w.aliases[name]
+	return ok
 }
 
 // join takes the state of branches one of which ran (if, case): a variable
@@ -302,6 +355,29 @@ func (w *walker) join(branches []*walker) {
 	}
 	for _, b := range branches {
 		maps.Copy(w.funcs, b.funcs)
+		for k, v := range b.refs {
+			if t, ok := w.refs[k]; ok && t != v {
+				v = "" // references to different targets: unknown
+			}
+			if w.refs == nil {
+				w.refs = map[string]string{}
+			}
+			w.refs[k] = v
+		}
+		for k, v := range b.aliases {
+			if w.aliases == nil {
+				w.aliases = map[string][]string{}
+			}
+			old, ok := w.aliases[k]
+			switch {
+			case !ok:
+				w.aliases[k] = v
+			case old == nil || v == nil:
+				w.aliases[k] = nil
+			default:
+				w.aliases[k] = appendNew(slices.Clone(old), v...)
+			}
+		}
 	}
 	w.dirs = branches[len(branches)-1].dirs
 }
@@ -347,6 +423,15 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 		case a.Name != nil:
 			names++
 			w.r.Assigned = append(w.r.Assigned, a.Name.Value)
+			if strings.Contains(opts, "n") {
+				// declare -n NAME=TARGET: NAME stands for TARGET.
+				target := word{unknown: true}
+				if a.Value != nil {
+					target = w.word(a.Value, depth)
+				}
+				w.nameRef(a.Name.Value, target)
+				continue
+			}
 			if a.Value != nil {
 				x := w.word(a.Value, depth)
 				w.envHosts(a.Name.Value, x)
@@ -366,6 +451,14 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 }
 
 func (w *walker) assign(name string, x word) {
+	if w.refs != nil {
+		n, ok := w.resolve(name)
+		if !ok {
+			w.finding(CannotVouch, w.r.Segments, "The command assigns through a name reference veto cannot resolve, so it cannot vouch for it.")
+			return
+		}
+		name = n
+	}
 	if x.unknown {
 		w.vars[name] = nil
 		return
@@ -376,7 +469,7 @@ func (w *walker) assign(name string, x word) {
 // redirect records the file a redirection reads or writes, and returns
 // what it gives the command on its input, if it gives any: a here-document's
 // or here-string's text, a file's, or a process substitution's output.
-func (w *walker) redirect(rd *syntax.Redirect, depth int) *stage {
+func (w *walker) redirect(rd *syntax.Redirect, depth int, outs *[]output) *stage {
 	switch rd.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
 		return w.hereDoc(rd, depth)
@@ -390,7 +483,11 @@ func (w *walker) redirect(rd *syntax.Redirect, depth int) *stage {
 		if x.unknown {
 			return &stage{}
 		}
-		return &stage{text: x.vals}
+		text := make([]string, len(x.vals))
+		for i, v := range x.vals {
+			text[i] = v + "\n" // a here-string ends in a newline
+		}
+		return &stage{text: text}
 	case syntax.DplIn, syntax.DplOut:
 		if x.lit == "-" || isDigits(x.lit) {
 			if rd.Op == syntax.DplIn {
@@ -406,6 +503,9 @@ func (w *walker) redirect(rd *syntax.Redirect, depth int) *stage {
 	w.seg = w.r.Segments // a redirection belongs to the command it precedes
 	w.access(x, write, false)
 	if write {
+		if isOutput(rd.Op) {
+			*outs = append(*outs, output{file: x, append: rd.Op == syntax.AppOut || rd.Op == syntax.AppAll})
+		}
 		return nil
 	}
 	switch {
@@ -895,6 +995,13 @@ func (w *walker) lookup(name string) ([]string, bool) {
 			return v, known
 		}
 	}
+	if w.refs != nil {
+		n, ok := w.resolve(name)
+		if !ok {
+			return nil, false
+		}
+		name = n
+	}
 	if v, ok := w.vars[name]; ok {
 		return v, v != nil
 	}
@@ -1043,4 +1150,54 @@ func unescapeQuoted(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// andOr walks a chain of && (or of ||): each command after the first may
+// or may not run, so what the chain assigns may hold as it is after any
+// of them. In a && chain a command runs only when every one before it
+// did, so it sees what they all assigned; a || chain likewise. The
+// directory is the one the whole chain leaves, as veto assumes a cd
+// succeeds.
+func (w *walker) andOr(c *syntax.BinaryCmd, depth int) stage {
+	var buf [8]*syntax.Stmt
+	chain := andOrChain(c, c.Op, buf[:0])
+	w.stmt(chain[0], depth, nil)
+	rest := chain[1:]
+	changes := false
+	for _, s := range rest {
+		if w.changesState(s) {
+			changes = true
+			break
+		}
+	}
+	if !changes {
+		var st stage
+		for _, s := range rest {
+			st = w.stmt(s, depth, nil)
+		}
+		return st
+	}
+	ran := w.fork()
+	ends := []*walker{w.fork()} // none of the rest ran
+	var st stage
+	for i, s := range rest {
+		st = ran.stmt(s, depth, nil)
+		if i < len(rest)-1 && w.changesState(s) {
+			ends = append(ends, ran.fork()) // the chain stopped after s
+		}
+	}
+	ends = append(ends, ran)
+	w.join(ends)
+	w.cwd, w.dirs, w.params = ran.cwd, ran.dirs, ran.params
+	return st
+}
+
+// andOrChain flattens a left-nested chain of one operator: a && b && c.
+func andOrChain(c *syntax.BinaryCmd, op syntax.BinCmdOperator, out []*syntax.Stmt) []*syntax.Stmt {
+	if x, ok := c.X.Cmd.(*syntax.BinaryCmd); ok && x.Op == op && len(c.X.Redirs) == 0 && !c.X.Negated && !c.X.Background {
+		out = andOrChain(x, op, out)
+	} else {
+		out = append(out, c.X)
+	}
+	return append(out, c.Y)
 }

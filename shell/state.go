@@ -388,9 +388,10 @@ func (w *walker) setArgs(c *cmd) bool {
 		case a.lit == "--" || a.lit == "-":
 			w.params = newParams(w.params.dollar0(), append([]word(nil), c.args[i+1:]...))
 			return true
-		case a.lit == "-o" || a.lit == "+o":
-			i++
 		case strings.HasPrefix(a.lit, "-") || strings.HasPrefix(a.lit, "+"):
+			if strings.Contains(a.lit[1:], "o") {
+				i++ // set -euo pipefail: -o's option name
+			}
 		default:
 			w.params = newParams(w.params.dollar0(), append([]word(nil), c.args[i:]...))
 			return true
@@ -582,8 +583,11 @@ func (w *walker) resolve(name string) (string, bool) {
 		if !isRef {
 			return name, true
 		}
-		if t == "" {
+		switch t {
+		case "":
 			return "", false
+		case pendingRef:
+			return name, true
 		}
 		name = t
 	}
@@ -598,9 +602,17 @@ func (w *walker) nameRef(name string, target word) {
 	if w.refs == nil {
 		w.refs = map[string]string{}
 	}
-	t := ""
-	if !target.unknown && len(target.vals) == 1 && syntax.ValidName(target.lit) {
-		t = target.lit
+	w.refs[name] = refTarget(target)
+}
+
+// pendingRef is the target of declare -n NAME without one: the first
+// assignment to NAME names it.
+const pendingRef = "\x00"
+
+// refTarget is the variable a word names, "" when veto cannot know it.
+func refTarget(x word) string {
+	if !x.unknown && len(x.vals) == 1 && syntax.ValidName(x.lit) {
+		return x.lit
 	}
-	w.refs[name] = t
+	return ""
 }

@@ -425,11 +425,14 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 			w.r.Assigned = append(w.r.Assigned, a.Name.Value)
 			if strings.Contains(opts, "n") {
 				// declare -n NAME=TARGET: NAME stands for TARGET.
-				target := word{unknown: true}
-				if a.Value != nil {
-					target = w.word(a.Value, depth)
+				if a.Value == nil {
+					if w.refs == nil {
+						w.refs = map[string]string{}
+					}
+					w.refs[a.Name.Value] = pendingRef
+					continue
 				}
-				w.nameRef(a.Name.Value, target)
+				w.nameRef(a.Name.Value, w.word(a.Value, depth))
 				continue
 			}
 			if a.Value != nil {
@@ -451,6 +454,10 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 }
 
 func (w *walker) assign(name string, x word) {
+	if t, ok := w.refs[name]; ok && t == pendingRef {
+		w.refs[name] = refTarget(x) // the first assignment names the target
+		return
+	}
 	if w.refs != nil {
 		n, ok := w.resolve(name)
 		if !ok {

@@ -199,7 +199,9 @@ func runCopy(move bool) func(*walker, *cmd) stage {
 		tree := move || o.has("r", "R", "a", "recursive", "archive")
 		for _, s := range ops[:len(ops)-1] {
 			if move {
+				w.keepsContent = true // moved, not changed: what it holds goes with it (below)
 				w.access(s, true, false)
+				w.keepsContent = false
 			}
 			if tree {
 				w.readTree(s)
@@ -246,9 +248,11 @@ func runInstall(w *walker, c *cmd) stage {
 func writesAll(spec optSpec) func(*walker, *cmd) stage {
 	return func(w *walker, c *cmd) stage {
 		o := parseOpts(c.args, spec, false)
+		w.keepsContent = c.name == "touch" || c.name == "tee" // tee records what it writes below
 		for _, f := range o.operands {
 			w.access(f, true, false)
 		}
+		w.keepsContent = false
 		if c.name == "tee" {
 			var text []string
 			fetched := false

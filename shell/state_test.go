@@ -128,3 +128,10 @@ func TestAnalyzeWrittenThenRun(t *testing.T) {
 		{`go build -o bin/app . && ./bin/app`, ""},
 	})
 }
+
+func TestAnalyzeWrittenThenChanged(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`echo 'echo hi' > x.sh; sed -i s/echo/rm/ x.sh; bash x.sh`, "!cannot_vouch w:x.sh r:x.sh w:x.sh r:x.sh"},
+		{`echo 'echo hi' > x.sh; chmod +x x.sh; touch x.sh; ./x.sh`, "w:x.sh w:x.sh w:x.sh"},
+	})
+}

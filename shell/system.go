@@ -57,6 +57,8 @@ func runChmod(w *walker, c *cmd) stage {
 	}
 	recursive := o.has("R", "recursive")
 	home := w.env.Vars["HOME"]
+	w.keepsContent = true
+	defer func() { w.keepsContent = false }()
 	for _, x := range ops {
 		if recursive && !x.unknown {
 			for _, v := range x.vals {

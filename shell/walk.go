@@ -28,6 +28,10 @@ type walker struct {
 	aliases map[string][]string
 	refs    map[string]string
 
+	// keepsContent: the write being recorded changes a file's mode or
+	// times, not what it holds (chmod +x x.sh).
+	keepsContent bool
+
 	strict bool // recovered or remote input: a recursive forced removal is refused whatever its target
 	remote bool // the command runs on another machine: its paths are not ours
 	code   bool // interpreter code read as shell: only destructive findings count
@@ -508,7 +512,9 @@ func (w *walker) redirect(rd *syntax.Redirect, depth int, outs *[]output) *stage
 	}
 	write := rd.Op != syntax.RdrIn
 	w.seg = w.r.Segments // a redirection belongs to the command it precedes
+	w.keepsContent = isOutput(rd.Op) // it records what it writes itself, after the command
 	w.access(x, write, false)
+	w.keepsContent = false
 	if write {
 		if isOutput(rd.Op) {
 			*outs = append(*outs, output{file: x, append: rd.Op == syntax.AppOut || rd.Op == syntax.AppAll})
@@ -618,6 +624,14 @@ func (w *walker) access(x word, write, removes bool) {
 			w.r.find(RuleEnvDump, EnvDump, seg, "The command reads a process's environment, which holds secrets.")
 		}
 		w.r.Files = append(w.r.Files, Access{Path: v, Dir: w.cwd, Write: write, Removes: removes, Segment: seg})
+		if write && !w.keepsContent && w.r.written != nil {
+			// Another program changes a file the command wrote: veto no
+			// longer knows what it holds (the writers it follows record the
+			// content after this).
+			if f, ok := w.r.written[w.fileKey(v)]; ok {
+				f.vals = nil
+			}
+		}
 	}
 }
 

@@ -511,7 +511,7 @@ func (w *walker) redirect(rd *syntax.Redirect, depth int, outs *[]output) *stage
 		}
 	}
 	write := rd.Op != syntax.RdrIn
-	w.seg = w.r.Segments // a redirection belongs to the command it precedes
+	w.seg = w.r.Segments             // a redirection belongs to the command it precedes
 	w.keepsContent = isOutput(rd.Op) // it records what it writes itself, after the command
 	w.access(x, write, false)
 	w.keepsContent = false

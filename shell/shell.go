@@ -104,6 +104,9 @@ type Report struct {
 	// of its own that runs one (walkers of every subshell share it: a file
 	// outlives the subshell that wrote it).
 	written map[string]*written
+	// expansions counts the aliases expanded and the written files run,
+	// against a command that multiplies them (each runs several others).
+	expansions int
 }
 
 func (r *Report) find(rule Rule, reason Reason, seg int, msg string) {

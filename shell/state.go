@@ -101,6 +101,9 @@ func (w *walker) runWritten(c *cmd, f word, args []word, code, inPlace bool) boo
 	if wr == nil {
 		return false
 	}
+	if !w.expand(c.seg) {
+		return true
+	}
 	switch {
 	case wr.fetched:
 		w.finding(FetchToShell, c.seg, "The command runs a file it downloaded, which veto cannot see.")
@@ -522,6 +525,9 @@ func runUnalias(w *walker, c *cmd) stage {
 // hold several commands, and one ending in a space expands the next word
 // too.
 func (w *walker) expandAlias(argv []word, vals []string, depth int, up []stage) stage {
+	if !w.expand(w.r.Segments) {
+		return stage{}
+	}
 	name := argv[0].lit
 	w.active["\x00alias "+name] = true
 	defer delete(w.active, "\x00alias "+name)
@@ -615,4 +621,18 @@ func refTarget(x word) string {
 		return x.lit
 	}
 	return ""
+}
+
+// maxExpansions bounds the aliases expanded and written files run in one
+// analysis: each may run several others, nested.
+const maxExpansions = 256
+
+// expand counts one expansion; past the bound it refuses the command.
+func (w *walker) expand(seg int) bool {
+	w.r.expansions++
+	if w.r.expansions > maxExpansions {
+		w.finding(DepthExceeded, seg, "The command expands aliases or runs scripts it wrote more often than veto follows, so it cannot vouch for it.")
+		return false
+	}
+	return true
 }

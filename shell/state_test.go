@@ -135,3 +135,8 @@ func TestAnalyzeWrittenThenChanged(t *testing.T) {
 		{`echo 'echo hi' > x.sh; chmod +x x.sh; touch x.sh; ./x.sh`, "w:x.sh w:x.sh w:x.sh"},
 	})
 }
+
+func TestAnalyzeExpansionBound(t *testing.T) {
+	src := "alias a='b;b;b;b;b;b;b;b'; alias b='c;c;c;c;c;c;c;c'; alias c='d;d;d;d;d;d;d;d'; alias d='e;e;e;e;e;e;e;e'; a"
+	runCases(t, env, []analyzeCase{{src, "!depth_exceeded"}})
+}

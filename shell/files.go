@@ -178,7 +178,18 @@ func runLn(w *walker, c *cmd) stage {
 			w.access(lit(path.Base(ops[0].lit)), true, false)
 		}
 	default:
-		w.access(ops[len(ops)-1], true, false)
+		l := ops[len(ops)-1]
+		w.access(l, true, false)
+		if len(ops) == 2 && !ops[0].unknown && !l.unknown && w.r.written != nil {
+			// A link to a file the command wrote runs what was written.
+			t := ops[0].lit
+			if !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "~") && o.has("s", "symbolic") {
+				t = path.Join(path.Dir(l.lit), t)
+			}
+			if wr := w.writtenAt(lit(t)); wr != nil {
+				w.wrote(l, wr.vals, false, wr.fetched)
+			}
+		}
 	}
 	return stage{}
 }
@@ -297,6 +308,9 @@ func readsAll(spec optSpec) func(*walker, *cmd) stage {
 			if f.unknown {
 				return stage{}
 			}
+		}
+		if p := w.printed(o.operands); p != nil {
+			return *p // cat x.sh | sh: what the command wrote there
 		}
 		return stage{file: true}
 	}

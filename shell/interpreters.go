@@ -167,7 +167,14 @@ func runEval(w *walker, c *cmd) stage {
 	if len(c.args) == 0 {
 		return stage{}
 	}
-	return w.scriptOf(c, joinWords(c.args))
+	// eval runs in this shell: what its script assigns or defines (an
+	// alias, a function) holds after it.
+	script := joinWords(c.args)
+	if script.unknown || len(script.vals) > 1 {
+		return w.scriptOf(c, script)
+	}
+	w.script(script.lit, c.depth+1)
+	return stage{}
 }
 
 func runSource(w *walker, c *cmd) stage {

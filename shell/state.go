@@ -82,6 +82,49 @@ func (w *walker) writtenAt(x word) *written {
 	return out
 }
 
+// stage is what printing the file gives a pipe: the text written, a
+// download, or text veto cannot know.
+func (f *written) stage() *stage {
+	switch {
+	case f.fetched:
+		return &stage{fetch: true}
+	case f.vals == nil:
+		return &stage{}
+	}
+	return &stage{text: f.vals}
+}
+
+// printed is what cat gives a pipe of files among which the command
+// wrote some: their text in turn when it wrote every one and knows what;
+// nil when it wrote none.
+func (w *walker) printed(files []word) *stage {
+	if w.r.written == nil {
+		return nil
+	}
+	out := &stage{text: []string{""}}
+	any := false
+	for _, f := range files {
+		wr := w.writtenAt(f)
+		if wr == nil {
+			out.text = nil // a file as it was: veto does not read it here
+			continue
+		}
+		any = true
+		out.fetch = out.fetch || wr.fetched
+		if wr.vals == nil || out.text == nil {
+			out.text = nil
+			continue
+		}
+		if out.text = product(out.text, wr.vals); len(out.text) > maxValues {
+			out.text = nil
+		}
+	}
+	if !any {
+		return nil
+	}
+	return out
+}
+
 // forget drops what the command wrote to x: it is a file as it was before
 // (moved away, or overwritten with a copy of a file veto judges as read).
 func (w *walker) forget(x word) {

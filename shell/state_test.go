@@ -140,3 +140,16 @@ func TestAnalyzeExpansionBound(t *testing.T) {
 	src := "alias a='b;b;b;b;b;b;b;b'; alias b='c;c;c;c;c;c;c;c'; alias c='d;d;d;d;d;d;d;d'; alias d='e;e;e;e;e;e;e;e'; a"
 	runCases(t, env, []analyzeCase{{src, "!depth_exceeded"}})
 }
+
+func TestAnalyzeWrittenThenRead(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`echo 'git reset --hard' > x.sh; bash < x.sh`, "!git_destructive w:x.sh r:x.sh"},
+		{`echo 'git reset --hard' > x.sh; cat x.sh | sh`, "!git_destructive w:x.sh r:x.sh"},
+		{`echo "$X" > x.sh; cat x.sh | sh`, "!cannot_vouch w:x.sh r:x.sh"},
+		{`echo 'git reset --hard' > x.sh; ln -s x.sh y; ./y`, "!git_destructive w:x.sh t:x.sh t:./x.sh t:y/x.sh w:y"},
+		{`eval "alias x='git reset --hard'"; x`, "!git_destructive"},
+		{`eval 'c="git clean -fdx"'; $c`, "!git_destructive"},
+		{`if a; then c='git status'; else c='git reset --hard'; fi; eval $c`, "!git_destructive"},
+		{`echo ls > x.sh; cat x.sh | sh`, "w:x.sh r:x.sh"},
+	})
+}

@@ -529,6 +529,9 @@ func (w *walker) redirect(rd *syntax.Redirect, depth int, outs *[]output) *stage
 	case len(x.vals) == 1 && harmless[x.lit]:
 		return &stage{text: []string{""}}
 	}
+	if wr := w.writtenAt(x); wr != nil {
+		return wr.stage() // bash < x.sh: what the command wrote there
+	}
 	return &stage{file: true}
 }
 

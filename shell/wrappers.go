@@ -131,16 +131,41 @@ func wrapWatch(w *walker, c *cmd) stage {
 	return w.scriptOf(c, joinWords(o.operands))
 }
 
-// joinWords joins words with spaces; unknown if any is.
+// joinWords joins words with spaces; unknown if any is. A word with
+// several values gives a joined text for each (past maxValues, unknown).
 func joinWords(ws []word) word {
-	var parts []string
+	multi := false
 	for _, x := range ws {
 		if x.unknown {
 			return word{unknown: true}
 		}
-		parts = append(parts, x.lit)
+		multi = multi || len(x.vals) > 1
 	}
-	return lit(strings.Join(parts, " "))
+	if !multi {
+		parts := make([]string, len(ws))
+		for i, x := range ws {
+			parts[i] = x.lit
+		}
+		return lit(strings.Join(parts, " "))
+	}
+	vals := []string{""}
+	for i, x := range ws {
+		sep := " "
+		if i == 0 {
+			sep = ""
+		}
+		next := make([]string, 0, len(vals)*len(x.vals))
+		for _, v := range vals {
+			for _, y := range x.vals {
+				next = append(next, v+sep+y)
+			}
+		}
+		if len(next) > maxValues {
+			return word{unknown: true}
+		}
+		vals = next
+	}
+	return word{vals: vals, lit: vals[0]}
 }
 
 // scriptOf analyses a word as a shell script one level deeper.

@@ -153,3 +153,15 @@ func TestAnalyzeWrittenThenRead(t *testing.T) {
 		{`echo ls > x.sh; cat x.sh | sh`, "w:x.sh r:x.sh"},
 	})
 }
+
+func TestAnalyzeAbbreviatedWrappers(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`su --comm='git reset --hard'`, "!git_destructive"},
+		{`timeout --sig KILL 5 git reset --hard`, "!git_destructive"},
+		{`env --split='git reset --hard'`, "!git_destructive"},
+		{`env --ch=/ rm -rf x`, "rm:x@/"},
+		{`sudo --us root git clean -fdx`, "!git_destructive"},
+		{`nice --adj 5 git push --forc`, "!git_destructive"},
+		{`env git log --ch`, ""},
+	})
+}

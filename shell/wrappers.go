@@ -33,7 +33,8 @@ func wrapOperands(spec optSpec, n int) func(*walker, *cmd) stage {
 // shell; without it, su starts that shell on its input.
 func wrapSu(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "csgGw", long: map[string]bool{"command": true, "session-command": true, "shell": true,
-		"group": true, "supp-group": true, "whitelist-environment": true}}, false)
+		"group": true, "supp-group": true, "whitelist-environment": true, "user": c.name == "runuser"},
+		flags: []string{"login", "fast", "preserve-environment", "pty", "help", "version"}}, false)
 	if scripts := o.all("c", "command", "session-command"); len(scripts) > 0 {
 		for _, s := range scripts {
 			w.scriptOf(c, s)
@@ -48,7 +49,9 @@ func wrapSu(w *walker, c *cmd) stage {
 
 func wrapSudo(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "ugpCDrtTUh", long: map[string]bool{"user": true, "group": true, "prompt": true,
-		"close-from": true, "chdir": true, "role": true, "type": true, "other-user": true, "host": true, "command-timeout": true}}, true)
+		"close-from": true, "chdir": true, "role": true, "type": true, "other-user": true, "host": true, "command-timeout": true},
+		flags: []string{"askpass", "background", "bell", "preserve-env", "edit", "set-home", "help", "login", "remove-timestamp",
+			"reset-timestamp", "list", "non-interactive", "preserve-groups", "chroot", "stdin", "shell", "version", "validate"}}, true)
 	if o.has("e", "edit") {
 		for _, f := range o.operands {
 			w.access(f, true, false)
@@ -57,6 +60,10 @@ func wrapSudo(w *walker, c *cmd) stage {
 	}
 	return w.nested(c, o.operands)
 }
+
+// envLongs are GNU env's long options.
+var envLongs = []string{"split-string", "chdir", "unset", "ignore-environment", "null", "block-signal", "default-signal",
+	"ignore-signal", "list-signal-handling", "debug", "help", "version"}
 
 // wrapEnv is env: options, assignments, then the command. With no
 // command, env prints the environment.
@@ -68,6 +75,14 @@ func wrapEnv(w *walker, c *cmd) stage {
 			break
 		}
 		s := a.lit
+		if name, val, hasVal := strings.Cut(strings.TrimPrefix(s, "--"), "="); strings.HasPrefix(s, "--") && s != "--" {
+			if full := longName(name, envLongs); full != name {
+				s = "--" + full // env takes any unambiguous prefix: --split is --split-string
+				if hasVal {
+					s += "=" + val
+				}
+			}
+		}
 		next := func() (string, bool) {
 			if len(args) < 2 {
 				return "", false
@@ -182,7 +197,9 @@ func (w *walker) scriptOf(c *cmd, script word) stage {
 
 func wrapXargs(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "aEdIJLnPs", long: map[string]bool{"arg-file": true, "delimiter": true,
-		"max-args": true, "max-procs": true, "max-chars": true, "process-slot-var": true}}, true)
+		"max-args": true, "max-procs": true, "max-chars": true, "process-slot-var": true},
+		flags: []string{"null", "eof", "replace", "max-lines", "interactive", "no-run-if-empty", "show-limits", "verbose", "exit",
+			"open-tty", "help", "version"}}, true)
 	repl := ""
 	if v, ok := o.get("I", "J"); ok {
 		repl = v

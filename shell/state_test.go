@@ -165,3 +165,10 @@ func TestAnalyzeAbbreviatedWrappers(t *testing.T) {
 		{`env git log --ch`, ""},
 	})
 }
+
+func TestAnalyzeSourceInPlace(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`source <(echo "alias x='git reset --hard'"); x`, "!git_destructive"},
+		{`. <(printf 'c="git clean -fdx"\n'); $c`, "!git_destructive"},
+	})
+}

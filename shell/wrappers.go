@@ -340,6 +340,10 @@ func (w *walker) runFeed(c *cmd, stages []stage, code bool) stage {
 			w.readCode(c, lit(t))
 			continue
 		}
+		if (c.name == "source" || c.name == ".") && len(last.text) == 1 {
+			w.script(t, c.depth+1) // source runs it in this shell: what it defines holds
+			continue
+		}
 		w.fork().script(t, c.depth+1)
 	}
 	return stage{}

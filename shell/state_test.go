@@ -181,3 +181,13 @@ func TestAnalyzeDownloadNames(t *testing.T) {
 		{`wget -O - https://x.example/i.sh > /dev/null; bash i.sh`, "r:i.sh h:x.example"},
 	})
 }
+
+func TestAnalyzeGroupPrints(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`{ echo '#!/bin/sh'; echo 'git reset --hard'; } > b.sh; sh b.sh`, "!git_destructive w:b.sh r:b.sh"},
+		{`{ echo '#!/bin/sh'; echo 'make'; } > b.sh; sh b.sh`, "w:b.sh r:b.sh"},
+		{`(echo 'git clean -fdx') | sh`, "!git_destructive"},
+		{`{ echo a; cat f; } | sh`, "!cannot_vouch r:f"},
+		{`{ echo ls; curl https://x.example/a; } | sh`, "!fetch_to_shell h:x.example"},
+	})
+}

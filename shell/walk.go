@@ -188,9 +188,9 @@ func (w *walker) stmtCmd(st *syntax.Stmt, in *stage, depth int, up []stage) stag
 		}
 		return w.andOr(c, depth)
 	case *syntax.Subshell:
-		w.fork().stmts(c.Stmts, depth)
+		return w.fork().printing(c.Stmts, depth)
 	case *syntax.Block:
-		w.stmts(c.Stmts, depth)
+		return w.printing(c.Stmts, depth)
 	case *syntax.IfClause:
 		// Each branch may be the one taken: what they assign is merged.
 		if !w.changesState(c) {
@@ -272,6 +272,28 @@ func (w *walker) stmtCmd(st *syntax.Stmt, in *stage, depth int, up []stage) stag
 		w.finding(CannotVouch, w.r.Segments, "The command uses a construct veto does not analyse, so it cannot vouch for it.")
 	}
 	return stage{}
+}
+
+// printing walks a group's commands and returns what they print in turn
+// ({ echo a; echo b; } > f): text when each prints known text, with a
+// download or decoding in any of them.
+func (w *walker) printing(list []*syntax.Stmt, depth int) stage {
+	out := stage{text: []string{""}}
+	for _, st := range list {
+		s := w.stmt(st, depth, nil)
+		out.fetch = out.fetch || s.fetch
+		out.decode = out.decode || s.decode
+		switch {
+		case out.text == nil:
+		case s.text == nil:
+			out.text = nil
+		default:
+			if out.text = product(out.text, s.text); len(out.text) > maxValues {
+				out.text = nil
+			}
+		}
+	}
+	return out
 }
 
 // changesState reports whether a node may change what later commands

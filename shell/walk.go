@@ -149,7 +149,11 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 				w.forget(o.file) // a copy of a file, judged as that file when run
 				continue
 			}
-			w.wrote(o.file, out.text, o.append, out.fetch)
+			text := out.text
+			if o.other {
+				text = nil
+			}
+			w.wrote(o.file, text, o.append, out.fetch)
 		}
 		return out
 	}
@@ -160,6 +164,7 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 type output struct {
 	file   word
 	append bool
+	other  bool // a stream other than the output (2> f)
 }
 
 // stmtCmd walks a statement's command, in its redirection's input.
@@ -539,7 +544,11 @@ func (w *walker) redirect(rd *syntax.Redirect, depth int, outs *[]output) *stage
 	w.keepsContent = false
 	if write {
 		if isOutput(rd.Op) {
-			*outs = append(*outs, output{file: x, append: rd.Op == syntax.AppOut || rd.Op == syntax.AppAll})
+			o := output{file: x, append: rd.Op == syntax.AppOut || rd.Op == syntax.AppAll}
+			// 2> f holds what the command prints on another stream than
+			// its output: veto does not know it.
+			o.other = rd.N != nil && rd.N.Value != "1"
+			*outs = append(*outs, o)
 		}
 		return nil
 	}

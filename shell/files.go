@@ -31,9 +31,11 @@ func runRm(w *walker, c *cmd) stage {
 		w.finding(RmRecursiveForce, c.seg, "The command force-removes a tree veto cannot determine, so it is refused.")
 		return stage{}
 	}
+	w.keepsContent = true // removed, not rewritten
 	for _, x := range o.operands {
 		w.access(x, true, recursive) // without -f it removes as much (no one answers its prompts)
 	}
+	w.keepsContent = false
 	return stage{}
 }
 
@@ -148,6 +150,8 @@ func rmRecursiveForce(argv []word, w *walker) bool {
 func runLn(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "tS", long: map[string]bool{"target-directory": true, "suffix": true}}, false)
 	ops := o.operands
+	w.keepsContent = true // a link holds what its target holds (below)
+	defer func() { w.keepsContent = false }()
 	// What a link points at is read through it afterwards, by this command
 	// or a later one: each target is judged as a read, with its tree.
 	// A relative target is relative to the link's directory: the last
@@ -259,7 +263,9 @@ func runInstall(w *walker, c *cmd) stage {
 func writesAll(spec optSpec) func(*walker, *cmd) stage {
 	return func(w *walker, c *cmd) stage {
 		o := parseOpts(c.args, spec, false)
-		w.keepsContent = c.name == "touch" || c.name == "tee" // tee records what it writes below
+		// touch changes times, mkdir and rmdir directories; tee records
+		// what it writes below.
+		w.keepsContent = c.name == "touch" || c.name == "tee" || c.name == "mkdir" || c.name == "rmdir" || c.name == "mkfifo"
 		for _, f := range o.operands {
 			w.access(f, true, false)
 		}

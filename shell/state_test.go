@@ -198,3 +198,13 @@ func TestAnalyzeWrittenStreams(t *testing.T) {
 		{`echo ls 1> o.sh; sh o.sh`, "w:o.sh r:o.sh"},
 	})
 }
+
+func TestAnalyzeWrittenByPrograms(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`sed -i '1i rm -rf ~' x.sh && bash x.sh`, "!cannot_vouch r:x.sh w:x.sh r:x.sh"},
+		{`printf x | dd of=x.sh; ./x.sh`, "!cannot_vouch w:x.sh"},
+		{`mkdir -p bin && ln -s /usr/bin/python3 bin/py && ./bin/py t.py`, "w:bin t:/usr/bin/python3 w:bin/py"},
+		{`rm -f x.sh; touch x.sh; chmod +x x.sh; ./x.sh`, "w:x.sh w:x.sh w:x.sh"},
+		{`cp /usr/share/a.sh b.sh; bash b.sh`, "r:/usr/share/a.sh w:b.sh r:b.sh"},
+	})
+}

@@ -658,12 +658,18 @@ func (w *walker) access(x word, write, removes bool) {
 			w.r.find(RuleEnvDump, EnvDump, seg, "The command reads a process's environment, which holds secrets.")
 		}
 		w.r.Files = append(w.r.Files, Access{Path: v, Dir: w.cwd, Write: write, Removes: removes, Segment: seg})
-		if write && !w.keepsContent && w.r.written != nil {
-			// Another program changes a file the command wrote: veto no
-			// longer knows what it holds (the writers it follows record the
-			// content after this).
+		if write && !w.keepsContent && !w.remote {
+			// A program writes the file: veto does not know what it holds
+			// now (sed -i, dd of=, an editor), should the command run it
+			// later. The writers it follows (redirections, tee, cp, ln,
+			// downloads) record the content after this.
+			if w.r.written == nil {
+				w.r.written = map[string]*written{}
+			}
 			if f, ok := w.r.written[w.fileKey(v)]; ok {
 				f.vals = nil
+			} else {
+				w.r.written[w.fileKey(v)] = &written{}
 			}
 		}
 	}

@@ -107,6 +107,9 @@ type Report struct {
 	// expansions counts the aliases expanded and the written files run,
 	// against a command that multiplies them (each runs several others).
 	expansions int
+	// funcChanges remembers whether each function's body may change the
+	// shell's state (changesState).
+	funcChanges map[*syntax.Stmt]bool
 }
 
 func (r *Report) find(rule Rule, reason Reason, seg int, msg string) {
@@ -128,6 +131,7 @@ func Analyze(src string, env Env) *Report {
 	r := &Report{}
 	w := newWalker(env, r)
 	w.script(src, 0)
+	r.funcChanges = nil // keyed by this parse's nodes: of no use past it
 	return r
 }
 

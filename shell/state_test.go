@@ -208,3 +208,11 @@ func TestAnalyzeWrittenByPrograms(t *testing.T) {
 		{`cp /usr/share/a.sh b.sh; bash b.sh`, "r:/usr/share/a.sh w:b.sh r:b.sh"},
 	})
 }
+
+func TestAnalyzeFunctionChanges(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`log() { echo "$*" >&2; }; c='git reset --hard'; true || log x; $c`, "!git_destructive"},
+		{`f() { g; }; g() { c=true; }; c='git reset --hard'; true && f; $c`, "!git_destructive"},
+		{`f() { f; c=true; }; c='git clean -fdx'; true && f; $c`, "!git_destructive"},
+	})
+}

@@ -308,8 +308,15 @@ func (w *walker) printing(list []*syntax.Stmt, depth int) stage {
 func (w *walker) changesState(n syntax.Node) bool {
 	if st, ok := n.(*syntax.Stmt); ok {
 		// The common case, one simple command, without a walk.
-		if c, ok := st.Cmd.(*syntax.CallExpr); ok && len(c.Assigns) == 0 && len(c.Args) > 0 {
-			return w.changer(c.Args[0].Lit())
+		switch c := st.Cmd.(type) {
+		case *syntax.CallExpr:
+			if len(c.Assigns) == 0 && len(c.Args) > 0 {
+				return w.changer(c.Args[0].Lit())
+			}
+		case *syntax.BinaryCmd:
+			if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+				return false // each stage of a pipeline runs in a subshell
+			}
 		}
 	}
 	changes := false
@@ -335,8 +342,18 @@ func (w *walker) changer(name string) bool {
 		"alias", "unalias", "declare", "typeset", "local", "export", "readonly":
 		return true
 	}
-	if _, ok := w.funcs[name]; ok {
-		return true
+	if body, ok := w.funcs[name]; ok {
+		// A function changes state when its body may.
+		if w.r.funcChanges == nil {
+			w.r.funcChanges = map[*syntax.Stmt]bool{}
+		}
+		if c, done := w.r.funcChanges[body]; done {
+			return c
+		}
+		w.r.funcChanges[body] = true // while it is read: a recursive call may
+		c := w.changesState(body)
+		w.r.funcChanges[body] = c
+		return c
 	}
 	_, ok := w.aliases[name]
 	return ok

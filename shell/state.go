@@ -2,7 +2,7 @@ package shell
 
 // Shell state veto follows beyond plain assignments: what read, mapfile
 // and printf -v assign, name references (declare -n), the positional
-// parameters set --  gives, aliases, and the files the command writes that
+// parameters set -- gives, aliases, and the files the command writes that
 // it then runs.
 
 import (
@@ -422,8 +422,8 @@ func (w *walker) setVar(c *cmd, name string, vals []string) {
 
 // ---- set --, shift
 
-// runSetArgs is set with operands: set -- a b, set a b (and set -e -- a)
-// make them the positional parameters.
+// setArgs is set with operands: set -- a b, set a b (and set -e -- a)
+// make them the positional parameters; it reports whether set had any.
 func (w *walker) setArgs(c *cmd) bool {
 	for i := 0; i < len(c.args); i++ {
 		a := c.args[i]

@@ -1,6 +1,10 @@
 package shell_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/vetohq/veto/shell"
+)
 
 // Shell state (issue 29). The commands are data: nothing runs them.
 
@@ -215,4 +219,21 @@ func TestAnalyzeFunctionChanges(t *testing.T) {
 		{`f() { g; }; g() { c=true; }; c='git reset --hard'; true && f; $c`, "!git_destructive"},
 		{`f() { f; c=true; }; c='git clean -fdx'; true && f; $c`, "!git_destructive"},
 	})
+}
+
+func TestAssignedThroughReferences(t *testing.T) {
+	for src, want := range map[string]string{
+		`declare -n r=LD_PRELOAD; r=/tmp/x.so`: "LD_PRELOAD",
+		`read -r LD_AUDIT <<< /tmp/x.so`:        "LD_AUDIT",
+		`printf -v GIT_SSH_COMMAND '%s' x`:      "GIT_SSH_COMMAND",
+	} {
+		r := shell.Analyze(src, env)
+		found := false
+		for _, n := range r.Assigned {
+			found = found || n == want
+		}
+		if !found {
+			t.Errorf("%q: Assigned %v, want %s in it", src, r.Assigned, want)
+		}
+	}
 }

@@ -512,6 +512,9 @@ func (w *walker) assign(name string, x word) {
 			w.finding(CannotVouch, w.r.Segments, "The command assigns through a name reference veto cannot resolve, so it cannot vouch for it.")
 			return
 		}
+		if n != name {
+			w.r.Assigned = append(w.r.Assigned, n) // the variable the reference names is what is assigned
+		}
 		name = n
 	}
 	if x.unknown {

@@ -224,8 +224,8 @@ func TestAnalyzeFunctionChanges(t *testing.T) {
 func TestAssignedThroughReferences(t *testing.T) {
 	for src, want := range map[string]string{
 		`declare -n r=LD_PRELOAD; r=/tmp/x.so`: "LD_PRELOAD",
-		`read -r LD_AUDIT <<< /tmp/x.so`:        "LD_AUDIT",
-		`printf -v GIT_SSH_COMMAND '%s' x`:      "GIT_SSH_COMMAND",
+		`read -r LD_AUDIT <<< /tmp/x.so`:       "LD_AUDIT",
+		`printf -v GIT_SSH_COMMAND '%s' x`:     "GIT_SSH_COMMAND",
 	} {
 		r := shell.Analyze(src, env)
 		found := false

@@ -114,7 +114,7 @@ func buildHandlers() {
 		"cp":       runCopy(false),
 		"mv":       runCopy(true),
 		"install":  runInstall,
-		"tee":      writesAll(optSpec{}),
+		"tee":      writesAll(optSpec{flags: []string{"append", "ignore-interrupts", "output-error", "help", "version"}}),
 		"touch":    writesAll(optSpec{val: "dtr", long: map[string]bool{"date": true, "reference": true}}),
 		"mkdir":    writesAll(optSpec{val: "m", long: map[string]bool{"mode": true}}),
 		"rmdir":    writesAll(optSpec{}),

@@ -359,9 +359,15 @@ func readFields(line, ifs string, n int) []string {
 		return fields
 	}
 	// The last name takes the rest: find where its field starts.
+	white := ""
+	for _, c := range " \t\n" {
+		if strings.ContainsRune(ifs, c) {
+			white += string(c)
+		}
+	}
 	rest := line
 	for i := 0; i < n-1; i++ {
-		rest = strings.TrimLeft(rest, ifs)
+		rest = strings.TrimLeft(rest, white)
 		j := strings.IndexAny(rest, ifs)
 		if j < 0 {
 			return fields

@@ -237,3 +237,13 @@ func TestAssignedThroughReferences(t *testing.T) {
 		}
 	}
 }
+
+func TestAnalyzeReadFields(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`IFS=,; read a b <<< 'x,y,z'; cat "$a" "$b"`, "r:x r:y,z"},
+		{`IFS=,; read a b <<< ',y,z'; cat "$b"`, "r:y,z"},
+		{`read a b <<< '  x   y  z  '; cat "$a" "$b"`, "r:x r:y  z"},
+		{`read a b c <<< 'x'; cat "$a" "$c"`, "r:x"},
+		{`read -d : a <<< 'x:y'; cat "$a"`, "r:x"},
+	})
+}

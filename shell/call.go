@@ -41,6 +41,12 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 		case a.Value != nil:
 			x = w.word(a.Value, depth)
 		case a.Array != nil:
+			if len(c.Args) == 0 {
+				elems, known := w.arrayElems(a.Array, depth)
+				w.r.Assigned = append(w.r.Assigned, a.Name.Value)
+				w.setArray(a.Name.Value, elems, known, a.Append)
+				continue
+			}
 			w.substsIn(a.Array, depth)
 			x = word{unknown: true}
 		default:
@@ -49,6 +55,10 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 		name := a.Name.Value
 		w.r.Assigned = append(w.r.Assigned, name)
 		w.envHosts(name, x)
+		if a.Index != nil {
+			w.setElement(a, x, depth) // a[i]=x
+			continue
+		}
 		if len(c.Args) == 0 {
 			w.assign(name, x)
 			continue
@@ -94,6 +104,8 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 	var alts [][]word
 	if spliced, ok := w.spliceParams(argv, c.Args[0]); ok {
 		argv = spliced // "$@" as the program: its words
+	} else if spliced, ok := w.spliceArray(argv, c.Args[0]); ok {
+		argv = spliced // "${cmd[@]}" as the program
 	} else {
 		first := w.word(c.Args[0], depth)
 		if alts = w.programAlternatives(c.Args[0], first); alts == nil {
@@ -102,6 +114,10 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 	}
 	for _, a := range c.Args[1:] {
 		if spliced, ok := w.spliceParams(argv, a); ok {
+			argv = spliced
+			continue
+		}
+		if spliced, ok := w.spliceArray(argv, a); ok {
 			argv = spliced
 			continue
 		}

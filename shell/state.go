@@ -7,6 +7,8 @@ package shell
 
 import (
 	"path"
+	"slices"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -249,26 +251,36 @@ func runRead(w *walker, c *cmd) stage {
 	if len(names) == 0 {
 		names = []string{"REPLY"}
 	}
-	for _, a := range o.all("a") {
-		if !a.unknown {
-			w.setVar(c, a.lit, nil) // an array: its elements are not followed
-		}
-	}
-	if o.has("a") {
-		return stage{}
-	}
 	input := readInput(c)
 	if o.has("n", "N", "u") {
 		input = nil
 	}
-	delim := byte('\n')
-	if d, ok := o.get("d"); ok {
-		if d == "" {
-			delim = 0
-		} else {
-			delim = d[0]
+	if o.has("a") {
+		// read -a NAME: the fields of the line are the array's elements.
+		var elems []word
+		known := len(input) == 1
+		if _, set := w.vars["IFS"]; set && (len(w.vars["IFS"]) != 1) {
+			known = false
 		}
+		if known {
+			ifs := " \t\n"
+			if v, set := w.vars["IFS"]; set {
+				ifs = v[0]
+			}
+			line := readLine(input[0], readDelim(&o), o.has("r"))
+			for _, f := range ifsFields(line, ifs) {
+				elems = append(elems, lit(f))
+			}
+		}
+		for _, a := range o.all("a") {
+			if !a.unknown && syntax.ValidName(a.lit) {
+				w.r.Assigned = append(w.r.Assigned, a.lit)
+				w.setArray(a.lit, elems, known, false)
+			}
+		}
+		return stage{}
 	}
+	delim := readDelim(&o)
 	ifs, ifsKnown := " \t\n", true
 	if v, set := w.vars["IFS"]; set {
 		if len(v) == 1 {
@@ -397,19 +409,209 @@ func runMapfile(w *walker, c *cmd) stage {
 		name = o.operands[0].lit
 	}
 	input := readInput(c)
-	if o.has("u", "s", "O") {
+	if o.has("u", "s", "O", "d", "n") {
 		input = nil
 	}
-	var vals []string
-	for _, text := range input {
-		line, _, _ := strings.Cut(text, "\n")
-		vals = appendNew(vals, line)
+	if !syntax.ValidName(name) {
+		return stage{}
 	}
-	if len(vals) > maxValues {
-		vals = nil
+	w.r.Assigned = append(w.r.Assigned, name)
+	if len(input) != 1 {
+		w.setArray(name, nil, false, false)
+		return stage{}
 	}
-	w.setVar(c, name, vals)
+	// Each line is an element; without -t it keeps its newline.
+	var elems []word
+	text := input[0]
+	for text != "" {
+		line, rest, found := strings.Cut(text, "\n")
+		if found && !o.has("t") {
+			line += "\n"
+		}
+		elems = append(elems, lit(line))
+		text = rest
+	}
+	w.setArray(name, elems, true, false)
 	return stage{}
+}
+
+// readDelim is the delimiter read -d gives, a newline by default.
+func readDelim(o *opts) byte {
+	if d, ok := o.get("d"); ok {
+		if d == "" {
+			return 0
+		}
+		return d[0]
+	}
+	return '\n'
+}
+
+// ---- arrays
+
+// arrayElems evaluates an array's elements as a command's arguments are
+// evaluated; known is false when one is given an index ([k]=v).
+func (w *walker) arrayElems(arr *syntax.ArrayExpr, depth int) (elems []word, known bool) {
+	known = true
+	for _, e := range arr.Elems {
+		if e.Index != nil {
+			known = false
+			w.substsIn(e.Index, depth)
+		}
+		if e.Value == nil {
+			continue
+		}
+		elems = w.split(elems, e.Value, w.word(e.Value, depth), false)
+	}
+	return elems, known
+}
+
+// setArray assigns an array (appendTo: a+=(…)); $name is its first
+// element.
+func (w *walker) setArray(name string, elems []word, known, appendTo bool) {
+	if w.arrays == nil {
+		w.arrays = map[string][]word{}
+	}
+	if appendTo {
+		old, had := w.arrays[name]
+		if !had {
+			known = false
+		}
+		elems = slices.Concat(old, elems)
+	}
+	if !known {
+		delete(w.arrays, name)
+		w.vars[name] = nil
+		return
+	}
+	if elems == nil {
+		elems = []word{}
+	}
+	w.arrays[name] = elems
+	if len(elems) == 0 {
+		w.vars[name] = []string{""}
+	} else {
+		w.vars[name] = wordVals(elems[0])
+	}
+}
+
+// arrayIndex is the subscript of ${a[…]} when it is a literal: "@", "*"
+// or digits; "" otherwise.
+func arrayIndex(p *syntax.ParamExp) string {
+	idx, ok := p.Index.(*syntax.Word)
+	if !ok {
+		return ""
+	}
+	s := idx.Lit()
+	if s == "@" || s == "*" || isDigits(s) {
+		return s
+	}
+	return ""
+}
+
+// element is ${a[N]} or ${#a[@]} of an array veto knows.
+func (w *walker) element(p *syntax.ParamExp) ([]string, bool) {
+	elems, ok := w.arrays[p.Param.Value]
+	idx := arrayIndex(p)
+	if !ok || idx == "" {
+		return nil, true
+	}
+	if p.Length {
+		if idx != "@" && idx != "*" {
+			return nil, true
+		}
+		return []string{strconv.Itoa(len(elems))}, false
+	}
+	switch idx {
+	case "@", "*":
+		if len(elems) == 1 {
+			v := wordVals(elems[0])
+			return v, v == nil
+		}
+		if len(elems) == 0 {
+			return []string{""}, false
+		}
+		return nil, true // several words: spliceArray
+	}
+	n, err := strconv.Atoi(idx)
+	if err != nil || n >= len(elems) {
+		return []string{""}, err != nil
+	}
+	v := wordVals(elems[n])
+	return v, v == nil
+}
+
+// spliceArray appends the words "${a[@]}" (or ${a[@]}, ${a[*]}) expands
+// to, when veto knows the array's elements.
+func (w *walker) spliceArray(argv []word, src *syntax.Word) ([]word, bool) {
+	if w.arrays == nil || src == nil || len(src.Parts) != 1 {
+		return argv, false
+	}
+	part, quoted := src.Parts[0], false
+	if dq, ok := part.(*syntax.DblQuoted); ok {
+		if len(dq.Parts) != 1 {
+			return argv, false
+		}
+		part, quoted = dq.Parts[0], true
+	}
+	pe, ok := part.(*syntax.ParamExp)
+	if !ok || pe.Param == nil || pe.Index == nil || pe.Exp != nil || pe.Excl || pe.Length || pe.Slice != nil ||
+		pe.Repl != nil || pe.Names != 0 || pe.NestedParam != nil {
+		return argv, false
+	}
+	idx := arrayIndex(pe)
+	elems, known := w.arrays[pe.Param.Value]
+	if !known || (idx != "@" && idx != "*") || (quoted && idx == "*") {
+		return argv, false
+	}
+	for _, a := range elems {
+		if quoted || a.unknown || len(a.vals) != 1 {
+			argv = append(argv, a)
+			continue
+		}
+		for _, f := range ifsFields(a.lit, " \t\n") {
+			argv = append(argv, lit(f))
+		}
+	}
+	return argv, true
+}
+
+// joinArrays keeps the arrays every branch left alike; any other is no
+// longer known element by element.
+func (w *walker) joinArrays(branches []*walker) {
+	names := map[string]bool{}
+	for _, b := range branches {
+		for k := range b.arrays {
+			names[k] = true
+		}
+	}
+	for k := range w.arrays {
+		names[k] = true
+	}
+	for k := range names {
+		first, ok := branches[0].arrays[k]
+		same := ok
+		for _, b := range branches[1:] {
+			other, had := b.arrays[k]
+			if !same || !had || !sameWords(first, other) {
+				same = false
+				break
+			}
+		}
+		if same {
+			if w.arrays == nil {
+				w.arrays = map[string][]word{}
+			}
+			w.arrays[k] = first
+		} else {
+			delete(w.arrays, k)
+		}
+	}
+}
+
+func sameWords(a, b []word) bool {
+	return slices.EqualFunc(a, b, func(x, y word) bool {
+		return x.unknown == y.unknown && slices.Equal(x.vals, y.vals)
+	})
 }
 
 // setVar assigns a builtin's result to name (through a name reference);
@@ -705,6 +907,43 @@ func (w *walker) wroteDownloads(urls []word) {
 				name = path.Base("/" + p)
 			}
 			w.wrote(lit(name), nil, false, true)
+		}
+	}
+}
+
+// setElement is a[i]=x: the element, when veto knows the array and the
+// subscript; else the array is no longer known element by element, and
+// $a is unknown unless the subscript is 0.
+func (w *walker) setElement(a *syntax.Assign, x word, depth int) {
+	name := a.Name.Value
+	idx := ""
+	if iw, ok := a.Index.(*syntax.Word); ok && isDigits(iw.Lit()) {
+		idx = iw.Lit()
+	} else {
+		w.substsIn(a.Index, depth)
+	}
+	n, err := strconv.Atoi(idx)
+	elems, known := w.arrays[name]
+	if idx == "" || err != nil || !known || n > len(elems) || x.unknown && n == len(elems) {
+		delete(w.arrays, name)
+		if idx != "0" {
+			w.vars[name] = nil
+			return
+		}
+	} else {
+		elems = slices.Clone(elems)
+		if n == len(elems) {
+			elems = append(elems, x)
+		} else {
+			elems[n] = x
+		}
+		w.arrays[name] = elems
+	}
+	if n == 0 && idx == "0" {
+		if x.unknown {
+			w.vars[name] = nil
+		} else {
+			w.vars[name] = x.vals
 		}
 	}
 }

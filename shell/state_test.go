@@ -32,7 +32,10 @@ func TestAnalyzeReadState(t *testing.T) {
 		{`read x <<< 'a\ b'; cat "$x"`, "r:a b"},
 		{`read -r x <<< 'a\ b'; cat "$x"`, `r:a\ b`},
 		{`read -p 'Go? ' ans; cat "$ans"`, "r:?"},
-		{`read -a v <<< 'rm -rf ~'; $v`, "!cannot_vouch"},
+		{`read -a v <<< 'rm -rf ~'; $v`, ""}, // $v is the first element: rm alone
+		{`read -a v <<< 'rm -rf ~'; "${v[@]}"`, "rm:~"},
+		{`read -ra v <<< 'a b'; cat "${v[1]}" "${#v[@]}"`, "r:b r:2"},
+		{`read -a v; "${v[@]}"`, "!cannot_vouch"},
 		{`echo 'rm -rf ~' | read x; $x`, "!cannot_vouch"}, // a pipeline's read runs in a subshell
 		{`mapfile -t c <<< 'git clean -fdx'; $c`, "!git_destructive"},
 		{`mapfile -C 'rm -rf ~' c < f`, "r:f rm:~"},
@@ -245,5 +248,33 @@ func TestAnalyzeReadFields(t *testing.T) {
 		{`read a b <<< '  x   y  z  '; cat "$a" "$b"`, "r:x r:y  z"},
 		{`read a b c <<< 'x'; cat "$a" "$c"`, "r:x"},
 		{`read -d : a <<< 'x:y'; cat "$a"`, "r:x"},
+	})
+}
+
+func TestAnalyzeArrays(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`cmd=(git reset --hard); "${cmd[@]}"`, "!git_destructive"},
+		{`cmd=(go test ./...); "${cmd[@]}"`, ""},
+		{`a=(x 'y z'); cat "${a[@]}"`, "r:x r:y z"},
+		{`a=(x 'y z'); cat ${a[@]}`, "r:x r:y r:z"},
+		{`a=(x); a+=(~); rm -rf "${a[1]}"`, "rm:~"},
+		{`a=([1]=x); "${a[@]}"`, "!cannot_vouch"},
+		{`declare -a a=(git clean -fdx); ${a[@]}`, "!git_destructive"},
+		{`local a=(rm -rf ~); "${a[@]}"`, "rm:~"},
+		{`if x; then a=(ls); else a=(git reset --hard); fi; "${a[@]}"`, "!cannot_vouch"},
+		{`if x; then a=(ls); fi; cat "${a[0]}"`, "r:?"},
+		{`mapfile -t l <<< $'a\nb'; cat "${l[@]}"`, "r:a r:b"},
+		{`readarray -t c < <(echo 'rm -rf ~'); ${c[0]}`, "rm:~"},
+		{`a=(x); a=y; "${a[@]}"`, "!cannot_vouch"},
+	})
+}
+
+func TestAnalyzeArrayElements(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`a=('git reset --hard'); a[1]=ls; $a`, "!git_destructive"},
+		{`a=(x); a[1]=~; rm -rf "${a[1]}"`, "rm:~"},
+		{`a=(x y); a[0]='git clean -fdx'; $a`, "!git_destructive"},
+		{`a=(x); a[$i]=y; $a`, "!cannot_vouch"},
+		{`a[0]=ls; $a`, ""},
 	})
 }

@@ -27,6 +27,9 @@ type walker struct {
 	// the name references (declare -n), each to its target ("": unknown).
 	aliases map[string][]string
 	refs    map[string]string
+	// arrays are the arrays whose elements veto knows (a=(…), read -a,
+	// mapfile); an array missing here is not known element by element.
+	arrays map[string][]word
 
 	// keepsContent: the write being recorded changes a file's mode or
 	// times, not what it holds (chmod +x x.sh).
@@ -49,6 +52,7 @@ func (w *walker) fork() *walker {
 	c.dirs = append([]string(nil), w.dirs...)
 	c.aliases = maps.Clone(w.aliases)
 	c.refs = maps.Clone(w.refs)
+	c.arrays = maps.Clone(w.arrays)
 	return &c
 }
 
@@ -401,6 +405,7 @@ func (w *walker) join(branches []*walker) {
 			w.cwd = ""
 		}
 	}
+	w.joinArrays(branches)
 	for _, b := range branches {
 		maps.Copy(w.funcs, b.funcs)
 		for k, v := range b.refs {
@@ -488,8 +493,8 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 				w.envHosts(a.Name.Value, x)
 				w.assign(a.Name.Value, x)
 			} else if a.Array != nil {
-				w.substsIn(a.Array, depth)
-				w.vars[a.Name.Value] = nil
+				elems, known := w.arrayElems(a.Array, depth)
+				w.setArray(a.Name.Value, elems, known, a.Append)
 			}
 		}
 	}
@@ -517,6 +522,7 @@ func (w *walker) assign(name string, x word) {
 		}
 		name = n
 	}
+	delete(w.arrays, name) // a=x sets the first element only: the others are not known
 	if x.unknown {
 		w.vars[name] = nil
 		return
@@ -1020,6 +1026,9 @@ func (w *walker) param(p *syntax.ParamExp, depth int) ([]string, bool) {
 	if p.Repl != nil {
 		w.word(p.Repl.Orig, depth)
 		w.word(p.Repl.With, depth)
+	}
+	if p.Index != nil && p.Param != nil && !p.Excl && p.Slice == nil && p.Repl == nil && p.Names == 0 && p.NestedParam == nil && p.Exp == nil {
+		return w.element(p)
 	}
 	if p.Param == nil || p.Excl || p.Length || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Names != 0 || p.NestedParam != nil {
 		return nil, true

@@ -278,3 +278,11 @@ func TestAnalyzeArrayElements(t *testing.T) {
 		{`a[0]=ls; $a`, ""},
 	})
 }
+
+func TestAnalyzeForOverArrays(t *testing.T) {
+	runCases(t, env, []analyzeCase{
+		{`d=(build dist); for x in "${d[@]}"; do rm -rf "$x"; done`, "rm:build rm:dist"},
+		{`d=(build ~); for x in "${d[@]}"; do rm -rf "$x"; done`, "rm:build rm:~"},
+		{`set -- a b; for x in "$@"; do cat "$x"; done`, "r:a r:b"},
+	})
+}

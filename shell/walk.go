@@ -231,9 +231,17 @@ func (w *walker) stmtCmd(st *syntax.Stmt, in *stage, depth int, up []stage) stag
 			var vals []string
 			unknown := len(l.Items) == 0
 			for _, it := range l.Items {
-				x := w.word(it, depth)
-				vals = append(vals, x.vals...)
-				unknown = unknown || x.unknown
+				ws, ok := w.spliceParams(nil, it)
+				if !ok {
+					ws, ok = w.spliceArray(nil, it)
+				}
+				if !ok {
+					ws = []word{w.word(it, depth)} // "$@" and "${a[@]}" are each of their words
+				}
+				for _, x := range ws {
+					vals = append(vals, x.vals...)
+					unknown = unknown || x.unknown
+				}
 			}
 			if unknown {
 				vals = nil

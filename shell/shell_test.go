@@ -174,7 +174,9 @@ func FuzzAnalyze(f *testing.F) {
 		"true || x=rm; $x -rf ~", "read -r a b <<< 'x y z'; $a $b", "mapfile -t c <<< 'a'; $c", "printf -v c '%s' a; $c",
 		"declare -n r=x; r=a; $x $r", "set -- a 'b c'; \"$@\" $*; shift; $1", "alias q='command '; alias n='cat a'; q n",
 		"rm --recur --forc x", "git push --forc", "echo 'cat a' > x.sh; cp x.sh y; mv y z; bash z 1; ./x.sh; . x.sh",
-		"curl -o f u; sh f", "echo a | tee -a f; sed -i s/a/b/ f; python3 f"} {
+		"curl -o f u; sh f", "echo a | tee -a f; sed -i s/a/b/ f; python3 f",
+		"a=(x 'y z'); a+=(w); a[1]=v; a[$i]=u; \"${a[@]}\" ${a[*]} ${a[2]} ${#a[@]}; for x in \"${a[@]}\"; do cat $x; done",
+		"read -ra v <<< 'a b'; mapfile -t l <<< $'a\\nb'; declare -A m=([k]=v); ${v[1]} ${l[@]} ${m[k]}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {

@@ -387,7 +387,7 @@ func TestAnalyzeEntryPoints(t *testing.T) {
 		{`bash -c 'cat "$3"' x a`, ""},
 		{`bash -c 'rm -rf "$@"' x ~`, "rm:~"},
 		{`show(){ cat "$1"; }; show ~/.aws/credentials`, "r:~/.aws/credentials"},
-		{`f(){ cat "$@"; }; f a b`, "r:?"},
+		{`f(){ cat "$@"; }; f a b`, "r:a r:b"},
 		{`f(){ cat "$#"; }; f a b`, "r:2"},
 		{`f(){ cat "$1"; }; f $X`, "r:?"},
 		{`f(){ cat "$1"; }; f a; cat "$1"`, "r:a r:?"},

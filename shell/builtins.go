@@ -65,6 +65,9 @@ func runPrintenv(w *walker, c *cmd) stage {
 // runSet is set and export: with no arguments (or export -p) they print
 // every variable.
 func runSet(w *walker, c *cmd) stage {
+	if c.name == "set" && w.setArgs(c) {
+		return stage{}
+	}
 	if len(c.args) == 0 || (c.name == "export" && len(c.args) == 1 && c.args[0].lit == "-p") {
 		return envDump(w, c)
 	}

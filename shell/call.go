@@ -43,6 +43,12 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 			x = w.word(a.Value, depth)
 			w.taint(a.Name.Value, n)
 		case a.Array != nil:
+			if len(c.Args) == 0 {
+				elems, known := w.arrayElems(a.Array, depth)
+				w.r.Assigned = append(w.r.Assigned, a.Name.Value)
+				w.setArray(a.Name.Value, elems, known, a.Append)
+				continue
+			}
 			w.substsIn(a.Array, depth)
 			x = word{unknown: true}
 		default:
@@ -52,6 +58,10 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 		w.r.Assigned = append(w.r.Assigned, name)
 		w.envHosts(name, x)
 		w.startupEnv(name, x, depth)
+		if a.Index != nil {
+			w.setElement(a, x, depth) // a[i]=x
+			continue
+		}
 		if len(c.Args) == 0 {
 			w.assign(name, x)
 			continue
@@ -93,13 +103,27 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 			w.vars[name] = append(append([]string(nil), prev...), val)
 		}
 	}
-	first := w.word(c.Args[0], depth)
-	alts := w.programAlternatives(c.Args[0], first)
 	argv := make([]word, 0, len(c.Args))
-	if alts == nil {
-		argv = w.split(argv, c.Args[0], first, true)
+	var alts [][]word
+	if spliced, ok := w.spliceParams(argv, c.Args[0]); ok {
+		argv = spliced // "$@" as the program: its words
+	} else if spliced, ok := w.spliceArray(argv, c.Args[0]); ok {
+		argv = spliced // "${cmd[@]}" as the program
+	} else {
+		first := w.word(c.Args[0], depth)
+		if alts = w.programAlternatives(c.Args[0], first); alts == nil {
+			argv = w.split(argv, c.Args[0], first, true)
+		}
 	}
 	for _, a := range c.Args[1:] {
+		if spliced, ok := w.spliceParams(argv, a); ok {
+			argv = spliced
+			continue
+		}
+		if spliced, ok := w.spliceArray(argv, a); ok {
+			argv = spliced
+			continue
+		}
 		argv = w.split(argv, a, w.word(a, depth), false)
 	}
 	defer func() {
@@ -168,6 +192,17 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	if len(argv) == 0 {
 		return stage{}
 	}
+	if w.aliases != nil && !argv[0].unknown {
+		if vals, ok := w.aliases[argv[0].lit]; ok && !w.active["\x00alias "+argv[0].lit] {
+			if vals == nil {
+				seg := w.r.Segments
+				w.r.Segments++
+				w.finding(CannotVouch, seg, "The command runs an alias veto cannot read, so it cannot vouch for it.")
+				return stage{}
+			}
+			return w.expandAlias(argv, vals, depth, up)
+		}
+	}
 	seg := w.r.Segments
 	w.r.Segments++
 	defer func(prev int) { w.seg = prev }(w.seg)
@@ -208,6 +243,9 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	w.r.Programs = append(w.r.Programs, c.name)
 	w.r.Commands = append(w.r.Commands, w.record(argv[0], c))
 	w.privilege(c)
+	if w.r.written != nil && strings.Contains(argv[0].lit, "/") && w.runWritten(c, argv[0], c.args, false, false) {
+		return stage{} // ./x.sh: a script this command wrote
+	}
 	var st stage
 	if h := handler(c.name); h != nil {
 		st = h(w, c)

@@ -47,7 +47,7 @@ func (w *walker) readCode(c *cmd, x word) stage {
 			if commandLike(s) {
 				sub := w.fork()
 				sub.code = true
-				sub.printed = printedLiteral(t.callsAround(l.start))
+				sub.inPrint = printedLiteral(t.callsAround(l.start))
 				sub.script(s, c.depth+1)
 			}
 			if net && addrLit(s) {

@@ -9,9 +9,10 @@ import "strings"
 // and echo -e decodes escapes.
 func runEcho(w *walker, c *cmd) stage {
 	args := c.args
-	decode := false
+	decode, newline := false, true
 	for len(args) > 0 && !args[0].unknown && (args[0].lit == "-n" || args[0].lit == "-e" || args[0].lit == "-E" || args[0].lit == "-ne" || args[0].lit == "-en") {
 		decode = decode || strings.Contains(args[0].lit, "e")
+		newline = newline && !strings.Contains(args[0].lit, "n")
 		args = args[1:]
 	}
 	text := joinWords(args)
@@ -21,10 +22,33 @@ func runEcho(w *walker, c *cmd) stage {
 	if decode && strings.Contains(text.lit, `\`) {
 		return stage{decode: true}
 	}
+	if newline {
+		for i := range text.vals {
+			text.vals[i] += "\n"
+		}
+	}
 	return stage{text: text.vals}
 }
 
 func runPrintf(w *walker, c *cmd) stage {
+	if len(c.args) > 1 && !c.args[0].unknown && c.args[0].lit == "-v" {
+		// printf -v NAME: the text goes to the variable.
+		if c.args[1].unknown {
+			return stage{}
+		}
+		var vals []string
+		args := c.args[2:]
+		if len(args) > 0 && !args[0].unknown && args[0].lit == "--" {
+			args = args[1:]
+		}
+		if len(args) > 0 && !args[0].unknown && len(args[0].vals) == 1 {
+			if text, ok := printfText(args[0].lit, args[1:]); ok {
+				vals = []string{text}
+			}
+		}
+		w.setVar(c, c.args[1].lit, vals)
+		return stage{}
+	}
 	if len(c.args) == 0 || c.args[0].unknown || len(c.args[0].vals) != 1 {
 		return stage{}
 	}

@@ -8,11 +8,16 @@ import (
 	"strings"
 )
 
+// rmSpec is rm's options; every long one is listed, so --recur --forc is
+// read as getopt_long reads it.
+var rmSpec = optSpec{flags: []string{"recursive", "force", "interactive", "dir", "one-file-system", "no-preserve-root",
+	"preserve-root", "verbose", "help", "version"}}
+
 // runRm judges a removal: every operand is written (deleted). A recursive
 // forced removal of something veto cannot determine is refused here; of
 // known paths, the file rules judge them as removals.
 func runRm(w *walker, c *cmd) stage {
-	o := parseOpts(c.args, optSpec{}, false)
+	o := parseOpts(c.args, rmSpec, false)
 	recursive := o.has("r", "R", "recursive")
 	force := o.has("f", "force")
 	rf := recursive && force
@@ -30,9 +35,11 @@ func runRm(w *walker, c *cmd) stage {
 	// through a trailing slash).
 	w.unlinking = true
 	defer func() { w.unlinking = false }()
+	w.keepsContent = true // removed, not rewritten
 	for _, x := range o.operands {
 		w.access(x, true, recursive) // without -f it removes as much (no one answers its prompts)
 	}
+	w.keepsContent = false
 	return stage{}
 }
 
@@ -181,6 +188,8 @@ func rmRecursiveForce(argv []word, w *walker) bool {
 func runLn(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "tS", long: map[string]bool{"target-directory": true, "suffix": true}}, false)
 	ops := o.operands
+	w.keepsContent = true // a link holds what its target holds (below)
+	defer func() { w.keepsContent = false }()
 	// What a link points at is read through it afterwards, by this command
 	// or a later one: each target is judged as a read, with its tree.
 	// A relative target is relative to the link's directory: the last
@@ -237,7 +246,18 @@ func runLn(w *walker, c *cmd) stage {
 			w.access(lit(path.Base(ops[0].lit)), true, false)
 		}
 	default:
-		w.access(ops[len(ops)-1], true, false)
+		l := ops[len(ops)-1]
+		w.access(l, true, false)
+		if len(ops) == 2 && !ops[0].unknown && !l.unknown && w.r.written != nil {
+			// A link to a file the command wrote runs what was written.
+			t := ops[0].lit
+			if !strings.HasPrefix(t, "/") && !strings.HasPrefix(t, "~") && o.has("s", "symbolic") {
+				t = path.Join(path.Dir(l.lit), t)
+			}
+			if wr := w.writtenAt(lit(t)); wr != nil {
+				w.wrote(l, wr.vals, false, wr.fetched)
+			}
+		}
 	}
 	return stage{}
 }
@@ -258,7 +278,9 @@ func runCopy(move bool) func(*walker, *cmd) stage {
 		tree := move || o.has("r", "R", "a", "recursive", "archive")
 		for _, s := range ops[:len(ops)-1] {
 			if move {
+				w.keepsContent = true // moved, not changed: what it holds goes with it (below)
 				w.access(s, true, false)
+				w.keepsContent = false
 			}
 			if tree {
 				w.readTree(s)
@@ -266,7 +288,8 @@ func runCopy(move bool) func(*walker, *cmd) stage {
 				w.access(s, false, false)
 			}
 		}
-		w.access(ops[len(ops)-1], true, false)
+		dst := ops[len(ops)-1]
+		w.access(dst, true, false)
 		// cp -s and cp -l make links, as ln does.
 		if !move && o.has("s", "l", "symbolic-link", "link") {
 			dest := ops[len(ops)-1]
@@ -279,6 +302,24 @@ func runCopy(move bool) func(*walker, *cmd) stage {
 					at = path.Join(at, path.Base(src.vals[0]))
 				}
 				w.madeLink(at, src.vals[0])
+			}
+		}
+		if w.r.written != nil {
+			// A copy of a file this command wrote holds what was written
+			// (at the destination, or in it when it is a directory).
+			for _, s := range ops[:len(ops)-1] {
+				wr := w.writtenAt(s)
+				if wr == nil {
+					w.forget(dst)
+					continue
+				}
+				w.wrote(dst, wr.vals, false, wr.fetched)
+				if !s.unknown && !dst.unknown {
+					w.wrote(lit(path.Join(dst.lit, path.Base(s.lit))), wr.vals, false, wr.fetched)
+				}
+				if move {
+					w.forget(s)
+				}
 			}
 		}
 		return stage{}
@@ -300,8 +341,22 @@ func runInstall(w *walker, c *cmd) stage {
 func writesAll(spec optSpec) func(*walker, *cmd) stage {
 	return func(w *walker, c *cmd) stage {
 		o := parseOpts(c.args, spec, false)
+		// touch changes times, mkdir and rmdir directories; tee records
+		// what it writes below.
+		w.keepsContent = c.name == "touch" || c.name == "tee" || c.name == "mkdir" || c.name == "rmdir" || c.name == "mkfifo"
 		for _, f := range o.operands {
 			w.access(f, true, false)
+		}
+		w.keepsContent = false
+		if c.name == "tee" {
+			var text []string
+			fetched := false
+			if len(c.up) > 0 {
+				text, fetched = c.up[len(c.up)-1].text, c.up[len(c.up)-1].fetch
+			}
+			for _, f := range o.operands {
+				w.wrote(f, text, o.has("a", "append"), fetched)
+			}
 		}
 		if c.name == "touch" || c.name == "truncate" {
 			w.optFiles(&o, false, nil, "r", "reference")
@@ -337,6 +392,9 @@ func readsAll(spec optSpec) func(*walker, *cmd) stage {
 			if f.unknown {
 				return stage{}
 			}
+		}
+		if p := w.printed(o.operands); p != nil {
+			return *p // cat x.sh | sh: what the command wrote there
 		}
 		return stage{file: true}
 	}
@@ -387,7 +445,9 @@ func runCompress(w *walker, c *cmd) stage {
 }
 
 func runSed(w *walker, c *cmd) stage {
-	o := parseOpts(c.args, optSpec{val: "efl", long: map[string]bool{"expression": true, "file": true, "line-length": true}}, false)
+	o := parseOpts(c.args, optSpec{val: "efl", long: map[string]bool{"expression": true, "file": true, "line-length": true},
+		flags: []string{"in-place", "quiet", "silent", "debug", "posix", "regexp-extended", "separate", "sandbox", "unbuffered",
+			"null-data", "zero-terminated", "follow-symlinks", "binary", "help", "version"}}, false)
 	ops := o.operands
 	w.optFiles(&o, false, nil, "f", "file")
 	for _, x := range o.all("e", "expression") {

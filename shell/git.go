@@ -76,6 +76,9 @@ sub:
 			subcmd, rest = strings.ToLower(words[0].lit), append(words[1:], rest...)
 		}
 	}
+	if longs, ok := gitLongs[subcmd]; ok {
+		rest = expandLongs(rest, longs)
+	}
 	for _, a := range rest {
 		if !a.unknown && (a.lit == "--help" || a.lit == "-h") {
 			return stage{}
@@ -140,6 +143,38 @@ sub:
 		w.finding(GitDestructive, c.seg, reason)
 	}
 	return stage{}
+}
+
+// gitLongs are the long options of the subcommands veto judges by their
+// options. git takes any unambiguous prefix of a long option (--har is
+// --hard); an ambiguous one is read as the first it could be, and each
+// list starts with the options veto refuses, so --forc is --force.
+var gitLongs = map[string][]string{
+	"reset": {"hard", "merge", "mixed", "soft", "keep", "quiet", "no-quiet", "patch", "pathspec-from-file",
+		"pathspec-file-nul", "recurse-submodules", "no-recurse-submodules", "refresh", "no-refresh", "intent-to-add"},
+	"clean": {"force", "dry-run", "quiet", "interactive", "exclude"},
+	"push": {"force", "mirror", "delete", "force-with-lease", "force-if-includes", "no-force-with-lease", "no-force-if-includes",
+		"all", "branches", "tags", "follow-tags", "no-follow-tags", "prune", "dry-run", "porcelain", "set-upstream",
+		"signed", "no-signed", "atomic", "no-atomic", "push-option", "receive-pack", "exec", "repo", "verbose", "quiet",
+		"progress", "no-progress", "verify", "no-verify", "ipv4", "ipv6", "recurse-submodules", "no-recurse-submodules",
+		"thin", "no-thin"},
+	"checkout": {"force", "pathspec-from-file", "ours", "theirs", "track", "no-track", "detach", "merge", "conflict", "patch",
+		"orphan", "ignore-skip-worktree-bits", "overwrite-ignore", "no-overwrite-ignore", "ignore-other-worktrees",
+		"recurse-submodules", "no-recurse-submodules", "progress", "no-progress", "quiet", "pathspec-file-nul", "guess",
+		"no-guess", "overlay", "no-overlay", "unified", "inter-hunk-context"},
+	"switch": {"discard-changes", "force", "create", "force-create", "orphan", "detach", "guess", "no-guess", "track",
+		"no-track", "merge", "conflict", "quiet", "progress", "no-progress", "recurse-submodules", "no-recurse-submodules",
+		"ignore-other-worktrees"},
+	"restore": {"worktree", "source", "staged", "ours", "theirs", "merge", "conflict", "patch", "overlay", "no-overlay",
+		"quiet", "progress", "no-progress", "recurse-submodules", "no-recurse-submodules", "ignore-unmerged",
+		"pathspec-from-file", "pathspec-file-nul", "ignore-skip-worktree-bits", "unified", "inter-hunk-context"},
+	"branch": {"delete", "force", "move", "copy", "list", "all", "remotes", "verbose", "quiet", "abbrev", "no-abbrev",
+		"column", "no-column", "sort", "merged", "no-merged", "contains", "no-contains", "points-at", "format", "color",
+		"no-color", "ignore-case", "omit-empty", "track", "no-track", "set-upstream-to", "unset-upstream",
+		"edit-description", "create-reflog", "recurse-submodules", "show-current"},
+	"worktree": {"force", "detach", "checkout", "no-checkout", "guess-remote", "no-guess-remote", "track", "no-track",
+		"lock", "reason", "orphan", "quiet", "porcelain", "verbose", "expire", "dry-run", "relative-paths",
+		"no-relative-paths"},
 }
 
 // gitOpts splits git subcommand arguments into options and positionals.

@@ -36,7 +36,7 @@ var generalProgramVars = map[string]bool{"EDITOR": true, "VISUAL": true, "PAGER"
 // startupEnv judges an assignment of name to x, whether for one command,
 // exported or through env: it holds for what the command starts.
 func (w *walker) startupEnv(name string, x word, depth int) {
-	if w.code && w.printed {
+	if w.code && w.inPrint {
 		return
 	}
 	switch {

@@ -461,4 +461,4 @@ func runTee(w *walker, c *cmd) stage {
 	return st
 }
 
-var teeWrites = writesAll(optSpec{})
+var teeWrites = writesAll(optSpec{flags: []string{"append", "ignore-interrupts", "output-error", "help", "version"}})

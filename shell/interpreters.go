@@ -151,13 +151,13 @@ func (w *walker) shellFile(c *cmd, rest []word) stage {
 	if len(rest) == 0 {
 		return w.fromStdin(c, false)
 	}
-	return w.runFile(c, rest[0], false)
+	return w.runFile(c, rest[0], rest[1:], false)
 }
 
 // runFile is a shell or interpreter running the file f: a file read, or,
 // for a process substitution, what it prints; a file veto cannot name
 // cannot be vouched for.
-func (w *walker) runFile(c *cmd, f word, code bool) stage {
+func (w *walker) runFile(c *cmd, f word, args []word, code bool) stage {
 	if f.feed != nil {
 		return w.runFeed(c, []stage{*f.feed}, code)
 	}
@@ -182,6 +182,7 @@ func (w *walker) runFile(c *cmd, f word, code bool) stage {
 		}
 	}
 	w.access(f, false, false)
+	w.runWritten(c, f, args, code, c.name == "source" || c.name == ".")
 	return stage{}
 }
 
@@ -238,14 +239,21 @@ func runEval(w *walker, c *cmd) stage {
 	if len(c.args) == 0 {
 		return stage{}
 	}
-	return w.scriptOf(c, joinWords(c.args))
+	// eval runs in this shell: what its script assigns or defines (an
+	// alias, a function) holds after it.
+	script := joinWords(c.args)
+	if script.unknown || len(script.vals) > 1 {
+		return w.scriptOf(c, script)
+	}
+	w.script(script.lit, c.depth+1)
+	return stage{}
 }
 
 func runSource(w *walker, c *cmd) stage {
 	if len(c.args) == 0 {
 		return stage{}
 	}
-	return w.runFile(c, c.args[0], false)
+	return w.runFile(c, c.args[0], c.args[1:], false)
 }
 
 // interpSpec is how an interpreter's command line names its code.
@@ -421,7 +429,7 @@ func runInterp(w *walker, c *cmd) stage {
 		if script == nil {
 			return w.fromStdin(c, true)
 		}
-		return w.runFile(c, *script, true)
+		return w.runFile(c, *script, nil, true)
 	}
 	for _, code := range codes {
 		w.readCode(c, code)
@@ -452,7 +460,7 @@ func runAwk(w *walker, c *cmd) stage {
 		"source": true, "include": true, "exec": true}}, true)
 	ops := o.operands
 	for _, f := range o.all("f", "file", "i", "include", "E", "exec") {
-		w.runFile(c, f, true) // a program file: read, or cannot_vouch when veto cannot name it
+		w.runFile(c, f, nil, true) // a program file: read, or cannot_vouch when veto cannot name it
 	}
 	progs := o.all("e", "source")
 	if !o.has("f", "file", "E", "exec", "e", "source") {

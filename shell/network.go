@@ -131,6 +131,9 @@ func runCurl(w *walker, c *cmd) stage {
 	// Every value of a repeated option counts: curl sends every -d and
 	// writes every -o.
 	w.optFiles(&o, true, notStdio, "o", "output", "D", "dump-header", "c", "cookie-jar", "trace", "trace-ascii", "stderr")
+	for _, f := range o.all("o", "output") {
+		w.wrote(f, nil, false, true) // a download, run later or not
+	}
 	at := func(v string) (string, bool) { // @file, but not @- (standard input)
 		return strings.TrimPrefix(v, "@"), strings.HasPrefix(v, "@") && v != "@-"
 	}
@@ -170,6 +173,9 @@ func runCurl(w *walker, c *cmd) stage {
 	}
 	if curlSends(c, &o) {
 		w.uploadFrom(c, from)
+	}
+	if o.has("O", "remote-name", "remote-name-all") {
+		w.wroteDownloads(o.operands)
 	}
 	return stage{}
 }
@@ -234,6 +240,9 @@ func runWget(w *walker, c *cmd) stage {
 		"password": true, "http-user": true, "http-password": true, "load-cookies": true, "save-cookies": true, "referer": true,
 		"config": true}}, false)
 	w.optFiles(&o, true, notStdio, "O", "output-document", "o", "output-file", "a", "append-output", "save-cookies")
+	for _, f := range o.all("O", "output-document") {
+		w.wrote(f, nil, false, true)
+	}
 	w.optFiles(&o, true, nil, "P", "directory-prefix")
 	// --config reads wgetrc commands veto does not see: a proxy among them.
 	if o.has("config") {
@@ -274,6 +283,9 @@ func runWget(w *walker, c *cmd) stage {
 			w.uploadFrom(c, from)
 			break
 		}
+	}
+	if !o.has("O", "output-document") {
+		w.wroteDownloads(o.operands)
 	}
 	return stage{}
 }

@@ -1,12 +1,89 @@
 package shell
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // optSpec says which options of a program take a value.
 type optSpec struct {
 	val     string          // short options that take a value (attached or next)
 	long    map[string]bool // long options that take a value
 	numeric bool            // "-5" style numeric options (nice, head)
+	// flags are the program's long options that take no value. A spec
+	// that lists them knows every long option of its program (these and
+	// long's), so an abbreviation is read as getopt_long reads it: any
+	// unambiguous prefix (--recur is --recursive). Without them, veto does
+	// not know the full list and leaves names as written.
+	flags []string
+}
+
+// longName is the long option an abbreviated name stands for, among
+// longs: the name itself when it is one, else the only option it is a
+// prefix of. A prefix of several is ambiguous (getopt_long and git refuse
+// it); veto reads it as the first of them in longs, which lists the
+// options it judges first, so an ambiguous --forc is still --force.
+func longName(name string, longs []string) string {
+	if name == "" || slices.Contains(longs, name) {
+		return name
+	}
+	for _, l := range longs {
+		if strings.HasPrefix(l, name) {
+			return l
+		}
+	}
+	return name
+}
+
+// expandLongs returns args with each abbreviated long option (before
+// "--") spelt in full, among longs: --har is --hard.
+func expandLongs(args []word, longs []string) []word {
+	var out []word
+	for i, a := range args {
+		if a.unknown || len(a.vals) != 1 || !strings.HasPrefix(a.lit, "--") {
+			continue
+		}
+		if a.lit == "--" {
+			break
+		}
+		name, val, hasVal := strings.Cut(a.lit[2:], "=")
+		full := longName(name, longs)
+		if full == name {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(args)
+		}
+		s := "--" + full
+		if hasVal {
+			s += "=" + val
+		}
+		out[i] = lit(s)
+		out[i].src = a.src
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// longName is name spelt in full among the spec's long options.
+func (spec optSpec) longName(name string) string {
+	if slices.Contains(spec.flags, name) || spec.long[name] {
+		return name
+	}
+	for _, l := range spec.flags {
+		if strings.HasPrefix(l, name) {
+			return l
+		}
+	}
+	full := name
+	for l := range spec.long {
+		if strings.HasPrefix(l, name) && (full == name || l < full) {
+			full = l // the first in order, whatever the map's
+		}
+	}
+	return full
 }
 
 // opts is a parsed command line: the options seen (by name, without
@@ -83,10 +160,14 @@ func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
 			o.dashdash = true
 			return o
 		case strings.HasPrefix(s, "--"):
-			name, val, hasVal := strings.Cut(s[2:], "=")
+			written, val, hasVal := strings.Cut(s[2:], "=")
+			name := written
+			if spec.flags != nil {
+				name = spec.longName(name)
+			}
 			switch {
 			case hasVal:
-				o.vals[name] = append(o.vals[name], tails(a, "--"+name+"="))
+				o.vals[name] = append(o.vals[name], tails(a, "--"+written+"="))
 			case spec.long[name] && i+1 < len(args):
 				i++
 				val = args[i].lit

@@ -182,7 +182,7 @@ func (w *walker) privilege(c *cmd) {
 		// host is still refused: root on a server is root.
 		return
 	}
-	if w.code && w.printed {
+	if w.code && w.inPrint {
 		return
 	}
 	escalate := func(msg string) { w.r.find(RulePrivilege, PrivilegeEscalation, c.seg, msg) }

@@ -49,8 +49,9 @@ const (
 	// CrontabRemove is given for crontab -r.
 	CrontabRemove Reason = "crontab_remove"
 	// FetchToShell is given when what a download (curl, wget, nc, ssh, …)
-	// fetches is run: piped into a shell or interpreter, or given to one
-	// as <(…).
+	// fetches is run: piped into a shell or interpreter, given to one as
+	// <(…), or saved to a file (curl -o, wget -O, > f) that the same
+	// command then runs.
 	FetchToShell Reason = "fetch_to_shell"
 	// DecodeToShell is given when what base64 -d, xxd -r, openssl -d,
 	// uudecode, printf with escapes or directives beyond %s, or echo -e
@@ -65,8 +66,10 @@ const (
 	// know or split, when a script, file or code handed to a shell,
 	// source, eval, an interpreter or git cannot be seen (a variable, an
 	// expansion, input from a producer veto cannot read, a process
-	// substitution of an unknown command), and for constructs the
-	// analyzer does not follow.
+	// substitution of an unknown command, a file the same command wrote
+	// with content veto cannot know), when an alias or a name reference
+	// veto cannot read is used, and for constructs the analyzer does not
+	// follow.
 	CannotVouch Reason = "cannot_vouch"
 	// ParseFailed is given for a command that does not parse, even after
 	// the unterminated-quote recovery.

@@ -412,7 +412,7 @@ func runAt(w *walker, c *cmd) stage {
 	}
 	if fs := o.all("f"); len(fs) > 0 {
 		for _, f := range fs {
-			w.runFile(c, f, false)
+			w.runFile(c, f, nil, false)
 		}
 		return stage{}
 	}

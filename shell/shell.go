@@ -112,6 +112,16 @@ type Report struct {
 	Recovered bool     // the command only parsed after closing an unterminated quote
 
 	gitEnv *gitEnvState // git configuration given through the environment, paired
+	// written is what the command wrote to each file, for a later command
+	// of its own that runs one (walkers of every subshell share it: a file
+	// outlives the subshell that wrote it).
+	written map[string]*written
+	// expansions counts the aliases expanded and the written files run,
+	// against a command that multiplies them (each runs several others).
+	expansions int
+	// funcChanges remembers whether each function's body may change the
+	// shell's state (changesState).
+	funcChanges map[*syntax.Stmt]bool
 }
 
 func (r *Report) find(rule Rule, reason Reason, seg int, msg string) {
@@ -136,6 +146,7 @@ func Analyze(src string, env Env) *Report {
 	w.gitEnvDone()
 	w.procRoots()
 	r.gitEnv = nil
+	r.funcChanges = nil // keyed by this parse's nodes: of no use past it
 	return r
 }
 

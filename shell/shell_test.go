@@ -170,7 +170,13 @@ func FuzzAnalyze(f *testing.F) {
 		"$'\\x63at' $'\\u00e9\\101\\cA'", "c='cat a b'; $c", "IFS=,; c=cat,a; $c", "cat ${HOME%/*} ${HOME##*[a-z]}",
 		"bash <<EOF\ncat $HOME\nEOF\n", "sh <<< 'cat a'", "bash <(echo cat a)", "python3 -Bc 'open(\"x\", \"w\")'",
 		"perl -lne 'print' f", "git -c alias.x='!cat a' x", "f(){ cat \"$1\" \"$#\"; }; f a", "sh -c 'cat $0 $1' a b",
-		"if x; then c=a; fi; cat $c", "awk 'BEGIN{system(\"cat a\")}'", "echo \"it's"} {
+		"if x; then c=a; fi; cat $c", "awk 'BEGIN{system(\"cat a\")}'", "echo \"it's",
+		"true || x=rm; $x -rf ~", "read -r a b <<< 'x y z'; $a $b", "mapfile -t c <<< 'a'; $c", "printf -v c '%s' a; $c",
+		"declare -n r=x; r=a; $x $r", "set -- a 'b c'; \"$@\" $*; shift; $1", "alias q='command '; alias n='cat a'; q n",
+		"rm --recur --forc x", "git push --forc", "echo 'cat a' > x.sh; cp x.sh y; mv y z; bash z 1; ./x.sh; . x.sh",
+		"curl -o f u; sh f", "echo a | tee -a f; sed -i s/a/b/ f; python3 f",
+		"a=(x 'y z'); a+=(w); a[1]=v; a[$i]=u; \"${a[@]}\" ${a[*]} ${a[2]} ${#a[@]}; for x in \"${a[@]}\"; do cat $x; done",
+		"read -ra v <<< 'a b'; mapfile -t l <<< $'a\\nb'; declare -A m=([k]=v); ${v[1]} ${l[@]} ${m[k]}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {

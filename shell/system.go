@@ -48,13 +48,17 @@ func destroyDisk(w *walker, c *cmd) stage {
 }
 
 func runChmod(w *walker, c *cmd) stage {
-	o := parseOpts(c.args, optSpec{long: map[string]bool{"reference": true, "from": true}}, false)
+	o := parseOpts(c.args, optSpec{long: map[string]bool{"reference": true, "from": true},
+		flags: []string{"recursive", "changes", "silent", "quiet", "verbose", "dereference", "no-dereference", "preserve-root",
+			"no-preserve-root", "help", "version"}}, false)
 	ops := o.operands
 	if !o.has("reference") && len(ops) > 0 {
 		ops = ops[1:] // the mode or the owner
 	}
 	recursive := o.has("R", "recursive")
 	home := w.env.Vars["HOME"]
+	w.keepsContent = true
+	defer func() { w.keepsContent = false }()
 	for _, x := range ops {
 		if recursive && !x.unknown {
 			for _, v := range x.vals {

@@ -26,6 +26,17 @@ type walker struct {
 	// remotes are the URLs git remote add or set-url gave remotes earlier
 	// in the command ("" when unknown), for a later push.
 	remotes map[string]string
+	// aliases are the aliases defined so far (a value nil: unknown); refs
+	// the name references (declare -n), each to its target ("": unknown).
+	aliases map[string][]string
+	refs    map[string]string
+	// arrays are the arrays whose elements veto knows (a=(…), read -a,
+	// mapfile); an array missing here is not known element by element.
+	arrays map[string][]word
+
+	// keepsContent: the write being recorded changes a file's mode or
+	// times, not what it holds (chmod +x x.sh).
+	keepsContent bool
 
 	strict bool // recovered or remote input: a recursive forced removal is refused whatever its target
 	remote bool // the command runs on another machine: its paths are not ours
@@ -40,10 +51,10 @@ type walker struct {
 
 	prog    string // the program of the last simple command walked, for secretUse
 	progSeg int    // its segment
-	// printed: that code is a string literal a print or log call is given,
+	// inPrint: that code is a string literal a print or log call is given,
 	// text rather than a command; privilege and injection are not judged
 	// in it.
-	printed bool
+	inPrint bool
 }
 
 // link is a link a command made: what it points at, and the directory a
@@ -116,6 +127,9 @@ func (w *walker) fork() *walker {
 	c.vars = maps.Clone(w.vars)
 	c.tainted = maps.Clone(w.tainted)
 	c.dirs = append([]string(nil), w.dirs...)
+	c.aliases = maps.Clone(w.aliases)
+	c.refs = maps.Clone(w.refs)
+	c.arrays = maps.Clone(w.arrays)
 	return &c
 }
 
@@ -205,8 +219,9 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 	n := len(w.r.secrets)
 	var in *stage
 	configs := 0 // writes of a package manager's config file, whose text is judged
+	var outs []output
 	for _, rd := range st.Redirs {
-		if f := w.redirect(rd, depth); f != nil {
+		if f := w.redirect(rd, depth, &outs); f != nil {
 			in = f
 		}
 		switch rd.Op {
@@ -216,6 +231,37 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 			}
 		}
 	}
+	if outs != nil {
+		// What the statement prints is what the files it writes hold,
+		// for a later command that runs one of them.
+		out := w.stmtCmd(st, in, depth, up, n, configs)
+		for _, o := range outs {
+			if out.file {
+				w.forget(o.file) // a copy of a file, judged as that file when run
+				continue
+			}
+			text := out.text
+			if o.other {
+				text = nil
+			}
+			w.wrote(o.file, text, o.append, out.fetch)
+		}
+		return out
+	}
+	return w.stmtCmd(st, in, depth, up, n, configs)
+}
+
+// output is a file a redirection writes.
+type output struct {
+	file   word
+	append bool
+	other  bool // a stream other than the output (2> f)
+}
+
+// stmtCmd walks a statement's command, in its redirection's input; n is
+// how many secret uses the report held before the statement, configs how
+// many of its redirections write a package manager's config file.
+func (w *walker) stmtCmd(st *syntax.Stmt, in *stage, depth int, up []stage, n, configs int) stage {
 	switch c := st.Cmd.(type) {
 	case nil:
 		return stage{}
@@ -250,15 +296,18 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 			}
 			return last
 		}
-		w.stmt(c.X, depth, nil)
-		return w.stmt(c.Y, depth, nil)
+		if c.Op != syntax.AndStmt && c.Op != syntax.OrStmt {
+			w.stmt(c.X, depth, nil)
+			return w.stmt(c.Y, depth, nil)
+		}
+		return w.andOr(c, depth)
 	case *syntax.Subshell:
-		w.fork().stmts(c.Stmts, depth)
+		return w.fork().printing(c.Stmts, depth)
 	case *syntax.Block:
-		w.stmts(c.Stmts, depth)
+		return w.printing(c.Stmts, depth)
 	case *syntax.IfClause:
 		// Each branch may be the one taken: what they assign is merged.
-		if !changesState(c) {
+		if !w.changesState(c) {
 			for ic := c; ic != nil; ic = ic.Else {
 				w.stmts(ic.Cond, depth)
 				w.stmts(ic.Then, depth)
@@ -287,9 +336,17 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 			var vals []string
 			unknown := len(l.Items) == 0
 			for _, it := range l.Items {
-				x := w.word(it, depth)
-				vals = append(vals, x.vals...)
-				unknown = unknown || x.unknown
+				ws, ok := w.spliceParams(nil, it)
+				if !ok {
+					ws, ok = w.spliceArray(nil, it)
+				}
+				if !ok {
+					ws = []word{w.word(it, depth)} // "$@" and "${a[@]}" are each of their words
+				}
+				for _, x := range ws {
+					vals = append(vals, x.vals...)
+					unknown = unknown || x.unknown
+				}
 			}
 			if unknown {
 				vals = nil
@@ -301,7 +358,7 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 		w.stmts(c.Do, depth)
 	case *syntax.CaseClause:
 		w.word(c.Word, depth)
-		if !changesState(c) {
+		if !w.changesState(c) {
 			for _, it := range c.Items {
 				for _, p := range it.Patterns {
 					w.word(p, depth)
@@ -339,26 +396,84 @@ func (w *walker) stmt(st *syntax.Stmt, depth int, up []stage) stage {
 	return stage{}
 }
 
+// printing walks a group's commands and returns what they print in turn
+// ({ echo a; echo b; } > f): text when each prints known text, with a
+// download or decoding in any of them.
+func (w *walker) printing(list []*syntax.Stmt, depth int) stage {
+	out := stage{text: []string{""}}
+	for _, st := range list {
+		s := w.stmt(st, depth, nil)
+		out.fetch = out.fetch || s.fetch
+		out.decode = out.decode || s.decode
+		switch {
+		case out.text == nil:
+		case s.text == nil:
+			out.text = nil
+		default:
+			if out.text = product(out.text, s.text); len(out.text) > maxValues {
+				out.text = nil
+			}
+		}
+	}
+	return out
+}
+
 // changesState reports whether a node may change what later commands
-// see: it assigns, loops over words, defines a function or changes
-// directory. Branches that cannot are walked in place, without a fork.
-func changesState(n syntax.Node) bool {
+// see: it assigns, loops over words, defines a function or an alias,
+// changes directory, or calls a function or alias (which may do any of
+// these). Branches that cannot are walked in place, without a fork.
+func (w *walker) changesState(n syntax.Node) bool {
+	if st, ok := n.(*syntax.Stmt); ok {
+		// The common case, one simple command, without a walk.
+		switch c := st.Cmd.(type) {
+		case *syntax.CallExpr:
+			if len(c.Assigns) == 0 && len(c.Args) > 0 {
+				return w.changer(c.Args[0].Lit())
+			}
+		case *syntax.BinaryCmd:
+			if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+				return false // each stage of a pipeline runs in a subshell
+			}
+		}
+	}
 	changes := false
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.Assign, *syntax.FuncDecl, *syntax.WordIter:
 			changes = true
 		case *syntax.CallExpr:
-			if len(n.Args) > 0 {
-				switch n.Args[0].Lit() {
-				case "cd", "pushd", "popd", "read", "source", ".", "eval", "mapfile", "readarray", "getopts", "printf", "shift", "set", "unset":
-					changes = true
-				}
+			if len(n.Args) > 0 && w.changer(n.Args[0].Lit()) {
+				changes = true
 			}
 		}
 		return !changes
 	})
 	return changes
+}
+
+// changer reports whether a command named name may change the shell's
+// state.
+func (w *walker) changer(name string) bool {
+	switch name {
+	case "cd", "pushd", "popd", "read", "source", ".", "eval", "mapfile", "readarray", "getopts", "printf", "shift", "set", "unset",
+		"alias", "unalias", "declare", "typeset", "local", "export", "readonly":
+		return true
+	}
+	if body, ok := w.funcs[name]; ok {
+		// A function changes state when its body may.
+		if w.r.funcChanges == nil {
+			w.r.funcChanges = map[*syntax.Stmt]bool{}
+		}
+		if c, done := w.r.funcChanges[body]; done {
+			return c
+		}
+		w.r.funcChanges[body] = true // while it is read: a recursive call may
+		c := w.changesState(body)
+		w.r.funcChanges[body] = c
+		return c
+	}
+	_, ok := w.aliases[name]
+	return ok
 }
 
 // join takes the state of branches one of which ran (if, case): a variable
@@ -403,8 +518,32 @@ func (w *walker) join(branches []*walker) {
 			w.cwd = ""
 		}
 	}
+	w.joinArrays(branches)
 	for _, b := range branches {
 		maps.Copy(w.funcs, b.funcs)
+		for k, v := range b.refs {
+			if t, ok := w.refs[k]; ok && t != v {
+				v = "" // references to different targets: unknown
+			}
+			if w.refs == nil {
+				w.refs = map[string]string{}
+			}
+			w.refs[k] = v
+		}
+		for k, v := range b.aliases {
+			if w.aliases == nil {
+				w.aliases = map[string][]string{}
+			}
+			old, ok := w.aliases[k]
+			switch {
+			case !ok:
+				w.aliases[k] = v
+			case old == nil || v == nil:
+				w.aliases[k] = nil
+			default:
+				w.aliases[k] = appendNew(slices.Clone(old), v...)
+			}
+		}
 	}
 	w.dirs = branches[len(branches)-1].dirs
 }
@@ -456,6 +595,18 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 				}
 			}
 			w.r.Assigned = append(w.r.Assigned, a.Name.Value)
+			if strings.Contains(opts, "n") {
+				// declare -n NAME=TARGET: NAME stands for TARGET.
+				if a.Value == nil {
+					if w.refs == nil {
+						w.refs = map[string]string{}
+					}
+					w.refs[a.Name.Value] = pendingRef
+					continue
+				}
+				w.nameRef(a.Name.Value, w.word(a.Value, depth))
+				continue
+			}
 			if a.Value != nil {
 				n := len(w.r.secrets)
 				x := w.word(a.Value, depth)
@@ -464,8 +615,8 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 				w.startupEnv(a.Name.Value, x, depth)
 				w.assign(a.Name.Value, x)
 			} else if a.Array != nil {
-				w.substsIn(a.Array, depth)
-				w.vars[a.Name.Value] = nil
+				elems, known := w.arrayElems(a.Array, depth)
+				w.setArray(a.Name.Value, elems, known, a.Append)
 			}
 		}
 	}
@@ -478,6 +629,22 @@ func (w *walker) decl(c *syntax.DeclClause, depth int) {
 }
 
 func (w *walker) assign(name string, x word) {
+	if t, ok := w.refs[name]; ok && t == pendingRef {
+		w.refs[name] = refTarget(x) // the first assignment names the target
+		return
+	}
+	if w.refs != nil {
+		n, ok := w.resolve(name)
+		if !ok {
+			w.finding(CannotVouch, w.r.Segments, "The command assigns through a name reference veto cannot resolve, so it cannot vouch for it.")
+			return
+		}
+		if n != name {
+			w.r.Assigned = append(w.r.Assigned, n) // the variable the reference names is what is assigned
+		}
+		name = n
+	}
+	delete(w.arrays, name) // a=x sets the first element only: the others are not known
 	if x.unknown {
 		w.vars[name] = nil
 		return
@@ -488,7 +655,7 @@ func (w *walker) assign(name string, x word) {
 // redirect records the file a redirection reads or writes, and returns
 // what it gives the command on its input, if it gives any: a here-document's
 // or here-string's text, a file's, or a process substitution's output.
-func (w *walker) redirect(rd *syntax.Redirect, depth int) *stage {
+func (w *walker) redirect(rd *syntax.Redirect, depth int, outs *[]output) *stage {
 	switch rd.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
 		return w.hereDoc(rd, depth)
@@ -502,7 +669,11 @@ func (w *walker) redirect(rd *syntax.Redirect, depth int) *stage {
 		if x.unknown {
 			return &stage{}
 		}
-		return &stage{text: x.vals}
+		text := make([]string, len(x.vals))
+		for i, v := range x.vals {
+			text[i] = v + "\n" // a here-string ends in a newline
+		}
+		return &stage{text: text}
 	case syntax.DplIn, syntax.DplOut:
 		if x.lit == "-" || isDigits(x.lit) {
 			if rd.Op == syntax.DplIn {
@@ -515,9 +686,18 @@ func (w *walker) redirect(rd *syntax.Redirect, depth int) *stage {
 		}
 	}
 	write := rd.Op != syntax.RdrIn
-	w.seg = w.r.Segments // a redirection belongs to the command it precedes
+	w.seg = w.r.Segments             // a redirection belongs to the command it precedes
+	w.keepsContent = isOutput(rd.Op) // it records what it writes itself, after the command
 	w.access(x, write, false)
+	w.keepsContent = false
 	if write {
+		if isOutput(rd.Op) {
+			o := output{file: x, append: rd.Op == syntax.AppOut || rd.Op == syntax.AppAll}
+			// 2> f holds what the command prints on another stream than
+			// its output: veto does not know it.
+			o.other = rd.N != nil && rd.N.Value != "1"
+			*outs = append(*outs, o)
+		}
 		return nil
 	}
 	switch {
@@ -527,6 +707,9 @@ func (w *walker) redirect(rd *syntax.Redirect, depth int) *stage {
 		return &stage{}
 	case len(x.vals) == 1 && harmless[x.lit]:
 		return &stage{text: []string{""}}
+	}
+	if wr := w.writtenAt(x); wr != nil {
+		return wr.stage() // bash < x.sh: what the command wrote there
 	}
 	return &stage{file: true}
 }
@@ -627,6 +810,20 @@ func (w *walker) access(x word, write, removes bool) {
 			// Written through a link made earlier: the link's target is.
 			for _, l := range w.throughLinks(v) {
 				w.r.Files = append(w.r.Files, Access{Path: l.target, Dir: l.dir, Write: true, Removes: removes, Segment: seg})
+			}
+		}
+		if write && !w.keepsContent && !w.remote {
+			// A program writes the file: veto does not know what it holds
+			// now (sed -i, dd of=, an editor), should the command run it
+			// later. The writers it follows (redirections, tee, cp, ln,
+			// downloads) record the content after this.
+			if w.r.written == nil {
+				w.r.written = map[string]*written{}
+			}
+			if f, ok := w.r.written[w.fileKey(v)]; ok {
+				f.vals = nil
+			} else {
+				w.r.written[w.fileKey(v)] = &written{}
 			}
 		}
 	}
@@ -959,6 +1156,9 @@ func (w *walker) param(p *syntax.ParamExp, depth int) ([]string, bool) {
 		w.word(p.Repl.Orig, depth)
 		w.word(p.Repl.With, depth)
 	}
+	if p.Index != nil && p.Param != nil && !p.Excl && p.Slice == nil && p.Repl == nil && p.Names == 0 && p.NestedParam == nil && p.Exp == nil {
+		return w.element(p)
+	}
 	if p.Param == nil || p.Excl || p.Length || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Names != 0 || p.NestedParam != nil {
 		return nil, true
 	}
@@ -1013,6 +1213,13 @@ func (w *walker) lookup(name string) ([]string, bool) {
 		if v, isParam, known := w.params.lookup(name); isParam {
 			return v, known
 		}
+	}
+	if w.refs != nil {
+		n, ok := w.resolve(name)
+		if !ok {
+			return nil, false
+		}
+		name = n
 	}
 	if v, ok := w.vars[name]; ok {
 		return v, v != nil
@@ -1162,4 +1369,54 @@ func unescapeQuoted(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// andOr walks a chain of && (or of ||): each command after the first may
+// or may not run, so what the chain assigns may hold as it is after any
+// of them. In a && chain a command runs only when every one before it
+// did, so it sees what they all assigned; a || chain likewise. The
+// directory is the one the whole chain leaves, as veto assumes a cd
+// succeeds.
+func (w *walker) andOr(c *syntax.BinaryCmd, depth int) stage {
+	var buf [8]*syntax.Stmt
+	chain := andOrChain(c, c.Op, buf[:0])
+	w.stmt(chain[0], depth, nil)
+	rest := chain[1:]
+	changes := false
+	for _, s := range rest {
+		if w.changesState(s) {
+			changes = true
+			break
+		}
+	}
+	if !changes {
+		var st stage
+		for _, s := range rest {
+			st = w.stmt(s, depth, nil)
+		}
+		return st
+	}
+	ran := w.fork()
+	ends := []*walker{w.fork()} // none of the rest ran
+	var st stage
+	for i, s := range rest {
+		st = ran.stmt(s, depth, nil)
+		if i < len(rest)-1 && w.changesState(s) {
+			ends = append(ends, ran.fork()) // the chain stopped after s
+		}
+	}
+	ends = append(ends, ran)
+	w.join(ends)
+	w.cwd, w.dirs, w.params = ran.cwd, ran.dirs, ran.params
+	return st
+}
+
+// andOrChain flattens a left-nested chain of one operator: a && b && c.
+func andOrChain(c *syntax.BinaryCmd, op syntax.BinCmdOperator, out []*syntax.Stmt) []*syntax.Stmt {
+	if x, ok := c.X.Cmd.(*syntax.BinaryCmd); ok && x.Op == op && len(c.X.Redirs) == 0 && !c.X.Negated && !c.X.Background {
+		out = andOrChain(x, op, out)
+	} else {
+		out = append(out, c.X)
+	}
+	return append(out, c.Y)
 }

@@ -33,7 +33,8 @@ func wrapOperands(spec optSpec, n int) func(*walker, *cmd) stage {
 // shell; without it, su starts that shell on its input.
 func wrapSu(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "csgGw", long: map[string]bool{"command": true, "session-command": true, "shell": true,
-		"group": true, "supp-group": true, "whitelist-environment": true}}, false)
+		"group": true, "supp-group": true, "whitelist-environment": true, "user": c.name == "runuser"},
+		flags: []string{"login", "fast", "preserve-environment", "pty", "help", "version"}}, false)
 	if scripts := o.all("c", "command", "session-command"); len(scripts) > 0 {
 		for _, s := range scripts {
 			w.scriptOf(c, s)
@@ -48,7 +49,9 @@ func wrapSu(w *walker, c *cmd) stage {
 
 func wrapSudo(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "ugpCDrtTUh", long: map[string]bool{"user": true, "group": true, "prompt": true,
-		"close-from": true, "chdir": true, "role": true, "type": true, "other-user": true, "host": true, "command-timeout": true}}, true)
+		"close-from": true, "chdir": true, "role": true, "type": true, "other-user": true, "host": true, "command-timeout": true},
+		flags: []string{"askpass", "background", "bell", "preserve-env", "edit", "set-home", "help", "login", "remove-timestamp",
+			"reset-timestamp", "list", "non-interactive", "preserve-groups", "chroot", "stdin", "shell", "version", "validate"}}, true)
 	if o.has("e", "edit") {
 		for _, f := range o.operands {
 			w.access(f, true, false)
@@ -57,6 +60,10 @@ func wrapSudo(w *walker, c *cmd) stage {
 	}
 	return w.nested(c, o.operands)
 }
+
+// envLongs are GNU env's long options.
+var envLongs = []string{"split-string", "chdir", "unset", "ignore-environment", "null", "block-signal", "default-signal",
+	"ignore-signal", "list-signal-handling", "debug", "help", "version"}
 
 // wrapEnv is env: options, assignments, then the command. With no
 // command, env prints the environment.
@@ -73,6 +80,14 @@ func wrapEnv(w *walker, c *cmd) stage {
 			// change nothing veto judges.
 			if j := strings.TrimLeft(s[1:], "iv0"); j != s[1:] && strings.HasPrefix(j, "S") {
 				s = "-" + j
+			}
+		}
+		if name, val, hasVal := strings.Cut(strings.TrimPrefix(s, "--"), "="); strings.HasPrefix(s, "--") && s != "--" {
+			if full := longName(name, envLongs); full != name {
+				s = "--" + full // env takes any unambiguous prefix: --split is --split-string
+				if hasVal {
+					s += "=" + val
+				}
 			}
 		}
 		next := func() (string, bool) {
@@ -157,16 +172,41 @@ func wrapWatch(w *walker, c *cmd) stage {
 	return w.scriptOf(c, joinWords(o.operands))
 }
 
-// joinWords joins words with spaces; unknown if any is.
+// joinWords joins words with spaces; unknown if any is. A word with
+// several values gives a joined text for each (past maxValues, unknown).
 func joinWords(ws []word) word {
-	var parts []string
+	multi := false
 	for _, x := range ws {
 		if x.unknown {
 			return word{unknown: true}
 		}
-		parts = append(parts, x.lit)
+		multi = multi || len(x.vals) > 1
 	}
-	return lit(strings.Join(parts, " "))
+	if !multi {
+		parts := make([]string, len(ws))
+		for i, x := range ws {
+			parts[i] = x.lit
+		}
+		return lit(strings.Join(parts, " "))
+	}
+	vals := []string{""}
+	for i, x := range ws {
+		sep := " "
+		if i == 0 {
+			sep = ""
+		}
+		next := make([]string, 0, len(vals)*len(x.vals))
+		for _, v := range vals {
+			for _, y := range x.vals {
+				next = append(next, v+sep+y)
+			}
+		}
+		if len(next) > maxValues {
+			return word{unknown: true}
+		}
+		vals = next
+	}
+	return word{vals: vals, lit: vals[0]}
 }
 
 // scriptOf analyses a word as a shell script one level deeper.
@@ -183,7 +223,9 @@ func (w *walker) scriptOf(c *cmd, script word) stage {
 
 func wrapXargs(w *walker, c *cmd) stage {
 	o := parseOpts(c.args, optSpec{val: "aEdIJLnPs", long: map[string]bool{"arg-file": true, "delimiter": true,
-		"max-args": true, "max-procs": true, "max-chars": true, "process-slot-var": true}}, true)
+		"max-args": true, "max-procs": true, "max-chars": true, "process-slot-var": true},
+		flags: []string{"null", "eof", "replace", "max-lines", "interactive", "no-run-if-empty", "show-limits", "verbose", "exit",
+			"open-tty", "help", "version"}}, true)
 	repl := ""
 	if v, ok := o.get("I", "J"); ok {
 		repl = v
@@ -322,6 +364,10 @@ func (w *walker) runFeed(c *cmd, stages []stage, code bool) stage {
 	for _, t := range last.text {
 		if code {
 			w.readCode(c, lit(t))
+			continue
+		}
+		if (c.name == "source" || c.name == ".") && len(last.text) == 1 {
+			w.script(t, c.depth+1) // source runs it in this shell: what it defines holds
 			continue
 		}
 		w.fork().script(t, c.depth+1)

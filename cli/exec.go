@@ -104,7 +104,8 @@ func runExec(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return refuse("veto cannot place the command's write roots")
 	}
-	d := &decider{ctx: ctx, g: g, run: ref, readMatters: sup.ReadMatters, stderr: e.stderr, allowed: map[string]bool{}}
+	d := &decider{ctx: ctx, g: g, run: ref, readMatters: sup.ReadMatters, stderr: e.stderr, allowed: map[string]bool{},
+		read: map[string]bool{}}
 	cfg := supervise.Config{Argv: argv, Dir: cwd, Decide: d.decide, Landlock: &supervise.Floor{WriteRoots: roots, DenyRead: deny},
 		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr}
 	code, err := supervise.Run(ctx, cfg)
@@ -133,7 +134,26 @@ type decider struct {
 
 	mu      sync.Mutex
 	allowed map[string]bool // programs, reads and writes allowed: the same one is not decided again
+	read    map[string]bool // whether a read of each path matters (readMatters)
 	n       int
+}
+
+// matters is readMatters, remembered: every program the command starts
+// opens the same libraries and data files.
+func (d *decider) matters(path string) bool {
+	d.mu.Lock()
+	m, ok := d.read[path]
+	d.mu.Unlock()
+	if ok {
+		return m
+	}
+	m = d.readMatters(path)
+	d.mu.Lock()
+	if len(d.read) < maxAllowed {
+		d.read[path] = m
+	}
+	d.mu.Unlock()
+	return m
 }
 
 // maxAllowed bounds the remembered allows.
@@ -182,7 +202,7 @@ func (d *decider) decide(r supervise.Request) supervise.Verdict {
 			break
 		}
 		if !r.Write {
-			if !d.readMatters(r.Path) {
+			if !d.matters(r.Path) {
 				return supervise.Verdict{Allow: true}
 			}
 			tool, what = tools.ExecRead, "reading a file"

@@ -81,6 +81,8 @@ func gone(pid int) bool {
 // TestChildDiesWithSupervisor: when the supervisor is killed, its direct child dies (PR_SET_PDEATHSIG), and what
 // is left of the tree gets ENOSYS for a notified system call, pending or new (the listener closed with the
 // supervisor).
+//
+// E34
 func TestChildDiesWithSupervisor(t *testing.T) {
 	w := newWorld(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")

@@ -218,6 +218,9 @@ func TestListenersRecorded(t *testing.T) {
 	w := newWorld(t, control.Config{Addresses: []string{"10.1.2.3:7000"}})
 	t.Setenv("XDG_RUNTIME_DIR", w.runtime)
 	remove := control.Listening("serve", "127.0.0.1:18181")
+	sock := w.runtime + "/veto/hook-0.sock"
+	removeSock := control.Listening("serve-hooks", sock)
+	defer removeSock()
 	cases := []struct {
 		tool string
 		args map[string]any
@@ -233,6 +236,10 @@ func TestListenersRecorded(t *testing.T) {
 		// The hook socket lies in the socket directory: naming it is a read of it.
 		{"Bash", bash("curl --unix-socket " + w.runtime + "/veto/hook-0.sock http://x/"), "veto_state_read"},
 		{"WebFetch", map[string]any{"url": "http://localhost:18181/ui/login", "prompt": "p"}, "veto_endpoint"},
+		// A connection a command makes under veto exec.
+		{"exec.connect", map[string]any{"url": "tcp://127.0.0.1:18181"}, "veto_endpoint"},
+		{"exec.connect", map[string]any{"url": "unix:" + sock}, "veto_endpoint"},
+		{"exec.connect", map[string]any{"url": "tcp://127.0.0.1:18182"}, ""},
 		{"Bash", bash("curl http://127.0.0.1:18182/"), ""},
 		{"Bash", bash("curl https://api.example.com/"), ""},
 	}

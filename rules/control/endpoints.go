@@ -206,6 +206,9 @@ func maybeLocal(h string) bool {
 // urlDest is where a URL connects.
 func urlDest(raw string) dest {
 	raw = strings.TrimSpace(raw)
+	if path, ok := strings.CutPrefix(raw, "unix:"); ok && path != "" {
+		return dest{socket: path} // a connection veto exec decides: unix:PATH
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
 		if !strings.Contains(raw, "://") {

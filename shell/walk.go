@@ -978,30 +978,82 @@ type word struct {
 const maxValues = 16
 
 func (w *walker) word(x *syntax.Word, depth int) word {
-	out := word{vals: []string{""}, src: x}
+	out := word{src: x}
 	if x == nil {
+		out.vals = []string{""}
 		return out
 	}
 	syntax.SplitBraces(x) // {a,b} and {1..3} in unquoted parts become BraceExp, which part expands
-	for _, p := range x.Parts {
-		vals, unknown, feed := w.part(p, depth, false)
-		out.feed = merge(out.feed, feed)
-		if unknown {
-			out.unknown = true
-			continue
-		}
-		out.vals = product(out.vals, vals)
-		if len(out.vals) > maxValues {
-			out.unknown = true
-			out.vals = out.vals[:1]
-		}
-	}
+	out.vals, out.unknown, out.feed = w.concat(x.Parts, depth, false)
 	if out.unknown {
 		out.vals = nil
 	} else {
 		out.lit = out.vals[0]
 	}
 	return out
+}
+
+// concat evaluates parts in turn and joins their values: every value of
+// one part followed by every value of the next. More than maxValues is
+// unknown; when unknown, the values are of no use. The parts' values are
+// kept as one string while each part has one value, so a plain word costs
+// one slice.
+func (w *walker) concat(parts []syntax.WordPart, depth int, quoted bool) (vals []string, unknown bool, feed *stage) {
+	one := "" // the value while vals is nil
+	for _, p := range parts {
+		var s string
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if unknown {
+				continue
+			}
+			if quoted {
+				s = unescapeQuoted(p.Value)
+			} else {
+				s = unescape(p.Value)
+			}
+		case *syntax.SglQuoted:
+			if unknown {
+				continue
+			}
+			if p.Dollar {
+				s = decodeANSIC(p.Value)
+			} else {
+				s = p.Value
+			}
+		default:
+			v, u, f := w.part(p, depth, quoted)
+			feed = merge(feed, f)
+			if u {
+				unknown = true
+			}
+			if unknown {
+				continue
+			}
+			if vals == nil && len(v) == 1 {
+				one += v[0]
+				continue
+			}
+			if vals == nil {
+				vals = []string{one}
+			}
+			if vals = product(vals, v); len(vals) > maxValues {
+				unknown = true
+			}
+			continue
+		}
+		if vals == nil {
+			one += s
+			continue
+		}
+		for i := range vals {
+			vals[i] += s // vals is product's, this call's own
+		}
+	}
+	if vals == nil {
+		vals = []string{one}
+	}
+	return vals, unknown, feed
 }
 
 // braces expands a brace expansion as bash does: each element of
@@ -1095,20 +1147,7 @@ func (w *walker) part(p syntax.WordPart, depth int, quoted bool) (vals []string,
 	case *syntax.BraceExp:
 		return w.braces(p, depth)
 	case *syntax.DblQuoted:
-		vals = []string{""}
-		for _, q := range p.Parts {
-			v, u, f := w.part(q, depth, true)
-			feed = merge(feed, f)
-			if u {
-				unknown = true
-				continue
-			}
-			vals = product(vals, v)
-		}
-		if len(vals) > maxValues {
-			unknown = true
-		}
-		return vals, unknown, feed
+		return w.concat(p.Parts, depth, true)
 	case *syntax.ParamExp:
 		vals, unknown = w.param(p, depth)
 		return vals, unknown, nil

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"path"
-	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -356,13 +355,29 @@ func ifsFields(s, ifs string) []string {
 
 // record is the Command a rule sees of c, whose program word is prog.
 func (w *walker) record(prog word, c *cmd) Command {
+	// One array holds every word's values: two allocations a command.
+	n := len(prog.vals)
+	for _, x := range c.args {
+		n += len(x.vals)
+	}
+	vals := make([]string, 0, n)
 	out := Command{Argv: make([]Word, 0, len(c.args)+1), Dir: w.cwd, Segment: c.seg, InputArgs: c.stdinArgs, Code: w.code}
-	for _, x := range append([]word{prog}, c.args...) {
+	add := func(x word) {
 		if x.unknown {
 			out.Argv = append(out.Argv, Word{Unknown: true})
-			continue
+			return
 		}
-		out.Argv = append(out.Argv, Word{Values: slices.Clone(x.vals)})
+		if x.vals == nil {
+			out.Argv = append(out.Argv, Word{}) // as slices.Clone keeps nil
+			return
+		}
+		at := len(vals)
+		vals = append(vals, x.vals...)
+		out.Argv = append(out.Argv, Word{Values: vals[at:len(vals):len(vals)]})
+	}
+	add(prog)
+	for _, x := range c.args {
+		add(x)
 	}
 	return out
 }

@@ -138,11 +138,31 @@ func tails(a word, prefix string) word {
 	return out
 }
 
+func (o *opts) setOpt(name, val string) {
+	if o.set == nil {
+		o.set = map[string]string{}
+	}
+	o.set[name] = val
+}
+
+func (o *opts) addVal(name string, x word) {
+	if o.vals == nil {
+		o.vals = map[string][]word{}
+	}
+	o.vals[name] = append(o.vals[name], x)
+}
+
 // parseOpts reads options from args. With stopAtOperand, the first operand
 // ends the options (wrappers: what follows is the command); otherwise
 // options and operands may mix, as GNU tools allow.
 func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
-	o := opts{set: map[string]string{}, vals: map[string][]word{}}
+	var o opts // its maps are made at their first option: most commands have few
+	operand := func(a word, i int) {
+		if o.operands == nil {
+			o.operands = make([]word, 0, len(args)-i)
+		}
+		o.operands = append(o.operands, a)
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a.unknown {
@@ -150,7 +170,7 @@ func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
 				o.operands = args[i:]
 				return o
 			}
-			o.operands = append(o.operands, a)
+			operand(a, i)
 			continue
 		}
 		s := a.lit
@@ -167,16 +187,16 @@ func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
 			}
 			switch {
 			case hasVal:
-				o.vals[name] = append(o.vals[name], tails(a, "--"+written+"="))
+				o.addVal(name, tails(a, "--"+written+"="))
 			case spec.long[name] && i+1 < len(args):
 				i++
 				val = args[i].lit
-				o.vals[name] = append(o.vals[name], args[i])
+				o.addVal(name, args[i])
 			}
-			o.set[name] = val
+			o.setOpt(name, val)
 		case len(s) > 1 && s[0] == '-':
 			if spec.numeric && isDigits(s[1:]) {
-				o.set["#"] = s[1:]
+				o.setOpt("#", s[1:])
 				continue
 			}
 			for j := 1; j < len(s); j++ {
@@ -188,18 +208,18 @@ func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
 						i++
 						v, vw = args[i].lit, args[i]
 					}
-					o.set[f] = v
-					o.vals[f] = append(o.vals[f], vw)
+					o.setOpt(f, v)
+					o.addVal(f, vw)
 					break
 				}
-				o.set[f] = ""
+				o.setOpt(f, "")
 			}
 		default:
 			if stopAtOperand {
 				o.operands = args[i:]
 				return o
 			}
-			o.operands = append(o.operands, a)
+			operand(a, i)
 		}
 	}
 	return o

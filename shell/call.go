@@ -102,7 +102,7 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 			w.vars[name] = append(append([]string(nil), prev...), val)
 		}
 	}
-	argv := make([]word, 0, len(c.Args))
+	argv := w.r.words(len(c.Args))
 	var alts [][]word
 	if spliced, ok := w.spliceParams(argv, c.Args[0]); ok {
 		argv = spliced // "$@" as the program: its words
@@ -228,7 +228,8 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 		w.params = saved
 		return st
 	}
-	c := &cmd{name: strings.ToLower(path.Base(argv[0].lit)), args: argv[1:], depth: depth, up: up, seg: seg, stdinArgs: stdinArgs, repl: repl}
+	c := w.r.newCmd()
+	*c = cmd{name: strings.ToLower(path.Base(argv[0].lit)), args: argv[1:], depth: depth, up: up, seg: seg, stdinArgs: stdinArgs, repl: repl}
 	if repl != "" {
 		// The placeholder stands for items veto cannot see.
 		for i, a := range c.args {
@@ -360,8 +361,8 @@ func (w *walker) record(prog word, c *cmd) Command {
 	for _, x := range c.args {
 		n += len(x.vals)
 	}
-	vals := make([]string, 0, n)
-	out := Command{Argv: make([]Word, 0, len(c.args)+1), Dir: w.cwd, Segment: c.seg, InputArgs: c.stdinArgs, Code: w.code}
+	vals := w.r.strs(n)[:0]
+	out := Command{Argv: w.r.argWords(len(c.args) + 1), Dir: w.cwd, Segment: c.seg, InputArgs: c.stdinArgs, Code: w.code}
 	add := func(x word) {
 		if x.unknown {
 			out.Argv = append(out.Argv, Word{Unknown: true})

@@ -122,7 +122,50 @@ type Report struct {
 	// funcChanges remembers whether each function's body may change the
 	// shell's state (changesState).
 	funcChanges map[*syntax.Stmt]bool
+	// The slabs hand out the small slices an analysis makes by the
+	// hundred (a word's values, a command's words), each cut to its
+	// length and capacity, so that an append to one never reaches the
+	// next; dropped when the analysis ends.
+	strSlab  slab[string]
+	wordSlab slab[word]
+	argSlab  slab[Word]
+	cmdSlab  slab[cmd]
 }
+
+// slab is one array cut into small slices. Each new array is as long as
+// all handed out before it (from 8 to 256), so a short command makes
+// little.
+type slab[T any] struct {
+	free []T
+	made int
+}
+
+// take is a fresh slice of length and capacity n.
+func (s *slab[T]) take(n int) []T {
+	if n > 32 {
+		return make([]T, n)
+	}
+	if len(s.free) < n {
+		size := min(max(s.made, 8, n), 256)
+		s.free = make([]T, size)
+		s.made += size
+	}
+	out := s.free[:n:n]
+	s.free = s.free[n:]
+	return out
+}
+
+// strs is a fresh []string of length n.
+func (r *Report) strs(n int) []string { return r.strSlab.take(n) }
+
+// words is a fresh []word of length 0 and capacity n.
+func (r *Report) words(n int) []word { return r.wordSlab.take(n)[:0] }
+
+// argWords is a fresh []Word of length 0 and capacity n.
+func (r *Report) argWords(n int) []Word { return r.argSlab.take(n)[:0] }
+
+// newCmd is a fresh cmd.
+func (r *Report) newCmd() *cmd { return &r.cmdSlab.take(1)[0] }
 
 func (r *Report) find(rule Rule, reason Reason, seg int, msg string) {
 	for _, f := range r.Findings {
@@ -147,6 +190,7 @@ func Analyze(src string, env Env) *Report {
 	w.procRoots()
 	r.gitEnv = nil
 	r.funcChanges = nil // keyed by this parse's nodes: of no use past it
+	r.strSlab, r.wordSlab, r.argSlab, r.cmdSlab = slab[string]{}, slab[word]{}, slab[Word]{}, slab[cmd]{}
 	return r
 }
 

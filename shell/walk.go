@@ -1051,7 +1051,8 @@ func (w *walker) concat(parts []syntax.WordPart, depth int, quoted bool) (vals [
 		}
 	}
 	if vals == nil {
-		vals = []string{one}
+		vals = w.r.strs(1)
+		vals[0] = one
 	}
 	return vals, unknown, feed
 }

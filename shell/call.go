@@ -74,8 +74,10 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 		restore[name] = saved{old, had}
 		prev, known := w.lookup(name)
 		if x.unknown || !known {
+			w.ownVars()
 			w.vars[name] = nil
 		} else {
+			w.ownVars()
 			w.vars[name] = append(append([]string(nil), prev...), x.vals...)
 		}
 	}
@@ -99,6 +101,7 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 		}
 		prev, known := w.lookup(name)
 		if known {
+			w.ownVars()
 			w.vars[name] = append(append([]string(nil), prev...), val)
 		}
 	}
@@ -128,8 +131,10 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 	defer func() {
 		for name, s := range restore {
 			if s.had {
+				w.ownVars()
 				w.vars[name] = s.vals
 			} else {
+				w.ownVars()
 				delete(w.vars, name)
 			}
 		}

@@ -55,6 +55,18 @@ type walker struct {
 	// text rather than a command; privilege and injection are not judged
 	// in it.
 	inPrint bool
+	// sharedVars: vars is shared with a fork, and copied before a change
+	// (ownVars).
+	sharedVars bool
+}
+
+// ownVars makes w's variables its own before a change, when a fork
+// shares them.
+func (w *walker) ownVars() {
+	if w.sharedVars {
+		w.vars = maps.Clone(w.vars)
+		w.sharedVars = false
+	}
 }
 
 // link is a link a command made: what it points at, and the directory a
@@ -123,8 +135,8 @@ func newWalker(env Env, r *Report) *walker {
 // fork returns a walker for a subshell: changes to its directory and
 // variables do not come back.
 func (w *walker) fork() *walker {
+	w.sharedVars = true // each makes its own copy at its first change (ownVars)
 	c := *w
-	c.vars = maps.Clone(w.vars)
 	c.tainted = maps.Clone(w.tainted)
 	c.dirs = append([]string(nil), w.dirs...)
 	c.aliases = maps.Clone(w.aliases)
@@ -351,6 +363,7 @@ func (w *walker) stmtCmd(st *syntax.Stmt, in *stage, depth int, up []stage, n, c
 			if unknown {
 				vals = nil
 			}
+			w.ownVars()
 			w.vars[l.Name.Value] = vals
 		case *syntax.CStyleLoop:
 			w.substsIn(l, depth)
@@ -510,6 +523,7 @@ func (w *walker) join(branches []*walker) {
 		if unknown || len(vals) > maxValues {
 			vals = nil
 		}
+		w.ownVars()
 		w.vars[k] = vals
 	}
 	w.cwd = branches[0].cwd
@@ -646,9 +660,11 @@ func (w *walker) assign(name string, x word) {
 	}
 	delete(w.arrays, name) // a=x sets the first element only: the others are not known
 	if x.unknown {
+		w.ownVars()
 		w.vars[name] = nil
 		return
 	}
+	w.ownVars()
 	w.vars[name] = x.vals
 }
 

@@ -9,7 +9,9 @@
 package shell
 
 import (
+	"io"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -194,10 +196,21 @@ func Analyze(src string, env Env) *Report {
 	return r
 }
 
+// parsers keeps bash parsers for reuse: a Parser resets itself at each
+// Parse, and the trees it returns share none of its state.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+
+func parseBash(r io.Reader, name string) (*syntax.File, error) {
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(r, name)
+	parsers.Put(p)
+	return f, err
+}
+
 // parse parses src; on an unterminated quote it returns the two recovered
 // readings.
 func parse(src string) (files []*syntax.File, recovered bool, err error) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := parseBash(strings.NewReader(src), "")
 	if err == nil {
 		return []*syntax.File{f}, false, nil
 	}
@@ -206,7 +219,7 @@ func parse(src string) (files []*syntax.File, recovered bool, err error) {
 		return nil, false, err
 	}
 	for _, alt := range []string{src + string(q.char), src[:q.pos] + src[q.pos+1:]} {
-		g, err2 := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(alt), "")
+		g, err2 := parseBash(strings.NewReader(alt), "")
 		if err2 != nil {
 			// Dropping a quote can leave another one open (echo "it's): that
 			// one is closed at the end.
@@ -214,7 +227,7 @@ func parse(src string) (files []*syntax.File, recovered bool, err error) {
 			if !ok {
 				return nil, false, err
 			}
-			if g, err2 = syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(alt+string(q2.char)), ""); err2 != nil {
+			if g, err2 = parseBash(strings.NewReader(alt+string(q2.char)), ""); err2 != nil {
 				return nil, false, err
 			}
 		}

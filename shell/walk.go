@@ -184,15 +184,199 @@ func (w *walker) script(src string, depth int) {
 }
 
 // paramsOf appends the name of every parameter f expands, wherever it
-// stands (words, tests, arithmetic, here-documents).
+// stands (words, tests, arithmetic, here-documents), in the order
+// syntax.Walk would meet them.
 func paramsOf(f *syntax.File, out []string) []string {
-	syntax.Walk(f, func(n syntax.Node) bool {
+	return paramsIn(f, out)
+}
+
+// paramsIn is paramsOf for any node: the common nodes by a type switch,
+// faster than syntax.Walk's callback, the rare ones by syntax.Walk.
+func paramsIn(n syntax.Node, out []string) []string {
+	switch n := n.(type) {
+	case *syntax.File:
+		return paramsInStmts(n.Stmts, out)
+	case *syntax.Stmt:
+		if n.Cmd != nil {
+			out = paramsIn(n.Cmd, out)
+		}
+		for _, rd := range n.Redirs {
+			out = paramsIn(rd, out)
+		}
+		return out
+	case *syntax.Redirect:
+		out = paramsInWord(n.Word, out)
+		if n.Hdoc != nil {
+			out = paramsInWord(n.Hdoc, out)
+		}
+		return out
+	case *syntax.CallExpr:
+		for _, a := range n.Assigns {
+			out = paramsIn(a, out)
+		}
+		for _, a := range n.Args {
+			out = paramsInWord(a, out)
+		}
+		return out
+	case *syntax.Assign:
+		if n.Value != nil {
+			out = paramsInWord(n.Value, out)
+		}
+		if n.Index != nil {
+			out = paramsIn(n.Index, out)
+		}
+		if n.Array != nil {
+			out = paramsIn(n.Array, out)
+		}
+		return out
+	case *syntax.Word:
+		return paramsInWord(n, out)
+	case *syntax.BinaryCmd:
+		return paramsIn(n.Y, paramsIn(n.X, out))
+	case *syntax.Block:
+		return paramsInStmts(n.Stmts, out)
+	case *syntax.Subshell:
+		return paramsInStmts(n.Stmts, out)
+	case *syntax.IfClause:
+		for ; n != nil; n = n.Else {
+			out = paramsInStmts(n.Cond, out)
+			out = paramsInStmts(n.Then, out)
+		}
+		return out
+	case *syntax.WhileClause:
+		return paramsInStmts(n.Do, paramsInStmts(n.Cond, out))
+	case *syntax.ForClause:
+		if it, ok := n.Loop.(*syntax.WordIter); ok {
+			for _, x := range it.Items {
+				out = paramsInWord(x, out)
+			}
+		} else {
+			out = paramsIn(n.Loop, out)
+		}
+		return paramsInStmts(n.Do, out)
+	case *syntax.FuncDecl:
+		return paramsIn(n.Body, out)
+	case *syntax.CaseClause:
+		out = paramsInWord(n.Word, out)
+		for _, it := range n.Items {
+			for _, p := range it.Patterns {
+				out = paramsInWord(p, out)
+			}
+			out = paramsInStmts(it.Stmts, out)
+		}
+		return out
+	case *syntax.DeclClause:
+		for _, a := range n.Args {
+			out = paramsIn(a, out)
+		}
+		return out
+	case *syntax.TestClause:
+		return paramsIn(n.X, out)
+	case *syntax.BinaryTest:
+		return paramsIn(n.Y, paramsIn(n.X, out))
+	case *syntax.UnaryTest:
+		return paramsIn(n.X, out)
+	case *syntax.ParenTest:
+		return paramsIn(n.X, out)
+	case *syntax.ArithmCmd:
+		return paramsIn(n.X, out)
+	case *syntax.BinaryArithm:
+		return paramsIn(n.Y, paramsIn(n.X, out))
+	case *syntax.UnaryArithm:
+		return paramsIn(n.X, out)
+	case *syntax.ParenArithm:
+		return paramsIn(n.X, out)
+	case *syntax.ArrayExpr:
+		for _, e := range n.Elems {
+			if e.Index != nil {
+				out = paramsIn(e.Index, out)
+			}
+			if e.Value != nil {
+				out = paramsInWord(e.Value, out)
+			}
+		}
+		return out
+	case *syntax.TimeClause:
+		if n.Stmt != nil {
+			out = paramsIn(n.Stmt, out)
+		}
+		return out
+	case *syntax.LetClause:
+		for _, x := range n.Exprs {
+			out = paramsIn(x, out)
+		}
+		return out
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
 		if p, ok := n.(*syntax.ParamExp); ok && p.Param != nil {
 			out = append(out, p.Param.Value)
 		}
 		return true
 	})
 	return out
+}
+
+func paramsInStmts(list []*syntax.Stmt, out []string) []string {
+	for _, st := range list {
+		out = paramsIn(st, out)
+	}
+	return out
+}
+
+func paramsInWord(x *syntax.Word, out []string) []string {
+	for _, p := range x.Parts {
+		out = paramsInPart(p, out)
+	}
+	return out
+}
+
+func paramsInPart(p syntax.WordPart, out []string) []string {
+	switch p := p.(type) {
+	case *syntax.Lit, *syntax.SglQuoted:
+		return out
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			out = paramsInPart(q, out)
+		}
+		return out
+	case *syntax.CmdSubst:
+		return paramsInStmts(p.Stmts, out)
+	case *syntax.ProcSubst:
+		return paramsInStmts(p.Stmts, out)
+	case *syntax.ArithmExp:
+		return paramsIn(p.X, out)
+	case *syntax.ParamExp:
+		if p.Param != nil {
+			out = append(out, p.Param.Value)
+		}
+		if p.NestedParam != nil {
+			out = paramsIn(p.NestedParam, out)
+		}
+		if p.Index != nil {
+			out = paramsIn(p.Index, out)
+		}
+		if p.Slice != nil {
+			if p.Slice.Offset != nil {
+				out = paramsIn(p.Slice.Offset, out)
+			}
+			if p.Slice.Length != nil {
+				out = paramsIn(p.Slice.Length, out)
+			}
+		}
+		if p.Repl != nil {
+			if p.Repl.Orig != nil {
+				out = paramsInWord(p.Repl.Orig, out)
+			}
+			if p.Repl.With != nil {
+				out = paramsInWord(p.Repl.With, out)
+			}
+		}
+		if p.Exp != nil && p.Exp.Word != nil {
+			out = paramsInWord(p.Exp.Word, out)
+		}
+		return out
+	}
+	return paramsIn(p, out)
 }
 
 // stage is what a pipeline stage feeds the next one.

@@ -307,6 +307,12 @@ func paramsIn(n syntax.Node, out []string) []string {
 		}
 		return out
 	}
+	return paramsWalk(n, out)
+}
+
+// paramsWalk is paramsIn by syntax.Walk, apart so that out stays on
+// paramsIn's stack.
+func paramsWalk(n syntax.Node, out []string) []string {
 	syntax.Walk(n, func(n syntax.Node) bool {
 		if p, ok := n.(*syntax.ParamExp); ok && p.Param != nil {
 			out = append(out, p.Param.Value)

@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -132,11 +133,12 @@ type Report struct {
 	wordSlab slab[word]
 	argSlab  slab[Word]
 	cmdSlab  slab[cmd]
+	walkers  slab[walker] // forks
 }
 
 // slab is one array cut into small slices. Each new array is as long as
-// all handed out before it (from 8 to 256), so a short command makes
-// little.
+// all handed out before it, from 4 elements to about 4 KB, so a short
+// command makes little.
 type slab[T any] struct {
 	free []T
 	made int
@@ -148,7 +150,8 @@ func (s *slab[T]) take(n int) []T {
 		return make([]T, n)
 	}
 	if len(s.free) < n {
-		size := min(max(s.made, 8, n), 256)
+		var zero T
+		size := min(max(s.made, 4, n), max(4096/int(unsafe.Sizeof(zero)), 32))
 		s.free = make([]T, size)
 		s.made += size
 	}
@@ -193,6 +196,7 @@ func Analyze(src string, env Env) *Report {
 	r.gitEnv = nil
 	r.funcChanges = nil // keyed by this parse's nodes: of no use past it
 	r.strSlab, r.wordSlab, r.argSlab, r.cmdSlab = slab[string]{}, slab[word]{}, slab[Word]{}, slab[cmd]{}
+	r.walkers = slab[walker]{}
 	return r
 }
 

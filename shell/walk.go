@@ -136,13 +136,14 @@ func newWalker(env Env, r *Report) *walker {
 // variables do not come back.
 func (w *walker) fork() *walker {
 	w.sharedVars = true // each makes its own copy at its first change (ownVars)
-	c := *w
+	c := &w.r.walkers.take(1)[0]
+	*c = *w
 	c.tainted = maps.Clone(w.tainted)
 	c.dirs = append([]string(nil), w.dirs...)
 	c.aliases = maps.Clone(w.aliases)
 	c.refs = maps.Clone(w.refs)
 	c.arrays = maps.Clone(w.arrays)
-	return &c
+	return c
 }
 
 func (w *walker) finding(reason Reason, seg int, msg string) {

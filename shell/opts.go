@@ -89,16 +89,36 @@ func (spec optSpec) longName(name string) string {
 // opts is a parsed command line: the options seen (by name, without
 // dashes; a short option's value under its letter), and the operands.
 type opts struct {
-	set      map[string]string // the last value of each option
+	set      []optValue        // the last value of each option, in the order first given (setOpt, lookup)
+	setIndex map[string]int    // set's index by name, once set is long
 	vals     map[string][]word // every value each option was given, in order, as the words they were
 	operands []word
 	dashdash bool // operands came after "--"
 	unknown  bool // a word that could not be evaluated was met among the options
 }
 
+// optValue is an option's last value.
+type optValue struct{ name, val string }
+
+// lookup is the last value of option n.
+func (o *opts) lookup(n string) (string, bool) {
+	if o.setIndex != nil {
+		if i, ok := o.setIndex[n]; ok {
+			return o.set[i].val, true
+		}
+		return "", false
+	}
+	for i := range o.set {
+		if o.set[i].name == n {
+			return o.set[i].val, true
+		}
+	}
+	return "", false
+}
+
 func (o *opts) has(names ...string) bool {
 	for _, n := range names {
-		if _, ok := o.set[n]; ok {
+		if _, ok := o.lookup(n); ok {
 			return true
 		}
 	}
@@ -117,7 +137,7 @@ func (o *opts) all(names ...string) []word {
 
 func (o *opts) get(names ...string) (string, bool) {
 	for _, n := range names {
-		if v, ok := o.set[n]; ok {
+		if v, ok := o.lookup(n); ok {
 			return v, true
 		}
 	}
@@ -138,11 +158,31 @@ func tails(a word, prefix string) word {
 	return out
 }
 
+// setOpt records val as option name's last value. A few options are
+// looked up in a slice; past 16, by a map.
 func (o *opts) setOpt(name, val string) {
-	if o.set == nil {
-		o.set = map[string]string{}
+	if o.setIndex != nil {
+		if i, ok := o.setIndex[name]; ok {
+			o.set[i].val = val
+			return
+		}
+		o.setIndex[name] = len(o.set)
+		o.set = append(o.set, optValue{name, val})
+		return
 	}
-	o.set[name] = val
+	for i := range o.set {
+		if o.set[i].name == name {
+			o.set[i].val = val
+			return
+		}
+	}
+	o.set = append(o.set, optValue{name, val})
+	if len(o.set) > 16 {
+		o.setIndex = make(map[string]int, len(o.set))
+		for i, v := range o.set {
+			o.setIndex[v.name] = i
+		}
+	}
 }
 
 func (o *opts) addVal(name string, x word) {

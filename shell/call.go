@@ -245,6 +245,13 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	}
 	w.prog, w.progSeg = c.name, seg
 	w.secretProgram(c)
+	if w.r.Commands == nil {
+		// Room for about one command in 24 bytes of the text, against
+		// growing a long script's lists step by step.
+		n := max(w.r.srcLen/24, 1)
+		w.r.Programs = make([]string, 0, n)
+		w.r.Commands = make([]Command, 0, n)
+	}
 	w.r.Programs = append(w.r.Programs, c.name)
 	w.r.Commands = append(w.r.Commands, w.record(argv[0], c))
 	w.privilege(c)

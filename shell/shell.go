@@ -134,6 +134,7 @@ type Report struct {
 	argSlab  slab[Word]
 	cmdSlab  slab[cmd]
 	walkers  slab[walker] // forks
+	srcLen   int          // the length of the text analysed, for the first lists' capacity
 }
 
 // slab is one array cut into small slices. Each new array is as long as
@@ -188,7 +189,7 @@ func Analyze(src string, env Env) *Report {
 	if env.MaxDepth == 0 {
 		env.MaxDepth = DefaultMaxDepth
 	}
-	r := &Report{}
+	r := &Report{srcLen: len(src)}
 	w := newWalker(env, r)
 	w.script(src, 0)
 	w.gitEnvDone()

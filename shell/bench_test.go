@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vetohq/veto/shell"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // typical is an 80-character command of the kind agents send all day.
@@ -44,5 +45,17 @@ func BenchmarkAnalyze4KScript(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		shell.Analyze(script4K, env)
+	}
+}
+
+// BenchmarkParse4KScript is the floor under BenchmarkAnalyze4KScript:
+// parsing alone, with a parser reused as Analyze reuses its parsers.
+func BenchmarkParse4KScript(b *testing.B) {
+	b.ReportAllocs()
+	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	for b.Loop() {
+		if _, err := p.Parse(strings.NewReader(script4K), ""); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"path"
-	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -75,8 +74,10 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 		restore[name] = saved{old, had}
 		prev, known := w.lookup(name)
 		if x.unknown || !known {
+			w.ownVars()
 			w.vars[name] = nil
 		} else {
+			w.ownVars()
 			w.vars[name] = append(append([]string(nil), prev...), x.vals...)
 		}
 	}
@@ -100,10 +101,11 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 		}
 		prev, known := w.lookup(name)
 		if known {
+			w.ownVars()
 			w.vars[name] = append(append([]string(nil), prev...), val)
 		}
 	}
-	argv := make([]word, 0, len(c.Args))
+	argv := w.r.words(len(c.Args))
 	var alts [][]word
 	if spliced, ok := w.spliceParams(argv, c.Args[0]); ok {
 		argv = spliced // "$@" as the program: its words
@@ -129,8 +131,10 @@ func (w *walker) call(c *syntax.CallExpr, depth int, up []stage) stage {
 	defer func() {
 		for name, s := range restore {
 			if s.had {
+				w.ownVars()
 				w.vars[name] = s.vals
 			} else {
+				w.ownVars()
 				delete(w.vars, name)
 			}
 		}
@@ -229,7 +233,8 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 		w.params = saved
 		return st
 	}
-	c := &cmd{name: strings.ToLower(path.Base(argv[0].lit)), args: argv[1:], depth: depth, up: up, seg: seg, stdinArgs: stdinArgs, repl: repl}
+	c := w.r.newCmd()
+	*c = cmd{name: strings.ToLower(path.Base(argv[0].lit)), args: argv[1:], depth: depth, up: up, seg: seg, stdinArgs: stdinArgs, repl: repl}
 	if repl != "" {
 		// The placeholder stands for items veto cannot see.
 		for i, a := range c.args {
@@ -240,6 +245,13 @@ func (w *walker) command(argv []word, depth int, up []stage, stdinArgs bool, rep
 	}
 	w.prog, w.progSeg = c.name, seg
 	w.secretProgram(c)
+	if w.r.Commands == nil {
+		// Room for about one command in 24 bytes of the text, against
+		// growing a long script's lists step by step.
+		n := max(w.r.srcLen/24, 1)
+		w.r.Programs = make([]string, 0, n)
+		w.r.Commands = make([]Command, 0, n)
+	}
 	w.r.Programs = append(w.r.Programs, c.name)
 	w.r.Commands = append(w.r.Commands, w.record(argv[0], c))
 	w.privilege(c)
@@ -356,13 +368,29 @@ func ifsFields(s, ifs string) []string {
 
 // record is the Command a rule sees of c, whose program word is prog.
 func (w *walker) record(prog word, c *cmd) Command {
-	out := Command{Argv: make([]Word, 0, len(c.args)+1), Dir: w.cwd, Segment: c.seg, InputArgs: c.stdinArgs, Code: w.code}
-	for _, x := range append([]word{prog}, c.args...) {
+	// One array holds every word's values: two allocations a command.
+	n := len(prog.vals)
+	for _, x := range c.args {
+		n += len(x.vals)
+	}
+	vals := w.r.strs(n)[:0]
+	out := Command{Argv: w.r.argWords(len(c.args) + 1), Dir: w.cwd, Segment: c.seg, InputArgs: c.stdinArgs, Code: w.code}
+	add := func(x word) {
 		if x.unknown {
 			out.Argv = append(out.Argv, Word{Unknown: true})
-			continue
+			return
 		}
-		out.Argv = append(out.Argv, Word{Values: slices.Clone(x.vals)})
+		if x.vals == nil {
+			out.Argv = append(out.Argv, Word{}) // as slices.Clone keeps nil
+			return
+		}
+		at := len(vals)
+		vals = append(vals, x.vals...)
+		out.Argv = append(out.Argv, Word{Values: vals[at:len(vals):len(vals)]})
+	}
+	add(prog)
+	for _, x := range c.args {
+		add(x)
 	}
 	return out
 }

@@ -458,8 +458,8 @@ func runSed(w *walker, c *cmd) stage {
 		ops = ops[1:]
 	}
 	inPlace := o.has("i", "in-place")
-	for k := range o.set {
-		if strings.HasPrefix(k, "in-place") {
+	for _, kv := range o.set {
+		if strings.HasPrefix(kv.name, "in-place") {
 			inPlace = true
 		}
 	}

@@ -89,16 +89,36 @@ func (spec optSpec) longName(name string) string {
 // opts is a parsed command line: the options seen (by name, without
 // dashes; a short option's value under its letter), and the operands.
 type opts struct {
-	set      map[string]string // the last value of each option
+	set      []optValue        // the last value of each option, in the order first given (setOpt, lookup)
+	setIndex map[string]int    // set's index by name, once set is long
 	vals     map[string][]word // every value each option was given, in order, as the words they were
 	operands []word
 	dashdash bool // operands came after "--"
 	unknown  bool // a word that could not be evaluated was met among the options
 }
 
+// optValue is an option's last value.
+type optValue struct{ name, val string }
+
+// lookup is the last value of option n.
+func (o *opts) lookup(n string) (string, bool) {
+	if o.setIndex != nil {
+		if i, ok := o.setIndex[n]; ok {
+			return o.set[i].val, true
+		}
+		return "", false
+	}
+	for i := range o.set {
+		if o.set[i].name == n {
+			return o.set[i].val, true
+		}
+	}
+	return "", false
+}
+
 func (o *opts) has(names ...string) bool {
 	for _, n := range names {
-		if _, ok := o.set[n]; ok {
+		if _, ok := o.lookup(n); ok {
 			return true
 		}
 	}
@@ -117,7 +137,7 @@ func (o *opts) all(names ...string) []word {
 
 func (o *opts) get(names ...string) (string, bool) {
 	for _, n := range names {
-		if v, ok := o.set[n]; ok {
+		if v, ok := o.lookup(n); ok {
 			return v, true
 		}
 	}
@@ -138,11 +158,51 @@ func tails(a word, prefix string) word {
 	return out
 }
 
+// setOpt records val as option name's last value. A few options are
+// looked up in a slice; past 16, by a map.
+func (o *opts) setOpt(name, val string) {
+	if o.setIndex != nil {
+		if i, ok := o.setIndex[name]; ok {
+			o.set[i].val = val
+			return
+		}
+		o.setIndex[name] = len(o.set)
+		o.set = append(o.set, optValue{name, val})
+		return
+	}
+	for i := range o.set {
+		if o.set[i].name == name {
+			o.set[i].val = val
+			return
+		}
+	}
+	o.set = append(o.set, optValue{name, val})
+	if len(o.set) > 16 {
+		o.setIndex = make(map[string]int, len(o.set))
+		for i, v := range o.set {
+			o.setIndex[v.name] = i
+		}
+	}
+}
+
+func (o *opts) addVal(name string, x word) {
+	if o.vals == nil {
+		o.vals = map[string][]word{}
+	}
+	o.vals[name] = append(o.vals[name], x)
+}
+
 // parseOpts reads options from args. With stopAtOperand, the first operand
 // ends the options (wrappers: what follows is the command); otherwise
 // options and operands may mix, as GNU tools allow.
 func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
-	o := opts{set: map[string]string{}, vals: map[string][]word{}}
+	var o opts // its maps are made at their first option: most commands have few
+	operand := func(a word, i int) {
+		if o.operands == nil {
+			o.operands = make([]word, 0, len(args)-i)
+		}
+		o.operands = append(o.operands, a)
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a.unknown {
@@ -150,7 +210,7 @@ func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
 				o.operands = args[i:]
 				return o
 			}
-			o.operands = append(o.operands, a)
+			operand(a, i)
 			continue
 		}
 		s := a.lit
@@ -167,16 +227,16 @@ func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
 			}
 			switch {
 			case hasVal:
-				o.vals[name] = append(o.vals[name], tails(a, "--"+written+"="))
+				o.addVal(name, tails(a, "--"+written+"="))
 			case spec.long[name] && i+1 < len(args):
 				i++
 				val = args[i].lit
-				o.vals[name] = append(o.vals[name], args[i])
+				o.addVal(name, args[i])
 			}
-			o.set[name] = val
+			o.setOpt(name, val)
 		case len(s) > 1 && s[0] == '-':
 			if spec.numeric && isDigits(s[1:]) {
-				o.set["#"] = s[1:]
+				o.setOpt("#", s[1:])
 				continue
 			}
 			for j := 1; j < len(s); j++ {
@@ -188,18 +248,18 @@ func parseOpts(args []word, spec optSpec, stopAtOperand bool) opts {
 						i++
 						v, vw = args[i].lit, args[i]
 					}
-					o.set[f] = v
-					o.vals[f] = append(o.vals[f], vw)
+					o.setOpt(f, v)
+					o.addVal(f, vw)
 					break
 				}
-				o.set[f] = ""
+				o.setOpt(f, "")
 			}
 		default:
 			if stopAtOperand {
 				o.operands = args[i:]
 				return o
 			}
-			o.operands = append(o.operands, a)
+			operand(a, i)
 		}
 	}
 	return o

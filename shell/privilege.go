@@ -234,12 +234,12 @@ func (w *walker) privilege(c *cmd) {
 		escape(leavesBox)
 	case "setpriv":
 		o := parseOpts(c.args, setprivSpec, true)
-		for name := range o.set {
-			switch name {
+		for _, kv := range o.set {
+			switch kv.name {
 			case "reuid", "regid", "ruid", "euid", "rgid", "egid", "groups", "init-groups", "keep-groups":
 				escalate(gainsRoot)
 			case "inh-caps", "ambient-caps":
-				if strings.Contains(o.set[name], "+") {
+				if strings.Contains(kv.val, "+") {
 					escalate(gainsRoot)
 				}
 			}

@@ -9,7 +9,10 @@
 package shell
 
 import (
+	"io"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -122,7 +125,53 @@ type Report struct {
 	// funcChanges remembers whether each function's body may change the
 	// shell's state (changesState).
 	funcChanges map[*syntax.Stmt]bool
+	// The slabs hand out the small slices an analysis makes by the
+	// hundred (a word's values, a command's words), each cut to its
+	// length and capacity, so that an append to one never reaches the
+	// next; dropped when the analysis ends.
+	strSlab  slab[string]
+	wordSlab slab[word]
+	argSlab  slab[Word]
+	cmdSlab  slab[cmd]
+	walkers  slab[walker] // forks
+	srcLen   int          // the length of the text analysed, for the first lists' capacity
 }
+
+// slab is one array cut into small slices. Each new array is as long as
+// all handed out before it, from 4 elements to about 4 KB, so a short
+// command makes little.
+type slab[T any] struct {
+	free []T
+	made int
+}
+
+// take is a fresh slice of length and capacity n.
+func (s *slab[T]) take(n int) []T {
+	if n > 32 {
+		return make([]T, n)
+	}
+	if len(s.free) < n {
+		var zero T
+		size := min(max(s.made, 4, n), max(4096/int(unsafe.Sizeof(zero)), 32))
+		s.free = make([]T, size)
+		s.made += size
+	}
+	out := s.free[:n:n]
+	s.free = s.free[n:]
+	return out
+}
+
+// strs is a fresh []string of length n.
+func (r *Report) strs(n int) []string { return r.strSlab.take(n) }
+
+// words is a fresh []word of length 0 and capacity n.
+func (r *Report) words(n int) []word { return r.wordSlab.take(n)[:0] }
+
+// argWords is a fresh []Word of length 0 and capacity n.
+func (r *Report) argWords(n int) []Word { return r.argSlab.take(n)[:0] }
+
+// newCmd is a fresh cmd.
+func (r *Report) newCmd() *cmd { return &r.cmdSlab.take(1)[0] }
 
 func (r *Report) find(rule Rule, reason Reason, seg int, msg string) {
 	for _, f := range r.Findings {
@@ -140,20 +189,33 @@ func Analyze(src string, env Env) *Report {
 	if env.MaxDepth == 0 {
 		env.MaxDepth = DefaultMaxDepth
 	}
-	r := &Report{}
+	r := &Report{srcLen: len(src)}
 	w := newWalker(env, r)
 	w.script(src, 0)
 	w.gitEnvDone()
 	w.procRoots()
 	r.gitEnv = nil
 	r.funcChanges = nil // keyed by this parse's nodes: of no use past it
+	r.strSlab, r.wordSlab, r.argSlab, r.cmdSlab = slab[string]{}, slab[word]{}, slab[Word]{}, slab[cmd]{}
+	r.walkers = slab[walker]{}
 	return r
+}
+
+// parsers keeps bash parsers for reuse: a Parser resets itself at each
+// Parse, and the trees it returns share none of its state.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+
+func parseBash(r io.Reader, name string) (*syntax.File, error) {
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(r, name)
+	parsers.Put(p)
+	return f, err
 }
 
 // parse parses src; on an unterminated quote it returns the two recovered
 // readings.
 func parse(src string) (files []*syntax.File, recovered bool, err error) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := parseBash(strings.NewReader(src), "")
 	if err == nil {
 		return []*syntax.File{f}, false, nil
 	}
@@ -162,7 +224,7 @@ func parse(src string) (files []*syntax.File, recovered bool, err error) {
 		return nil, false, err
 	}
 	for _, alt := range []string{src + string(q.char), src[:q.pos] + src[q.pos+1:]} {
-		g, err2 := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(alt), "")
+		g, err2 := parseBash(strings.NewReader(alt), "")
 		if err2 != nil {
 			// Dropping a quote can leave another one open (echo "it's): that
 			// one is closed at the end.
@@ -170,7 +232,7 @@ func parse(src string) (files []*syntax.File, recovered bool, err error) {
 			if !ok {
 				return nil, false, err
 			}
-			if g, err2 = syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(alt+string(q2.char)), ""); err2 != nil {
+			if g, err2 = parseBash(strings.NewReader(alt+string(q2.char)), ""); err2 != nil {
 				return nil, false, err
 			}
 		}

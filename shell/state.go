@@ -480,6 +480,7 @@ func (w *walker) setArray(name string, elems []word, known, appendTo bool) {
 	}
 	if !known {
 		delete(w.arrays, name)
+		w.ownVars()
 		w.vars[name] = nil
 		return
 	}
@@ -488,8 +489,10 @@ func (w *walker) setArray(name string, elems []word, known, appendTo bool) {
 	}
 	w.arrays[name] = elems
 	if len(elems) == 0 {
+		w.ownVars()
 		w.vars[name] = []string{""}
 	} else {
+		w.ownVars()
 		w.vars[name] = wordVals(elems[0])
 	}
 }
@@ -791,6 +794,7 @@ func (w *walker) expandAlias(argv []word, vals []string, depth int, up []stage) 
 		}
 		rest.WriteString(shellQuote(a.lit))
 	}
+	w.ownVars()
 	w.vars[unknownVar] = nil
 	var st stage
 	for _, v := range vals {
@@ -927,6 +931,7 @@ func (w *walker) setElement(a *syntax.Assign, x word, depth int) {
 	if idx == "" || err != nil || !known || n > len(elems) || x.unknown && n == len(elems) {
 		delete(w.arrays, name)
 		if idx != "0" {
+			w.ownVars()
 			w.vars[name] = nil
 			return
 		}
@@ -941,8 +946,10 @@ func (w *walker) setElement(a *syntax.Assign, x word, depth int) {
 	}
 	if n == 0 && idx == "0" {
 		if x.unknown {
+			w.ownVars()
 			w.vars[name] = nil
 		} else {
+			w.ownVars()
 			w.vars[name] = x.vals
 		}
 	}

@@ -198,7 +198,8 @@ func runAws(w *walker, c *cmd) stage {
 		b := o.all("bucket")
 		switch {
 		case o.has("endpoint-url"):
-			h, ok := hostOf(o.set["endpoint-url"])
+			url, _ := o.lookup("endpoint-url")
+			h, ok := hostOf(url)
 			w.uploadTo(c, h, !ok || o.all("endpoint-url")[0].unknown)
 		case len(b) == 0 || b[0].unknown:
 			w.uploadTo(c, "", true)

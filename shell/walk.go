@@ -55,6 +55,18 @@ type walker struct {
 	// text rather than a command; privilege and injection are not judged
 	// in it.
 	inPrint bool
+	// sharedVars: vars is shared with a fork, and copied before a change
+	// (ownVars).
+	sharedVars bool
+}
+
+// ownVars makes w's variables its own before a change, when a fork
+// shares them.
+func (w *walker) ownVars() {
+	if w.sharedVars {
+		w.vars = maps.Clone(w.vars)
+		w.sharedVars = false
+	}
 }
 
 // link is a link a command made: what it points at, and the directory a
@@ -123,14 +135,15 @@ func newWalker(env Env, r *Report) *walker {
 // fork returns a walker for a subshell: changes to its directory and
 // variables do not come back.
 func (w *walker) fork() *walker {
-	c := *w
-	c.vars = maps.Clone(w.vars)
+	w.sharedVars = true // each makes its own copy at its first change (ownVars)
+	c := &w.r.walkers.take(1)[0]
+	*c = *w
 	c.tainted = maps.Clone(w.tainted)
 	c.dirs = append([]string(nil), w.dirs...)
 	c.aliases = maps.Clone(w.aliases)
 	c.refs = maps.Clone(w.refs)
 	c.arrays = maps.Clone(w.arrays)
-	return &c
+	return c
 }
 
 func (w *walker) finding(reason Reason, seg int, msg string) {
@@ -172,15 +185,205 @@ func (w *walker) script(src string, depth int) {
 }
 
 // paramsOf appends the name of every parameter f expands, wherever it
-// stands (words, tests, arithmetic, here-documents).
+// stands (words, tests, arithmetic, here-documents), in the order
+// syntax.Walk would meet them.
 func paramsOf(f *syntax.File, out []string) []string {
-	syntax.Walk(f, func(n syntax.Node) bool {
+	return paramsIn(f, out)
+}
+
+// paramsIn is paramsOf for any node: the common nodes by a type switch,
+// faster than syntax.Walk's callback, the rare ones by syntax.Walk.
+func paramsIn(n syntax.Node, out []string) []string {
+	switch n := n.(type) {
+	case *syntax.File:
+		return paramsInStmts(n.Stmts, out)
+	case *syntax.Stmt:
+		if n.Cmd != nil {
+			out = paramsIn(n.Cmd, out)
+		}
+		for _, rd := range n.Redirs {
+			out = paramsIn(rd, out)
+		}
+		return out
+	case *syntax.Redirect:
+		out = paramsInWord(n.Word, out)
+		if n.Hdoc != nil {
+			out = paramsInWord(n.Hdoc, out)
+		}
+		return out
+	case *syntax.CallExpr:
+		for _, a := range n.Assigns {
+			out = paramsIn(a, out)
+		}
+		for _, a := range n.Args {
+			out = paramsInWord(a, out)
+		}
+		return out
+	case *syntax.Assign:
+		if n.Value != nil {
+			out = paramsInWord(n.Value, out)
+		}
+		if n.Index != nil {
+			out = paramsIn(n.Index, out)
+		}
+		if n.Array != nil {
+			out = paramsIn(n.Array, out)
+		}
+		return out
+	case *syntax.Word:
+		return paramsInWord(n, out)
+	case *syntax.BinaryCmd:
+		return paramsIn(n.Y, paramsIn(n.X, out))
+	case *syntax.Block:
+		return paramsInStmts(n.Stmts, out)
+	case *syntax.Subshell:
+		return paramsInStmts(n.Stmts, out)
+	case *syntax.IfClause:
+		for ; n != nil; n = n.Else {
+			out = paramsInStmts(n.Cond, out)
+			out = paramsInStmts(n.Then, out)
+		}
+		return out
+	case *syntax.WhileClause:
+		return paramsInStmts(n.Do, paramsInStmts(n.Cond, out))
+	case *syntax.ForClause:
+		if it, ok := n.Loop.(*syntax.WordIter); ok {
+			for _, x := range it.Items {
+				out = paramsInWord(x, out)
+			}
+		} else {
+			out = paramsIn(n.Loop, out)
+		}
+		return paramsInStmts(n.Do, out)
+	case *syntax.FuncDecl:
+		return paramsIn(n.Body, out)
+	case *syntax.CaseClause:
+		out = paramsInWord(n.Word, out)
+		for _, it := range n.Items {
+			for _, p := range it.Patterns {
+				out = paramsInWord(p, out)
+			}
+			out = paramsInStmts(it.Stmts, out)
+		}
+		return out
+	case *syntax.DeclClause:
+		for _, a := range n.Args {
+			out = paramsIn(a, out)
+		}
+		return out
+	case *syntax.TestClause:
+		return paramsIn(n.X, out)
+	case *syntax.BinaryTest:
+		return paramsIn(n.Y, paramsIn(n.X, out))
+	case *syntax.UnaryTest:
+		return paramsIn(n.X, out)
+	case *syntax.ParenTest:
+		return paramsIn(n.X, out)
+	case *syntax.ArithmCmd:
+		return paramsIn(n.X, out)
+	case *syntax.BinaryArithm:
+		return paramsIn(n.Y, paramsIn(n.X, out))
+	case *syntax.UnaryArithm:
+		return paramsIn(n.X, out)
+	case *syntax.ParenArithm:
+		return paramsIn(n.X, out)
+	case *syntax.ArrayExpr:
+		for _, e := range n.Elems {
+			if e.Index != nil {
+				out = paramsIn(e.Index, out)
+			}
+			if e.Value != nil {
+				out = paramsInWord(e.Value, out)
+			}
+		}
+		return out
+	case *syntax.TimeClause:
+		if n.Stmt != nil {
+			out = paramsIn(n.Stmt, out)
+		}
+		return out
+	case *syntax.LetClause:
+		for _, x := range n.Exprs {
+			out = paramsIn(x, out)
+		}
+		return out
+	}
+	return paramsWalk(n, out)
+}
+
+// paramsWalk is paramsIn by syntax.Walk, apart so that out stays on
+// paramsIn's stack.
+func paramsWalk(n syntax.Node, out []string) []string {
+	syntax.Walk(n, func(n syntax.Node) bool {
 		if p, ok := n.(*syntax.ParamExp); ok && p.Param != nil {
 			out = append(out, p.Param.Value)
 		}
 		return true
 	})
 	return out
+}
+
+func paramsInStmts(list []*syntax.Stmt, out []string) []string {
+	for _, st := range list {
+		out = paramsIn(st, out)
+	}
+	return out
+}
+
+func paramsInWord(x *syntax.Word, out []string) []string {
+	for _, p := range x.Parts {
+		out = paramsInPart(p, out)
+	}
+	return out
+}
+
+func paramsInPart(p syntax.WordPart, out []string) []string {
+	switch p := p.(type) {
+	case *syntax.Lit, *syntax.SglQuoted:
+		return out
+	case *syntax.DblQuoted:
+		for _, q := range p.Parts {
+			out = paramsInPart(q, out)
+		}
+		return out
+	case *syntax.CmdSubst:
+		return paramsInStmts(p.Stmts, out)
+	case *syntax.ProcSubst:
+		return paramsInStmts(p.Stmts, out)
+	case *syntax.ArithmExp:
+		return paramsIn(p.X, out)
+	case *syntax.ParamExp:
+		if p.Param != nil {
+			out = append(out, p.Param.Value)
+		}
+		if p.NestedParam != nil {
+			out = paramsIn(p.NestedParam, out)
+		}
+		if p.Index != nil {
+			out = paramsIn(p.Index, out)
+		}
+		if p.Slice != nil {
+			if p.Slice.Offset != nil {
+				out = paramsIn(p.Slice.Offset, out)
+			}
+			if p.Slice.Length != nil {
+				out = paramsIn(p.Slice.Length, out)
+			}
+		}
+		if p.Repl != nil {
+			if p.Repl.Orig != nil {
+				out = paramsInWord(p.Repl.Orig, out)
+			}
+			if p.Repl.With != nil {
+				out = paramsInWord(p.Repl.With, out)
+			}
+		}
+		if p.Exp != nil && p.Exp.Word != nil {
+			out = paramsInWord(p.Exp.Word, out)
+		}
+		return out
+	}
+	return paramsIn(p, out)
 }
 
 // stage is what a pipeline stage feeds the next one.
@@ -351,6 +554,7 @@ func (w *walker) stmtCmd(st *syntax.Stmt, in *stage, depth int, up []stage, n, c
 			if unknown {
 				vals = nil
 			}
+			w.ownVars()
 			w.vars[l.Name.Value] = vals
 		case *syntax.CStyleLoop:
 			w.substsIn(l, depth)
@@ -510,6 +714,7 @@ func (w *walker) join(branches []*walker) {
 		if unknown || len(vals) > maxValues {
 			vals = nil
 		}
+		w.ownVars()
 		w.vars[k] = vals
 	}
 	w.cwd = branches[0].cwd
@@ -646,9 +851,11 @@ func (w *walker) assign(name string, x word) {
 	}
 	delete(w.arrays, name) // a=x sets the first element only: the others are not known
 	if x.unknown {
+		w.ownVars()
 		w.vars[name] = nil
 		return
 	}
+	w.ownVars()
 	w.vars[name] = x.vals
 }
 
@@ -978,30 +1185,83 @@ type word struct {
 const maxValues = 16
 
 func (w *walker) word(x *syntax.Word, depth int) word {
-	out := word{vals: []string{""}, src: x}
+	out := word{src: x}
 	if x == nil {
+		out.vals = []string{""}
 		return out
 	}
 	syntax.SplitBraces(x) // {a,b} and {1..3} in unquoted parts become BraceExp, which part expands
-	for _, p := range x.Parts {
-		vals, unknown, feed := w.part(p, depth, false)
-		out.feed = merge(out.feed, feed)
-		if unknown {
-			out.unknown = true
-			continue
-		}
-		out.vals = product(out.vals, vals)
-		if len(out.vals) > maxValues {
-			out.unknown = true
-			out.vals = out.vals[:1]
-		}
-	}
+	out.vals, out.unknown, out.feed = w.concat(x.Parts, depth, false)
 	if out.unknown {
 		out.vals = nil
 	} else {
 		out.lit = out.vals[0]
 	}
 	return out
+}
+
+// concat evaluates parts in turn and joins their values: every value of
+// one part followed by every value of the next. More than maxValues is
+// unknown; when unknown, the values are of no use. The parts' values are
+// kept as one string while each part has one value, so a plain word costs
+// one slice.
+func (w *walker) concat(parts []syntax.WordPart, depth int, quoted bool) (vals []string, unknown bool, feed *stage) {
+	one := "" // the value while vals is nil
+	for _, p := range parts {
+		var s string
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if unknown {
+				continue
+			}
+			if quoted {
+				s = unescapeQuoted(p.Value)
+			} else {
+				s = unescape(p.Value)
+			}
+		case *syntax.SglQuoted:
+			if unknown {
+				continue
+			}
+			if p.Dollar {
+				s = decodeANSIC(p.Value)
+			} else {
+				s = p.Value
+			}
+		default:
+			v, u, f := w.part(p, depth, quoted)
+			feed = merge(feed, f)
+			if u {
+				unknown = true
+			}
+			if unknown {
+				continue
+			}
+			if vals == nil && len(v) == 1 {
+				one += v[0]
+				continue
+			}
+			if vals == nil {
+				vals = []string{one}
+			}
+			if vals = product(vals, v); len(vals) > maxValues {
+				unknown = true
+			}
+			continue
+		}
+		if vals == nil {
+			one += s
+			continue
+		}
+		for i := range vals {
+			vals[i] += s // vals is product's, this call's own
+		}
+	}
+	if vals == nil {
+		vals = w.r.strs(1)
+		vals[0] = one
+	}
+	return vals, unknown, feed
 }
 
 // braces expands a brace expansion as bash does: each element of
@@ -1095,20 +1355,7 @@ func (w *walker) part(p syntax.WordPart, depth int, quoted bool) (vals []string,
 	case *syntax.BraceExp:
 		return w.braces(p, depth)
 	case *syntax.DblQuoted:
-		vals = []string{""}
-		for _, q := range p.Parts {
-			v, u, f := w.part(q, depth, true)
-			feed = merge(feed, f)
-			if u {
-				unknown = true
-				continue
-			}
-			vals = product(vals, v)
-		}
-		if len(vals) > maxValues {
-			unknown = true
-		}
-		return vals, unknown, feed
+		return w.concat(p.Parts, depth, true)
 	case *syntax.ParamExp:
 		vals, unknown = w.param(p, depth)
 		return vals, unknown, nil

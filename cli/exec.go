@@ -105,7 +105,7 @@ func runExec(ctx context.Context, e *env, args []string) int {
 		return refuse("veto cannot place the command's write roots")
 	}
 	d := &decider{ctx: ctx, g: g, run: ref, readMatters: sup.ReadMatters, stderr: e.stderr, allowed: map[string]bool{},
-		read: map[string]bool{}}
+		read: map[string]bool{}, last: map[int]string{}}
 	cfg := supervise.Config{Argv: argv, Dir: cwd, Decide: d.decide, Landlock: &supervise.Floor{WriteRoots: roots, DenyRead: deny},
 		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr}
 	code, err := supervise.Run(ctx, cfg)
@@ -135,6 +135,7 @@ type decider struct {
 	mu      sync.Mutex
 	allowed map[string]bool // programs, reads and writes allowed: the same one is not decided again
 	read    map[string]bool // whether a read of each path matters (readMatters)
+	last    map[int]string  // the last refusal line written for each process
 	n       int
 }
 
@@ -258,7 +259,7 @@ func (d *decider) decide(r supervise.Request) supervise.Verdict {
 	if rl == "" {
 		rl = string(v.Stage)
 	}
-	fmt.Fprintf(d.stderr, "veto: refused %s (%s, %s): %s\n", what, rl, reason, v.Message)
+	d.say(r.Pid, fmt.Sprintf("veto: refused %s (%s, %s): %s\n", what, rl, reason, v.Message))
 	return supervise.Verdict{Rule: rl, Reason: reason}
 }
 
@@ -298,8 +299,24 @@ func procSecret(path string) bool {
 // refuse refuses a request no rule can judge, with a line on stderr as
 // every refusal has.
 func (d *decider) refuse(tool, what, reason, msg string) supervise.Verdict {
-	fmt.Fprintf(d.stderr, "veto: refused %s (%s, %s): %s\n", what, "veto.exec", reason, msg)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.say(0, fmt.Sprintf("veto: refused %s (%s, %s): %s\n", what, "veto.exec", reason, msg))
 	return supervise.Verdict{Rule: "veto.exec", Reason: reason}
+}
+
+// say writes a refusal's line to the command's stderr, once for a process
+// that meets the same refusal again at once (a shell trying each PATH
+// directory in turn). d.mu is held.
+func (d *decider) say(pid int, line string) {
+	if pid != 0 && d.last[pid] == line {
+		return
+	}
+	if len(d.last) > 1024 {
+		clear(d.last)
+	}
+	d.last[pid] = line
+	io.WriteString(d.stderr, line)
 }
 
 // cwdOf is a process's working directory, as the kernel has it.

@@ -75,6 +75,9 @@ func TestVetoCommands(t *testing.T) {
 	}
 	cases := []struct{ cmd, want string }{
 		{"veto approve r c", "veto_command"},
+		{"veto exec -- go test ./...", ""},
+		{"veto exec --run someone-elses-run -- go test ./...", "veto_command"},
+		{"veto exec --run=r2 go test ./...", "veto_command"},
 		{"./v approve r-canary c", "veto_command"},
 		{w.bin + "/veto uninstall claude-code", "veto_command"},
 		{"command veto token list", "veto_command"},

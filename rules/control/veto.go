@@ -116,6 +116,9 @@ func (s *Set) checkVeto(in *veto.Input, rep *shell.Report, c shell.Command) (vet
 		if sub == "check" && !checkReadOnly(args[1:]) {
 			return vetoCommand.Deny("check --state"), true
 		}
+		if sub == "exec" && !execOwnRun(args[1:], in.Call.Run.Ref) {
+			return vetoCommand.Deny("exec --run of another run"), true
+		}
 		return veto.Decision{}, false
 	case Hook:
 		return vetoHook.Deny(), true
@@ -145,6 +148,35 @@ func checkReadOnly(args []shell.Word) bool {
 			if strings.HasPrefix(v, "-") && (f == "state" || strings.HasPrefix(f, "state=")) {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// execOwnRun reports whether veto exec's arguments record its decisions
+// in the calling run (--run absent, or naming it): decisions recorded in
+// another run would change what that run's history rules see.
+func execOwnRun(args []shell.Word, run string) bool {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.Unknown || len(a.Values) != 1 {
+			return false
+		}
+		v := a.Values[0]
+		switch {
+		case v == "--":
+			return true
+		case v == "--run" || v == "-run":
+			if i+1 >= len(args) || args[i+1].Unknown || len(args[i+1].Values) != 1 || args[i+1].Values[0] != run || run == "" {
+				return false
+			}
+			i++
+		case strings.HasPrefix(v, "--run=") || strings.HasPrefix(v, "-run="):
+			if _, val, _ := strings.Cut(v, "="); val != run || run == "" {
+				return false
+			}
+		case !strings.HasPrefix(v, "-"):
+			return true // the command
 		}
 	}
 	return true

@@ -108,16 +108,26 @@ func init() {
 	rule.Register(&rule.Family{Name: "upload", Order: 45, Rules: []*rule.Info{Upload, Install}, Build: buildUpload})
 }
 
-func buildUpload(b *rule.Build) error {
+// settings are the shell section's effective settings and the compiled
+// egress policy, which both command families build from.
+func settings(b *rule.Build) (Settings, egress.Policy, error) {
 	st, err := rule.Settings[Settings](b, ShellSection.Key)
 	if err != nil {
-		return err
+		return Settings{}, egress.Policy{}, err
 	}
 	eg, err := rule.Settings[egress.Settings](b, egress.SectionKey)
 	if err != nil {
-		return err
+		return Settings{}, egress.Policy{}, err
 	}
 	p, err := eg.Compile()
+	if err != nil {
+		return Settings{}, egress.Policy{}, err
+	}
+	return st, p, nil
+}
+
+func buildUpload(b *rule.Build) error {
+	st, p, err := settings(b)
 	if err != nil {
 		return err
 	}
@@ -179,15 +189,7 @@ func mergeShell(eff *Settings, f *Section, l *rule.Layer) {
 }
 
 func build(b *rule.Build) error {
-	st, err := rule.Settings[Settings](b, ShellSection.Key)
-	if err != nil {
-		return err
-	}
-	eg, err := rule.Settings[egress.Settings](b, egress.SectionKey)
-	if err != nil {
-		return err
-	}
-	p, err := eg.Compile()
+	st, p, err := settings(b)
 	if err != nil {
 		return err
 	}

@@ -170,7 +170,7 @@ func codeEscape(b *strings.Builder, code string, j int, q byte) int {
 		var v rune
 		n := 0
 		for n < max && from+n < len(code) && code[from+n] != q {
-			d := unhex(code[from+n])
+			d := hexVal(code[from+n])
 			if d < 0 {
 				break
 			}
@@ -223,17 +223,6 @@ func codeEscape(b *strings.Builder, code string, j int, q byte) int {
 	return j
 }
 
-func unhex(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
-}
 
 // blankLiterals is code with the inside of every literal blanked, so that
 // brackets and commas in strings do not count.

@@ -223,7 +223,6 @@ func codeEscape(b *strings.Builder, code string, j int, q byte) int {
 	return j
 }
 
-
 // blankLiterals is code with the inside of every literal blanked, so that
 // brackets and commas in strings do not count.
 func blankLiterals(code string, lits []codeLit) string {

@@ -17,7 +17,7 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/rule"
-	cmdrules "github.com/vetohq/veto/rules/command"
+	"github.com/vetohq/veto/shell"
 	"github.com/vetohq/veto/state"
 	"github.com/vetohq/veto/supervise"
 	"github.com/vetohq/veto/tools"
@@ -79,11 +79,11 @@ func runExec(ctx context.Context, e *env, args []string) int {
 	}
 	name, err := state.Name{Path: *stateFile, DSN: os.Getenv("VETO_POSTGRES")}.Resolve()
 	if err != nil {
-		return refuse("veto cannot use its state: " + causeOf(err))
+		return refuse("veto cannot use its state: " + state.Cause(err))
 	}
 	s, done, err := state.Once(ctx, name, 5*time.Second)
 	if err != nil {
-		return refuse("veto cannot use its state: " + causeOf(err))
+		return refuse("veto cannot use its state: " + state.Cause(err))
 	}
 	defer done()
 	sup := &rule.Supervision{}
@@ -113,14 +113,6 @@ func runExec(ctx context.Context, e *env, args []string) int {
 		return refuse(err.Error())
 	}
 	return code
-}
-
-// causeOf is a state error's cause, never a driver's message.
-func causeOf(err error) string {
-	if se := veto.StateErrorOf(err); se != nil {
-		return se.Reason()
-	}
-	return "it cannot be reached"
 }
 
 // decider decides the supervised command's requests as calls of veto
@@ -171,16 +163,13 @@ func (d *decider) decide(r supervise.Request) supervise.Verdict {
 			return d.refuse(tools.ExecRun, "running a program", "program_unseen",
 				"The program has no file on disk (an anonymous or deleted file), so veto cannot vouch for it.")
 		}
-		words := append([]string{r.Path}, r.Argv...)
-		if len(r.Argv) > 0 {
-			words = append([]string{r.Path}, r.Argv[1:]...)
-		}
-		quoted := make([]string, len(words))
-		for i, w := range words {
-			quoted[i] = cmdrules.Quote(w)
+		// The program as the kernel found it, with the arguments it was given.
+		argv := []string{r.Path}
+		if len(r.Argv) > 1 {
+			argv = append(argv, r.Argv[1:]...)
 		}
 		tool, what = tools.ExecRun, "running a program"
-		args["command"] = strings.Join(quoted, " ")
+		args["command"] = shell.ArgvLine(argv)
 		// The same program with the same argv in the same directory is
 		// judged the same: the command rules read only these (what it
 		// then reaches is decided when it does).
@@ -199,7 +188,7 @@ func (d *decider) decide(r supervise.Request) supervise.Verdict {
 			// A process's environment (/proc/N/environ): judged as the
 			// command that reads it, an environment dump.
 			tool, what = tools.ExecRun, "reading a process's environment"
-			args["command"] = "cat " + cmdrules.Quote(r.Path)
+			args["command"] = shell.ArgvLine([]string{"cat", r.Path})
 			break
 		}
 		if !r.Write {

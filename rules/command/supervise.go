@@ -1,8 +1,6 @@
 package command
 
 import (
-	"strings"
-
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/shell"
 )
@@ -33,7 +31,7 @@ func (s *Set) canSupervise(in *veto.Input) bool {
 	if s.supervising {
 		return true
 	}
-	return s.supervisor != nil && in.Call.Rewrites && in.Call.Run.Ref != "" && veto.ValidName(in.Call.Run.Ref)
+	return s.supervisor != nil && in.Call.Rewrites && in.Call.Run.Ref != ""
 }
 
 // supervised reports whether this call is rewritten to run under veto
@@ -65,22 +63,5 @@ func (s *Set) supervised(in *veto.Input) bool {
 // for the client's shell: the supervisor's command line, the run, and
 // bash -c src.
 func (s *Set) underExec(run, src string) string {
-	words := append(append([]string(nil), s.supervisor...), "--run", run, "--", "bash", "-c", src)
-	var b strings.Builder
-	for i, w := range words {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(Quote(w))
-	}
-	return b.String()
-}
-
-// Quote is w as one word of a POSIX shell: single-quoted, each single
-// quote in it written '\”.
-func Quote(w string) string {
-	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:@%+,") == "" {
-		return w
-	}
-	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	return shell.ArgvLine(append(append([]string(nil), s.supervisor...), "--run", run, "--", "bash", "-c", src))
 }

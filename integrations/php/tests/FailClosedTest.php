@@ -200,7 +200,7 @@ final class FailClosedTest extends TestCase
         $p = new ToolInvocationPolicy([new VetoRule($gate)], [$fixed, clone $fixed]);
         $this->assertSame('target_ambiguous', $p->evaluate(self::read(), self::exec(), new ToolInvocationHistory())->reason);
         $d = (new ToolInvocationPolicy([new VetoRule($gate)], [$throws]))->evaluate(self::read(), self::exec(), new ToolInvocationHistory());
-        $this->assertSame('target_failed', $d->reason);
+        $this->assertSame('target_unresolvable', $d->reason);
         $this->assertStringNotContainsString('CANARY', $d->message, 'an exception\'s text goes nowhere');
     }
 

@@ -154,6 +154,24 @@ final class VetoServeTest extends TestCase
         $this->assertSame('approval_refused', $r->reason);
     }
 
+    public function testAResumeBeforeTheAnswerIsRefusedAndTheQuestionStays(): void
+    {
+        [$policy, $rule] = $this->policy();
+        $exec = $this->exec('php-early');
+        $call = new ToolCall('deploy-4', 'Bash', ['command' => 'make deploy']);
+        $context = new \Veto\Runtime\ToolInvocationContext($call, null, $exec, new ToolInvocationHistory());
+        $d = $policy->decide($context);
+        $this->assertTrue($d->suspended());
+        $early = $policy->resume($d->suspension, $context);
+        $this->assertFalse($early->allowed, 'no answer, no call');
+        $this->assertSame('deploy_needs_person', $early->reason);
+        $this->assertNull($early->suspension, 'a refusal at resume, not a new question');
+        $this->assertTrue($rule->waiting($d->suspension), 'the question still waits for the person');
+        [$status] = $this->veto()->answer('php-early', 'deploy-4', true);
+        $this->assertSame(200, $status);
+        $this->assertTrue($policy->resume($d->suspension, $context)->allowed);
+    }
+
     public function testAResumeOfAnotherCallIsRefused(): void
     {
         [$policy] = $this->policy();
@@ -204,6 +222,7 @@ final class VetoServeTest extends TestCase
             $this->assertFalse($d->allowed, 'no veto, no call');
             $this->assertSame('veto_unreachable', $d->reason);
             $this->assertStringContainsString($v->url, $d->message);
+            $this->assertStringContainsString('cannot be reached', $d->message);
 
             // The rule alone (no resolver before it) refuses the same way.
             $ctx = new \Veto\Runtime\ToolInvocationContext($read, null, $exec, new ToolInvocationHistory());

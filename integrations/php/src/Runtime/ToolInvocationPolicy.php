@@ -9,7 +9,7 @@ namespace Veto\Runtime;
  * until one denies, with the target resolved first.
  *
  * - Two resolvers claiming a call refuse it (target_ambiguous); a resolver's
- *   exception refuses it (target_failed, or the exception's own stable code
+ *   exception refuses it (target_unresolvable, or the exception's own stable code
  *   when it carries one: a ReasonedException).
  * - A rule requiring a complete history is refused on an incomplete one
  *   (history_incomplete); a rule's exception refuses the call (rule_failed).
@@ -58,7 +58,7 @@ final class ToolInvocationPolicy
             try {
                 $resolved = $resolver->resolve($call, $execution);
             } catch (\Throwable $e) {
-                throw new TargetRefused(self::codeOf($e, 'target_failed'), self::messageOf($e, 'The call\'s target could not be resolved, so the call is refused.'));
+                throw new TargetRefused(self::codeOf($e, 'target_unresolvable'), self::messageOf($e, 'The call\'s target could not be resolved, so the call is refused.'));
             }
             if ($resolved !== null) {
                 if ($target !== null) {

@@ -170,6 +170,15 @@ final class FailClosedTest extends TestCase
         }
     }
 
+    public function testTheTokenIsNotShownNorStored(): void
+    {
+        $gate = new VetoGate(new Client(self::$url . '/ok', self::TOKEN, 1.0));
+        $this->assertStringNotContainsString('CANARY', print_r($gate, true));
+        $this->assertStringNotContainsString('CANARY', var_export(print_r($gate->client(), true), true));
+        $this->expectException(\LogicException::class);
+        serialize($gate);
+    }
+
     public function testADamagedSuspensionIsRefused(): void
     {
         foreach (['', 'null', '{"v":2}', '{"v":1,"rule":"veto"}', '[]'] as $stored) {

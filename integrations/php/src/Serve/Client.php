@@ -41,6 +41,18 @@ final class Client
         $this->service = $p['scheme'] . '://' . $p['host'] . (isset($p['port']) ? ':' . $p['port'] : '');
     }
 
+    /** What var_dump and print_r show: the address, never the token. */
+    public function __debugInfo(): array
+    {
+        return ['service' => $this->service];
+    }
+
+    /** A client is not stored: its token would be. */
+    public function __serialize(): array
+    {
+        throw new \LogicException('A veto client is not serialized: it holds a token.');
+    }
+
     /** The service's address as messages name it: scheme, host and port. */
     public function service(): string
     {

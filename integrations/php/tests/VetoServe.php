@@ -196,6 +196,36 @@ YAML;
             ['approve' => $approve, 'args_hash' => $hash, 'ttl' => '5m']);
     }
 
+    /**
+     * Holds an exclusive lock on veto serve's SQLite state (Debian's
+     * sqlite3, BEGIN EXCLUSIVE) until the returned function is called.
+     *
+     * @return callable(): void
+     */
+    public function lockState(TestCase $t): callable
+    {
+        $sqlite = trim((string) shell_exec('command -v sqlite3'));
+        if ($sqlite === '') {
+            $t->fail('sqlite3 is not installed (Debian: apt-get install sqlite3; .ci/run does)');
+        }
+        $p = proc_open([$sqlite, $this->state], [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
+        if (!is_resource($p)) {
+            throw new \RuntimeException('sqlite3 could not be started');
+        }
+        fwrite($pipes[0], "BEGIN EXCLUSIVE;\nSELECT 'held';\n");
+        fflush($pipes[0]);
+        $line = fgets($pipes[1]);
+        if (trim((string) $line) !== 'held') {
+            throw new \RuntimeException('sqlite3 did not take the lock');
+        }
+        return static function () use ($p, $pipes): void {
+            fwrite($pipes[0], "ROLLBACK;\n.quit\n");
+            fclose($pipes[0]);
+            fclose($pipes[1]);
+            proc_close($p);
+        };
+    }
+
     /** The text of everything veto serve and its state hold, for canaries. */
     public function logs(): string
     {

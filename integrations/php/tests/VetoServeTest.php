@@ -205,6 +205,24 @@ final class VetoServeTest extends TestCase
         $this->assertSame('workspace_refused', $d->reason);
     }
 
+    public function testALockedStateRefusesTheCallWithVetosReason(): void
+    {
+        [$policy] = $this->policy();
+        $exec = $this->exec('php-locked');
+        $read = fn (string $id) => new ToolCall($id, 'Read', ['file_path' => $this->veto()->project . '/README.md']);
+        $this->assertTrue($policy->evaluate($read('read-l1'), $exec, new ToolInvocationHistory())->allowed);
+        $release = $this->veto()->lockState($this);
+        try {
+            // veto answers 503 (or 504 past its deadline) with a deny: that deny.
+            $d = $policy->evaluate($read('read-l2'), $exec, new ToolInvocationHistory());
+        } finally {
+            $release();
+        }
+        $this->assertFalse($d->allowed, 'a locked state lets nothing through');
+        $this->assertContains($d->reason, ['state_unavailable', 'decision_cancelled'], $d->message);
+        $this->assertTrue($policy->evaluate($read('read-l3'), $exec, new ToolInvocationHistory())->allowed, 'released, veto decides again');
+    }
+
     public function testVetoStoppedMidTestRefusesTheCall(): void
     {
         $v = VetoServe::start($this);

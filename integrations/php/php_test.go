@@ -24,9 +24,9 @@ func need(t *testing.T, name string) string {
 	p, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed (Debian: apt-get install php-cli php-curl phpunit); under CI the PHP library's tests must run", name)
+			t.Fatalf("%s is not installed (Debian: apt-get install php-cli php-curl php-mbstring phpunit sqlite3); under CI the PHP library's tests must run", name)
 		}
-		t.Skipf("%s is not installed (Debian: apt-get install php-cli php-curl phpunit)", name)
+		t.Skipf("%s is not installed (Debian: apt-get install php-cli php-curl php-mbstring phpunit sqlite3)", name)
 	}
 	return p
 }
@@ -37,6 +37,7 @@ func TestPHPLibraryAgainstVetoServe(t *testing.T) {
 	}
 	php := need(t, "php")
 	phpunit := need(t, "phpunit")
+	need(t, "sqlite3") // the suite locks veto's state with it
 	for _, ext := range []string{"curl", "json", "mbstring"} {
 		out, err := exec.Command(php, "-r", "exit(extension_loaded('"+ext+"') ? 0 : 1);").CombinedOutput()
 		if err != nil {

@@ -215,11 +215,17 @@ final class VetoServeTest extends TestCase
         try {
             // veto answers 503 (or 504 past its deadline) with a deny: that deny.
             $d = $policy->evaluate($read('read-l2'), $exec, new ToolInvocationHistory());
+            // A runtime whose limit is shorter than veto's wait refuses first.
+            $quick = new VetoRule(VetoGate::connect($this->veto()->url, $this->veto()->serviceToken, 0.3));
+            $slow = $quick->decide(new \Veto\Runtime\ToolInvocationContext($read('read-l4'), null, $exec, new ToolInvocationHistory()));
         } finally {
             $release();
         }
         $this->assertFalse($d->allowed, 'a locked state lets nothing through');
         $this->assertContains($d->reason, ['state_unavailable', 'decision_cancelled'], $d->message);
+        $this->assertFalse($slow->allowed);
+        $this->assertSame('veto_timeout', $slow->reason, $slow->message);
+        $this->assertStringContainsString('did not answer within 0.3 s', $slow->message);
         $this->assertTrue($policy->evaluate($read('read-l3'), $exec, new ToolInvocationHistory())->allowed, 'released, veto decides again');
     }
 

@@ -7,8 +7,10 @@ namespace Veto\Runtime;
 /**
  * Who runs a call, and in which run.
  *
- * The actor is the runtime's (veto takes it from the token: its kind and
- * id); $agent names the sub-agent that proposed the call, when there is one.
+ * $initiatingActor is the runtime's own record of who started the run (a
+ * backend user, say); veto does not take it from a request: the actor a
+ * call acts as is the token's (its kind and id), so it is not sent. $agent
+ * names the sub-agent that proposed the call, when there is one, and is.
  * $runReference is the run; $fresh says the runtime assembled a fresh prompt
  * for it, and with all three seed counters zero a run veto has not seen
  * starts with a complete empty history. Otherwise $initialInvocationHistory,

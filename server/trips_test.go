@@ -161,3 +161,38 @@ func BenchmarkDecideSQLiteService(b *testing.B) {
 	s.toks = s.h.Config().Tokens
 	benchDecide(b, s, w)
 }
+
+// TestDecideProvesTheStateOnce: a decision whose token was verified
+// within the cache's second proves the state once (Config.Acquire), for
+// the decision, not once more for the token; a token not in the cache
+// is verified with the state proved.
+func TestDecideProvesTheStateOnce(t *testing.T) {
+	w := newWorld(t)
+	st, d := sqliteStore(t)
+	var mu sync.Mutex
+	acquired := 0
+	s := start(t, w, st, d, func(c *server.Config) {
+		c.Acquire = func(context.Context) (func(), error) {
+			mu.Lock()
+			acquired++
+			mu.Unlock()
+			return func() {}, nil
+		}
+	})
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := acquired
+		acquired = 0
+		return n
+	}
+	tok := s.token("agent:once")
+	decideN(t, s, tok, "once", 0, 1)
+	if n := count(); n != 2 {
+		t.Fatalf("the first request proved the state %d times, want 2 (the token, then the decision)", n)
+	}
+	decideN(t, s, tok, "once", 1, 5)
+	if n := count(); n != 5 {
+		t.Fatalf("5 requests with a cached token proved the state %d times, want 5", n)
+	}
+}

@@ -93,7 +93,7 @@ func callID(i int) string { return "c" + string(rune('a'+i/26%26)) + string(rune
 
 // wantTrips is how many round trips to PostgreSQL one allowed decision in
 // a run this instance decided in before makes: its load and its append.
-const wantTrips = 12
+const wantTrips = 2
 
 // TestDecideRoundTripsPostgres counts what one decision sends to
 // PostgreSQL, through a pgx tracer on the store's connections, once the

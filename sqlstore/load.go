@@ -57,6 +57,7 @@ func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
 	if err != nil {
 		return veto.RunState{}, unavailable(err)
 	}
+	s.keep(run, h) // the append's guard proves it still the row (pipeline.go)
 	st := veto.RunState{Run: run, Next: h.next, Approvals: &approvals{s: s, run: run}}
 	if !h.exists {
 		return st, nil

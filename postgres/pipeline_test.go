@@ -222,3 +222,38 @@ func TestPipelinedAppendFailingMidwayStoresNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A load within a second of the store's own append trusts the row that
+// append left and reads nothing; damage in place since is found by the
+// next append's guard, which refuses it (decide again), and the fresh
+// load then finds the run incomplete.
+func TestOwnRowDamagedInPlaceFoundAtTheAppend(t *testing.T) {
+	dsn := fresh(t)
+	s, b := traced(t, dsn)
+	p := started(t, s, "r")
+	if err := s.Append(ctx, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, "b")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `UPDATE veto_events SET body = $1 WHERE run = 'r' AND seq = 3`, []byte(`{"garbage":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	b.batch.Store(0)
+	b.single.Store(0)
+	q, err := s.Load(ctx, "r")
+	if err != nil || q.Next != 4 || b.single.Load() != 0 || b.batch.Load() != 0 {
+		t.Fatalf("the load after the store's own append: next %d, %v, %d statements; want 4 and none", q.Next, err, b.single.Load())
+	}
+	if err := s.Append(ctx, "r", q.Next, []veto.Event{pe("r", q.Next, veto.EventAllowed, "c")}); !errors.Is(err, veto.ErrConflict) {
+		t.Fatalf("Append on the trusted row after damage in place = %v, want a conflict", err)
+	}
+	q, err = s.Load(ctx, "r")
+	if err != nil || q.History.Complete() {
+		t.Fatalf("the fresh load: complete %v, %v; want incomplete", q.History.Complete(), err)
+	}
+	if err := s.Append(ctx, "r", q.Next, []veto.Event{pe("r", q.Next, veto.EventAllowed, "c")}); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := open(t, dsn).Load(ctx, "r"); r.History.Complete() {
+		t.Fatal("the run is complete again after the append")
+	}
+}

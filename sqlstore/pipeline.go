@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/eventlog"
@@ -15,8 +16,9 @@ import (
 // its last event read again, the events and projections written, commit.
 //
 // With one, the store keeps the row as Load read it (or as its own last
-// append left it), and the append sends every statement in one pipelined
-// batch, which the server runs as one implicit transaction and commits
+// append left it: a load within ownFor of that append reads nothing, so a
+// decision in a run its instance decided in a moment ago is one trip),
+// and the append sends every statement in one pipelined batch, which the server runs as one implicit transaction and commits
 // once: first a Guard, which locks the run's row and proves it is still
 // the row the decision was made on (the next sequence number, the chain
 // hash, damaged or not, the last event's bytes still hashing to the chain
@@ -66,6 +68,27 @@ func (s *Store) keep(run string, h header) {
 	}
 	s.heads[run] = h
 	s.mu.Unlock()
+}
+
+// ownFor is how long a load trusts the row its store's own append left
+// without reading it: the decision made on it is recorded only if the
+// append's guard proves it still the row, and what else reads a load (the
+// page) sees another instance's append, or damage in place, within it.
+const ownFor = time.Second
+
+// own returns the row this store's own pipelined append left for run,
+// under ownFor ago; a load then reads nothing.
+func (s *Store) own(run string) (header, bool) {
+	if s.d.Pipeline == nil {
+		return header{}, false
+	}
+	s.mu.Lock()
+	h, ok := s.heads[run]
+	s.mu.Unlock()
+	if !ok || h.appended.IsZero() || time.Since(h.appended) >= ownFor {
+		return header{}, false
+	}
+	return h, true
 }
 
 // take removes and returns the row kept for run.
@@ -150,6 +173,7 @@ func (s *Store) appendPipelined(ctx context.Context, run string, next uint64, ev
 	case err != nil:
 		return true, unavailable(err)
 	}
+	h.appended = time.Now()
 	s.keep(run, h)
 	return true, nil
 }

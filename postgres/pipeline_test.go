@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -255,5 +256,48 @@ func TestOwnRowDamagedInPlaceFoundAtTheAppend(t *testing.T) {
 	}
 	if r, _ := open(t, dsn).Load(ctx, "r"); r.History.Complete() {
 		t.Fatal("the run is complete again after the append")
+	}
+}
+
+// A run two instances append to in turn is read by each load once the
+// guard found it moved: one refused batch, then a read and a batch per
+// decision, never a refused batch each time.
+func TestRunSharedWithAnotherInstanceIsRead(t *testing.T) {
+	dsn := fresh(t)
+	a, ab := traced(t, dsn)
+	o, _ := traced(t, dsn)
+	started(t, a, "r")
+	decide := func(s *sqlstore.Store, call string) {
+		t.Helper()
+		for range 3 {
+			p, err := s.Load(ctx, "r")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.Append(ctx, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, call)})
+			if err == nil {
+				return
+			}
+			if !errors.Is(err, veto.ErrConflict) {
+				t.Fatal(err)
+			}
+		}
+		t.Fatal("three conflicts in a row")
+	}
+	decide(a, "a1")
+	decide(o, "o1")
+	ab.batch.Store(0)
+	decide(a, "a2") // its own row is stale: refused once, then read
+	if n := ab.batch.Load(); n != 2 {
+		t.Fatalf("the first decision after the other instance's sent %d batches, want 2", n)
+	}
+	for i := range 3 {
+		decide(o, fmt.Sprintf("o%d", i+2))
+		ab.batch.Store(0)
+		ab.single.Store(0)
+		decide(a, fmt.Sprintf("a%d", i+3))
+		if ab.batch.Load() != 1 || ab.single.Load() != 1 {
+			t.Fatalf("decision %d in the shared run: %d batches, %d lone statements; want 1 and 1 (its load)", i, ab.batch.Load(), ab.single.Load())
+		}
 	}
 }

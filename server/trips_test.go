@@ -198,3 +198,23 @@ func TestDecideProvesTheStateOnce(t *testing.T) {
 		t.Fatalf("5 requests with a cached token proved the state %d times, want 5", n)
 	}
 }
+
+// BenchmarkCommitFloorPostgres is the floor a durable decision on
+// PostgreSQL cannot go under: one round trip that inserts a row and
+// commits it (synchronous_commit as the server has it), on the same
+// server, through the same driver.
+func BenchmarkCommitFloorPostgres(b *testing.B) {
+	st, _ := pgStore(b, freshPG(b))
+	ctx := context.Background()
+	if _, err := st.DB().ExecContext(ctx, `CREATE TABLE floor (id BIGINT PRIMARY KEY, body BYTEA NOT NULL)`); err != nil {
+		b.Fatal(err)
+	}
+	body := make([]byte, 600) // about a decision event's stored bytes
+	i := int64(0)
+	for b.Loop() {
+		i++
+		if _, err := st.DB().ExecContext(ctx, `INSERT INTO floor (id, body) VALUES ($1, $2)`, i, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -76,19 +76,38 @@ func (s *Store) keep(run string, h header) {
 // page) sees another instance's append, or damage in place, within it.
 const ownFor = time.Second
 
+// sharedFor is how long a run whose row moved under a pipelined append
+// (another instance appends to it too) is read by every load: trusting
+// the store's own row would make each decision in it a refused batch
+// first.
+const sharedFor = 10 * time.Second
+
 // own returns the row this store's own pipelined append left for run,
-// under ownFor ago; a load then reads nothing.
+// under ownFor ago, when no other writer moved the run within sharedFor;
+// a load then reads nothing.
 func (s *Store) own(run string) (header, bool) {
 	if s.d.Pipeline == nil {
 		return header{}, false
 	}
+	now := time.Now()
 	s.mu.Lock()
 	h, ok := s.heads[run]
+	moved, shared := s.shared[run]
 	s.mu.Unlock()
-	if !ok || h.appended.IsZero() || time.Since(h.appended) >= ownFor {
+	if !ok || h.appended.IsZero() || now.Sub(h.appended) >= ownFor || (shared && now.Sub(moved) < sharedFor) {
 		return header{}, false
 	}
 	return h, true
+}
+
+// moved notes that run's row moved under a pipelined append.
+func (s *Store) moved(run string) {
+	s.mu.Lock()
+	if s.shared == nil || len(s.shared) >= maxHeads {
+		s.shared = map[string]time.Time{}
+	}
+	s.shared[run] = time.Now()
+	s.mu.Unlock()
 }
 
 // take removes and returns the row kept for run.
@@ -169,6 +188,7 @@ func (s *Store) appendPipelined(ctx context.Context, run string, next uint64, ev
 	case errors.Is(err, ErrNotPipelined):
 		return false, nil
 	case err != nil && s.d.Conflict != nil && s.d.Conflict(err):
+		s.moved(run)
 		return true, veto.ErrConflict
 	case err != nil:
 		return true, unavailable(err)

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/vetohq/veto"
 )
@@ -48,6 +49,7 @@ type Store struct {
 	wanted map[string]bool      // met inside a transaction, to prepare after
 	rounds int                  // appends so far: a one-shot process prepares nothing
 	heads  map[string]header    // with a Pipeline: each run's row as last read or appended (pipeline.go)
+	shared map[string]time.Time // with a Pipeline: when another writer last moved a run under an append
 }
 
 var (

@@ -21,8 +21,8 @@ import (
 
 var dialect = sqlstore.Dialect{
 	Name:        "postgres",
-	Migrations:  []string{sqlstore.Schema("BYTEA", "BIGINT", "BOOLEAN"), sqlstore.EgressSchema("BIGINT"), sqlstore.TallySchema("BIGINT"), sqlstore.ApprovalSchema("BYTEA", "BIGINT", "BOOLEAN"), sqlstore.ActorSchema()},
-	Placeholder: func(i int) string { return fmt.Sprintf("$%d", i) },
+	Migrations:  []string{sqlstore.Schema("BYTEA", "BIGINT", "BOOLEAN"), sqlstore.EgressSchema("BIGINT"), sqlstore.TallySchema("BIGINT"), sqlstore.ApprovalSchema("BYTEA", "BIGINT", "BOOLEAN"), sqlstore.ActorSchema(), claimSchema},
+	Placeholder: placeholder,
 	LockRun: func(ctx context.Context, tx *sql.Tx, q func(string) string, run string) error {
 		if _, err := tx.ExecContext(ctx, q(`INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns)
 			VALUES (?, 1, false, false, false, '', 0, 1, '', 0) ON CONFLICT (run) DO NOTHING`), run); err != nil {
@@ -31,12 +31,15 @@ var dialect = sqlstore.Dialect{
 		var one int
 		return tx.QueryRowContext(ctx, q(`SELECT 1 FROM veto_runs WHERE run = ? FOR UPDATE`), run).Scan(&one)
 	},
+	Pipeline: pipeline,
 	Conflict: func(err error) bool {
 		var pe *pgconn.PgError
 		// unique_violation, serialization_failure, deadlock_detected
 		return errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "40001" || pe.Code == "40P01")
 	},
 }
+
+func placeholder(i int) string { return fmt.Sprintf("$%d", i) }
 
 // Name is a PostgreSQL state's name in a refusal's reason: never the
 // DSN, which may hold a password.

@@ -158,11 +158,8 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (tok Token, ok bool,
 	}
 	h := hashSecret(secret)
 	now := time.Now()
-	t.mu.Lock()
-	c, hit := t.cache[h]
-	t.mu.Unlock()
-	if hit && now.Before(c.until) {
-		return c.tok, true, nil
+	if tok, hit := t.cachedHash(h, now); hit {
+		return tok, true, nil
 	}
 	rec, ok, err := t.store.LiveToken(ctx, h)
 	if err != nil || !ok {
@@ -176,4 +173,25 @@ func (t *Tokens) Verify(ctx context.Context, secret string) (tok Token, ok bool,
 	t.cache[h] = cachedToken{tok: tok, until: now.Add(cacheFor)}
 	t.mu.Unlock()
 	return tok, true, nil
+}
+
+// Cached returns the token whose secret this is when it was verified
+// within cacheFor: a request that carries it needs the store only for
+// what it does, so the state is proved once for it, not once for the
+// token and again for the call. ok false: Verify must ask the store.
+func (t *Tokens) Cached(secret string) (tok Token, ok bool) {
+	if !strings.HasPrefix(secret, tokenPrefix) || len(secret) > 128 {
+		return Token{}, false
+	}
+	return t.cachedHash(hashSecret(secret), time.Now())
+}
+
+func (t *Tokens) cachedHash(h string, now time.Time) (Token, bool) {
+	t.mu.Lock()
+	c, hit := t.cache[h]
+	t.mu.Unlock()
+	if hit && now.Before(c.until) {
+		return c.tok, true
+	}
+	return Token{}, false
 }

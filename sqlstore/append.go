@@ -42,12 +42,15 @@ func (s *Store) Decided(ctx context.Context, run, callID string) (e veto.Event, 
 // sequence number, chains and stores the events, and updates the
 // projections; a crash leaves all of it or none.
 func (s *Store) Append(ctx context.Context, run string, next uint64, events []veto.Event) error {
+	if done, err := s.appendPipelined(ctx, run, next, events); done {
+		return err // one trip (pipeline.go)
+	}
 	defer s.prepareWanted(ctx) // after the transaction ends
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return unavailable(err)
 	}
-	err = s.append(ctx, tx, run, next, events)
+	err = s.append(ctx, tx, run, next, events, nil)
 	if err != nil {
 		tx.Rollback()
 		if errors.Is(err, veto.ErrConflict) || (s.d.Conflict != nil && s.d.Conflict(err)) {
@@ -64,13 +67,27 @@ func (s *Store) Append(ctx context.Context, run string, next uint64, events []ve
 	return nil
 }
 
-func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64, events []veto.Event) error {
+// claim returns the run's row an append builds on. kept is the row a
+// pipelined append builds on, which its Guard proves (pipeline.go):
+// nothing is read. Otherwise the run's write lock is taken and its row
+// read within tx.
+func (s *Store) claim(ctx context.Context, tx *sql.Tx, run string, kept *header) (*header, error) {
+	if kept != nil {
+		return kept, nil
+	}
 	if s.d.LockRun != nil {
 		if err := s.d.LockRun(ctx, tx, s.q, run); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	h, err := s.header(ctx, tx, run)
+	return &h, err
+}
+
+// append writes events within tx, on the row claim returns (kept: see
+// claim); kept is left as the append leaves the row.
+func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64, events []veto.Event, kept *header) error {
+	h, err := s.claim(ctx, tx, run, kept)
 	if err != nil {
 		return err
 	}
@@ -88,7 +105,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64,
 			return err
 		}
 		h.last = eventlog.ChainHash(b)
-		if err := s.apply(ctx, tx, run, &h, e); err != nil {
+		if err := s.apply(ctx, tx, run, h, e); err != nil {
 			return err
 		}
 	}
@@ -155,8 +172,11 @@ func (s *Store) observe(ctx context.Context, tx *sql.Tx, run string, h *header, 
 	var old veto.Observation
 	var idx, seq int64
 	var outcome string
-	err := s.queryRow(ctx, tx, `SELECT idx, seq, tool, outcome, target_kind, target_id FROM veto_observations WHERE run = ? AND call_id = ?`,
-		run, e.CallID).Scan(&idx, &seq, &old.Tool, &outcome, &old.Target.Kind, &old.Target.ID)
+	err := sql.ErrNoRows // pipelined: the guard proves the call was not observed before
+	if pipelined(ctx) == nil {
+		err = s.queryRow(ctx, tx, `SELECT idx, seq, tool, outcome, target_kind, target_id FROM veto_observations WHERE run = ? AND call_id = ?`,
+			run, e.CallID).Scan(&idx, &seq, &old.Tool, &outcome, &old.Target.Kind, &old.Target.ID)
+	}
 	existed := err == nil
 	switch {
 	case errors.Is(err, sql.ErrNoRows):

@@ -73,6 +73,7 @@ func (s *Store) MarkIncomplete(ctx context.Context, run string) error {
 			return err
 		}
 	}
+	s.forget(run)
 	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE veto_runs SET damaged = ? WHERE run = ?`), true, run); err != nil {
 		return unavailable(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/eventlog"
@@ -18,7 +19,8 @@ type header struct {
 	recorded                        bool // damaged as the row records it, not as its last event shows
 	last                            string
 	nObs                            int64
-	nGrants, nSuspended             int64 // grants ever recorded, calls suspended now (see approvals)
+	nGrants, nSuspended             int64     // grants ever recorded, calls suspended now (see approvals)
+	appended                        time.Time // kept: when this store's own pipelined append left the row (pipeline.go)
 }
 
 // header reads the run's row and proves its last event the one the row
@@ -53,9 +55,13 @@ func (s *Store) header(ctx context.Context, tx *sql.Tx, run string) (header, err
 // it, and knowledge is looked up per path: a decision costs the same for a
 // run of ten observations and of a hundred thousand.
 func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
-	h, err := s.header(ctx, nil, run)
-	if err != nil {
-		return veto.RunState{}, unavailable(err)
+	h, ok := s.own(run)
+	if !ok {
+		var err error
+		if h, err = s.header(ctx, nil, run); err != nil {
+			return veto.RunState{}, unavailable(err)
+		}
+		s.keep(run, h) // the append's guard proves it still the row (pipeline.go)
 	}
 	st := veto.RunState{Run: run, Next: h.next, Approvals: &approvals{s: s, run: run}}
 	if !h.exists {

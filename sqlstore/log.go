@@ -25,6 +25,7 @@ func (s *Store) Events(ctx context.Context, run string, after uint64) ([]veto.Ev
 
 // markDamaged records that run's stored events are damaged.
 func (s *Store) markDamaged(ctx context.Context, run string) error {
+	s.forget(run)
 	_, err := s.db.ExecContext(ctx, s.q(`UPDATE veto_runs SET damaged = ? WHERE run = ?`), true, run)
 	return unavailable(err)
 }
@@ -160,6 +161,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int, error) {
 }
 
 func (s *Store) pruneRun(ctx context.Context, run string, before int64) (int, error) {
+	s.forget(run)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, unavailable(err)
@@ -216,6 +218,7 @@ func (s *Store) pruneRun(ctx context.Context, run string, before int64) (int, er
 // InsertRaw stores bytes as a run's event without checking them, as a
 // damaged or older database would hold them. For tests of damage.
 func (s *Store) InsertRaw(ctx context.Context, run string, seq uint64, b []byte) error {
+	s.forget(run)
 	h, err := s.header(ctx, nil, run)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/vetohq/veto"
 )
@@ -31,6 +32,11 @@ type Dialect struct {
 	// deleted rows (SQLite: the WAL's frames), after the arguments a
 	// person was shown are deleted.
 	Scrub func(ctx context.Context, db *sql.DB) error
+	// Pipeline, when set, runs an append as one batch, one round trip and
+	// one commit (pipeline.go): g proved first, then stmts (markers "?"),
+	// all or none. ErrNotPipelined: g found the batch must read first,
+	// and nothing was stored.
+	Pipeline func(ctx context.Context, db *sql.DB, g Guard, stmts []Stmt) error
 }
 
 // Store is a veto.Store and veto.Log on a SQL database.
@@ -42,6 +48,8 @@ type Store struct {
 	stmts  map[string]*sql.Stmt // the hot path's statements, prepared once
 	wanted map[string]bool      // met inside a transaction, to prepare after
 	rounds int                  // appends so far: a one-shot process prepares nothing
+	heads  map[string]header    // with a Pipeline: each run's row as last read or appended (pipeline.go)
+	shared map[string]time.Time // with a Pipeline: when another writer last moved a run under an append
 }
 
 var (

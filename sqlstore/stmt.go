@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -95,6 +96,10 @@ func (s *Store) use(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
 
 // exec runs query within tx (nil: on the database), prepared when it can.
 func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	if p := pipelined(ctx); p != nil {
+		p.stmts = append(p.stmts, Stmt{Query: query, Args: args})
+		return pipedResult{}, nil
+	}
 	if st := s.use(ctx, tx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -157,3 +162,13 @@ func Markers(dialect string) func(query string) string {
 	}
 	return func(q string) string { return Rebind(q, func(i int) string { return "$" + strconv.Itoa(i) }) }
 }
+
+// pipedResult is the result of a statement collected for a pipelined
+// batch: not run yet, so it knows no rows (an append that needs them is
+// not pipelined).
+type pipedResult struct{}
+
+var errPiped = errors.New("sqlstore: a pipelined statement's rows are not known")
+
+func (pipedResult) LastInsertId() (int64, error) { return 0, errPiped }
+func (pipedResult) RowsAffected() (int64, error) { return 0, errPiped }

@@ -730,6 +730,20 @@ func killed(t *testing.T, h Harness) {
 	if h.Reopen != nil {
 		s = h.Reopen(t, s)
 	}
+	// A batch the writer sent whole before it died may still commit (a
+	// pipelined one, as a commit sent before a crash): the run is read
+	// once it stopped moving.
+	for last, still := uint64(0), 0; still < 3 && time.Now().Before(deadline.Add(5*time.Second)); time.Sleep(30 * time.Millisecond) {
+		p, err := s.Load(ctx, "killed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Next == last {
+			still++
+		} else {
+			last, still = p.Next, 0
+		}
+	}
 	evs, err := s.Events(ctx, "killed", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,100 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/vetohq/veto/sqlstore"
+)
+
+// claimSchema is the sixth migration: veto_claim, the guard a pipelined
+// append runs first (sqlstore.Guard). It makes the row of a new run, locks
+// the run's row as LockRun does, and proves it the row the append was
+// computed from: the next sequence number and chain hash, and damaged or
+// not as the store's header read would find it (recorded so, or its last
+// event gone or no longer hashing to the chain hash). A row that moved
+// raises serialization_failure (ErrConflict: the gate decides again); a
+// call of the batch observed before raises VT001 (the append runs as a
+// transaction instead). Either aborts the batch: nothing is stored.
+const claimSchema = `
+CREATE FUNCTION veto_claim(p_run TEXT, p_next BIGINT, p_last TEXT, p_damaged BOOLEAN, p_calls TEXT[]) RETURNS BOOLEAN
+LANGUAGE plpgsql AS $$
+DECLARE
+	r RECORD;
+	tail BYTEA;
+	damaged BOOLEAN;
+BEGIN
+	IF p_next = 1 THEN
+		INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns)
+			VALUES (p_run, 1, false, false, false, '', 0, 1, '', 0) ON CONFLICT (run) DO NOTHING;
+	END IF;
+	SELECT v.next, v.damaged, v.last_hash, v.anchor_seq INTO r FROM veto_runs v WHERE v.run = p_run FOR UPDATE;
+	IF NOT FOUND OR r.next <> p_next OR r.last_hash <> p_last THEN
+		RAISE EXCEPTION 'veto: the run moved' USING ERRCODE = '40001';
+	END IF;
+	damaged := r.damaged;
+	IF r.next > 1 THEN
+		SELECT e.body INTO tail FROM veto_events e WHERE e.run = p_run AND e.seq = r.next - 1;
+		IF NOT FOUND THEN
+			damaged := damaged OR r.next - 1 >= r.anchor_seq;
+		ELSIF encode(sha256(tail), 'hex') <> r.last_hash THEN
+			damaged := true;
+		END IF;
+	END IF;
+	IF damaged <> p_damaged THEN
+		RAISE EXCEPTION 'veto: the run moved' USING ERRCODE = '40001';
+	END IF;
+	IF EXISTS (SELECT 1 FROM veto_observations o WHERE o.run = p_run AND o.call_id = ANY (p_calls)) THEN
+		RAISE EXCEPTION 'veto: a call of the batch was observed before' USING ERRCODE = 'VT001';
+	END IF;
+	RETURN true;
+END $$`
+
+// notPipelined is veto_claim's SQLSTATE for a batch that must read first.
+const notPipelined = "VT001"
+
+// pipeline runs an append's statements as one pgx batch on one
+// connection: the extended protocol's messages for all of them and one
+// Sync, so one round trip, run by the server as one implicit transaction
+// and committed once, after veto_claim proved the row (sqlstore.Guard).
+// An error aborts the rest; nothing is stored.
+func pipeline(ctx context.Context, db *sql.DB, g sqlstore.Guard, stmts []sqlstore.Stmt) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return sqlstore.ErrNotPipelined // a driver wrapped (tests' faults): the append runs as a transaction
+		}
+		calls := g.Calls
+		if calls == nil {
+			calls = []string{}
+		}
+		b := &pgx.Batch{}
+		b.Queue(`SELECT veto_claim($1, $2, $3, $4, $5)`, g.Run, int64(g.Next), g.Last, g.Damaged, calls)
+		for _, st := range stmts {
+			b.Queue(sqlstore.Rebind(st.Query, placeholder), st.Args...)
+		}
+		br := c.Conn().SendBatch(ctx, b)
+		for range b.Len() {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return err
+			}
+		}
+		return br.Close()
+	})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == notPipelined || errors.Is(err, sqlstore.ErrNotPipelined) {
+		return sqlstore.ErrNotPipelined
+	}
+	return err
+}

@@ -1,0 +1,303 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/eventlog"
+	"github.com/vetohq/veto/sqlstore"
+)
+
+// batches counts the pipelined batches a store's connections send, and
+// the statements sent one at a time (begin and commit among them).
+type batches struct{ batch, single atomic.Int64 }
+
+func (b *batches) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	b.batch.Add(1)
+	return ctx
+}
+func (b *batches) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (b *batches) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
+func (b *batches) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	b.single.Add(1)
+	return ctx
+}
+func (b *batches) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// traced opens dsn with its batches counted.
+func traced(t *testing.T, dsn string) (*sqlstore.Store, *batches) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &batches{}
+	cfg.Tracer = b
+	name := stdlib.RegisterConnConfig(cfg)
+	t.Cleanup(func() { stdlib.UnregisterConnConfig(name) })
+	return open(t, name), b
+}
+
+func pe(run string, seq uint64, kind veto.EventKind, call string) veto.Event {
+	e := veto.Event{V: veto.EventVersion, Run: run, Seq: seq, Kind: kind, CallID: call, Tool: "Read", Time: time.Now().UTC(),
+		Target: veto.Target{Kind: veto.TargetFile, ID: "/w/" + call}}
+	if kind == veto.EventRunStarted {
+		yes := true
+		e.Complete, e.Target = &yes, veto.Target{}
+	}
+	return e
+}
+
+// started is a run of two decisions, appended and loaded by s: its next
+// append is pipelined.
+func started(t *testing.T, s *sqlstore.Store, run string) veto.RunState {
+	t.Helper()
+	if err := s.Append(ctx, run, 1, []veto.Event{pe(run, 1, veto.EventRunStarted, ""), pe(run, 2, veto.EventAllowed, "a")}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Load(ctx, run)
+	if err != nil || p.Next != 3 || !p.History.Complete() {
+		t.Fatalf("load: next %d, complete %v, %v", p.Next, p.History.Complete(), err)
+	}
+	return p
+}
+
+// A decision loaded and appended by one store is one pipelined batch:
+// no statement goes alone, begin and commit included; the run's events,
+// chain and projections are what a transaction would have left.
+func TestPipelinedAppendIsOneBatch(t *testing.T) {
+	s, b := traced(t, fresh(t))
+	p := started(t, s, "r")
+	b.batch.Store(0)
+	b.single.Store(0)
+	if err := s.Append(ctx, "r", p.Next, []veto.Event{pe("r", 3, veto.EventAllowed, "b")}); err != nil {
+		t.Fatal(err)
+	}
+	if b.batch.Load() != 1 || b.single.Load() != 0 {
+		t.Fatalf("the append sent %d batches and %d lone statements, want 1 and 0", b.batch.Load(), b.single.Load())
+	}
+	q, err := s.Load(ctx, "r")
+	if err != nil || q.Next != 4 || q.History.Len() != 2 || !q.History.Complete() {
+		t.Fatalf("after: next %d, %d observations, complete %v, %v", q.Next, q.History.Len(), q.History.Complete(), err)
+	}
+	calls, err := q.Tally.Calls(ctx)
+	if err != nil || calls["Read"] != 2 {
+		t.Fatalf("tally: %v, %v; want Read 2", calls, err)
+	}
+	first, prev, stored, err := s.Chain(ctx, "r")
+	if err != nil || len(stored) != 3 {
+		t.Fatalf("chain: %d events, %v", len(stored), err)
+	}
+	if brk := eventlog.VerifyChain(stored, first, prev); brk != nil {
+		t.Fatalf("the chain breaks at %d", brk.Seq)
+	}
+}
+
+// The guard refuses a row that moved since the load: another instance
+// appended, the run was marked damaged, its last event changed in place.
+// Nothing is stored; the writer is told to decide again, and deciding
+// again on a fresh load finds the damage.
+func TestPipelinedAppendRefusesARowThatMoved(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		move    func(t *testing.T, dsn string, s *sqlstore.Store)
+		damaged bool
+	}{
+		{"another-instance-appended", func(t *testing.T, dsn string, _ *sqlstore.Store) {
+			o := open(t, dsn)
+			if err := o.Append(ctx, "r", 3, []veto.Event{pe("r", 3, veto.EventAllowed, "other")}); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"marked-damaged", func(t *testing.T, _ string, s *sqlstore.Store) {
+			if _, err := s.DB().ExecContext(ctx, `UPDATE veto_runs SET damaged = true WHERE run = 'r'`); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"last-event-changed-in-place", func(t *testing.T, _ string, s *sqlstore.Store) {
+			if _, err := s.DB().ExecContext(ctx, `UPDATE veto_events SET body = $1 WHERE run = 'r' AND seq = 2`, []byte(`{"garbage":1}`)); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"last-event-gone", func(t *testing.T, _ string, s *sqlstore.Store) {
+			if _, err := s.DB().ExecContext(ctx, `DELETE FROM veto_events WHERE run = 'r' AND seq = 2`); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dsn := fresh(t)
+			s, b := traced(t, dsn)
+			p := started(t, s, "r")
+			_, _, before, _ := s.Chain(ctx, "r")
+			tc.move(t, dsn, s)
+			b.batch.Store(0)
+			err := s.Append(ctx, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, "b")})
+			if !errors.Is(err, veto.ErrConflict) || b.batch.Load() != 1 {
+				t.Fatalf("Append = %v after %d batches, want a conflict from the pipelined guard", err, b.batch.Load())
+			}
+			if _, _, after, _ := s.Chain(ctx, "r"); len(after) != len(before)+btoi(tc.name == "another-instance-appended")-btoi(tc.name == "last-event-gone") {
+				t.Fatalf("%d events before, %d after the refused append", len(before), len(after))
+			}
+			q, err := s.Load(ctx, "r")
+			if err != nil || q.History.Complete() == tc.damaged {
+				t.Fatalf("the fresh load: complete %v, %v; damaged %v", q.History.Complete(), err, tc.damaged)
+			}
+			if err := s.Append(ctx, "r", q.Next, []veto.Event{pe("r", q.Next, veto.EventAllowed, "b")}); err != nil {
+				t.Fatalf("deciding again: %v", err)
+			}
+			if r, _ := open(t, dsn).Load(ctx, "r"); r.History.Complete() == tc.damaged {
+				t.Fatalf("after deciding again the run's completeness is %v; damaged %v", r.History.Complete(), tc.damaged)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// A batch that observes a call observed before (a call decided again)
+// is refused by the guard before anything is stored, and appended as a
+// transaction, which reads the call's observation: one observation, its
+// outcome the new decision's.
+func TestPipelinedAppendOfACallObservedBefore(t *testing.T) {
+	s, b := traced(t, fresh(t))
+	p := started(t, s, "r")
+	b.batch.Store(0)
+	b.single.Store(0)
+	if err := s.Append(ctx, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventDenied, "a")}); err != nil {
+		t.Fatal(err)
+	}
+	if b.batch.Load() != 1 || b.single.Load() == 0 {
+		t.Fatalf("%d batches, %d lone statements: want the guard's batch, then a transaction", b.batch.Load(), b.single.Load())
+	}
+	q, err := s.Load(ctx, "r")
+	if err != nil || q.History.Len() != 1 || q.History.At(0).Outcome != veto.Denied {
+		t.Fatalf("after: %d observations, %v", q.History.Len(), err)
+	}
+	if calls, _ := q.Tally.Calls(ctx); calls["Read"] != 0 {
+		t.Fatalf("tally: %v; a denied call counts for nothing", calls)
+	}
+}
+
+// A batch whose statement fails after others ran stores none of them:
+// the server runs it as one transaction. The failure is the state's
+// (here a constraint the test adds), not a conflict.
+func TestPipelinedAppendFailingMidwayStoresNothing(t *testing.T) {
+	s, b := traced(t, fresh(t))
+	p := started(t, s, "r")
+	if _, err := s.DB().ExecContext(ctx, `ALTER TABLE veto_runs ADD CONSTRAINT test_fault CHECK (next < 4)`); err != nil {
+		t.Fatal(err)
+	}
+	b.batch.Store(0)
+	err := s.Append(ctx, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, "b")})
+	if !errors.Is(err, veto.ErrStateUnavailable) || errors.Is(err, veto.ErrConflict) || b.batch.Load() != 1 {
+		t.Fatalf("Append = %v after %d batches, want the state unavailable from the batch", err, b.batch.Load())
+	}
+	var events, obs, files int
+	s.DB().QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM veto_events), (SELECT COUNT(*) FROM veto_observations), (SELECT COUNT(*) FROM veto_tally_files)`).
+		Scan(&events, &obs, &files)
+	if events != 2 || obs != 1 || files != 1 {
+		t.Fatalf("after the failed batch: %d events, %d observations, %d file tallies; want 2, 1, 1", events, obs, files)
+	}
+	if _, err := s.DB().ExecContext(ctx, `ALTER TABLE veto_runs DROP CONSTRAINT test_fault`); err != nil {
+		t.Fatal(err)
+	}
+	q, err := s.Load(ctx, "r")
+	if err != nil || q.Next != 3 {
+		t.Fatalf("load: next %d, %v", q.Next, err)
+	}
+	if err := s.Append(ctx, "r", q.Next, []veto.Event{pe("r", q.Next, veto.EventAllowed, "b")}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A load within a second of the store's own append trusts the row that
+// append left and reads nothing; damage in place since is found by the
+// next append's guard, which refuses it (decide again), and the fresh
+// load then finds the run incomplete.
+func TestOwnRowDamagedInPlaceFoundAtTheAppend(t *testing.T) {
+	dsn := fresh(t)
+	s, b := traced(t, dsn)
+	p := started(t, s, "r")
+	if err := s.Append(ctx, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, "b")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, `UPDATE veto_events SET body = $1 WHERE run = 'r' AND seq = 3`, []byte(`{"garbage":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	b.batch.Store(0)
+	b.single.Store(0)
+	q, err := s.Load(ctx, "r")
+	if err != nil || q.Next != 4 || b.single.Load() != 0 || b.batch.Load() != 0 {
+		t.Fatalf("the load after the store's own append: next %d, %v, %d statements; want 4 and none", q.Next, err, b.single.Load())
+	}
+	if err := s.Append(ctx, "r", q.Next, []veto.Event{pe("r", q.Next, veto.EventAllowed, "c")}); !errors.Is(err, veto.ErrConflict) {
+		t.Fatalf("Append on the trusted row after damage in place = %v, want a conflict", err)
+	}
+	q, err = s.Load(ctx, "r")
+	if err != nil || q.History.Complete() {
+		t.Fatalf("the fresh load: complete %v, %v; want incomplete", q.History.Complete(), err)
+	}
+	if err := s.Append(ctx, "r", q.Next, []veto.Event{pe("r", q.Next, veto.EventAllowed, "c")}); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := open(t, dsn).Load(ctx, "r"); r.History.Complete() {
+		t.Fatal("the run is complete again after the append")
+	}
+}
+
+// A run two instances append to in turn is read by each load once the
+// guard found it moved: one refused batch, then a read and a batch per
+// decision, never a refused batch each time.
+func TestRunSharedWithAnotherInstanceIsRead(t *testing.T) {
+	dsn := fresh(t)
+	a, ab := traced(t, dsn)
+	o, _ := traced(t, dsn)
+	started(t, a, "r")
+	decide := func(s *sqlstore.Store, call string) {
+		t.Helper()
+		for range 3 {
+			p, err := s.Load(ctx, "r")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.Append(ctx, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, call)})
+			if err == nil {
+				return
+			}
+			if !errors.Is(err, veto.ErrConflict) {
+				t.Fatal(err)
+			}
+		}
+		t.Fatal("three conflicts in a row")
+	}
+	decide(a, "a1")
+	decide(o, "o1")
+	ab.batch.Store(0)
+	decide(a, "a2") // its own row is stale: refused once, then read
+	if n := ab.batch.Load(); n != 2 {
+		t.Fatalf("the first decision after the other instance's sent %d batches, want 2", n)
+	}
+	for i := range 3 {
+		decide(o, fmt.Sprintf("o%d", i+2))
+		ab.batch.Store(0)
+		ab.single.Store(0)
+		decide(a, fmt.Sprintf("a%d", i+3))
+		if ab.batch.Load() != 1 || ab.single.Load() != 1 {
+			t.Fatalf("decision %d in the shared run: %d batches, %d lone statements; want 1 and 1 (its load)", i, ab.batch.Load(), ab.single.Load())
+		}
+	}
+}

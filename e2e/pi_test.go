@@ -244,6 +244,9 @@ func TestPiAsksThePerson(t *testing.T) {
 	kinds := func(id string) string {
 		var k []string
 		for _, e := range byCall[id] {
+			if e.Kind == "probe" {
+				continue // what veto looked at on the disk for the call
+			}
 			k = append(k, e.Kind+"/"+e.Rule+e.Outcome)
 		}
 		return strings.Join(k, " ")

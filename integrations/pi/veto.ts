@@ -110,8 +110,8 @@ export default function veto(pi: API) {
 		return verdictOf(r);
 	};
 
-	const refuse = (event: any, reason: string, by: "veto" | "person" | "failure") => {
-		const { rule, code } = ruleOf(reason);
+	const refuse = (event: any, reason: string, by: "veto" | "person" | "failure", asked?: { rule: string; code: string }) => {
+		const { rule, code } = asked ?? ruleOf(reason);
 		try {
 			pi.appendEntry(ENTRY, { toolCallId: String(event?.toolCallId ?? ""), toolName: String(event?.toolName ?? ""), rule, reason: code, by });
 		} catch {
@@ -162,6 +162,7 @@ export default function veto(pi: API) {
 				event,
 				`The person refused this ${String(event.toolName)} call at pi's prompt (veto asked: rule ${rule}, reason ${code}). Do not retry it or work around it; ask the user how to proceed.`,
 				"person",
+				{ rule, code },
 			);
 		} catch (err) {
 			return refuse(event, `veto's pi extension could not get veto's answer (${causeOf(err)}), so the call is blocked.`, "failure");

@@ -290,3 +290,88 @@ func TestPiFailsClosed(t *testing.T) {
 			return nil
 		}, says: map[string]string{"pi": "veto did not answer within 1000 ms"}})
 }
+
+// piServeAddr is where veto serve listens for pi in its namespace.
+const piServeAddr = "127.0.0.1:8182"
+
+// TestPiThroughServe plays pi's scenarios with veto as a service: veto
+// init pi --url writes the extension to ask veto serve (POST
+// URL/v1/hooks/pi/command) with an agent's token read from the file init
+// made, and veto serve, started in pi's namespace on the sandbox's state,
+// answers every event. The same calls run or are refused.
+func TestPiThroughServe(t *testing.T) {
+	need(t, "node")
+	dir := piRuntime(t)
+	playScenarios(t, clientRun{display: "pi (through veto serve)", name: "pi", file: "pi.json",
+		initArgs: []string{"--url", "http://" + piServeAddr},
+		setup:    piUser,
+		spec: func(t *testing.T, s *sandbox, calls []Call) runSpec {
+			spec := piRun(t, s, dir, calls)
+			spec.Serve = []string{filepath.Join(s.bin, "veto"), "serve", "--listen", piServeAddr, "--workspace-root", s.ws}
+			spec.ServeEnv = s.env()
+			if b, err := os.ReadFile(filepath.Join(s.config, "veto", "tokens", "pi.token")); err == nil {
+				spec.Canaries["the hook's token"] = strings.TrimSpace(string(b))
+			}
+			return spec
+		},
+		failIsError: true, sharedIDs: true, after: piRefusalEntries})
+}
+
+// TestPiThroughServeFailsClosed: the extension configured for veto serve
+// blocks the call when the service is not there, and when its token file
+// may be read by others.
+func TestPiThroughServeFailsClosed(t *testing.T) {
+	need(t, "node")
+	dir := piRuntime(t)
+	cases := []struct {
+		name  string
+		serve bool
+		setup func(t *testing.T, s *sandbox)
+		says  string
+	}{
+		{name: "the service is not running", says: "veto serve at " + piServeAddr + " cannot be reached"},
+		{name: "the token file is readable by others", serve: true, says: "not a regular file only its owner may read",
+			setup: func(t *testing.T, s *sandbox) {
+				if err := os.Chmod(filepath.Join(s.config, "veto", "tokens", "pi.token"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}},
+	}
+	var rows []row
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSandbox(t)
+			if code, out, errOut := s.veto("init", "pi", "--url", "http://"+piServeAddr); code != 0 {
+				t.Fatalf("veto init pi --url: exit %d\n%s%s", code, out, errOut)
+			}
+			piUser(t, s)
+			if c.setup != nil {
+				c.setup(t, s)
+			}
+			marker := filepath.Join(s.ws, "failclosed.txt")
+			call := Call{Name: c.name, Tool: "write", Input: json.RawMessage(fmt.Sprintf(`{"path": %q, "content": "ran\n"}`, marker))}
+			spec := piRun(t, s, dir, []Call{call})
+			if c.serve {
+				spec.Serve = []string{filepath.Join(s.bin, "veto"), "serve", "--listen", piServeAddr, "--workspace-root", s.ws}
+				spec.ServeEnv = s.env()
+			}
+			o := play(t, spec)
+			s.finish()
+			r, answered := o.Results[callID(0)]
+			_, err := os.Stat(marker)
+			ran := err == nil
+			rows = append(rows, row{n: i + 1, tool: call.Tool, verdict: map[bool]string{true: "RAN", false: "blocked"}[ran], ran: ran,
+				why: fmt.Sprintf("exit %d, %s", o.Exit, o.Duration.Round(100*time.Millisecond)), name: c.name})
+			t.Logf("the model got (is_error %v): %.500s", r.IsError, r.Content)
+			switch {
+			case ran:
+				t.Errorf("the call ran")
+			case !answered:
+				t.Errorf("no result reached the endpoint; exit %d\nstderr: %.2000s", o.Exit, o.Stderr)
+			case !r.IsError || !strings.Contains(r.Content, c.says):
+				t.Errorf("the model's result does not say %q", c.says)
+			}
+		})
+	}
+	printTable("pi (through veto serve), fail closed", rows, fmt.Sprintf(" (%d cases)", len(rows)))
+}

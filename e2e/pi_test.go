@@ -375,3 +375,29 @@ func TestPiThroughServeFailsClosed(t *testing.T) {
 	}
 	printTable("pi (through veto serve), fail closed", rows, fmt.Sprintf(" (%d cases)", len(rows)))
 }
+
+// TestPiExtension checks veto's extension outside pi, with pi's own
+// loader and a pi API of the test's (testdata/pi-extension-check.mjs):
+// only veto's exact allow lets a call run; a denial, a missing, hanging,
+// crashing or garbled hook, and an error thrown in the extension each
+// block, with the cause and never the call's input in the reason, and
+// leave a veto-refusal entry; a question goes to the confirm dialog only
+// where there is a UI.
+func TestPiExtension(t *testing.T) {
+	need(t, "node")
+	dir := piRuntime(t)
+	ext, err := filepath.Abs(filepath.Join("..", "integrations", "pi", "veto.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", filepath.Join("testdata", "pi-extension-check.mjs"), dir, ext)
+	cmd.Env = append(os.Environ(), "VETO_URL=", "VETO_TOKEN_FILE=")
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("the extension's checks: %v", err)
+	}
+	if n := strings.Count(string(out), "\nok ") + 1; n < 40 {
+		t.Fatalf("%d checks ran, want every one", n)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -400,4 +401,45 @@ func TestPiExtension(t *testing.T) {
 	if n := strings.Count(string(out), "\nok ") + 1; n < 40 {
 		t.Fatalf("%d checks ran, want every one", n)
 	}
+}
+
+// TestPiExtensionLatency times the extension's tool_call through the real
+// veto-hook and hook server (warm), in a sandbox: what a call waits for
+// veto in pi. Logged, never asserted (the machine is shared).
+func TestPiExtensionLatency(t *testing.T) {
+	need(t, "node")
+	dir := piRuntime(t)
+	s := newSandbox(t)
+	defer s.finish()
+	ext, err := filepath.Abs(filepath.Join("..", "integrations", "pi", "veto.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "pi-extension-time.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 40
+	cmd := exec.Command("node", script, dir, ext, filepath.Join(s.ws, "README.md"), s.ws, fmt.Sprint(n))
+	cmd.Env = append(s.env(), "VETO_HOOK="+filepath.Join(s.bin, "veto-hook"))
+	cmd.Dir = s.ws
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s%s", err, out, stderr.String())
+	}
+	var got struct {
+		Allowed int       `json:"allowed"`
+		MS      []float64 `json:"ms"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.Allowed != n {
+		t.Fatalf("%d of %d reads allowed", got.Allowed, n)
+	}
+	sort.Float64s(got.MS)
+	t.Logf("pi extension → veto-hook → serve-hooks, a read allowed: median %.1f ms, p90 %.1f ms, max %.1f ms (%d calls, warm)",
+		got.MS[n/2], got.MS[n*9/10], got.MS[n-1], n)
 }

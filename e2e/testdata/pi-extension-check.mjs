@@ -91,7 +91,7 @@ check("a denial: the entry names the rule", r.entries[0]?.data.rule === "file.cr
 blocked("a missing program", await run(join(dir, "no-such-hook")), "could not be started: ENOENT", "failure");
 blocked("a hook that hangs", await run(prog("hang", "exec sleep 30")), "did not answer within 1000 ms", "failure");
 blocked("a hook that crashes", await run(prog("crash", "cat >/dev/null; echo oops >&2; kill -9 $$")), "was killed", "failure");
-blocked("a hook that prints garbage", await run(prog("garbage", "cat >/dev/null; echo '{'")), "no answer pi can read", "veto");
+blocked("a hook that prints garbage", await run(prog("garbage", "cat >/dev/null; echo '{'")), "no answer pi can read", "failure");
 blocked("an error in the extension", await run(prog("allow2", 'cat >/dev/null; echo \'{"block":false}\''), {
 	session: { getSessionId: () => { throw new TypeError("boom " + canary); }, getEntries: () => [] },
 }), "an error in the extension", "failure");

@@ -42,7 +42,7 @@ const MAX_REPLY = 1 << 20;
 type Reply = { exit: number; stdout: string; stderr: string };
 type Verdict =
 	| { kind: "allow" }
-	| { kind: "deny"; reason: string }
+	| { kind: "deny"; reason: string; failure?: boolean }
 	| { kind: "ask"; reason: string };
 
 // The parts of pi's API this guard uses (the types are pi's
@@ -135,7 +135,7 @@ export default function veto(pi: API) {
 		try {
 			const v = await decide(event, ctx);
 			if (v.kind === "allow") return undefined;
-			if (v.kind === "deny") return refuse(event, v.reason, "veto");
+			if (v.kind === "deny") return refuse(event, v.reason, v.failure ? "failure" : "veto");
 			if (!ctx.hasUI) {
 				return refuse(event, v.reason + " pi has no UI to ask a person here, so the call is refused.", "veto");
 			}
@@ -207,7 +207,7 @@ export function verdictOf(r: Reply): Verdict {
 	}
 	if (!v || typeof v !== "object" || Array.isArray(v)) {
 		const why = r.stderr.trim().split("\n")[0]?.slice(0, 500) || "no reply";
-		return { kind: "deny", reason: `veto gave no answer pi can read (exit ${r.exit}: ${why}), so the call is blocked.` };
+		return { kind: "deny", reason: `veto gave no answer pi can read (exit ${r.exit}: ${why}), so the call is blocked.`, failure: true };
 	}
 	if (r.exit === 0 && v.block === false && Object.keys(v).length === 1) return { kind: "allow" };
 	const reason = typeof v.reason === "string" && v.reason !== "" ? v.reason : `veto blocked this call (exit ${r.exit}, no reason given).`;

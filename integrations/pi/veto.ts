@@ -244,8 +244,11 @@ function askHook(hook: string[], body: string, limit: number, cwd: string): Prom
 			reject(new VetoError(`${hook[0]} could not be started: ${(err as any)?.code ?? "error"}`));
 			return;
 		}
-		let out = "";
-		let errText = "";
+		// Bytes, decoded once whole: a character split across chunks stays whole.
+		const out: Buffer[] = [];
+		const errOut: Buffer[] = [];
+		let outLen = 0;
+		let errLen = 0;
 		let done = false;
 		const finish = (f: () => void) => {
 			if (done) return;
@@ -259,15 +262,15 @@ function askHook(hook: string[], body: string, limit: number, cwd: string): Prom
 		}, limit);
 		child.on("error", (err: any) => finish(() => reject(new VetoError(`${hook[0]} could not be started: ${err?.code ?? "error"}`))));
 		child.stdout.on("data", (b: Buffer) => {
-			if (out.length < MAX_REPLY) out += b.toString("utf8");
+			if (outLen < MAX_REPLY) out.push(b), (outLen += b.length);
 		});
 		child.stderr.on("data", (b: Buffer) => {
-			if (errText.length < MAX_REPLY) errText += b.toString("utf8");
+			if (errLen < MAX_REPLY) errOut.push(b), (errLen += b.length);
 		});
 		child.on("close", (code: number | null, signal: string | null) =>
 			finish(() => {
 				if (code === null) reject(new VetoError(`${hook[0]} was killed (${signal ?? "signal"})`));
-				else resolve({ exit: code, stdout: out, stderr: errText });
+				else resolve({ exit: code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(errOut).toString("utf8") });
 			}),
 		);
 		child.stdin.on("error", () => {}); // a program that exits unread: its exit says why

@@ -12,4 +12,5 @@ import (
 	_ "github.com/vetohq/veto/copilotcli" // copilot-cli
 	_ "github.com/vetohq/veto/cursor"     // cursor
 	_ "github.com/vetohq/veto/geminicli"  // gemini-cli
+	_ "github.com/vetohq/veto/pi"         // pi
 )

@@ -128,6 +128,10 @@ func (d *doctor) client(ctx context.Context, c *clients.Client, dir string) int 
 	}
 	found := 0
 	for _, path := range paths {
+		if c.Settings.Extension {
+			found += d.extension(ctx, c, path, dir)
+			continue
+		}
 		settings, err := readSettings(path)
 		if err != nil {
 			d.problem("fix the file, or move it aside and run veto init "+c.Name, "%s: %v", path, err)
@@ -300,7 +304,7 @@ func (d *doctor) probe(ctx context.Context, c *clients.Client, argv []string, di
 	if exit != c.Deny.Exit {
 		return took, fmt.Errorf("it exited %d where a denial exits %d, so %s would let the call run", exit, c.Deny.Exit, c.Display)
 	}
-	if c.Deny.Stdout != nil && !strings.Contains(stdout.String(), `"deny"`) {
+	if c.Deny.Stdout != nil && !blockingOutput(c, stdout.Bytes()) {
 		return took, fmt.Errorf("its output is not %s's denial", c.Display)
 	}
 	if c.Deny.Stderr && strings.TrimSpace(stderr.String()) == "" {

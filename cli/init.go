@@ -134,6 +134,11 @@ func initOrUninstall(e *env, verb string, args []string) int {
 			path = filepath.Join(dir, filepath.Base(ch.User))
 		}
 	}
+	if ch.Extension {
+		// The client's file is an extension veto writes whole (pi).
+		return initExtension(e, verb, client, path, extensionOpts{url: *url, actor: *hookActorFlag, tokenFile: *tokenFile,
+			state: *state, pg: *pg, dry: *dry, http: *httpHook})
+	}
 	settings, err := readSettings(path)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "veto %s: %s: %v\n", verb, path, err)

@@ -97,6 +97,11 @@ type Settings struct {
 	// blocking form on every failure veto can see, and on veto's deadline
 	// coming before the timeout registered here.
 	FailClosed map[string]any
+	// Extension: the project's and user's files are not settings but an
+	// extension source veto writes whole (pi's .pi/extensions/veto.ts):
+	// init writes it, uninstall removes it when it is veto's, and the
+	// extension itself runs the hook command it names.
+	Extension bool
 	// Guard: the client runs the command through a shell and blocks only
 	// on its denial (exit 2), letting the call run when the hook cannot
 	// start (127), exits with a usage error (64) or is killed; init then
@@ -336,8 +341,29 @@ var (
 	}
 )
 
+// Pi is pi (npm @mariozechner/pi-coding-agent), an agent runtime whose
+// extensions answer its tool_call event: veto's extension
+// (integrations/pi/veto.ts) sends each event to veto-hook pi (or to veto
+// serve) and blocks the call unless the reply is exactly the allow. The
+// replies are JSON for that extension: a denial {"block":true,"reason"},
+// exit 2; an allow {"block":false}; a question for the person at pi's
+// own confirm dialog {"ask":true,"block":true,"reason"}, which an
+// extension that does not know "ask" reads as a denial.
+var Pi = Client{
+	Name: "pi", Display: "pi", Actor: "pi",
+	Deny:    Reply{Exit: 2, Stdout: obj{"block": true, "reason": ReasonHere}},
+	Allow:   Reply{Stdout: obj{"block": false}},
+	Approve: Reply{Stdout: obj{"block": false}},
+	Prompt:  &Reply{Stdout: obj{"block": true, "ask": true, "reason": ReasonHere}},
+	Events:  []Event{{Name: "session_start"}, {Name: "tool_call"}, {Name: "tool_result"}},
+	Settings: Settings{Project: ".pi/extensions/veto.ts", User: ".pi/agent/extensions/veto.ts", CommandKey: "hook",
+		Extension: true},
+	Probe: `{"v":1,"event":"tool_call","sessionId":"veto-doctor","cwd":$CWD,"toolName":"read",` +
+		`"toolCallId":"veto-doctor-1","input":{"path":"~/.ssh/id_rsa"}}`,
+}
+
 // All are the clients, in the order help and docs list them.
-var All = []*Client{&ClaudeCode, &GeminiCLI, &CopilotCLI, &Cursor, &Codex}
+var All = []*Client{&ClaudeCode, &GeminiCLI, &CopilotCLI, &Cursor, &Codex, &Pi}
 
 // Lookup returns the client of a name, nil for an unknown one.
 func Lookup(name string) *Client {

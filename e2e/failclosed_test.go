@@ -37,6 +37,8 @@ func settingsPath(s *sandbox, cr clientRun) string {
 		return filepath.Join(s.ws, ".codex", "hooks.json")
 	case "copilot-cli":
 		return filepath.Join(s.ws, ".github", "hooks", "veto.json")
+	case "pi":
+		return filepath.Join(s.ws, ".pi", "extensions", "veto.ts")
 	}
 	return filepath.Join(s.ws, map[string]string{"claude-code": ".claude", "gemini-cli": ".gemini"}[cr.name], "settings.json")
 }
@@ -111,16 +113,20 @@ var failures = []failure{
 		hideHook(t, s)
 		return nil
 	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: No such file or directory",
-		"codex": "veto: its hook exited 127 instead of answering", "copilot-cli": "(hook errored)"}},
+		"codex": "veto: its hook exited 127 instead of answering", "copilot-cli": "(hook errored)", "pi": "veto-hook could not be started: ENOENT"}},
 	{name: "the client name is mistyped", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		typo := strings.Split(cr.name, "-")[0] // veto-hook claude
 		if typo == cr.name {
 			typo = cr.name[:len(cr.name)-1] // veto-hook code
 		}
+		if cr.name == "pi" { // its hook is an argument vector
+			editSettings(t, s, cr, `veto-hook","pi"]`, `veto-hook","p"]`)
+			return nil
+		}
 		editSettings(t, s, cr, "veto-hook "+cr.name, "veto-hook "+typo)
 		return nil
 	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: want a client",
-		"codex": "veto: its hook exited 64 instead of answering", "copilot-cli": "(hook errored)"}},
+		"codex": "veto: its hook exited 64 instead of answering", "copilot-cli": "(hook errored)", "pi": "veto-hook: want a client"}},
 	{name: "the policy file is broken", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		s.write("home/src/project/.veto/veto.yaml", "files: [this is not\n  a policy\n", 0o644)
 		return nil
@@ -137,10 +143,15 @@ var failures = []failure{
 			from, to = `"timeout": 5000`, `"timeout": 1000`
 		case "copilot-cli":
 			from, to = `"timeoutSec": 5,`, `"timeoutSec": 1,`
+		case "pi":
+			from, to = `"timeoutMs":5000`, `"timeoutMs":1000`
 		}
 		editSettings(t, s, cr, from, to)
 		return lockState(t, s)
-	}, says: map[string]string{"": "is locked by another writer past the busy timeout"}},
+	}, says: map[string]string{"": "is locked by another writer past the busy timeout",
+		// pi's extension gives veto-hook 500 ms: on a loaded machine its
+		// own deadline ("veto did not decide within …") may come first.
+		"pi": "so the call is"}},
 	{name: "the state is read-only", readOnly: []string{"state"}, setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		newState(t, s)
 		return nil

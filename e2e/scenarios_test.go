@@ -39,6 +39,9 @@ type clientRun struct {
 	knownGaps map[string]string
 	// initArgs are veto init's flags after the client's name.
 	initArgs []string
+	// after, when set, checks more of the run once the table is checked
+	// (pi: the refusal entries in its session file).
+	after func(t *testing.T, s *sandbox, calls []Call)
 }
 
 // inOrder are the events of the kinds keep takes, in the order veto
@@ -209,7 +212,7 @@ func playScenarios(t *testing.T, cr clientRun) {
 			// The explanation reaches the model whole, with what to do
 			// instead, whatever words the call's description shares with
 			// it: not the generic text the leak guard falls back to.
-			if !strings.Contains(r.Content, "ask the user") || strings.Contains(r.Content, "refused this call (") {
+			if !strings.Contains(strings.ToLower(r.Content), "ask the user") || strings.Contains(r.Content, "refused this call (") {
 				fail("the denial's explanation did not reach the model whole")
 			}
 		default:
@@ -252,6 +255,9 @@ func playScenarios(t *testing.T, cr clientRun) {
 	}
 	if refs := s.git(s.remote, "for-each-ref"); refs != s.refsBefore {
 		t.Errorf("the remote's refs moved:\nbefore %s\nafter %s", s.refsBefore, refs)
+	}
+	if cr.after != nil {
+		cr.after(t, s, calls)
 	}
 	if t.Failed() {
 		t.Logf("%s stdout: %.4000s\nstderr: %.4000s", cr.display, o.Stdout, o.Stderr)

@@ -226,6 +226,10 @@ func TestServedRepliesAreVetoHooks(t *testing.T) {
 		clients.Codex.Name: {
 			`{"session_id":"x","cwd":"WS","hook_event_name":"PreToolUse","tool_name":"shell","tool_input":{"command":["bash","-lc","git reset --hard"]}}`,
 		},
+		clients.Pi.Name: {
+			`{"v":1,"event":"tool_call","sessionId":"p","cwd":"WS","toolName":"bash","toolCallId":"p1","input":{"command":"git reset --hard"}}`,
+			`{"v":1,"event":"tool_call","sessionId":"p","cwd":"WS","toolName":"read","toolCallId":"p2","input":{"path":"WS/main.go"}}`,
+		},
 	}
 	for _, c := range clients.All {
 		if len(events[c.Name]) == 0 {

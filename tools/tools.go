@@ -278,7 +278,10 @@ func CopilotCLI() []veto.Descriptor {
 		d("bash", veto.CapExecutes, map[string]veto.Role{"command": command}),
 		d("view", veto.CapReads, map[string]veto.Role{"path": source}),
 		d("create", veto.CapWrites|veto.CapOverwrites, map[string]veto.Role{"path": path, "file_text": content}),
-		d("edit", veto.CapWrites|veto.CapEdits, map[string]veto.Role{"path": path, "old_str": content, "new_str": content}),
+		// pi's edit shares the name (Copilot CLI comes first in the
+		// table): its edits[], oldText and newText are content too.
+		d("edit", veto.CapWrites|veto.CapEdits, map[string]veto.Role{"path": path, "old_str": content, "new_str": content,
+			"edits": content, "oldText": content, "newText": content}),
 		d("glob", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source}),
 		d("grep", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source}),
 		d("web_fetch", veto.CapNetwork, map[string]veto.Role{"url": url}),
@@ -298,6 +301,21 @@ func Codex() []veto.Descriptor {
 	}
 }
 
+// Pi returns the descriptors of pi's built-in tools (read, bash, edit,
+// write, and the read-only grep, find and ls), as its tool_call event
+// names them. bash, edit and grep share Copilot CLI's names and roles.
+func Pi() []veto.Descriptor {
+	return []veto.Descriptor{
+		d("read", veto.CapReads, map[string]veto.Role{"path": source}),
+		d("bash", veto.CapExecutes, map[string]veto.Role{"command": command}),
+		d("edit", veto.CapWrites|veto.CapEdits, map[string]veto.Role{"path": path, "edits": content, "oldText": content, "newText": content}),
+		d("write", veto.CapWrites|veto.CapOverwrites, map[string]veto.Role{"path": path, "content": content}),
+		d("grep", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source}),
+		d("find", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source}),
+		d("ls", veto.CapReads, map[string]veto.Role{"path": source}),
+	}
+}
+
 // ofClient are the descriptors of each client's own tools, by its entry
 // in the client table. Cursor's events become Claude Code's calls (Bash,
 // Read, Edit), so its tools are Claude Code's.
@@ -307,6 +325,7 @@ var ofClient = map[*clients.Client]func() []veto.Descriptor{
 	&clients.CopilotCLI: CopilotCLI,
 	&clients.Cursor:     ClaudeCode,
 	&clients.Codex:      Codex,
+	&clients.Pi:         Pi,
 }
 
 // ForClient returns the descriptors of a client's own tools (nil for a

@@ -44,13 +44,13 @@ func TestDoctor(t *testing.T) {
 		}
 		return 0, out.String()
 	}
-	for _, c := range []string{"claude-code", "gemini-cli", "copilot-cli", "cursor", "codex"} {
+	for _, c := range []string{"claude-code", "gemini-cli", "copilot-cli", "cursor", "codex", "pi"} {
 		if code, out := veto("init", c); code != 0 {
 			t.Fatalf("init %s: %d %s", c, code, out)
 		}
 	}
 	code, out := veto("doctor")
-	if code != 0 || strings.Contains(out, "PROBLEM") || strings.Count(out, "blocking form") != 5 {
+	if code != 0 || strings.Contains(out, "PROBLEM") || strings.Count(out, "blocking form") != 6 {
 		t.Fatalf("doctor on a sound install: exit %d\n%s", code, out)
 	}
 
@@ -68,6 +68,13 @@ func TestDoctor(t *testing.T) {
 	os.WriteFile(settings, bytes.ReplaceAll(b, []byte(`"onFailure": "block",`), nil), 0o644)
 	expectProblem("no onFailure", `lacks onFailure: "block"`, "veto init claude-code")
 	os.WriteFile(settings, b, 0o644)
+
+	// pi's extension naming a hook veto init does not write: never run.
+	ext := filepath.Join(ws, ".pi", "extensions", "veto.ts")
+	b, _ = os.ReadFile(ext)
+	os.WriteFile(ext, bytes.ReplaceAll(b, []byte(`veto-hook","pi"]`), []byte(`veto-hook","pi","--approve"]`)), 0o644)
+	expectProblem("pi's hook changed", "the hook is not one veto init writes", "veto init pi")
+	os.WriteFile(ext, b, 0o644)
 
 	// A policy that does not load.
 	os.MkdirAll(filepath.Join(ws, ".veto"), 0o755)

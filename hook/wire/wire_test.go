@@ -146,6 +146,8 @@ func TestRunWithoutAnyAnswerBlocks(t *testing.T) {
 		"cursor":      {0, `{"continue":true,"permission":"deny","user_message":"` + reason + `","agent_message":"` + reason + `"}`, ""},
 		"codex": {2, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"` +
 			reason + `"}}`, reason + "\n"},
+		// veto's pi extension runs the call only on {"block":false}.
+		"pi": {2, `{"block":true,"reason":"` + reason + `"}`, ""},
 	}
 	if len(wire.Clients) != len(want) {
 		t.Fatalf("veto-hook speaks to %v; this test knows the replies of %d clients", wire.Clients, len(want))

@@ -199,6 +199,16 @@ func TestVetoFiles(t *testing.T) {
 		{"Bash", bash("ls " + w.runtime + "/veto"), "veto_state_read"},
 		{"Bash", bash("echo ~/.local/state/veto"), ""},
 		{"Write", map[string]any{"file_path": "src/veto.go", "content": "x"}, ""},
+		// pi: veto's extension, another extension beside it (loaded after
+		// veto's, it could change an allowed call's input), the settings
+		// that list more; reading them is not refused.
+		{"Write", map[string]any{"file_path": ".pi/extensions/veto.ts", "content": "x"}, "veto_files_write"},
+		{"Write", map[string]any{"file_path": "sub/.pi/extensions/later.ts", "content": "x"}, "veto_files_write"},
+		{"Bash", bash("echo x > ~/.pi/agent/extensions/later/index.ts"), "veto_files_write"},
+		{"Write", map[string]any{"file_path": "~/.pi/agent/settings.json", "content": "{}"}, "veto_files_write"},
+		{"Write", map[string]any{"file_path": ".pi/settings.json", "content": "{}"}, "veto_files_write"},
+		{"Read", map[string]any{"file_path": ".pi/extensions/veto.ts"}, ""},
+		{"Write", map[string]any{"file_path": "src/pi/extensions.go", "content": "x"}, ""},
 	}
 	for _, d := range presence.RegistryDirs() { // who the guarded clients are
 		cases = append(cases,

@@ -129,9 +129,19 @@ func (s *Set) locate() places {
 		pattern{segs: []string{".gemini", "settings.json"}, what: whatSettings},
 		pattern{segs: []string{".cursor", "hooks.json"}, what: whatSettings},
 		pattern{segs: []string{".codex"}, tree: true, what: whatSettings},
-		pattern{segs: []string{".github", "hooks"}, tree: true, what: whatSettings})
+		pattern{segs: []string{".github", "hooks"}, tree: true, what: whatSettings},
+		// pi runs every extension of these beside veto's, and an
+		// extension loaded after it could change a call's input once veto
+		// allowed it: the directories and the settings that list more.
+		pattern{segs: []string{".pi", "extensions"}, tree: true, what: whatSettings},
+		pattern{segs: []string{".pi", "settings.json"}, what: whatSettings})
+	if x := s.getenv("PI_CODING_AGENT_DIR"); x != "" {
+		add(x+"/extensions", true, false, whatSettings)
+		add(x+"/settings.json", false, false, whatSettings)
+	}
 	if home != "" {
-		for _, d := range []string{".cursor", ".codex", ".copilot/hooks", ".claude/hooks"} {
+		add(home+"/.pi/agent/settings.json", false, false, whatSettings)
+		for _, d := range []string{".cursor", ".codex", ".copilot/hooks", ".claude/hooks", ".pi/agent/extensions"} {
 			add(home+"/"+d, true, false, whatSettings)
 		}
 	}

@@ -38,32 +38,9 @@ func (s *Store) Decided(ctx context.Context, run, callID string) (e veto.Event, 
 	return e, true, nil
 }
 
-// Append implements veto.Store: one transaction checks the run's next
+// append writes one run's events inside tx: it checks the run's next
 // sequence number, chains and stores the events, and updates the
-// projections; a crash leaves all of it or none.
-func (s *Store) Append(ctx context.Context, run string, next uint64, events []veto.Event) error {
-	defer s.prepareWanted(ctx) // after the transaction ends
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return unavailable(err)
-	}
-	err = s.append(ctx, tx, run, next, events)
-	if err != nil {
-		tx.Rollback()
-		if errors.Is(err, veto.ErrConflict) || (s.d.Conflict != nil && s.d.Conflict(err)) {
-			return veto.ErrConflict
-		}
-		return unavailable(err)
-	}
-	if err := tx.Commit(); err != nil {
-		if s.d.Conflict != nil && s.d.Conflict(err) {
-			return veto.ErrConflict
-		}
-		return unavailable(err)
-	}
-	return nil
-}
-
+// projections. Append batches it (group.go).
 func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64, events []veto.Event) error {
 	if s.d.LockRun != nil {
 		if err := s.d.LockRun(ctx, tx, s.q, run); err != nil {

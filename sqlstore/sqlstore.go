@@ -31,6 +31,8 @@ type Dialect struct {
 	// deleted rows (SQLite: the WAL's frames), after the arguments a
 	// person was shown are deleted.
 	Scrub func(ctx context.Context, db *sql.DB) error
+	// Group, when set, bounds group commit (nil: DefaultGroup).
+	Group *GroupOptions
 }
 
 // Store is a veto.Store and veto.Log on a SQL database.
@@ -42,6 +44,8 @@ type Store struct {
 	stmts  map[string]*sql.Stmt // the hot path's statements, prepared once
 	wanted map[string]bool      // met inside a transaction, to prepare after
 	rounds int                  // appends so far: a one-shot process prepares nothing
+
+	g group // appends waiting to share a transaction (group.go)
 }
 
 var (

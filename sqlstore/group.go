@@ -67,11 +67,12 @@ func (s *Store) SetGroup(o GroupOptions) {
 	s.g.mu.Unlock()
 }
 
-// Queued is how many appends wait for a batch to take them, for tests.
-func (s *Store) Queued() int {
+// Batching is how many appends wait for a batch to take them and how
+// many batches are being taken or written, for tests.
+func (s *Store) Batching() (queued, writing int) {
 	s.g.mu.Lock()
 	defer s.g.mu.Unlock()
-	return len(s.g.queue)
+	return len(s.g.queue), s.g.writers
 }
 
 // group is a store's queue of appends.

@@ -53,6 +53,22 @@ type GroupOptions struct {
 // says otherwise.
 var DefaultGroup = GroupOptions{MaxBatch: 64, Writers: 1}
 
+// SQLiteGroup is SQLite's bounds: one batch at a time (SQLite has one
+// writer), waiting up to 500µs to fill once appends were seen to come
+// together.
+var SQLiteGroup = GroupOptions{MaxBatch: 64, MaxWait: 500 * time.Microsecond, Writers: 1}
+
+// PostgresGroup is PostgreSQL's: as many batches at once as the pool has
+// connections (postgres.Open's 8), no wait. A batch's statements take a
+// round trip each on its one connection, so batches of many appends
+// would only queue there; appends batch when more wait than connections
+// can take.
+var PostgresGroup = GroupOptions{MaxBatch: 64, Writers: 8}
+
+// GroupOverride, when set, is every store's bounds over its dialect's
+// (its zero fields: DefaultGroup's), for benchmarks that compare bounds.
+var GroupOverride *GroupOptions
+
 // SetGroup sets the store's group commit bounds; call it before the
 // store is used.
 func (s *Store) SetGroup(o GroupOptions) {
@@ -65,6 +81,24 @@ func (s *Store) SetGroup(o GroupOptions) {
 	s.g.mu.Lock()
 	s.g.o = o
 	s.g.mu.Unlock()
+}
+
+// groupOptions is the dialect's bounds, or GroupOverride's.
+func (d *Dialect) groupOptions() GroupOptions {
+	o := DefaultGroup
+	if d.Group != nil {
+		o = *d.Group
+	}
+	if GroupOverride != nil {
+		o = *GroupOverride
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = DefaultGroup.MaxBatch
+	}
+	if o.Writers <= 0 {
+		o.Writers = DefaultGroup.Writers
+	}
+	return o
 }
 
 // Batching is how many appends wait for a batch to take them and how
@@ -110,10 +144,7 @@ func (s *Store) Append(ctx context.Context, run string, next uint64, events []ve
 	p := &pending{ctx: ctx, run: run, next: next, events: events, res: make(chan result, 2)}
 	g.mu.Lock()
 	if g.o.MaxBatch == 0 {
-		g.o = DefaultGroup
-		if s.d.Group != nil {
-			g.o = *s.d.Group
-		}
+		g.o = s.d.groupOptions()
 	}
 	if g.arrived == nil {
 		g.arrived = make(chan struct{}, 1)

@@ -301,8 +301,8 @@ func (s *Store) write(batch []*pending) {
 
 // commit writes the batch in one transaction and returns each append's
 // error.
-func (s *Store) commit(ctx context.Context, batch []*pending) []error {
-	errs := make([]error, len(batch))
+func (s *Store) commit(ctx context.Context, batch []*pending) (errs []error) {
+	errs = make([]error, len(batch))
 	all := func(err error) []error {
 		for i := range errs {
 			if errs[i] == nil {
@@ -320,6 +320,18 @@ func (s *Store) commit(ctx context.Context, batch []*pending) []error {
 	if err != nil {
 		return all(unavailable(err))
 	}
+	defer func() {
+		// A panic while writing fails the whole batch, and rolls it back
+		// before the connection is given up (closing it waits for its
+		// transaction to end): the batch's other callers are not left
+		// waiting, nor the store without a writer.
+		if r := recover(); r != nil {
+			s.abort(conn, tx)
+			for i := range errs {
+				errs[i] = unavailable(errPanicked)
+			}
+		}
+	}()
 	written := 0
 	for i, p := range batch {
 		if len(batch) == 1 {
@@ -365,6 +377,8 @@ func (s *Store) commit(ctx context.Context, batch []*pending) []error {
 	}
 	return errs
 }
+
+var errPanicked = errors.New("the store failed while writing the batch")
 
 // failed is an append's error as Append returns it.
 func (s *Store) failed(err error) error {

@@ -85,6 +85,9 @@ func Reply(ctx context.Context, a agent.Adapter, stdin io.Reader, o Options) (ag
 	if err != nil || len(b) > agent.MaxEvent {
 		return a.Deny("veto could not read the hook event, so the call is blocked."), nil
 	}
+	// Another client's payload at this client's hook (Copilot CLI runs
+	// Claude Code's hooks): decided as the sender's, answered in its form.
+	a = agent.Sender(a, b)
 	type answer struct {
 		r   agent.Reply
 		err error

@@ -110,6 +110,13 @@ func RegisterGuest(g Guest) {
 	guests = append(guests, g)
 }
 
+// Guests are the guests registered, in their registration's order.
+func Guests() []Guest {
+	regMu.Lock()
+	defer regMu.Unlock()
+	return slices.Clone(guests)
+}
+
 // Hosted is an adapter whose client's hooks another client runs too: Host
 // is its client.
 type Hosted interface {

@@ -155,6 +155,9 @@ func (Guest) Decode(b []byte) (agent.Event, error) {
 	}
 	ev.Call = veto.Call{ID: id, Tool: tool, Args: args, Cwd: e.Cwd, Run: veto.Run{Ref: run},
 		Actor: veto.Actor{Kind: "agent", ID: Client.Actor}}
+	// Where veto's own Copilot CLI hooks are registered too, 1.0.102 runs
+	// them first (measured, TestCopilotCLIBothRegistrations).
+	ev.Twin = Client
 	return ev, err
 }
 

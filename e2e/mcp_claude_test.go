@@ -266,6 +266,45 @@ func TestClaudeCodeMCPGateway(t *testing.T) {
 	if t.Failed() {
 		t.Logf("Claude Code stdout: %.4000s\nstderr: %.4000s", o.Stdout, o.Stderr)
 	}
+
+	// A new session: the changed tool stays refused until a person
+	// approves it. The gateway lists it to no one, so Claude Code refuses
+	// the call itself, or the gateway refuses it by its pin; either way it
+	// never reaches the server.
+	second := filepath.Join(s.ws, "SECOND-SESSION.md")
+	again := []Call{{Name: "save a note in a new session (notes server, still changed)", Tool: "mcp__notes__save",
+		Input: json.RawMessage(fmt.Sprintf(`{"path": %q, "text": "a note\n"}`, second)), Want: "deny"}}
+	o2 := play(t, runSpec{Program: claude, Args: []string{"-p", "go", "--dangerously-skip-permissions", "--max-turns", "10"},
+		Env: append(s.env(), "ANTHROPIC_API_KEY="+s.apiKey, "IS_SANDBOX=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
+			"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"),
+		Dir: s.ws, BaseEnv: "ANTHROPIC_BASE_URL", API: "anthropic", Calls: again,
+		Canaries: map[string]string{"the changed description": changedCanary, "the SSH key": s.sshKey}, Timeout: 3 * time.Minute})
+	s.finish()
+	r2 := o2.Results[callID(0)]
+	t.Logf("a new session: the model got (is_error %v): %.300q", r2.IsError, r2.Content)
+	for _, name := range o2.Leaks {
+		t.Errorf("a new session: %s reached the model endpoint", name)
+	}
+	logged, _ = os.ReadFile(serverLog)
+	if !r2.IsError || strings.Contains(string(logged), "tools/call save "+second+"\n") {
+		t.Errorf("a new session: the changed tool's call was not refused before the server (is_error %v)", r2.IsError)
+	}
+	if _, err := os.Stat(second); err == nil {
+		t.Errorf("a new session: %s exists: the call ran", second)
+	}
+	// Session one's refusal is one pin refusal; a second is this call's.
+	rw := row{n: len(rows) + 1, tool: "mcp__notes__save", verdict: "none", why: "Claude Code: no such tool (not listed)", name: again[0].Name}
+	byCall, _ = vetoLog(t, s)
+	pinned := 0
+	for _, e := range inOrder(byCall, isDecision) {
+		if e.Tool == "mcp__notes__save" && e.Reason == "tool_definition_changed" {
+			pinned++
+		}
+	}
+	if pinned > 1 {
+		rw.verdict, rw.why = "DENY", "mcp.pinned/tool_definition_changed"
+	}
+	rows = append(rows, rw)
 	printTable("Claude Code through veto init claude-code --mcp", rows, fmt.Sprintf(" (%d scenarios, client run %s, %d requests, whole test %s)",
 		len(calls), o.Duration.Round(100*time.Millisecond), o.Requests, time.Since(start).Round(100*time.Millisecond)))
 }

@@ -256,9 +256,23 @@ exit 0
 		calls = append(calls, Call{Name: form, Tool: "bash", Input: json.RawMessage(`{"command": "echo ran-` + form + `", "description": "Say ` + form + `"}`)})
 	}
 	o := play(t, copilotRun(t, s, node, calls))
+	// What 1.0.102 did with each (measured; docs/clients.md): the JSON
+	// denials block with their reason, exit 2 alone blocks without it,
+	// Claude Code's old {"decision":"block"} does not block.
+	want := map[string]string{
+		"copilot-form-exit0": copilotDenied + ": REASON-copilot-form-exit0",
+		"claude-json-exit0":  copilotDenied + ": REASON-claude-json-exit0",
+		"stderr-exit2":       copilotDenied + ": hook exited with code 2",
+		"copilot-form-exit2": copilotDenied + ": REASON-copilot-form-exit2",
+		"decision-block":     "ran-decision-block",
+		"none":               "ran-none",
+	}
 	for i, c := range calls {
 		r := o.Results[callID(i)]
 		t.Logf("%s: the model got (is_error %v): %.300q", c.Name, r.IsError, r.Content)
+		if !strings.HasPrefix(r.Content, want[c.Name]) {
+			t.Errorf("%s: the model got %.300q, want it to start %q", c.Name, r.Content, want[c.Name])
+		}
 	}
 }
 

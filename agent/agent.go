@@ -57,6 +57,13 @@ type Event struct {
 	// local_settings, policy_settings or skills) and the file that holds
 	// its new content, where the client names one.
 	ConfigSource, ConfigFile string
+	// Twin, when set, is the client that sent this event to another
+	// client's hook and whose own registration of veto, where the project
+	// or the user has one, the client runs first (Copilot CLI runs its own
+	// hooks, then those of .claude/settings.json): that registration
+	// decides and observes the call, and this event answers with its
+	// decision instead of deciding the call a second time.
+	Twin *clients.Client
 }
 
 // Reply is what the hook process does: its exit code and what it prints.

@@ -83,3 +83,62 @@ func Registered() []string {
 	}
 	return slices.Clip(names)
 }
+
+// Guest is a client that also runs the hooks another client's settings
+// register, and sends them its own payloads: Copilot CLI runs the hooks
+// of a project's .claude/settings.json (docs/clients.md, "Hooks read by
+// other clients"). Claims recognises the guest's payloads by their shape
+// among those that reach the host's hook; New makes the adapter that
+// answers them as the guest: its actor, its run, a reply it blocks on.
+type Guest struct {
+	Host, Client *clients.Client
+	Claims       func(b []byte) bool
+	New          New
+}
+
+var guests []Guest
+
+// RegisterGuest declares a guest of a host; the guest's adapter package
+// calls it at init. It panics on a mistake, as Register does.
+func RegisterGuest(g Guest) {
+	if g.Host == nil || g.Client == nil || g.Claims == nil || g.New == nil ||
+		clients.Lookup(g.Host.Name) != g.Host || clients.Lookup(g.Client.Name) != g.Client || g.Host == g.Client {
+		panic(fmt.Sprintf("agent: register guest: want two clients of the table, a Claims and a New: %+v", g))
+	}
+	regMu.Lock()
+	defer regMu.Unlock()
+	guests = append(guests, g)
+}
+
+// Guests are the guests registered, in their registration's order.
+func Guests() []Guest {
+	regMu.Lock()
+	defer regMu.Unlock()
+	return slices.Clone(guests)
+}
+
+// Hosted is an adapter whose client's hooks another client runs too: Host
+// is its client.
+type Hosted interface {
+	Host() *clients.Client
+}
+
+// Sender is the adapter that answers event b, which reached a's hook: the
+// adapter of the guest client that sent it, when one claims it (made with
+// no Env: the host's variables are not the guest's); else a.
+func Sender(a Adapter, b []byte) Adapter {
+	h, ok := a.(Hosted)
+	if !ok {
+		return a
+	}
+	host := h.Host()
+	regMu.Lock()
+	gs := slices.Clone(guests)
+	regMu.Unlock()
+	for _, g := range gs {
+		if g.Host == host && g.Claims(b) {
+			return g.New(Env{})
+		}
+	}
+	return a
+}

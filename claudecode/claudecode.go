@@ -71,3 +71,10 @@ func (a Adapter) AllowWith(args map[string]any, approve bool) agent.Reply {
 	}
 	return a.Deny("veto could not write the rewritten call, so it is blocked.")
 }
+
+var _ agent.Hosted = Adapter{}
+
+// Host implements agent.Hosted: other clients run the hooks of Claude
+// Code's settings too (Copilot CLI does), and veto answers their payloads
+// as theirs (agent.Sender).
+func (Adapter) Host() *clients.Client { return Client }

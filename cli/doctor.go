@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/clients"
 	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/hook"
@@ -48,6 +49,11 @@ func (d *doctor) note(format string, a ...any) {
 	fmt.Fprintf(d.e.stdout, "  note     "+format+"\n", a...)
 }
 
+// warn is what works but is worth knowing: it does not fail.
+func (d *doctor) warn(format string, a ...any) {
+	fmt.Fprintf(d.e.stdout, "  warn     "+format+"\n", a...)
+}
+
 func (d *doctor) problem(fix, format string, a ...any) {
 	d.problems++
 	fmt.Fprintf(d.e.stdout, "  PROBLEM  "+format+"\n", a...)
@@ -76,6 +82,7 @@ func runDoctor(ctx context.Context, e *env, args []string) int {
 		abs = *dir
 	}
 	registered := 0
+	found := map[string]int{}
 	for _, c := range clients.All {
 		if only != nil && c != only {
 			continue
@@ -83,6 +90,8 @@ func runDoctor(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "%s\n", c.Display)
 		n := d.client(ctx, c, abs)
 		registered += n
+		found[c.Name] = n
+		d.guest(c, found)
 		if n == 0 {
 			if only != nil {
 				d.problem("veto init "+c.Name+" (--user for every project)", "veto is not registered with %s", c.Display)
@@ -105,6 +114,24 @@ func runDoctor(ctx context.Context, e *env, args []string) int {
 	}
 	fmt.Fprintln(e.stdout, "no problems")
 	return ExitAllow
+}
+
+// guest says, for a client that runs the hooks another client's settings
+// register (agent.Guests: Copilot CLI runs Claude Code's), that veto's
+// hook there answers it too, and warns where veto is registered for both:
+// each of the client's calls then reaches veto twice.
+func (d *doctor) guest(c *clients.Client, found map[string]int) {
+	for _, g := range agent.Guests() {
+		if g.Client != c || found[g.Host.Name] == 0 {
+			continue
+		}
+		if found[c.Name] > 0 {
+			d.warn("%s also runs veto's %s hooks, so each of its calls reaches veto twice: its own hooks decide it, and the %s hook answers with their decision (one decision; uninstall one registration to run one hook: veto uninstall %s, or veto uninstall %s)",
+				c.Display, g.Host.Display, g.Host.Display, c.Name, g.Host.Name)
+		} else {
+			d.note("%s runs veto's %s hooks too: veto decides its calls there as %s's", c.Display, g.Host.Display, c.Display)
+		}
+	}
 }
 
 // client checks c's settings files; it returns how many veto entries it

@@ -66,6 +66,8 @@ type Call struct {
 	// (veto refuses it; Rule is the rule named in the reason).
 	Want string `json:"want"`
 	Rule string `json:"rule,omitempty"`
+	// Reason, when set, is the reason code veto's decision must carry.
+	Reason string `json:"reason,omitempty"`
 	// Output is text the tool's output must hold when it ran.
 	Output string `json:"output,omitempty"`
 	// Unchanged are files that must hold what they held before the run;
@@ -358,45 +360,58 @@ func vetoBin(t *testing.T) string {
 }
 
 var (
-	npmOnce sync.Once
-	npmErr  error
+	npmMu   sync.Mutex
+	npmDone = map[string]error{}
 )
 
-// clients installs the pinned clients with npm ci into e2e/node, unless
-// node_modules already holds what the lock file says (a stamp of the lock
-// file, written after a good install).
+// clients installs the pinned clients with npm ci into e2e/node.
 func clients(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs("node")
+	return npmCI(t, "node")
+}
+
+// npmCI installs what dir's package-lock.json pins with npm ci, once a
+// test binary, unless node_modules already holds what the lock file says
+// (a stamp of the lock file, written after a good install); it returns
+// dir, absolute.
+func npmCI(t *testing.T, dir string) string {
+	t.Helper()
+	dir, err := filepath.Abs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	npmOnce.Do(func() {
-		lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
-		if err != nil {
-			npmErr = err
-			return
-		}
-		sum := sha256.Sum256(lock)
-		want := hex.EncodeToString(sum[:])
-		stamp := filepath.Join(dir, "node_modules", ".veto-e2e-lock")
-		if got, err := os.ReadFile(stamp); err == nil && string(got) == want {
-			return
-		}
-		start := time.Now()
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			npmErr = fmt.Errorf("npm ci: %v\n%s", err, out)
-			return
-		}
-		fmt.Printf("npm ci: %s\n", time.Since(start).Round(time.Second))
-		npmErr = os.WriteFile(stamp, []byte(want), 0o644)
-	})
-	if npmErr != nil {
-		t.Fatal(npmErr)
+	npmMu.Lock()
+	defer npmMu.Unlock()
+	err, done := npmDone[dir]
+	if !done {
+		err = npmInstall(dir)
+		npmDone[dir] = err
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 	return dir
+}
+
+func npmInstall(dir string) error {
+	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(lock)
+	want := hex.EncodeToString(sum[:])
+	stamp := filepath.Join(dir, "node_modules", ".veto-e2e-lock")
+	if got, err := os.ReadFile(stamp); err == nil && string(got) == want {
+		return nil
+	}
+	start := time.Now()
+	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+	fmt.Printf("npm ci in %s: %s\n", dir, time.Since(start).Round(time.Second))
+	return os.WriteFile(stamp, []byte(want), 0o644)
 }
 
 // sandbox is one run's world: a throw-away HOME with canaries, a git

@@ -2,10 +2,14 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 )
 
 // mcpEnv set, the test binary is a stdio MCP server named notes with one
@@ -13,19 +17,76 @@ import (
 // reach when veto lets them through.
 const mcpEnv = "VETO_E2E_MCP"
 
+// mcpLogEnv names a file the notes server appends a line to for every
+// request it gets (the method, and a call's tool and path): the server's
+// own word on what reached it. mcpDescEnv names a file that holds the
+// save tool's description when it exists: the server reads it at each
+// listing and watches it, and says its list changed when it does.
+const (
+	mcpLogEnv  = "VETO_E2E_MCP_LOG"
+	mcpDescEnv = "VETO_E2E_MCP_DESC"
+)
+
+// saveDescription is the save tool's description unless mcpDescEnv's
+// file says otherwise.
+const saveDescription = "Save a note to a file."
+
 // mcpServer answers JSON-RPC requests, one a line, on stdin.
 func mcpServer() int {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 16<<20)
-	out := json.NewEncoder(os.Stdout)
+	var outMu sync.Mutex
+	enc := json.NewEncoder(os.Stdout)
+	send := func(v any) error {
+		outMu.Lock()
+		defer outMu.Unlock()
+		return enc.Encode(v)
+	}
+	logf := func(format string, args ...any) {}
+	if p := os.Getenv(mcpLogEnv); p != "" {
+		logf = func(format string, args ...any) {
+			if f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644); err == nil {
+				fmt.Fprintf(f, format+"\n", args...)
+				f.Close()
+			}
+		}
+	}
+	description := func() string { return saveDescription }
+	if p := os.Getenv(mcpDescEnv); p != "" {
+		description = func() string {
+			if b, err := os.ReadFile(p); err == nil {
+				return string(b)
+			}
+			return saveDescription
+		}
+		// The file watched: a change is told as MCP tells it.
+		go func() {
+			last, _ := os.ReadFile(p)
+			for range time.Tick(100 * time.Millisecond) {
+				now, _ := os.ReadFile(p)
+				if !bytes.Equal(now, last) {
+					last = now
+					logf("sent notifications/tools/list_changed")
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+				}
+			}
+		}()
+	}
 	for in.Scan() {
 		var rq struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
 			Params json.RawMessage `json:"params"`
 		}
-		if json.Unmarshal(in.Bytes(), &rq) != nil || rq.ID == nil {
-			continue // a notification, or noise
+		if json.Unmarshal(in.Bytes(), &rq) != nil {
+			continue // noise
+		}
+		if rq.ID == nil {
+			logf("%s", rq.Method) // a notification
+			continue
+		}
+		if rq.Method != "tools/call" {
+			logf("%s", rq.Method)
 		}
 		var result any
 		var rpcErr map[string]any
@@ -35,13 +96,13 @@ func mcpServer() int {
 				ProtocolVersion string `json:"protocolVersion"`
 			}
 			json.Unmarshal(rq.Params, &p)
-			result = map[string]any{"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{}},
+			result = map[string]any{"protocolVersion": p.ProtocolVersion, "capabilities": map[string]any{"tools": map[string]any{"listChanged": true}},
 				"serverInfo": map[string]any{"name": "notes", "version": "1.0.0"}}
 		case "ping":
 			result = map[string]any{}
 		case "tools/list":
 			result = map[string]any{"tools": []any{map[string]any{
-				"name": "save", "description": "Save a note to a file.",
+				"name": "save", "description": description(),
 				"inputSchema": map[string]any{"type": "object", "required": []string{"path", "text"},
 					"properties": map[string]any{"path": map[string]any{"type": "string", "description": "the file's absolute path"},
 						"text": map[string]any{"type": "string"}}},
@@ -55,6 +116,7 @@ func mcpServer() int {
 				} `json:"arguments"`
 			}
 			json.Unmarshal(rq.Params, &p)
+			logf("tools/call %s %s", p.Name, p.Arguments.Path)
 			text, isErr := "saved "+p.Arguments.Path, false
 			if p.Name != "save" || !filepath.IsAbs(p.Arguments.Path) {
 				text, isErr = "want save, with an absolute path", true
@@ -71,7 +133,7 @@ func mcpServer() int {
 		} else {
 			reply["result"] = result
 		}
-		if out.Encode(reply) != nil {
+		if send(reply) != nil {
 			return 1
 		}
 	}

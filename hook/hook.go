@@ -85,6 +85,9 @@ func Reply(ctx context.Context, a agent.Adapter, stdin io.Reader, o Options) (ag
 	if err != nil || len(b) > agent.MaxEvent {
 		return a.Deny("veto could not read the hook event, so the call is blocked."), nil
 	}
+	// Another client's payload at this client's hook (Copilot CLI runs
+	// Claude Code's hooks): decided as the sender's, answered in its form.
+	a = agent.Sender(a, b)
 	type answer struct {
 		r   agent.Reply
 		err error
@@ -232,7 +235,15 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		// veto-hook asked, for the same tool, is taken: an older one with
 		// the same id is another call's (some clients' ids repeat).
 		if !o.AskedAt.IsZero() {
-			if r, ok := recorded(ctx, a, s, &ev.Call, o.AskedAt, o.Approve || p.Approve); ok {
+			if r, ok := recorded(ctx, a, s, &ev.Call, o.AskedAt, o.Approve || p.Approve, lostAnswer); ok {
+				return r, nil
+			}
+		}
+		// A call the client's own registration of veto decided just
+		// before (it runs first): its decision is the answer. None found,
+		// the call is decided here.
+		if d := twinRegistered(&ev); d > 0 {
+			if r, ok := recorded(ctx, a, s, &ev.Call, time.Now().Add(-2*d), o.Approve || p.Approve, twinAnswer); ok {
 				return r, nil
 			}
 		}
@@ -281,6 +292,9 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		}
 		return pm.Permit(true, ""), nil
 	case agent.Observe:
+		if twinRegistered(&ev) > 0 {
+			return agent.Reply{}, nil // the client's own registration observes it
+		}
 		if err := g.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
 			return agent.Reply{Exit: 1, Stderr: veto.Because("veto could not record what the call did", err, ".") + "\n"}, nil
 		}
@@ -317,9 +331,29 @@ type decidedStore interface {
 	Decided(ctx context.Context, run, callID string) (veto.Event, bool, error)
 }
 
+// twinRegistered is the shortest timeout of veto's hooks in ev's client's
+// own settings for ev's project or user, 0 when none registers veto
+// (agent.Event.Twin). The client's own hook ran just before, within that
+// timeout: a decision of the call recorded within twice it is that
+// hook's (the two run one after the other).
+func twinRegistered(ev *agent.Event) time.Duration {
+	if ev.Twin == nil {
+		return 0
+	}
+	return wire.Registered(ev.Twin, ev.Cwd)
+}
+
+// The messages of a recorded decision given as the answer: a hook server
+// that recorded it and did not answer; a client's own registration.
+const (
+	lostAnswer = "the hook server refused this call and did not answer in time; this is its recorded decision."
+	twinAnswer = "veto's own hook for this client refused this call just before; this is its recorded decision."
+)
+
 // recorded is the reply to a call that has a decision recorded in its run
-// at since or later, for its tool: that decision's verdict.
-func recorded(ctx context.Context, a agent.Adapter, s veto.Store, c *veto.Call, since time.Time, approve bool) (agent.Reply, bool) {
+// at since or later, for its tool: that decision's verdict, a refusal
+// with msg.
+func recorded(ctx context.Context, a agent.Adapter, s veto.Store, c *veto.Call, since time.Time, approve bool, msg string) (agent.Reply, bool) {
 	ds, ok := s.(decidedStore)
 	if !ok || c.ID == "" || c.Run.Ref == "" {
 		return agent.Reply{}, false
@@ -339,7 +373,7 @@ func recorded(ctx context.Context, a agent.Adapter, s veto.Store, c *veto.Call, 
 	}
 	v := veto.Verdict{CallID: e.CallID, Tool: e.Tool, Run: c.Run.Ref, Stage: e.Stage, Rule: e.Rule, Reason: e.Reason,
 		ToolDenial: e.ToolDenial, Risk: e.Risk, Target: e.Target,
-		Message: "the hook server refused this call and did not answer in time; this is its recorded decision."}
+		Message: msg}
 	if v.Reason == "" {
 		v.Reason = string(e.ToolDenial)
 	}

@@ -67,6 +67,17 @@ func run(rounds int, ccsn string) error {
 	}
 	events := eventsFor(ws)
 	state := filepath.Join(tmp, "state", "veto.db")
+	// Every contender runs in a HOME of its own, as a user's first session
+	// would: no settings or policy of this machine's user is read, and the
+	// server veto-hook starts keeps its state here.
+	home := filepath.Join(tmp, "home")
+	for _, d := range []string{home, filepath.Join(tmp, "tmp")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	sandbox = []string{"HOME=" + home, "TMPDIR=" + filepath.Join(tmp, "tmp"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"), "XDG_RUNTIME_DIR=", "VETO_MANAGED_POLICY=" + filepath.Join(tmp, "managed.yaml")}
 	// veto-hook starts the server itself on the first call, as it does for
 	// a user; removing tmp at the end removes its socket and ends it.
 	sock := filepath.Join(tmp, "run", "hook.sock")
@@ -118,7 +129,7 @@ func run(rounds int, ccsn string) error {
 			}
 		}
 	}
-	fmt.Printf("%d rounds × %d events (Bash, Read, Edit PreToolUse), interleaved; whole-process wall time\n\n", rounds, len(events))
+	fmt.Printf("%d rounds × %d events (Bash, Read, Edit PreToolUse), interleaved; whole-process wall time; load average %s\n\n", rounds, len(events), loadavg())
 	fmt.Printf("%-30s %10s %10s %10s\n", "contender", "median", "p90", "runs")
 	med := map[string]time.Duration{}
 	for _, c := range cs {
@@ -151,12 +162,15 @@ func eventsFor(ws string) []string {
 	}
 }
 
+// sandbox is the environment every contender runs under (run sets it).
+var sandbox []string
+
 // once runs c on one event and records its wall time. Exit 0 and 2 are
 // answers (allow, deny); anything else is a failure of the harness.
 func once(c *contender, event, dir string) (time.Duration, error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), c.env...)
+	cmd.Env = append(append(os.Environ(), sandbox...), c.env...)
 	cmd.Stdin = strings.NewReader(event)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -171,6 +185,20 @@ func once(c *contender, event, dir string) (time.Duration, error) {
 	}
 	c.runs = append(c.runs, d)
 	return d, nil
+}
+
+// loadavg is the machine's load averages (1, 5, 15 minutes), which the
+// figures depend on.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func quantile(ds []time.Duration, q float64) time.Duration {

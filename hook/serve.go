@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -332,13 +333,21 @@ func (gc *gateCache) key(lo policy.LoadOptions, state string) string {
 	// follows its file itself (state.Cache).
 	b.WriteString(state)
 	b.WriteByte(0)
+	var buf [64]byte
 	for _, f := range []string{lo.UserPath, lo.ProjectPath, lo.FlagPath, lo.ManagedPath} {
 		b.WriteString(f)
+		if f == "" {
+			b.WriteByte(0) // a path not given (no --policy): no file to stat
+			continue
+		}
 		if fi, err := os.Stat(f); err == nil {
-			fmt.Fprintf(&b, "|%d|%d", fi.Size(), fi.ModTime().UnixNano())
+			n := strconv.AppendInt(append(buf[:0], '|'), fi.Size(), 10)
+			n = strconv.AppendInt(append(n, '|'), fi.ModTime().UnixNano(), 10)
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				fmt.Fprintf(&b, "|%d|%d", st.Dev, st.Ino)
+				n = strconv.AppendUint(append(n, '|'), uint64(st.Dev), 10)
+				n = strconv.AppendUint(append(n, '|'), uint64(st.Ino), 10)
 			}
+			b.Write(n)
 		}
 		b.WriteByte(0)
 	}

@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -39,6 +40,11 @@ type contender struct {
 	argv []string
 	env  []string
 	runs []time.Duration
+	cpu  time.Duration // the runs' own CPU time (user and system)
+	// server, when set, is the hook server's process: the CPU it spends
+	// during this contender's runs is summed in serverCPU.
+	server    int
+	serverCPU time.Duration
 }
 
 func run(rounds int, ccsn string) error {
@@ -118,8 +124,11 @@ func run(rounds int, ccsn string) error {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
 		}
-		c.runs = nil
+		c.runs, c.cpu = nil, 0
 	}
+	// CPU time moves less with the machine's load than wall time does:
+	// each run's own, and the server's during veto-hook's runs.
+	cs[1].server = serverPID(sock)
 	for r := 0; r < rounds; r++ {
 		for _, e := range events {
 			for _, c := range cs {
@@ -130,15 +139,24 @@ func run(rounds int, ccsn string) error {
 		}
 	}
 	fmt.Printf("%d rounds × %d events (Bash, Read, Edit PreToolUse), interleaved; whole-process wall time; load average %s\n\n", rounds, len(events), loadavg())
-	fmt.Printf("%-30s %10s %10s %10s\n", "contender", "median", "p90", "runs")
+	fmt.Printf("%-30s %10s %10s %10s %10s %12s\n", "contender", "median", "p90", "runs", "cpu/run", "server/run")
 	med := map[string]time.Duration{}
 	for _, c := range cs {
 		m, p90 := quantile(c.runs, 0.5), quantile(c.runs, 0.9)
 		med[c.name] = m
-		fmt.Printf("%-30s %10s %10s %10d\n", c.name, round(m), round(p90), len(c.runs))
+		srv := ""
+		if c.server > 0 {
+			srv = round(c.serverCPU / time.Duration(len(c.runs)))
+		}
+		fmt.Printf("%-30s %10s %10s %10d %10s %12s\n", c.name, round(m), round(p90), len(c.runs), round(c.cpu/time.Duration(len(c.runs))), srv)
 	}
 	floor, veto := med[cs[0].name], med[cs[1].name]
 	fmt.Printf("\nveto-hook / floor                %.2f×\n", float64(veto)/float64(floor))
+	if n := time.Duration(len(cs[1].runs)); n > 0 && cs[0].cpu > 0 && cs[1].server > 0 {
+		fcpu := cs[0].cpu / time.Duration(len(cs[0].runs))
+		fmt.Printf("veto-hook CPU, own + server's / floor's CPU  %.2f× (%s + %s, %s)\n", float64(cs[1].cpu/n+cs[1].serverCPU/n)/float64(fcpu),
+			round(cs[1].cpu/n), round(cs[1].serverCPU/n), round(fcpu))
+	}
 	fmt.Printf("veto-hook, no server / floor     %.2f×\n", float64(med[cs[2].name])/float64(floor))
 	fmt.Printf("veto hook (full) / floor         %.2f×\n", float64(med[cs[3].name])/float64(floor))
 	if len(cs) > 4 {
@@ -174,9 +192,11 @@ func once(c *contender, event, dir string) (time.Duration, error) {
 	cmd.Stdin = strings.NewReader(event)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	s0 := cpuOf(c.server)
 	t := time.Now()
 	err := cmd.Run()
 	d := time.Since(t)
+	c.serverCPU += cpuOf(c.server) - s0
 	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 2 {
 		err = nil
 	}
@@ -184,7 +204,48 @@ func once(c *contender, event, dir string) (time.Duration, error) {
 		return 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(errb.String()))
 	}
 	c.runs = append(c.runs, d)
+	c.cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return d, nil
+}
+
+// serverPID finds the hook server listening on sock (0: none found).
+func serverPID(sock string) int {
+	ds, _ := os.ReadDir("/proc")
+	for _, d := range ds {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err == nil && bytes.Contains(b, []byte("\x00serve-hooks\x00")) && bytes.Contains(b, []byte("\x00"+sock+"\x00")) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// cpuOf is the CPU time process pid has spent (user and system, in clock
+// ticks of 10 ms: read it over many runs); 0 for no process.
+func cpuOf(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 > len(s) {
+		return 0
+	}
+	f := strings.Fields(s[i+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.Atoi(f[11])
+	st, _ := strconv.Atoi(f[12])
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
 // loadavg is the machine's load averages (1, 5, 15 minutes), which the

@@ -73,6 +73,10 @@ func run(rounds int, ccsn string) error {
 	}
 	events := eventsFor(ws)
 	state := filepath.Join(tmp, "state", "veto.db")
+	// The server's state is its own, as a user's is: a state another
+	// process writes between its answers (veto hook, the contenders below)
+	// is proved again, and reopened, at the server's next answer.
+	served := filepath.Join(tmp, "state", "served.db")
 	// Every contender runs in a HOME of its own, as a user's first session
 	// would: no settings or policy of this machine's user is read, and the
 	// server veto-hook starts keeps its state here.
@@ -89,7 +93,7 @@ func run(rounds int, ccsn string) error {
 	sock := filepath.Join(tmp, "run", "hook.sock")
 	cs := []*contender{
 		{name: "floor (decode JSON, exit)", argv: []string{filepath.Join(bin, "floor")}},
-		{name: "veto-hook claude-code", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state, "VETO_SOCKET=" + sock}},
+		{name: "veto-hook claude-code", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + served, "VETO_SOCKET=" + sock}},
 		{name: "veto-hook, no server", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state, "VETO_NO_SERVER=1"}},
 		{name: "veto hook claude-code (full)", argv: []string{filepath.Join(bin, "veto"), "hook", "claude-code"}, env: []string{"VETO_STATE=" + state}},
 	}
@@ -107,6 +111,9 @@ func run(rounds int, ccsn string) error {
 	// wait for the server, then warm every contender once.
 	start := `{"session_id":"bench","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`
 	if _, err := once(cs[1], start, ws); err != nil {
+		return fmt.Errorf("veto SessionStart: %w", err)
+	}
+	if _, err := once(cs[3], start, ws); err != nil {
 		return fmt.Errorf("veto SessionStart: %w", err)
 	}
 	for i := 0; i < 100; i++ {

@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -39,6 +40,11 @@ type contender struct {
 	argv []string
 	env  []string
 	runs []time.Duration
+	cpu  time.Duration // the runs' own CPU time (user and system)
+	// server, when set, is the hook server's process: the CPU it spends
+	// during this contender's runs is summed in serverCPU.
+	server    int
+	serverCPU time.Duration
 }
 
 func run(rounds int, ccsn string) error {
@@ -67,12 +73,27 @@ func run(rounds int, ccsn string) error {
 	}
 	events := eventsFor(ws)
 	state := filepath.Join(tmp, "state", "veto.db")
+	// The server's state is its own, as a user's is: a state another
+	// process writes between its answers (veto hook, the contenders below)
+	// is proved again, and reopened, at the server's next answer.
+	served := filepath.Join(tmp, "state", "served.db")
+	// Every contender runs in a HOME of its own, as a user's first session
+	// would: no settings or policy of this machine's user is read, and the
+	// server veto-hook starts keeps its state here.
+	home := filepath.Join(tmp, "home")
+	for _, d := range []string{home, filepath.Join(tmp, "tmp")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	sandbox = []string{"HOME=" + home, "TMPDIR=" + filepath.Join(tmp, "tmp"), "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_STATE_HOME=" + filepath.Join(home, ".local", "state"), "XDG_RUNTIME_DIR=", "VETO_MANAGED_POLICY=" + filepath.Join(tmp, "managed.yaml")}
 	// veto-hook starts the server itself on the first call, as it does for
 	// a user; removing tmp at the end removes its socket and ends it.
 	sock := filepath.Join(tmp, "run", "hook.sock")
 	cs := []*contender{
 		{name: "floor (decode JSON, exit)", argv: []string{filepath.Join(bin, "floor")}},
-		{name: "veto-hook claude-code", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state, "VETO_SOCKET=" + sock}},
+		{name: "veto-hook claude-code", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + served, "VETO_SOCKET=" + sock}},
 		{name: "veto-hook, no server", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state, "VETO_NO_SERVER=1"}},
 		{name: "veto hook claude-code (full)", argv: []string{filepath.Join(bin, "veto"), "hook", "claude-code"}, env: []string{"VETO_STATE=" + state}},
 	}
@@ -92,6 +113,9 @@ func run(rounds int, ccsn string) error {
 	if _, err := once(cs[1], start, ws); err != nil {
 		return fmt.Errorf("veto SessionStart: %w", err)
 	}
+	if _, err := once(cs[3], start, ws); err != nil {
+		return fmt.Errorf("veto SessionStart: %w", err)
+	}
 	for i := 0; i < 100; i++ {
 		if _, err := os.Stat(sock); err == nil {
 			break
@@ -107,8 +131,11 @@ func run(rounds int, ccsn string) error {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
 		}
-		c.runs = nil
+		c.runs, c.cpu = nil, 0
 	}
+	// CPU time moves less with the machine's load than wall time does:
+	// each run's own, and the server's during veto-hook's runs.
+	cs[1].server = serverPID(sock)
 	for r := 0; r < rounds; r++ {
 		for _, e := range events {
 			for _, c := range cs {
@@ -118,16 +145,25 @@ func run(rounds int, ccsn string) error {
 			}
 		}
 	}
-	fmt.Printf("%d rounds × %d events (Bash, Read, Edit PreToolUse), interleaved; whole-process wall time\n\n", rounds, len(events))
-	fmt.Printf("%-30s %10s %10s %10s\n", "contender", "median", "p90", "runs")
+	fmt.Printf("%d rounds × %d events (Bash, Read, Edit PreToolUse), interleaved; whole-process wall time; load average %s\n\n", rounds, len(events), loadavg())
+	fmt.Printf("%-30s %10s %10s %10s %10s %12s\n", "contender", "median", "p90", "runs", "cpu/run", "server/run")
 	med := map[string]time.Duration{}
 	for _, c := range cs {
 		m, p90 := quantile(c.runs, 0.5), quantile(c.runs, 0.9)
 		med[c.name] = m
-		fmt.Printf("%-30s %10s %10s %10d\n", c.name, round(m), round(p90), len(c.runs))
+		srv := ""
+		if c.server > 0 {
+			srv = round(c.serverCPU / time.Duration(len(c.runs)))
+		}
+		fmt.Printf("%-30s %10s %10s %10d %10s %12s\n", c.name, round(m), round(p90), len(c.runs), round(c.cpu/time.Duration(len(c.runs))), srv)
 	}
 	floor, veto := med[cs[0].name], med[cs[1].name]
 	fmt.Printf("\nveto-hook / floor                %.2f×\n", float64(veto)/float64(floor))
+	if n := time.Duration(len(cs[1].runs)); n > 0 && cs[0].cpu > 0 && cs[1].server > 0 {
+		fcpu := cs[0].cpu / time.Duration(len(cs[0].runs))
+		fmt.Printf("veto-hook CPU, own + server's / floor's CPU  %.2f× (%s + %s, %s)\n", float64(cs[1].cpu/n+cs[1].serverCPU/n)/float64(fcpu),
+			round(cs[1].cpu/n), round(cs[1].serverCPU/n), round(fcpu))
+	}
 	fmt.Printf("veto-hook, no server / floor     %.2f×\n", float64(med[cs[2].name])/float64(floor))
 	fmt.Printf("veto hook (full) / floor         %.2f×\n", float64(med[cs[3].name])/float64(floor))
 	if len(cs) > 4 {
@@ -151,18 +187,23 @@ func eventsFor(ws string) []string {
 	}
 }
 
+// sandbox is the environment every contender runs under (run sets it).
+var sandbox []string
+
 // once runs c on one event and records its wall time. Exit 0 and 2 are
 // answers (allow, deny); anything else is a failure of the harness.
 func once(c *contender, event, dir string) (time.Duration, error) {
 	cmd := exec.Command(c.argv[0], c.argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), c.env...)
+	cmd.Env = append(append(os.Environ(), sandbox...), c.env...)
 	cmd.Stdin = strings.NewReader(event)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	s0 := cpuOf(c.server)
 	t := time.Now()
 	err := cmd.Run()
 	d := time.Since(t)
+	c.serverCPU += cpuOf(c.server) - s0
 	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 2 {
 		err = nil
 	}
@@ -170,7 +211,62 @@ func once(c *contender, event, dir string) (time.Duration, error) {
 		return 0, fmt.Errorf("%v: %s", err, strings.TrimSpace(errb.String()))
 	}
 	c.runs = append(c.runs, d)
+	c.cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	return d, nil
+}
+
+// serverPID finds the hook server listening on sock (0: none found).
+func serverPID(sock string) int {
+	ds, _ := os.ReadDir("/proc")
+	for _, d := range ds {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err == nil && bytes.Contains(b, []byte("\x00serve-hooks\x00")) && bytes.Contains(b, []byte("\x00"+sock+"\x00")) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// cpuOf is the CPU time process pid has spent (user and system, in clock
+// ticks of 10 ms: read it over many runs); 0 for no process.
+func cpuOf(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 > len(s) {
+		return 0
+	}
+	f := strings.Fields(s[i+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.Atoi(f[11])
+	st, _ := strconv.Atoi(f[12])
+	return time.Duration(u+st) * 10 * time.Millisecond
+}
+
+// loadavg is the machine's load averages (1, 5, 15 minutes), which the
+// figures depend on.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func quantile(ds []time.Duration, q float64) time.Duration {

@@ -6,7 +6,6 @@
 package hook
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -62,8 +61,6 @@ type Options struct {
 	gates *gateCache
 }
 
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
-
 // ErrNeedsCEL is Reply's error when the policy has CEL rules and Options
 // has no Compiler; the call is blocked.
 var ErrNeedsCEL = errors.New("hook: the policy has CEL rules")
@@ -82,6 +79,13 @@ func Reply(ctx context.Context, a agent.Adapter, stdin io.Reader, o Options) (ag
 	if errors.Is(err, wire.ErrSlowInput) {
 		return a.Deny(fmt.Sprintf("veto did not receive the whole hook event within %s (its input was not closed), so the call is blocked.", o.Timeout)), nil
 	}
+	return replyTo(ctx, a, b, err, o)
+}
+
+// replyTo answers the event b (read with error err) within ctx's
+// deadline: Reply's once the event is read, and the hook server's, which
+// has the event in its request.
+func replyTo(ctx context.Context, a agent.Adapter, b []byte, err error, o Options) (agent.Reply, error) {
 	if err != nil || len(b) > agent.MaxEvent {
 		return a.Deny("veto could not read the hook event, so the call is blocked."), nil
 	}

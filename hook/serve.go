@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,7 +98,7 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	var rq wire.Request
-	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&rq); err != nil || rq.V != 1 {
+	if err := json.NewDecoder(c).Decode(&rq); err != nil || rq.V != 1 {
 		return // the client answers in process
 	}
 	a := agent.For(rq.Client, agent.Env{ProjectDir: rq.ProjectDir, Vars: rq.ClientEnv})
@@ -117,11 +118,22 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 	case !wire.SameEnv(own, rq.Env):
 		rs.Mismatch = true
 	default:
-		notePeer(c, rq.Client)
+		// The client behind the request is noted for the presence proof
+		// while the event is decided, and before the answer goes: the
+		// call it allows may be one that asks for that proof.
+		noted := make(chan struct{})
+		go func() {
+			defer close(noted)
+			notePeer(c, rq.Client)
+		}()
+		defer func() { <-noted }()
 		ro := o
 		ro.State, ro.Approve = rq.State, rq.Approve
 		if rq.TimeoutMS > 0 {
 			ro.Timeout = time.Duration(rq.TimeoutMS) * time.Millisecond
+		}
+		if ro.Timeout <= 0 {
+			ro.Timeout = 2 * time.Second
 		}
 		// The answer is due before veto-hook gives up on it: a decision is
 		// never recorded after veto-hook has handed the event to veto hook
@@ -143,16 +155,17 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 		// veto-hook waits for it: once veto-hook is gone (the client
 		// stopped it, or it gave up), nothing more is decided or recorded.
 		c.SetDeadline(time.Now().Add(ro.Timeout + 5*time.Second))
-		rctx, gone := context.WithCancel(ctx)
+		rctx, gone := context.WithTimeout(ctx, ro.Timeout)
 		defer gone()
 		go func() {
 			var b [1]byte
 			c.Read(b[:]) // veto-hook sends nothing more: this ends when it closes
 			gone()
 		}()
-		r, _ := Reply(rctx, a, bytesReader(rq.Event), ro)
+		r, _ := replyTo(rctx, a, rq.Event, nil, ro)
 		rs.Exit, rs.Stdout, rs.Stderr = r.Exit, r.Stdout, r.Stderr
 		served.Add(1)
+		<-noted
 	}
 	json.NewEncoder(c).Encode(rs)
 }
@@ -320,13 +333,21 @@ func (gc *gateCache) key(lo policy.LoadOptions, state string) string {
 	// follows its file itself (state.Cache).
 	b.WriteString(state)
 	b.WriteByte(0)
+	var buf [64]byte
 	for _, f := range []string{lo.UserPath, lo.ProjectPath, lo.FlagPath, lo.ManagedPath} {
 		b.WriteString(f)
+		if f == "" {
+			b.WriteByte(0) // a path not given (no --policy): no file to stat
+			continue
+		}
 		if fi, err := os.Stat(f); err == nil {
-			fmt.Fprintf(&b, "|%d|%d", fi.Size(), fi.ModTime().UnixNano())
+			n := strconv.AppendInt(append(buf[:0], '|'), fi.Size(), 10)
+			n = strconv.AppendInt(append(n, '|'), fi.ModTime().UnixNano(), 10)
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				fmt.Fprintf(&b, "|%d|%d", st.Dev, st.Ino)
+				n = strconv.AppendUint(append(n, '|'), uint64(st.Dev), 10)
+				n = strconv.AppendUint(append(n, '|'), uint64(st.Ino), 10)
 			}
+			b.Write(n)
 		}
 		b.WriteByte(0)
 	}

@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -106,8 +105,12 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer, fallback Fall
 		rq.DeadlineNS = deadline.UnixNano()
 		rs, err := Ask(sock, rq, wait)
 		if err == nil {
-			io.WriteString(stdout, rs.Stdout)
-			io.WriteString(stderr, rs.Stderr)
+			if rs.Stdout != "" {
+				io.WriteString(stdout, rs.Stdout)
+			}
+			if rs.Stderr != "" {
+				io.WriteString(stderr, rs.Stderr)
+			}
 			return rs.Exit
 		}
 		if errors.Is(err, ErrNoServer) && start != nil {
@@ -180,6 +183,13 @@ var ErrSlowInput = errors.New("wire: the hook event did not arrive in time")
 // never closes its input is ErrSlowInput once d has passed (the reader is
 // left to the process's exit).
 func ReadEvent(r io.Reader, max int64, d time.Duration) ([]byte, error) {
+	if f, ok := r.(*os.File); ok {
+		// A file (the client's pipe) is polled in this goroutine: no
+		// goroutine, timer or thread to start.
+		if b, err, ok := readFileEvent(f, max, d); ok {
+			return b, err
+		}
+	}
 	type result struct {
 		b   []byte
 		err error
@@ -234,22 +244,43 @@ func Ask(sock string, rq Request, deadline time.Duration) (Response, error) {
 		}
 		return Response{}, err
 	}
-	c, err := dial(sock, deadline)
+	end := time.Now().Add(deadline)
+	fd, err := dial(sock, deadline)
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
 			return Response{}, ErrNoServer
 		}
 		return Response{}, err
 	}
-	defer c.Close()
-	if err := json.NewEncoder(c).Encode(rq); err != nil {
-		return Response{}, err
+	defer syscall.Close(fd)
+	if err := rawWrite(fd, AppendRequest(make([]byte, 0, 1024+len(rq.Event)), &rq)); err != nil {
+		return Response{}, fmt.Errorf("wire: sending the request: %w", err)
 	}
-	var rs Response
-	if err := json.NewDecoder(bufio.NewReader(c)).Decode(&rs); err != nil {
-		if errors.Is(err, syscall.EAGAIN) {
+	// The answer is one line of JSON; the server closes the connection
+	// after it.
+	b := make([]byte, 0, 4096)
+	for {
+		if len(b) == cap(b) {
+			if len(b) >= maxAnswer {
+				return Response{}, errors.New("wire: the answer is too long")
+			}
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := rawRead(fd, b[len(b):cap(b)], end)
+		if err == errTimeout || err == syscall.EAGAIN {
 			return Response{}, fmt.Errorf("wire: no answer within %s", deadline)
 		}
+		if err != nil {
+			return Response{}, fmt.Errorf("wire: reading the answer: %w", err)
+		}
+		if n == 0 || bytes.IndexByte(b[len(b):len(b)+n], '\n') >= 0 {
+			b = b[:len(b)+n]
+			break
+		}
+		b = b[:len(b)+n]
+	}
+	rs, err := ParseResponse(b)
+	if err != nil {
 		return Response{}, err
 	}
 	if rs.Mismatch {
@@ -257,6 +288,12 @@ func Ask(sock string, rq Request, deadline time.Duration) (Response, error) {
 	}
 	return rs, nil
 }
+
+// maxAnswer bounds the answer read from a server.
+const maxAnswer = 16 << 20
+
+// errTimeout is rawRead's error when its deadline passed.
+var errTimeout = errors.New("wire: timed out")
 
 // vetoFile is the file VetoPath finds, whether or not it may be run: the
 // build veto-hook expects a server to be.
@@ -357,19 +394,19 @@ func StartServer(sock string) error {
 }
 
 // dial connects to the Unix socket at path with plain system calls: a
-// blocking descriptor whose reads and writes time out after deadline
-// (SO_RCVTIMEO, SO_SNDTIMEO). The net package would start its poller and
-// threads, which costs more than the whole exchange.
-func dial(path string, deadline time.Duration) (*os.File, error) {
+// blocking descriptor whose writes time out after deadline (SO_SNDTIMEO;
+// reads wait at most until it, rawRead). The net package would start its
+// poller and threads, which costs more than the whole exchange.
+func dial(path string, deadline time.Duration) (int, error) {
 	fd, err := socket()
 	if err != nil {
-		return nil, err
+		return -1, err
 	}
 	tv := syscall.NsecToTimeval(deadline.Nanoseconds())
 	for _, opt := range []int{syscall.SO_RCVTIMEO, syscall.SO_SNDTIMEO} {
 		if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, opt, &tv); err != nil {
 			syscall.Close(fd)
-			return nil, err
+			return -1, err
 		}
 	}
 	for {
@@ -380,7 +417,7 @@ func dial(path string, deadline time.Duration) (*os.File, error) {
 	}
 	if err != nil {
 		syscall.Close(fd)
-		return nil, &os.PathError{Op: "connect", Path: path, Err: err}
+		return -1, &os.PathError{Op: "connect", Path: path, Err: err}
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return fd, nil
 }

@@ -61,8 +61,8 @@ func RegisteredFor(c *clients.Client, dir, event string) time.Duration {
 // is not decoded; entries are decoded only as far as their command and
 // timeout fields.
 func registeredIn(c *clients.Client, p, event string) time.Duration {
-	b, err := os.ReadFile(p)
-	if err != nil || len(b) > 1<<20 || !bytes.Contains(b, []byte(c.Name)) {
+	b, ok := readFile(p, 1<<20)
+	if !ok || !bytes.Contains(b, []byte(c.Name)) {
 		return 0
 	}
 	var file struct {

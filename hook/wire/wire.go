@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -127,34 +126,86 @@ func BuildOf(path string) (string, error) {
 	if path == "" {
 		return "", os.ErrNotExist
 	}
-	f, err := os.Open(path)
+	// Plain system calls: os.Open would start the runtime's poller, which
+	// veto-hook has no other use for.
+	fd, err := open(path)
 	if err != nil {
-		return "", err
+		return "", &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return "", &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	if !fi.Mode().IsRegular() {
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return "", fmt.Errorf("wire: %s is not a program file", path)
 	}
 	// The note follows the ELF headers, in the first page as Go links;
 	// further in only for an odd layout.
-	var page [4096]byte
-	n, _ := io.ReadFull(f, page[:])
+	page := make([]byte, 4096)
+	n := preadFull(fd, page, 0)
 	if id := goBuildID(page[:n]); id != "" {
 		return "go:" + id, nil
 	}
 	if n == len(page) {
 		more := make([]byte, 32<<10)
-		copy(more, page[:])
-		m, _ := io.ReadFull(f, more[n:])
+		copy(more, page)
+		m := preadFull(fd, more[n:], int64(n))
 		if id := goBuildID(more[:n+m]); id != "" {
 			return "go:" + id, nil
 		}
 	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
 	return fmt.Sprintf("file:%d:%d", fi.Size(), fi.ModTime().UnixNano()), nil
+}
+
+// open opens path to read, closed on exec.
+func open(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// preadFull reads b from fd at off, as much of it as there is.
+func preadFull(fd int, b []byte, off int64) int {
+	n := 0
+	for n < len(b) {
+		m, err := syscall.Pread(fd, b[n:], off+int64(n))
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || m <= 0 {
+			break
+		}
+		n += m
+	}
+	return n
+}
+
+// readFile reads the file at path, at most max bytes (more: ok false),
+// with plain system calls (see BuildOf).
+func readFile(path string, max int) (b []byte, ok bool) {
+	fd, err := open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Size > int64(max) {
+		return nil, false
+	}
+	b = make([]byte, st.Size+1)
+	n := preadFull(fd, b, 0)
+	if n > max {
+		return nil, false
+	}
+	return b[:n], true
 }
 
 // goBuildID finds the Go build ID note of an ELF file in its first bytes:

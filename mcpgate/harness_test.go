@@ -3,6 +3,7 @@ package mcpgate
 import (
 	"context"
 	"database/sql"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,17 +92,17 @@ func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts
 		o.actor = veto.Actor{Kind: "agent", ID: "test"}
 	}
 	h.gw, err = New(ctx, Config{
-		Name: name, Upstream: upstream, Pins: h.pins, Acquire: acquire, Run: h.run,
+		Name: name, Upstream: SDKTransport(upstream), Pins: h.pins, Acquire: acquire, Run: h.run,
 		Build: PolicyBuild(p, policy.BuildOptions{Store: store, Home: h.home, TempDirs: []string{},
 			Vars: map[string]string{"HOME": h.home}}),
-		Actor: o.actor, Cwd: h.ws, Workspace: h.ws, Poll: 50 * time.Millisecond,
+		Actor: o.actor, Cwd: h.ws, Workspace: h.ws, Poll: 50 * time.Millisecond, Logger: testLogger(t),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.gw.Close() })
 	agentSide, gwSide := mcp.NewInMemoryTransports()
-	go h.gw.Serve(ctx, gwSide)
+	go h.gw.Serve(ctx, SDKTransport(gwSide))
 	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
 	h.agent, err = client.Connect(ctx, agentSide, nil)
 	if err != nil {
@@ -112,7 +113,7 @@ func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts
 }
 
 // call calls a tool through the gateway; it returns the result's text.
-func (h *harness) call(tool string, args map[string]any) (string, bool) {
+func (h *harness) call(tool string, args any) (string, bool) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -171,9 +172,10 @@ func (h *harness) eventually(what string, cond func() bool) {
 func (h *harness) events() []veto.Event {
 	h.t.Helper()
 	// The last call's record is made after its result went back.
-	h.gw.decideMu.Lock()
-	h.gw.decideMu.Unlock()
 	ctx := context.Background()
+	if err := h.gw.waitRecords(ctx); err != nil {
+		h.t.Fatal(err)
+	}
 	release, err := h.acquire(ctx)
 	if err != nil {
 		h.t.Fatal(err)
@@ -222,4 +224,16 @@ func (h *harness) store() *sqlstore.Store {
 		return h.pg
 	}
 	return h.file.Store()
+}
+
+// testLogger logs the gateway's lines to the test's log.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }

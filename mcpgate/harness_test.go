@@ -45,6 +45,25 @@ type harnessOpts struct {
 
 func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts) *harness {
 	t.Helper()
+	h := newGatewayOnly(t, name, SDKTransport(upstream), o)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	agentSide, gwSide := mcp.NewInMemoryTransports()
+	go h.gw.Serve(ctx, SDKTransport(gwSide))
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+	var err error
+	h.agent, err = client.Connect(ctx, agentSide, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.agent.Close() })
+	return h
+}
+
+// newGatewayOnly is a harness's gateway in front of upstream, not yet
+// serving an agent.
+func newGatewayOnly(t testing.TB, name string, upstream Transport, o harnessOpts) *harness {
+	t.Helper()
 	h := &harness{t: t, home: t.TempDir(), ws: t.TempDir(), run: "mcp-test-" + strings.ReplaceAll(t.Name(), "/", "-")}
 	if err := os.MkdirAll(filepath.Join(h.ws, ".git"), 0o755); err != nil {
 		t.Fatal(err)
@@ -92,7 +111,7 @@ func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts
 		o.actor = veto.Actor{Kind: "agent", ID: "test"}
 	}
 	h.gw, err = New(ctx, Config{
-		Name: name, Upstream: SDKTransport(upstream), Pins: h.pins, Acquire: acquire, Run: h.run,
+		Name: name, Upstream: upstream, Pins: h.pins, Acquire: acquire, Run: h.run,
 		Build: PolicyBuild(p, policy.BuildOptions{Store: store, Home: h.home, TempDirs: []string{},
 			Vars: map[string]string{"HOME": h.home}}),
 		Actor: o.actor, Cwd: h.ws, Workspace: h.ws, Poll: 50 * time.Millisecond, Logger: testLogger(t),
@@ -101,14 +120,6 @@ func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.gw.Close() })
-	agentSide, gwSide := mcp.NewInMemoryTransports()
-	go h.gw.Serve(ctx, SDKTransport(gwSide))
-	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
-	h.agent, err = client.Connect(ctx, agentSide, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.agent.Close() })
 	return h
 }
 

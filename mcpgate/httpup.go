@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -81,20 +83,25 @@ func (c *httpConn) headers(h http.Header) {
 	}
 }
 
-// Write POSTs one frame. The initialize is answered before Write
-// returns (its answer names the session every later POST carries);
+// Write POSTs one frame. The initialize is answered, and initialized
+// delivered, before Write returns (the answer names the session every
+// later POST carries);
 // every other POST runs on its own, so that a long call holds up nothing.
 func (c *httpConn) Write(_ context.Context, frame []byte) error {
 	f, err := parseFrame(frame)
 	if err != nil {
 		return err
 	}
-	if f.kind == kindRequest && f.method == "initialize" {
+	switch {
+	case f.kind == kindRequest && f.method == "initialize":
 		c.post(frame, f)
 		return nil
-	}
-	if f.kind == kindNotification && f.method == "notifications/initialized" {
-		defer c.openStream()
+	case f.kind == kindNotification && f.method == "notifications/initialized":
+		// Delivered before anything else is sent: a server refuses
+		// requests of a session not yet initialized.
+		c.post(frame, f)
+		c.openStream()
+		return nil
 	}
 	go c.post(frame, f)
 	return nil
@@ -116,15 +123,18 @@ func (c *httpConn) post(frame []byte, f *frame) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	c.headers(req.Header)
+	standardHeaders(req.Header, f)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		fail()
 		return
 	}
 	defer resp.Body.Close()
-	if s := resp.Header.Get("Mcp-Session-Id"); s != "" && f.method == "initialize" {
+	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
 		c.mu.Lock()
-		c.session = s
+		if c.session == "" {
+			c.session = s
+		}
 		c.mu.Unlock()
 	}
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
@@ -253,4 +263,65 @@ func (c *httpConn) Close() error {
 		c.cancel()
 	})
 	return nil
+}
+
+// stateless is the first MCP version whose streamable HTTP carries the
+// request's method and name in headers too.
+const stateless = "2026-07-28"
+
+// standardHeaders sets what MCP 2026-07-28 asks of each POST beside the
+// body: the request's own protocol version (its _meta's), its method and
+// the name it acts on (a tool's, a prompt's, a resource's URI).
+func standardHeaders(h http.Header, f *frame) {
+	if f.kind != kindRequest && f.kind != kindNotification {
+		return
+	}
+	m, _ := members(f.params)
+	var name string
+	for _, mb := range m {
+		switch mb.key {
+		case "_meta":
+			mm, _ := members(mb.value)
+			for _, x := range mm {
+				var v string
+				if x.key == "io.modelcontextprotocol/protocolVersion" && json.Unmarshal(x.value, &v) == nil && v != "" {
+					h.Set("Mcp-Protocol-Version", v)
+				}
+			}
+		case "protocolVersion":
+			var v string
+			if f.method == "initialize" && json.Unmarshal(mb.value, &v) == nil && v != "" {
+				h.Set("Mcp-Protocol-Version", v)
+			}
+		case "name":
+			if f.method == "tools/call" || f.method == "prompts/get" {
+				json.Unmarshal(mb.value, &name)
+			}
+		case "uri":
+			if f.method == "resources/read" {
+				json.Unmarshal(mb.value, &name)
+			}
+		}
+	}
+	if v := h.Get("Mcp-Protocol-Version"); v == "" || v < stateless || f.kind != kindRequest {
+		return
+	}
+	h.Set("Mcp-Method", headerValue(f.method))
+	if name != "" {
+		h.Set("Mcp-Name", headerValue(name))
+	}
+}
+
+// headerValue is s as a header carries it: as it is when it is visible
+// ASCII, else base64 in the =?base64?…?= form MCP names.
+func headerValue(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+		}
+	}
+	if strings.TrimSpace(s) != s {
+		return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
+	}
+	return s
 }

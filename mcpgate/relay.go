@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -248,10 +249,15 @@ func (g *Gateway) fromAgent(ctx context.Context, raw []byte) {
 		case "initialize", "server/discover":
 			g.callsMu.Lock()
 			g.initKey, g.initDisc = f.idKey, f.method == "server/discover"
+			if f.method == "initialize" {
+				g.meta = nil // the legacy handshake: requests carry no _meta triple
+			}
 			g.callsMu.Unlock()
 		}
 	case kindNotification:
 		switch f.method {
+		case "tools/call", "tools/list":
+			return // a call without an id cannot be answered: never passed on
 		case "notifications/initialized":
 			if err := g.toServer(ctx, raw); err != nil {
 				return
@@ -589,7 +595,7 @@ func (g *Gateway) fromServer(ctx context.Context, raw []byte, top bool) {
 			g.enqueue(c, outcome)
 		case isInit:
 			raw = g.initialized(f, raw)
-			if disc && f.result != nil {
+			if disc && g.discovered(f.result) {
 				// Stateless: no initialized follows; the gateway lists
 				// once this answer is on its way.
 				defer g.startSync(context.Background())
@@ -651,6 +657,25 @@ func (g *Gateway) initialized(f *frame, raw []byte) []byte {
 		return raw
 	}
 	return resultFrame(f.id, out)
+}
+
+// discovered reports whether a server/discover result takes the version
+// the agent asked for: else the agent falls back to initialize, and the
+// gateway lists after initialized.
+func (g *Gateway) discovered(result json.RawMessage) bool {
+	var res struct {
+		Versions []string `json:"supportedVersions"`
+	}
+	var meta struct {
+		Version string `json:"io.modelcontextprotocol/protocolVersion"`
+	}
+	g.callsMu.Lock()
+	m := g.meta
+	g.callsMu.Unlock()
+	if result == nil || json.Unmarshal(result, &res) != nil || m == nil || json.Unmarshal(m, &meta) != nil {
+		return false
+	}
+	return slices.Contains(res.Versions, meta.Version)
 }
 
 // request is one request of the gateway's own to the server, under an id

@@ -142,15 +142,23 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto mcp:", gatewayCause(err))
 		return ExitDeny
 	}
-	defer gw.Close()
+	code := ExitAllow
 	if *listen == "" {
 		err = gw.Serve(ctx, &mcpgate.IOTransport{Reader: e.stdin, Writer: e.stdout})
 		if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 			fmt.Fprintln(e.stderr, "veto mcp: the agent's session ended:", err)
 		}
-		return ExitAllow
+	} else {
+		code = serveMCPHTTP(ctx, e, gw, *listen, log)
 	}
-	return serveMCPHTTP(ctx, e, gw, *listen, log)
+	gw.Close()
+	if gw.ServerSilent() {
+		// The server is connected to by the agent's own initialize, which
+		// the gateway relays: a command that is no MCP server shows here.
+		fmt.Fprintln(e.stderr, "veto mcp: connecting to the server failed: it ended without answering as an MCP server (its own messages, if any, are above)")
+		return ExitDeny
+	}
+	return code
 }
 
 // gatewayCause says why the gateway did not start: the step, and for the

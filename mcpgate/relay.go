@@ -40,6 +40,8 @@ type relay struct {
 	idPrefix string                 // the gateway's own ids: never the agent's
 	seq      atomic.Uint64          //
 	inited   atomic.Bool            // the agent said initialized
+	asked    atomic.Bool            // the agent sent the server a request
+	heard    atomic.Bool            // the server sent a frame
 	listedCh chan struct{}          // closed once the first listing is served
 	listOnce sync.Once              //
 	protocol func(version string)   // told the protocol version (an HTTP upstream)
@@ -267,6 +269,9 @@ func (g *Gateway) fromAgent(ctx context.Context, raw []byte) {
 		case "notifications/cancelled":
 			g.onCancelled(f)
 		}
+	}
+	if f.kind == kindRequest {
+		g.asked.Store(true)
 	}
 	if err := g.toServer(ctx, raw); err != nil && f.kind == kindRequest {
 		g.toAgent(ctx, errorFrame(f.id, codeInternal, "veto mcp: the MCP server "+g.cfg.Name+" cannot be reached."))
@@ -524,8 +529,23 @@ func (g *Gateway) readUpstream() {
 			}
 			return
 		}
+		g.heard.Store(true)
 		g.fromServer(ctx, raw, true)
 	}
+}
+
+// ServerSilent reports, once the gateway is closed, whether the agent
+// asked the server something and the server ended without a word: a
+// command that is no MCP server.
+func (g *Gateway) ServerSilent() bool {
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case <-g.upDone:
+	case <-t.C:
+		return false
+	}
+	return g.asked.Load() && !g.heard.Load()
 }
 
 // upstreamGone answers every call in flight (the server did not answer

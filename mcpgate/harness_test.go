@@ -239,7 +239,7 @@ func (h *harness) store() *sqlstore.Store {
 
 // testLogger logs the gateway's lines to the test's log.
 func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
 type testWriter struct{ t testing.TB }

@@ -1,6 +1,9 @@
-// Package mcpgate is veto's MCP gateway: an MCP server in front of one
-// upstream MCP server that decides every tools/call through the gate
-// before the upstream sees it, and records what each call did.
+// Package mcpgate is veto's MCP gateway: it stands between an agent and
+// one upstream MCP server, relaying JSON-RPC frames as bytes (relay.go),
+// decides every tools/call through the gate before the upstream sees it,
+// and records what each call did. Only what it judges or pins is decoded:
+// initialize (or server/discover), tools/list, the server's
+// notifications/tools/list_changed, and tools/call with its answer.
 //
 // Each call is decided as the tool mcp__NAME__TOOL, described by the
 // policy's descriptor, the curated one of a known server (tools.MCPServers)

@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/server"
@@ -124,13 +123,13 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 
-	var upstream mcp.Transport
+	var upstream mcpgate.Transport
 	if *url != "" {
-		upstream = &mcp.StreamableClientTransport{Endpoint: *url, MaxRetries: -1}
+		upstream = &mcpgate.HTTPTransport{URL: *url}
 	} else {
 		cmd := exec.Command(command[0], command[1:]...)
 		cmd.Stderr = e.stderr
-		upstream = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		upstream = &mcpgate.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	}
 	ctx, quit := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer quit()
@@ -143,15 +142,23 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto mcp:", gatewayCause(err))
 		return ExitDeny
 	}
-	defer gw.Close()
+	code := ExitAllow
 	if *listen == "" {
-		err = gw.Serve(ctx, &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+		err = gw.Serve(ctx, &mcpgate.IOTransport{Reader: e.stdin, Writer: e.stdout})
 		if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 			fmt.Fprintln(e.stderr, "veto mcp: the agent's session ended:", err)
 		}
-		return ExitAllow
+	} else {
+		code = serveMCPHTTP(ctx, e, gw, *listen, log)
 	}
-	return serveMCPHTTP(ctx, e, gw, *listen, log)
+	gw.Close()
+	if gw.ServerSilent() {
+		// The server is connected to by the agent's own initialize, which
+		// the gateway relays: a command that is no MCP server shows here.
+		fmt.Fprintln(e.stderr, "veto mcp: connecting to the server failed: it ended without answering as an MCP server (its own messages, if any, are above)")
+		return ExitDeny
+	}
+	return code
 }
 
 // gatewayCause says why the gateway did not start: the step, and for the
@@ -168,33 +175,35 @@ func gatewayCause(err error) string {
 }
 
 func serveMCPHTTP(ctx context.Context, e *env, gw *mcpgate.Gateway, addr string, log *slog.Logger) int {
-	// The SDK's own log may quote messages, arguments among them: off.
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return gw.Server() }, &mcp.StreamableHTTPOptions{Logger: slog.New(slog.DiscardHandler)})
+	h := mcpgate.NewHTTPHandler()
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto mcp:", err)
 		return ExitDeny
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	go gw.KeepSynced(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(l) }()
+	served := make(chan struct{})
+	go func() {
+		// One session: when it ends (the agent deleted it, or the server
+		// is gone), so does the gateway.
+		gw.Serve(ctx, h)
+		close(served)
+	}()
 	fmt.Fprintf(e.stderr, "veto mcp: listening on http://%s\n", l.Addr())
 	select {
 	case err := <-done:
 		fmt.Fprintln(e.stderr, "veto mcp:", err)
 		return ExitDeny
 	case <-ctx.Done():
+	case <-served:
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx)
 	return ExitAllow
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // openPins opens the gateway's pin tables in the state's database.
 func openPins(ctx context.Context, st *serviceState) (*mcpgate.Pins, error) {

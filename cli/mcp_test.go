@@ -30,11 +30,13 @@ func TestMCPUsage(t *testing.T) {
 		{[]string{"mcp", "approve", "--name", "fs", "--state", state}, cli.ExitUsage, "by the hash veto mcp pins --name fs --show prints"},
 		{[]string{"mcp", "approve", "--name", "fs", "--state", state, "sha256:" + strings.Repeat("0", 64)}, cli.ExitDeny, "no tool of \"fs\" shows the definition"},
 		{[]string{"mcp", "--name", "f\x1bs", "--", "true"}, cli.ExitUsage, "--name is required"},
-		// A command that is no MCP server: the gateway does not start.
+		// A command that is no MCP server: the agent's initialize, relayed,
+		// is never answered, and the gateway says so.
 		{[]string{"mcp", "--name", "fs", "--state", state, "--", "true"}, cli.ExitDeny, "connecting to the server failed"},
 	} {
 		var out, errOut bytes.Buffer
-		code := cli.Main(context.Background(), c.args, strings.NewReader(""), &out, &errOut)
+		initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+		code := cli.Main(context.Background(), c.args, strings.NewReader(initialize), &out, &errOut)
 		if code != c.code || !strings.Contains(errOut.String(), c.says) {
 			t.Errorf("veto %v: exit %d, want %d saying %q: %s", c.args, code, c.code, c.says, errOut.String())
 		}

@@ -54,10 +54,9 @@ func BenchmarkGatewayDecide(b *testing.B) {
 	n := newNotes()
 	h := newHarness(b, "notes", n.transport(b), harnessOpts{})
 	ctx := context.Background()
-	p := &mcp.CallToolParamsRaw{Name: "greet", Arguments: []byte(`{"who":"ada"}`)}
 	b.ResetTimer()
 	for b.Loop() {
-		c, _ := h.gw.callOf(p)
+		c, _ := h.gw.callOf("greet", []byte(`{"who":"ada"}`))
 		if v := h.gw.decide(ctx, c); !v.Allowed {
 			b.Fatal(v)
 		}

@@ -3,6 +3,7 @@ package mcpgate
 import (
 	"context"
 	"database/sql"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,25 @@ type harnessOpts struct {
 }
 
 func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts) *harness {
+	t.Helper()
+	h := newGatewayOnly(t, name, SDKTransport(upstream), o)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	agentSide, gwSide := mcp.NewInMemoryTransports()
+	go h.gw.Serve(ctx, SDKTransport(gwSide))
+	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+	var err error
+	h.agent, err = client.Connect(ctx, agentSide, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.agent.Close() })
+	return h
+}
+
+// newGatewayOnly is a harness's gateway in front of upstream, not yet
+// serving an agent.
+func newGatewayOnly(t testing.TB, name string, upstream Transport, o harnessOpts) *harness {
 	t.Helper()
 	h := &harness{t: t, home: t.TempDir(), ws: t.TempDir(), run: "mcp-test-" + strings.ReplaceAll(t.Name(), "/", "-")}
 	if err := os.MkdirAll(filepath.Join(h.ws, ".git"), 0o755); err != nil {
@@ -94,25 +114,17 @@ func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts
 		Name: name, Upstream: upstream, Pins: h.pins, Acquire: acquire, Run: h.run,
 		Build: PolicyBuild(p, policy.BuildOptions{Store: store, Home: h.home, TempDirs: []string{},
 			Vars: map[string]string{"HOME": h.home}}),
-		Actor: o.actor, Cwd: h.ws, Workspace: h.ws, Poll: 50 * time.Millisecond,
+		Actor: o.actor, Cwd: h.ws, Workspace: h.ws, Poll: 50 * time.Millisecond, Logger: testLogger(t),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.gw.Close() })
-	agentSide, gwSide := mcp.NewInMemoryTransports()
-	go h.gw.Serve(ctx, gwSide)
-	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
-	h.agent, err = client.Connect(ctx, agentSide, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.agent.Close() })
 	return h
 }
 
 // call calls a tool through the gateway; it returns the result's text.
-func (h *harness) call(tool string, args map[string]any) (string, bool) {
+func (h *harness) call(tool string, args any) (string, bool) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -171,9 +183,10 @@ func (h *harness) eventually(what string, cond func() bool) {
 func (h *harness) events() []veto.Event {
 	h.t.Helper()
 	// The last call's record is made after its result went back.
-	h.gw.decideMu.Lock()
-	h.gw.decideMu.Unlock()
 	ctx := context.Background()
+	if err := h.gw.waitRecords(ctx); err != nil {
+		h.t.Fatal(err)
+	}
 	release, err := h.acquire(ctx)
 	if err != nil {
 		h.t.Fatal(err)
@@ -222,4 +235,16 @@ func (h *harness) store() *sqlstore.Store {
 		return h.pg
 	}
 	return h.file.Store()
+}
+
+// testLogger logs the gateway's lines to the test's log.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }

@@ -1,6 +1,9 @@
-// Package mcpgate is veto's MCP gateway: an MCP server in front of one
-// upstream MCP server that decides every tools/call through the gate
-// before the upstream sees it, and records what each call did.
+// Package mcpgate is veto's MCP gateway: it stands between an agent and
+// one upstream MCP server, relaying JSON-RPC frames as bytes (relay.go),
+// decides every tools/call through the gate before the upstream sees it,
+// and records what each call did. Only what it judges or pins is decoded:
+// initialize (or server/discover), tools/list, the server's
+// notifications/tools/list_changed, and tools/call with its answer.
 //
 // Each call is decided as the tool mcp__NAME__TOOL, described by the
 // policy's descriptor, the curated one of a known server (tools.MCPServers)
@@ -35,10 +38,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/agent"
 )
 
 // BuildFunc builds the gate the gateway decides with: the policy's, with
@@ -51,7 +52,7 @@ type Config struct {
 	// Name is the server's name: its tools are decided as mcp__NAME__TOOL.
 	Name string
 	// Upstream reaches the server the gateway stands in front of.
-	Upstream mcp.Transport
+	Upstream Transport
 	Build    BuildFunc
 	Pins     *Pins
 	// Acquire, when set, proves the state sound before each use and holds
@@ -72,29 +73,32 @@ type Config struct {
 	Now    func() time.Time
 }
 
-// Gateway is one upstream server behind veto, served to agents.
+// Gateway is one upstream server behind veto, relayed to one agent at a
+// time: frames pass as bytes, and only those it judges or pins are read.
 type Gateway struct {
-	cfg    Config
-	log    *slog.Logger
-	server *mcp.Server
-	up     *mcp.ClientSession
-	impl   string // what the upstream calls itself
-	rule   *pinRule
+	cfg  Config
+	log  *slog.Logger
+	up   Conn
+	rule *pinRule
 
 	decideMu sync.Mutex // one decision or record of the run at a time
 
 	mu       sync.Mutex
+	impl     string // what the upstream calls itself
 	gate     *veto.Gate
 	offer    veto.Offerability
 	extra    map[string]veto.Descriptor // descriptors the gateway added, by tool
 	listing  map[string]listed          // the upstream's tools, by their own names
 	pinned   map[string]string          // tool → pinned hash
 	served   map[string]string          // tools served downstream → the hash they were served at
+	list     []byte                     // the served tools, as the tools array of a tools/list result
 	awaiting []string                   // the tools refused until approved, as last said
 	tooLarge []string                   // the tools refused for their definitions' size, as last said
 	synced   bool
 	syncing  chan struct{} // one sync at a time
 	resyncCh chan struct{}
+
+	relay
 }
 
 // listed is one upstream tool as last listed.
@@ -108,9 +112,9 @@ type listed struct {
 // person can be shown whole.
 func (l listed) tooLarge() bool { return l.size > MaxDefinition }
 
-// New connects to the upstream, records the run's start, lists the
-// upstream's tools and pins them, and builds the gate. It does not serve
-// yet: see Serve.
+// New records the run's start and connects to the upstream (starting its
+// command). The upstream is initialized by the agent's own initialize,
+// relayed, and listed and pinned right after; see Serve.
 func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	if !ValidServerName(cfg.Name) {
 		return nil, errors.New("mcpgate: a server name is required: printable, at most 64 bytes, without \"__\"")
@@ -141,32 +145,12 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 	}); err != nil {
 		return nil, &StartError{Step: "starting the run", State: true, Err: err}
 	}
-
-	client := mcp.NewClient(&mcp.Implementation{Name: "veto-mcp", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { g.resync() },
-	})
-	up, err := client.Connect(ctx, cfg.Upstream, nil)
+	up, err := cfg.Upstream.Connect(ctx)
 	if err != nil {
 		return nil, &StartError{Step: "connecting to the server", Err: err}
 	}
 	g.up = up
-	if r := up.InitializeResult(); r != nil && r.ServerInfo != nil {
-		g.impl = r.ServerInfo.Name
-	}
-
-	g.server = mcp.NewServer(&mcp.Implementation{Name: "veto-mcp-" + cfg.Name, Version: "1"}, &mcp.ServerOptions{
-		HasTools: true,
-		Logger:   slog.New(slog.DiscardHandler),
-	})
-	g.server.AddReceivingMiddleware(g.middleware)
-	if err := g.sync(ctx, true); err != nil {
-		up.Close()
-		var se *syncError
-		if errors.As(err, &se) {
-			return nil, &StartError{Step: se.step, State: se.state, Err: se.err}
-		}
-		return nil, &StartError{Step: "listing the tools", Err: err}
-	}
+	g.startRelay()
 	return g, nil
 }
 
@@ -181,36 +165,11 @@ type StartError struct {
 func (e *StartError) Error() string { return "mcpgate: " + e.Step + ": " + e.Err.Error() }
 func (e *StartError) Unwrap() error { return e.Err }
 
-// Server is the MCP server agents connect to.
-func (g *Gateway) Server() *mcp.Server { return g.server }
-
 // Gate is the gate the gateway decides with now.
 func (g *Gateway) Gate() *veto.Gate {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.gate
-}
-
-// Serve serves one agent over t until it disconnects or ctx ends, keeping
-// the listing in step with the upstream and the pins meanwhile.
-func (g *Gateway) Serve(ctx context.Context, t mcp.Transport) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go g.keepSynced(ctx)
-	go func() {
-		// The upstream gone, the agent's session ends too: every call
-		// would fail.
-		g.up.Wait()
-		cancel()
-	}()
-	return g.server.Run(ctx, t)
-}
-
-// Close waits for the last call's record and ends the upstream session.
-func (g *Gateway) Close() error {
-	g.decideMu.Lock()
-	defer g.decideMu.Unlock()
-	return g.up.Close()
 }
 
 // syncError is a failed sync's step.
@@ -274,7 +233,12 @@ func (g *Gateway) Sync(ctx context.Context) error { return g.sync(ctx, true) }
 // are listed and recorded in the pins first; then the pins are read, the
 // gate is rebuilt when the descriptors it needs changed, and the tools
 // pinned and offered are served.
-func (g *Gateway) sync(ctx context.Context, list bool) error {
+func (g *Gateway) sync(ctx context.Context, list bool) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = &syncError{step: "bringing the listing in step", err: errors.New("the gateway failed")}
+		}
+	}()
 	select {
 	case g.syncing <- struct{}{}:
 		defer func() { <-g.syncing }()
@@ -288,10 +252,11 @@ func (g *Gateway) sync(ctx context.Context, list bool) error {
 		fresh := map[string]listed{}
 		var seen []Seen
 		invalid := 0
-		for t, err := range g.up.Tools(ctx, nil) {
-			if err != nil {
-				return &syncError{step: "listing the server's tools", err: err}
-			}
+		tools, err := g.listTools(ctx)
+		if err != nil {
+			return &syncError{step: "listing the server's tools", err: err}
+		}
+		for _, t := range tools {
 			if !ValidToolName(t.Name) {
 				invalid++ // never served, pinned, or shown: its calls are refused
 				continue
@@ -336,7 +301,10 @@ func (g *Gateway) sync(ctx context.Context, list bool) error {
 	oldExtra := g.extra
 	g.mu.Unlock()
 	curated := map[string]veto.Descriptor{}
-	for _, d := range Curated(g.cfg.Name, g.impl) {
+	g.mu.Lock()
+	impl := g.impl
+	g.mu.Unlock()
+	for _, d := range Curated(g.cfg.Name, impl) {
 		curated[d.Name] = d
 	}
 	extra := map[string]veto.Descriptor{}
@@ -401,28 +369,33 @@ func (g *Gateway) sync(ctx context.Context, list bool) error {
 		g.log.Warn("veto mcp: tools refused because their definitions are over 64 KiB, more than a person can be shown whole",
 			"server", g.cfg.Name, "tools", tooLarge)
 	}
-	var gone []string
-	for name := range served {
-		if _, ok := want[name]; !ok {
-			gone = append(gone, name)
-		}
-	}
-	if len(gone) > 0 {
-		g.server.RemoveTools(gone...)
-	}
 	next := map[string]string{}
+	var serve []*mcp.Tool
 	for name, l := range want {
-		if served[name] == l.hash {
+		if validSchema(l.tool) {
 			next[name] = l.hash
-			continue
+			serve = append(serve, l.tool)
+		} else if served[name] != l.hash {
+			g.log.Warn("veto mcp: a tool's definition is malformed; it is left out", "server", g.cfg.Name)
 		}
-		if g.serve(l.tool) {
-			next[name] = l.hash
-		}
+	}
+	if maps.Equal(next, served) && served != nil {
+		return nil
+	}
+	slices.SortFunc(serve, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	if serve == nil {
+		serve = []*mcp.Tool{}
+	}
+	encoded, err := json.Marshal(serve)
+	if err != nil {
+		return &syncError{step: "serving the listing", err: err}
 	}
 	g.mu.Lock()
-	g.served = next
+	g.served, g.list = next, encoded
 	g.mu.Unlock()
+	if served != nil {
+		g.listChanged() // the agent lists again
+	}
 	return nil
 }
 
@@ -430,21 +403,11 @@ func sameDescriptor(a, b veto.Descriptor) bool {
 	return a.Name == b.Name && a.Caps == b.Caps && maps.Equal(a.Params, b.Params) && slices.Equal(a.TrustZones, b.TrustZones)
 }
 
-// serve adds a tool to the listing the agent sees; a tool the SDK refuses
-// (a malformed schema) is left out.
-func (g *Gateway) serve(t *mcp.Tool) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			g.log.Warn("veto mcp: a tool's definition is malformed; it is left out", "server", g.cfg.Name)
-			ok = false
-		}
-	}()
-	cp := *t
-	g.server.AddTool(&cp, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		// The middleware answers every call; reaching here is a bug.
-		return denial("veto could not decide this call, so it is refused."), nil
-	})
-	return true
+// validSchema reports whether a tool's input schema is one an MCP
+// client accepts: a JSON Schema object of type object.
+func validSchema(t *mcp.Tool) bool {
+	m, ok := t.InputSchema.(map[string]any)
+	return ok && m["type"] == "object"
 }
 
 // offered reports whether offerability lets the tool take part: a tool it
@@ -478,82 +441,17 @@ func (g *Gateway) withState(ctx context.Context, f func(ctx context.Context) err
 	return f(ctx)
 }
 
-// middleware answers tools/call: every call, listed or not, is decided.
-func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/call" {
-			return next(ctx, method, req)
-		}
-		r, ok := req.(*mcp.CallToolRequest)
-		if !ok || r.Params == nil {
-			return denial("veto cannot read this call, so it is refused."), nil
-		}
-		return g.call(ctx, r.Params)
-	}
-}
-
-// call decides one call and, allowed, forwards it and records its result.
-func (g *Gateway) call(ctx context.Context, p *mcp.CallToolParamsRaw) (res *mcp.CallToolResult, err error) {
-	defer func() {
-		if recover() != nil {
-			g.log.Error("veto mcp: the gateway failed on a call; it is refused", "server", g.cfg.Name)
-			res, err = denial("veto failed while handling this call, so it is refused."), nil
-		}
-	}()
-	c, ok := g.callOf(p)
-	if !ok {
-		return denial("veto cannot read this call's arguments (they must be one JSON object), so it is refused."), nil
-	}
-	v := g.decide(ctx, c)
-	if !v.Allowed {
-		return denial(agent.Reason(v)), nil
-	}
-	if v.Args != nil {
-		c.Args = v.Args // patched: run as veto allowed it
-	}
-	res, err = g.up.CallTool(ctx, &mcp.CallToolParams{Name: p.Name, Arguments: c.Args})
-	outcome := veto.Succeeded
-	switch {
-	case err != nil && ctx.Err() != nil:
-		outcome = veto.Cancelled
-	case err != nil || res == nil || res.IsError:
-		outcome = veto.Failed
-	}
-	// The result goes back at once; its record follows, before the run's
-	// next decision (which waits for the run's lock the record holds).
-	g.decideMu.Lock()
-	go func() {
-		defer g.decideMu.Unlock()
-		defer func() {
-			if recover() != nil {
-				g.log.Error("veto mcp: recording a call's result failed", "server", g.cfg.Name, "call_id", c.ID)
-			}
-		}()
-		g.observe(ctx, c, outcome)
-	}()
-	if err != nil {
-		var rpc *jsonrpc.Error
-		if errors.As(err, &rpc) {
-			return nil, rpc // the server's own answer
-		}
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
-			Text: "The MCP server " + g.cfg.Name + " did not answer this call."}}}, nil
-	}
-	return res, nil
-}
-
 // callOf is the call veto decides: the tool under its full name, the
 // arguments decoded once (numbers as written), in the gateway's run.
-func (g *Gateway) callOf(p *mcp.CallToolParamsRaw) (*veto.Call, bool) {
+func (g *Gateway) callOf(name string, arguments json.RawMessage) (*veto.Call, bool) {
 	args := map[string]any{}
-	if raw := strings.TrimSpace(string(p.Arguments)); raw != "" && raw != "null" {
+	if raw := strings.TrimSpace(string(arguments)); raw != "" && raw != "null" {
 		dec := json.NewDecoder(strings.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&args); err != nil || dec.More() || args == nil {
 			return nil, false
 		}
 	}
-	name := p.Name
 	if !ValidToolName(name) {
 		name = recordedName(name) // refused by the pin rule; recorded without what a terminal acts on
 	}
@@ -568,6 +466,11 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 	refuse := func(reason, msg string) veto.Verdict {
 		return veto.Verdict{CallID: c.ID, Tool: c.Tool, Run: c.Run.Ref, Stage: veto.StageState, Reason: reason,
 			Risk: veto.RiskHigh, Message: msg}
+	}
+	// The run's observations made so far come first: the decision sees
+	// every result the agent has been given.
+	if err := g.waitRecords(ctx); err != nil {
+		return refuse(veto.ReasonCancelled, "the decision ran out of time, so the call is refused.")
 	}
 	g.decideMu.Lock()
 	defer g.decideMu.Unlock()
@@ -628,6 +531,7 @@ func (g *Gateway) observe(ctx context.Context, c *veto.Call, outcome veto.Outcom
 }
 
 // denial is a refused call's result: what the model reads, as an error.
-func denial(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+func denial(msg string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": msg}}, "isError": true})
+	return b
 }

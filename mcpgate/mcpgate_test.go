@@ -291,10 +291,9 @@ func TestGatewayStateRefusedIsDenial(t *testing.T) {
 func TestGatewayArgumentsNotAnObject(t *testing.T) {
 	n := newNotes()
 	h := newHarness(t, "notes", n.transport(t), harnessOpts{})
-	p := &mcp.CallToolParamsRaw{Name: "greet", Arguments: []byte(`["` + canary + `"]`)}
-	res, err := h.gw.call(context.Background(), p)
-	if err != nil || !res.IsError || n.reached.Load() != 0 {
-		t.Fatalf("want a refusal: %+v %v", res, err)
+	text, isErr := h.call("greet", []string{canary})
+	if !isErr || !strings.Contains(text, "must be one JSON object") || strings.Contains(text, canary) || n.reached.Load() != 0 {
+		t.Fatalf("want a refusal: isError=%v %q", isErr, text)
 	}
 }
 

@@ -5,6 +5,13 @@
 // the difference.
 //
 //	go run ./bench/mcp [-n 2000] [-rounds 3] [-gap 0] [-server echo|everything] [-node DIR]
+//	                   [-upstream stdio|http] [-before VETO]
+//
+// -upstream http serves the echo server over streamable HTTP on loopback
+// instead (the direct call then goes over HTTP too, and veto mcp is given
+// --url). -before names another veto binary (an older build): each round
+// then measures it too, between the direct call and this build's, so that
+// before and after come from one interleaved run.
 //
 // The server is a Go echo server of this program's own (-server echo), or
 // the reference everything server from npm (-server everything: its echo
@@ -18,6 +25,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,8 +38,9 @@ import (
 )
 
 const (
-	asVeto = "VETO_BENCH_MCP_AS_VETO"
-	asEcho = "VETO_BENCH_MCP_AS_ECHO"
+	asVeto     = "VETO_BENCH_MCP_AS_VETO"
+	asEcho     = "VETO_BENCH_MCP_AS_ECHO"
+	asEchoHTTP = "VETO_BENCH_MCP_AS_ECHO_HTTP" // the file to write the server's URL to
 )
 
 // extraGatewayEnv is added to veto mcp's environment ($VETO_BENCH_MCP_GATEWAY_ENV, one
@@ -46,14 +56,21 @@ func main() {
 	case os.Getenv(asVeto) == "1":
 		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	case os.Getenv(asEcho) == "1":
-		s := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, nil)
-		mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the message."},
-			func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Message}}}, nil, nil
-			})
-		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		if err := echoServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			os.Exit(1)
 		}
+		os.Exit(0)
+	case os.Getenv(asEchoHTTP) != "":
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			os.Exit(1)
+		}
+		s := echoServer()
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+		if err := os.WriteFile(os.Getenv(asEchoHTTP), []byte("http://"+l.Addr().String()+"/mcp"), 0o600); err != nil {
+			os.Exit(1)
+		}
+		http.Serve(l, h)
 		os.Exit(0)
 	}
 	n := flag.Int("n", 2000, "calls per measurement")
@@ -61,17 +78,28 @@ func main() {
 	which := flag.String("server", "echo", "echo (this program's own Go server) or everything (npm's reference server)")
 	gap := flag.Duration("gap", 0, "a pause between calls, as an agent's thinking makes (the gateway records a result after returning it)")
 	node := flag.String("node", filepath.Join("mcpgate", "testdata", "node"), "where npm installed the reference servers")
+	upstreamFlag := flag.String("upstream", "stdio", "how the server is reached: stdio, or http (streamable HTTP on loopback; -server echo only)")
+	before := flag.String("before", "", "another veto binary to measure in the same rounds (an older build)")
 	flag.Parse()
 	if v := os.Getenv("VETO_BENCH_MCP_GATEWAY_ENV"); v != "" {
 		extraGatewayEnv = append(extraGatewayEnv, v)
 	}
-	if err := run(*n, *rounds, *which, *node, *gap); err != nil {
+	if err := run(*n, *rounds, *which, *node, *gap, *upstreamFlag, *before); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/mcp:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, rounds int, which, node string, gap time.Duration) error {
+func echoServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the message."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Message}}}, nil, nil
+		})
+	return s
+}
+
+func run(n, rounds int, which, node string, gap time.Duration, via, before string) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -93,46 +121,101 @@ func run(n, rounds int, which, node string, gap time.Duration) error {
 	} else if which != "echo" {
 		return fmt.Errorf("-server: want echo or everything")
 	}
-	direct := func() *exec.Cmd {
+	var url string
+	switch via {
+	case "stdio":
+	case "http":
+		if which != "echo" {
+			return fmt.Errorf("-upstream http: with -server echo only")
+		}
+		addr := filepath.Join(home, "addr")
+		srv := exec.Command(self)
+		srv.Env = append(env, asEchoHTTP+"="+addr)
+		if err := srv.Start(); err != nil {
+			return err
+		}
+		defer func() { srv.Process.Kill(); srv.Wait() }()
+		for deadline := time.Now().Add(20 * time.Second); url == ""; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("the HTTP echo server did not start")
+			}
+			b, _ := os.ReadFile(addr)
+			url = string(b)
+		}
+	default:
+		return fmt.Errorf("-upstream: want stdio or http")
+	}
+	direct := func() mcp.Transport {
+		if url != "" {
+			return &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}
+		}
 		c := exec.Command(upstream[0], upstream[1:]...)
 		c.Env, c.Dir = env, home
-		return c
+		return &mcp.CommandTransport{Command: c}
 	}
-	gateway := func() *exec.Cmd {
-		args := append([]string{"mcp", "--name", "bench", "--state", filepath.Join(home, "veto.db"), "--"}, upstream...)
+	gateway := func(veto string, state string) mcp.Transport {
+		args := []string{"mcp", "--name", "bench", "--state", filepath.Join(home, state)}
+		if url != "" {
+			args = append(args, "--url", url)
+		} else {
+			args = append(append(args, "--"), upstream...)
+		}
 		c := exec.Command(self, args...)
-		c.Env, c.Dir = append(append(env, asVeto+"=1"), extraGatewayEnv...), home
+		c.Env = append(append(env, asVeto+"=1"), extraGatewayEnv...)
+		if veto != "" {
+			c = exec.Command(veto, args...)
+			c.Env = append(env, extraGatewayEnv...)
+		}
+		c.Dir = home
 		c.Stderr = os.Stderr
-		return c
+		return &mcp.CommandTransport{Command: c}
 	}
-	fmt.Printf("%d calls of echo per measurement, %s server over stdio, %v between calls\n", n, which, gap)
-	var d50, g50 []time.Duration
+	fmt.Printf("%d calls of echo per measurement, %s server over %s, %v between calls\n", n, which, via, gap)
+	var d50, b50, g50 []time.Duration
 	for r := 0; r < rounds; r++ {
 		d, err := measure(direct(), n, gap)
 		if err != nil {
 			return fmt.Errorf("direct: %w", err)
 		}
-		g, err := measure(gateway(), n, gap)
+		var b []time.Duration
+		if before != "" {
+			if b, err = measure(gateway(before, "before.db"), n, gap); err != nil {
+				return fmt.Errorf("through the -before veto mcp: %w", err)
+			}
+		}
+		g, err := measure(gateway("", "veto.db"), n, gap)
 		if err != nil {
 			return fmt.Errorf("through veto mcp: %w", err)
 		}
-		fmt.Printf("round %d: direct p50 %v p99 %v | through veto mcp p50 %v p99 %v | gained p50 %v\n", r+1,
-			pct(d, 50), pct(d, 99), pct(g, 50), pct(g, 99), pct(g, 50)-pct(d, 50))
+		if before != "" {
+			fmt.Printf("round %d: direct p50 %v p99 %v | before p50 %v p99 %v, gained p50 %v | through veto mcp p50 %v p99 %v | gained p50 %v\n", r+1,
+				pct(d, 50), pct(d, 99), pct(b, 50), pct(b, 99), pct(b, 50)-pct(d, 50), pct(g, 50), pct(g, 99), pct(g, 50)-pct(d, 50))
+			b50 = append(b50, pct(b, 50))
+		} else {
+			fmt.Printf("round %d: direct p50 %v p99 %v | through veto mcp p50 %v p99 %v | gained p50 %v\n", r+1,
+				pct(d, 50), pct(d, 99), pct(g, 50), pct(g, 99), pct(g, 50)-pct(d, 50))
+		}
 		d50, g50 = append(d50, pct(d, 50)), append(g50, pct(g, 50))
 	}
 	slices.Sort(d50)
 	slices.Sort(g50)
+	if before != "" {
+		slices.Sort(b50)
+		fmt.Printf("median of rounds: direct p50 %v, before p50 %v (gains %v), through veto mcp p50 %v: a call gains %v at p50\n",
+			d50[len(d50)/2], b50[len(b50)/2], b50[len(b50)/2]-d50[len(d50)/2], g50[len(g50)/2], g50[len(g50)/2]-d50[len(d50)/2])
+		return nil
+	}
 	fmt.Printf("median of rounds: direct p50 %v, through veto mcp p50 %v: a call gains %v at p50\n",
 		d50[len(d50)/2], g50[len(g50)/2], g50[len(g50)/2]-d50[len(d50)/2])
 	return nil
 }
 
-// measure connects to the server cmd starts and times n calls of echo,
+// measure connects to the server t reaches and times n calls of echo,
 // after a warm-up.
-func measure(cmd *exec.Cmd, n int, gap time.Duration) ([]time.Duration, error) {
+func measure(t mcp.Transport, n int, gap time.Duration) ([]time.Duration, error) {
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	s, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, err
 	}

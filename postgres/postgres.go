@@ -23,7 +23,6 @@ var dialect = sqlstore.Dialect{
 	Name:        "postgres",
 	Migrations:  []string{sqlstore.Schema("BYTEA", "BIGINT", "BOOLEAN"), sqlstore.EgressSchema("BIGINT"), sqlstore.TallySchema("BIGINT"), sqlstore.ApprovalSchema("BYTEA", "BIGINT", "BOOLEAN"), sqlstore.ActorSchema(), claimSchema},
 	Placeholder: placeholder,
-	Group:       &sqlstore.PostgresGroup,
 	LockRun: func(ctx context.Context, tx *sql.Tx, q func(string) string, run string) error {
 		if _, err := tx.ExecContext(ctx, q(`INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns)
 			VALUES (?, 1, false, false, false, '', 0, 1, '', 0) ON CONFLICT (run) DO NOTHING`), run); err != nil {

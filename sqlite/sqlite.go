@@ -62,9 +62,6 @@ var dialect = sqlstore.Dialect{
 		}
 		return nil
 	},
-	// One writer at a time: a second batch would only wait in SQLite's
-	// busy loop for the first's lock.
-	Group: &sqlstore.SQLiteGroup,
 	Conflict: func(err error) bool {
 		// Another writer stored the key first: the events' primary key
 		// (run, seq) or a unique column. Busy is not a conflict: past the

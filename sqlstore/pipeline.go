@@ -110,8 +110,8 @@ func (s *Store) moved(run string) {
 	s.mu.Unlock()
 }
 
-// takeHead removes and returns the row kept for run.
-func (s *Store) takeHead(run string) (header, bool) {
+// take removes and returns the row kept for run.
+func (s *Store) take(run string) (header, bool) {
 	if s.d.Pipeline == nil {
 		return header{}, false
 	}
@@ -124,7 +124,7 @@ func (s *Store) takeHead(run string) (header, bool) {
 
 // forget drops the row kept for run: the store changed it outside an
 // append (marked damaged, pruned).
-func (s *Store) forget(run string) { s.takeHead(run) }
+func (s *Store) forget(run string) { s.take(run) }
 
 // pipeline collects what an append would execute, instead of executing
 // it (see exec).
@@ -169,7 +169,7 @@ func pipelinable(h header, events []veto.Event) ([]string, bool) {
 // keeps run's row at next; done is false when the append must run as a
 // transaction (nothing was stored then).
 func (s *Store) appendPipelined(ctx context.Context, run string, next uint64, events []veto.Event) (done bool, err error) {
-	h, ok := s.takeHead(run)
+	h, ok := s.take(run)
 	if !ok || h.next != next {
 		return false, nil
 	}

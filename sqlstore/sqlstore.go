@@ -37,8 +37,6 @@ type Dialect struct {
 	// all or none. ErrNotPipelined: g found the batch must read first,
 	// and nothing was stored.
 	Pipeline func(ctx context.Context, db *sql.DB, g Guard, stmts []Stmt) error
-	// Group, when set, bounds group commit (nil: DefaultGroup).
-	Group *GroupOptions
 }
 
 // Store is a veto.Store and veto.Log on a SQL database.
@@ -52,8 +50,6 @@ type Store struct {
 	rounds int                  // appends so far: a one-shot process prepares nothing
 	heads  map[string]header    // with a Pipeline: each run's row as last read or appended (pipeline.go)
 	shared map[string]time.Time // with a Pipeline: when another writer last moved a run under an append
-
-	g group // appends waiting to share a transaction (group.go)
 }
 
 var (

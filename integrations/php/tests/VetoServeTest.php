@@ -226,7 +226,8 @@ final class VetoServeTest extends TestCase
         $this->assertFalse($slow->allowed);
         $this->assertSame('veto_timeout', $slow->reason, $slow->message);
         $this->assertStringContainsString('did not answer within 0.3 s', $slow->message);
-        $this->assertTrue($policy->evaluate($read('read-l3'), $exec, new ToolInvocationHistory())->allowed, 'released, veto decides again');
+        $again = $policy->evaluate($read('read-l3'), $exec, new ToolInvocationHistory());
+        $this->assertTrue($again->allowed, 'released, veto decides again: ' . $again->reason . ': ' . $again->message);
     }
 
     public function testVetoStoppedMidTestRefusesTheCall(): void

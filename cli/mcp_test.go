@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,6 +41,15 @@ func TestMCPUsage(t *testing.T) {
 		if code != c.code || !strings.Contains(errOut.String(), c.says) {
 			t.Errorf("veto %v: exit %d, want %d saying %q: %s", c.args, code, c.code, c.says, errOut.String())
 		}
+	}
+	// The same command, ended before the agent says a word: the gateway
+	// still says the server never answered, and refuses.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	var errOut bytes.Buffer
+	code := cli.Main(context.Background(), []string{"mcp", "--name", "fs", "--state", state, "--", "true"}, pr, io.Discard, &errOut)
+	if code != cli.ExitDeny || !strings.Contains(errOut.String(), "connecting to the server failed") {
+		t.Errorf("a server gone before the agent spoke: exit %d: %s", code, errOut.String())
 	}
 	if out := run(t, "mcp", "--help"); !strings.Contains(out, "veto mcp approve --name NAME") {
 		t.Errorf("--help: %s", out)

@@ -42,6 +42,7 @@ type relay struct {
 	inited   atomic.Bool            // the agent said initialized
 	asked    atomic.Bool            // the agent sent the server a request
 	heard    atomic.Bool            // the server sent a frame
+	upFirst  atomic.Bool            // the server ended while an agent's session was open
 	listedCh chan struct{}          // closed once the first listing is served
 	listOnce sync.Once              //
 	protocol func(version string)   // told the protocol version (an HTTP upstream)
@@ -105,6 +106,7 @@ func (g *Gateway) Serve(ctx context.Context, t Transport) error {
 		// would fail.
 		select {
 		case <-g.upDone:
+			g.upFirst.Store(true)
 			cancel()
 		case <-ctx.Done():
 		}
@@ -534,9 +536,10 @@ func (g *Gateway) readUpstream() {
 	}
 }
 
-// ServerSilent reports, once the gateway is closed, whether the agent
-// asked the server something and the server ended without a word: a
-// command that is no MCP server.
+// ServerSilent reports, once the gateway is closed, whether the server
+// ended without a word while the agent had asked it something or was
+// still connected: a command that is no MCP server. (A command that
+// exits at once may end before the agent's initialize is even read.)
 func (g *Gateway) ServerSilent() bool {
 	t := time.NewTimer(5 * time.Second)
 	defer t.Stop()
@@ -545,7 +548,7 @@ func (g *Gateway) ServerSilent() bool {
 	case <-t.C:
 		return false
 	}
-	return g.asked.Load() && !g.heard.Load()
+	return (g.asked.Load() || g.upFirst.Load()) && !g.heard.Load()
 }
 
 // upstreamGone answers every call in flight (the server did not answer

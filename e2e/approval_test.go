@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -256,6 +257,8 @@ func answerOnPage(t *testing.T, s *sandbox, chrome, call, button string) {
 	}
 	defer stdout.Close()
 	cmd.Stdout = stdout
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	term, err := presencetest.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +266,8 @@ func answerOnPage(t *testing.T, s *sandbox, chrome, call, button string) {
 	defer term.Close()
 	m, err := term.Expect(regexp.MustCompile(`open (http://127\.0\.0\.1:[0-9]+/ui/login\?k=[^\s]+)`), 20*time.Second)
 	if err != nil {
-		t.Fatalf("veto ui showed no URL on its terminal: %v", err)
+		term.Close()
+		t.Fatalf("veto ui showed no URL on its terminal: %v\nits stderr: %s", err, stderr.String())
 	}
 	url := m[1]
 	if b, _ := os.ReadFile(stdout.Name()); strings.Contains(string(b), "k=") {

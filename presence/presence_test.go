@@ -1,6 +1,7 @@
 package presence
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -214,5 +215,69 @@ func BenchmarkCheckCaller(b *testing.B) {
 		if err := c.caller(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A guarded process whose descriptors cannot be read at one look (as
+// while it starts or ends) is looked at again: the refusal stands only
+// when every look fails, and a master held is refused at the first.
+func TestTerminalLooksAgainAtAnUnreadableHolder(t *testing.T) {
+	self := os.Getpid()
+	for _, tc := range []struct {
+		name     string
+		readable int // the look (1-based) from which the holder's descriptors read; 0 never
+		holds    bool
+		reason   string
+		looks    int
+	}{
+		{"readable at the second look", 2, false, "", 2},
+		{"readable at the third look", 3, false, "", 3},
+		{"never readable", 0, false, "failed", 3},
+		{"holds the master", 1, true, "agent_terminal", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := fakeProc(t, map[int]string{1: "0 init 1", 10: "1 claude 100", 11: "10 node 110"})
+			// This process, on /dev/pts/5 (major 136).
+			dir := filepath.Join(p.root, fmt.Sprint(self))
+			os.MkdirAll(dir, 0o755)
+			os.WriteFile(filepath.Join(dir, "stat"), []byte(fmt.Sprintf("%d (veto) S 1 1 1 %d -1 0 0 0 0 0 0 0 0 0 20 0 1 0 900 0 0\n", self, 136<<8|5)), 0o644)
+			reg := registry{dirs: []string{filepath.Join(t.TempDir(), "veto", "clients")}, proc: p}
+			os.MkdirAll(filepath.Dir(reg.dirs[0]), 0o700)
+			if err := reg.note(10, "claude-code"); err != nil {
+				t.Fatal(err)
+			}
+			fd := filepath.Join(p.root, "11", "fd")
+			readable := func() {
+				os.Remove(fd)
+				os.MkdirAll(fd, 0o755)
+				if tc.holds {
+					os.Symlink("/dev/ptmx", filepath.Join(fd, "7"))
+					os.MkdirAll(filepath.Join(p.root, "11", "fdinfo"), 0o755)
+					os.WriteFile(filepath.Join(p.root, "11", "fdinfo", "7"), []byte("pos:\t0\nflags:\t02\ntty-index:\t5\n"), 0o644)
+				}
+			}
+			os.WriteFile(fd, nil, 0o644) // not a directory: ReadDir fails
+			looks := 1
+			if tc.readable == 1 {
+				readable()
+			}
+			c := checker{reg: reg, pause: func() {
+				looks++
+				if looks == tc.readable {
+					readable()
+				}
+			}}
+			err := c.terminal()
+			var r *Refusal
+			switch {
+			case tc.reason == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.reason != "" && (!errors.As(err, &r) || r.Reason != tc.reason):
+				t.Fatalf("got %v, want the refusal %s", err, tc.reason)
+			}
+			if looks != tc.looks {
+				t.Errorf("%d looks, want %d", looks, tc.looks)
+			}
+		})
 	}
 }

@@ -108,7 +108,7 @@ func (p proc) ptyMasters(pid int) (idx []int, hidden bool, err error) {
 	dir := filepath.Join(p.root, strconv.Itoa(pid))
 	ents, err := os.ReadDir(filepath.Join(dir, "fd"))
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ESRCH):
 		return nil, false, nil // gone
 	case errors.Is(err, fs.ErrPermission):
 		return nil, true, nil

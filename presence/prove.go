@@ -74,6 +74,9 @@ type checker struct {
 	reg  registry
 	tty  string
 	wait time.Duration
+	// pause is the wait between two looks at the terminal's holders
+	// (50 ms when nil).
+	pause func()
 }
 
 func (c checker) prove(ctx context.Context, q Question) (*Terminal, error) {
@@ -133,25 +136,46 @@ func (c checker) caller() error {
 
 // terminal refuses a controlling terminal that is a pseudo-terminal whose
 // master a guarded client, or a process it started, holds or may hold.
+// A look that cannot finish (a process that hides its descriptors, or
+// whose descriptors cannot be read, as one does while it starts or ends)
+// is taken again, up to three times in all, 50 ms apart; a master held is
+// refused at once, and a refusal that persists stands.
 func (c checker) terminal() error {
+	var err error
+	for try := 0; try < 3; try++ {
+		if try > 0 && c.pause != nil {
+			c.pause()
+		} else if try > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		var again bool
+		if err, again = c.terminalOnce(); !again {
+			return err
+		}
+	}
+	return err
+}
+
+// terminalOnce is one look; again is true when its refusal may not stand.
+func (c checker) terminalOnce() (err error, again bool) {
 	self, err := c.reg.proc.stat(os.Getpid())
 	if err != nil {
-		return &Refusal{"failed", "this process's terminal cannot be read, so no person's answer is taken"}
+		return &Refusal{"failed", "this process's terminal cannot be read, so no person's answer is taken"}, false
 	}
 	idx, isPty := ptsIndex(self.tty)
 	if !isPty {
-		return nil // a console or serial line: nothing holds a master
+		return nil, false // a console or serial line: nothing holds a master
 	}
 	live, err := c.reg.live()
 	if err != nil {
-		return &Refusal{"registry", "the registry of guarded clients cannot be trusted, so no person's answer is taken: " + err.Error()}
+		return &Refusal{"registry", "the registry of guarded clients cannot be trusted, so no person's answer is taken: " + err.Error()}, false
 	}
 	if len(live) == 0 {
-		return nil
+		return nil, false
 	}
 	all, err := c.reg.proc.all()
 	if err != nil {
-		return &Refusal{"failed", "the processes cannot be listed, so no person's answer is taken"}
+		return &Refusal{"failed", "the processes cannot be listed, so no person's answer is taken"}, true
 	}
 	for _, s := range all {
 		e, guarded := guardedBy(all, live, s)
@@ -160,19 +184,19 @@ func (c checker) terminal() error {
 		}
 		masters, hidden, err := c.reg.proc.ptyMasters(s.pid)
 		if err != nil {
-			return &Refusal{"failed", "the terminals' holders cannot be read, so no person's answer is taken"}
+			return &Refusal{"failed", "the terminals' holders cannot be read, so no person's answer is taken"}, true
 		}
 		what := fmt.Sprintf("process %d (%s), started by the guarded agent client %s (process %d)", s.pid, clean(s.comm), clean(e.Comm), e.PID)
 		if hidden {
-			return &Refusal{"agent_terminal", "this terminal may be the agent's: " + what + " hides its descriptors; only a person answers, from a terminal of their own; nothing was asked"}
+			return &Refusal{"agent_terminal", "this terminal may be the agent's: " + what + " hides its descriptors; only a person answers, from a terminal of their own; nothing was asked"}, true
 		}
 		for _, m := range masters {
 			if m == idx {
-				return &Refusal{"agent_terminal", "this terminal is the agent's: " + what + " holds it; only a person answers, from a terminal of their own; nothing was asked"}
+				return &Refusal{"agent_terminal", "this terminal is the agent's: " + what + " holds it; only a person answers, from a terminal of their own; nothing was asked"}, false
 			}
 		}
 	}
-	return nil
+	return nil, false
 }
 
 // guardedBy reports whether s is a live guarded client or a descendant of

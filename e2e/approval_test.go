@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/vetohq/veto/internal/browsertest"
+	"github.com/vetohq/veto/presence"
 	"github.com/vetohq/veto/presence/presencetest"
 )
 
@@ -247,6 +248,7 @@ func waits(t *testing.T, what string, o outcome, file string) {
 // call's question.
 func answerOnPage(t *testing.T, s *sandbox, chrome, call, button string) {
 	t.Helper()
+	forgetTestBinary(t)
 	cmd := exec.Command(filepath.Join(s.bin, "veto"), "ui", "--listen", "127.0.0.1:0")
 	cmd.Dir, cmd.Env = s.ws, s.env()
 	// As a person runs it: on a terminal of the test's (a pseudo-terminal
@@ -294,3 +296,21 @@ func answerOnPage(t *testing.T, s *sandbox, chrome, call, button string) {
 
 // chromiumPath finds Debian's Chromium (.ci/run installs it).
 func chromiumPath(t *testing.T) string { return browsertest.Chromium(t) }
+
+// forgetTestBinary removes this test binary from the registry of guarded
+// clients. Tests that run veto-hook straight from the test binary get it
+// noted as the client (the hook's nearest ancestor that is not a shell),
+// and veto ui, started by the test, is then refused as run by a guarded
+// client, as it should be. A person's veto ui is never under the agent's
+// client, so the test binary stops being one before it plays the person.
+func forgetTestBinary(t *testing.T) {
+	t.Helper()
+	for _, dir := range presence.RegistryDirs() {
+		ents, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%d-*", os.Getpid())))
+		for _, e := range ents {
+			if err := os.Remove(e); err != nil {
+				t.Fatalf("the test binary stays a guarded client: %v", err)
+			}
+		}
+	}
+}

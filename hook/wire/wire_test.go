@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,6 +44,10 @@ func privateDir(t *testing.T) string {
 	return dir
 }
 
+// served is held while serveOnce's answer runs: a test reads what its
+// answer saw under it.
+var served sync.Mutex
+
 // serveOnce answers each connection on sock with answer(request).
 func serveOnce(t *testing.T, sock string, answer func(wire.Request) string) {
 	l, err := net.Listen("unix", sock)
@@ -58,7 +63,10 @@ func serveOnce(t *testing.T, sock string, answer func(wire.Request) string) {
 			}
 			var rq wire.Request
 			json.NewDecoder(c).Decode(&rq)
-			io.WriteString(c, answer(rq))
+			served.Lock()
+			a := answer(rq)
+			served.Unlock()
+			io.WriteString(c, a)
 			c.Close()
 		}
 	}()
@@ -100,9 +108,12 @@ func TestRunAsksTheServerElseHandsOn(t *testing.T) {
 	if code != 2 || out != "{\"decision\":\"deny\"}\nno\n" || fb.calls != 0 || len(started) != 0 {
 		t.Fatalf("served: %d %q fallback %d started %v", code, out, fb.calls, started)
 	}
-	if got.V != 1 || got.Client != "gemini-cli" || !got.Approve || got.TimeoutMS > 3000 || got.TimeoutMS < 2500 || got.State != "/state.db" ||
-		string(got.Event) != event || !wire.SameEnv(got.Env, wire.EnvNow()) {
-		t.Fatalf("request %+v", got)
+	served.Lock()
+	seen := got
+	served.Unlock()
+	if seen.V != 1 || seen.Client != "gemini-cli" || !seen.Approve || seen.TimeoutMS > 3000 || seen.TimeoutMS < 2500 || seen.State != "/state.db" ||
+		string(seen.Event) != event || !wire.SameEnv(seen.Env, wire.EnvNow()) {
+		t.Fatalf("request %+v", seen)
 	}
 }
 
@@ -192,11 +203,12 @@ func TestRunHandsOnAnEventTooLong(t *testing.T) {
 	t.Setenv("VETO_NO_SERVER", "")
 	asked := false
 	serveOnce(t, sock, func(wire.Request) string { asked = true; return `{"exit":0}` + "\n" })
+	wasAsked := func() bool { served.Lock(); defer served.Unlock(); return asked }
 	fb := &recorder{}
 	big := strings.Repeat(" ", wire.MaxEvent+100)
 	wire.Run([]string{"claude-code"}, strings.NewReader(big), io.Discard, io.Discard, fb.run, nil)
-	if asked || len(fb.event) != wire.MaxEvent+1 {
-		t.Fatalf("asked %v, handed %d bytes", asked, len(fb.event))
+	if wasAsked() || len(fb.event) != wire.MaxEvent+1 {
+		t.Fatalf("asked %v, handed %d bytes", wasAsked(), len(fb.event))
 	}
 }
 
@@ -235,6 +247,7 @@ func TestRunKeepsRelativePathsHere(t *testing.T) {
 	t.Setenv("VETO_NO_SERVER", "")
 	asked := false
 	serveOnce(t, sock, func(wire.Request) string { asked = true; return `{"exit":0}` + "\n" })
+	wasAsked := func() bool { served.Lock(); defer served.Unlock(); return asked }
 	for _, c := range []struct {
 		args []string
 		env  string
@@ -251,8 +264,8 @@ func TestRunKeepsRelativePathsHere(t *testing.T) {
 		fb := &recorder{}
 		started := 0
 		wire.Run(c.args, strings.NewReader(event), io.Discard, io.Discard, fb.run, func(string) error { started++; return nil })
-		if asked || fb.calls != 1 || started != 0 {
-			t.Fatalf("%v %s: asked %v, fallback %d, started %d", c.args, c.env, asked, fb.calls, started)
+		if wasAsked() || fb.calls != 1 || started != 0 {
+			t.Fatalf("%v %s: asked %v, fallback %d, started %d", c.args, c.env, wasAsked(), fb.calls, started)
 		}
 		if c.env != "" {
 			k, _, _ := strings.Cut(c.env, "=")
@@ -261,7 +274,7 @@ func TestRunKeepsRelativePathsHere(t *testing.T) {
 	}
 	// Absolute, the same call is the server's.
 	wire.Run([]string{"claude-code", "--state", filepath.Join(dir, "veto.db")}, strings.NewReader(event), io.Discard, io.Discard, (&recorder{}).run, nil)
-	if !asked {
+	if !wasAsked() {
 		t.Fatal("an absolute state was not sent to the server")
 	}
 }

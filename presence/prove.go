@@ -141,41 +141,39 @@ func (c checker) caller() error {
 // is taken again, up to three times in all, 50 ms apart; a master held is
 // refused at once, and a refusal that persists stands.
 func (c checker) terminal() error {
-	var err error
-	for try := 0; try < 3; try++ {
-		if try > 0 && c.pause != nil {
-			c.pause()
-		} else if try > 0 {
-			time.Sleep(50 * time.Millisecond)
-		}
-		var again bool
-		if err, again = c.terminalOnce(); !again {
+	pause := c.pause
+	if pause == nil {
+		pause = func() { time.Sleep(50 * time.Millisecond) }
+	}
+	for try := 1; ; try++ {
+		again, err := c.terminalOnce()
+		if !again || try == 3 {
 			return err
 		}
+		pause()
 	}
-	return err
 }
 
 // terminalOnce is one look; again is true when its refusal may not stand.
-func (c checker) terminalOnce() (err error, again bool) {
+func (c checker) terminalOnce() (again bool, err error) {
 	self, err := c.reg.proc.stat(os.Getpid())
 	if err != nil {
-		return &Refusal{"failed", "this process's terminal cannot be read, so no person's answer is taken"}, false
+		return false, &Refusal{"failed", "this process's terminal cannot be read, so no person's answer is taken"}
 	}
 	idx, isPty := ptsIndex(self.tty)
 	if !isPty {
-		return nil, false // a console or serial line: nothing holds a master
+		return false, nil // a console or serial line: nothing holds a master
 	}
 	live, err := c.reg.live()
 	if err != nil {
-		return &Refusal{"registry", "the registry of guarded clients cannot be trusted, so no person's answer is taken: " + err.Error()}, false
+		return false, &Refusal{"registry", "the registry of guarded clients cannot be trusted, so no person's answer is taken: " + err.Error()}
 	}
 	if len(live) == 0 {
-		return nil, false
+		return false, nil
 	}
 	all, err := c.reg.proc.all()
 	if err != nil {
-		return &Refusal{"failed", "the processes cannot be listed, so no person's answer is taken"}, true
+		return true, &Refusal{"failed", "the processes cannot be listed, so no person's answer is taken"}
 	}
 	for _, s := range all {
 		e, guarded := guardedBy(all, live, s)
@@ -184,19 +182,19 @@ func (c checker) terminalOnce() (err error, again bool) {
 		}
 		masters, hidden, err := c.reg.proc.ptyMasters(s.pid)
 		if err != nil {
-			return &Refusal{"failed", "the terminals' holders cannot be read, so no person's answer is taken"}, true
+			return true, &Refusal{"failed", "the terminals' holders cannot be read, so no person's answer is taken"}
 		}
 		what := fmt.Sprintf("process %d (%s), started by the guarded agent client %s (process %d)", s.pid, clean(s.comm), clean(e.Comm), e.PID)
 		if hidden {
-			return &Refusal{"agent_terminal", "this terminal may be the agent's: " + what + " hides its descriptors; only a person answers, from a terminal of their own; nothing was asked"}, true
+			return true, &Refusal{"agent_terminal", "this terminal may be the agent's: " + what + " hides its descriptors; only a person answers, from a terminal of their own; nothing was asked"}
 		}
 		for _, m := range masters {
 			if m == idx {
-				return &Refusal{"agent_terminal", "this terminal is the agent's: " + what + " holds it; only a person answers, from a terminal of their own; nothing was asked"}, false
+				return false, &Refusal{"agent_terminal", "this terminal is the agent's: " + what + " holds it; only a person answers, from a terminal of their own; nothing was asked"}
 			}
 		}
 	}
-	return nil, false
+	return false, nil
 }
 
 // guardedBy reports whether s is a live guarded client or a descendant of

@@ -188,17 +188,14 @@ func TestRunCommandLine(t *testing.T) {
 	sock := filepath.Join(dir, "hook.sock")
 	t.Setenv("VETO_SOCKET", sock)
 	t.Setenv("VETO_NO_SERVER", "")
-	seen := make(chan wire.Request, 1) // the server's goroutine hands the request over
-	serveOnce(t, sock, func(rq wire.Request) string { seen <- rq; return `{"exit":0}` + "\n" })
-	wire.Run([]string{"claude-code"}, strings.NewReader(event), io.Discard, io.Discard, fallback, nil)
 	var got wire.Request
-	select {
-	case got = <-seen:
-	default:
-		t.Fatal("the server was never asked")
-	}
-	if got.V != 1 || got.Approve || got.TimeoutMS > 2000 || got.TimeoutMS < 1500 {
-		t.Fatalf("request %+v; want no approval and what is left of the 2s default budget", got)
+	serveOnce(t, sock, func(rq wire.Request) string { got = rq; return `{"exit":0}` + "\n" })
+	wire.Run([]string{"claude-code"}, strings.NewReader(event), io.Discard, io.Discard, fallback, nil)
+	served.Lock()
+	seen := got
+	served.Unlock()
+	if seen.V != 1 || seen.Approve || seen.TimeoutMS > 2000 || seen.TimeoutMS < 1500 {
+		t.Fatalf("request %+v; want no approval and what is left of the 2s default budget", seen)
 	}
 }
 

@@ -91,6 +91,7 @@ type Session struct {
 	grew   chan struct{} // closed and replaced whenever the screen grows
 	done   chan struct{} // the master reads no more
 	wait   chan error
+	closed sync.Once
 }
 
 // Start starts cmd with a new pseudo-terminal as its controlling
@@ -193,14 +194,17 @@ func (s *Session) Wait(d time.Duration) (int, error) {
 	return -1, werr
 }
 
-// Close kills the command if it still runs and closes the terminal.
+// Close kills the command if it still runs and closes the terminal; a
+// second Close does nothing.
 func (s *Session) Close() {
-	s.cmd.Process.Kill()
-	select {
-	case <-s.wait:
-	case <-time.After(5 * time.Second):
-	}
-	s.master.Close()
+	s.closed.Do(func() {
+		s.cmd.Process.Kill()
+		select {
+		case <-s.wait:
+		case <-time.After(5 * time.Second):
+		}
+		s.master.Close()
+	})
 }
 
 // Run runs cmd on a pseudo-terminal whose master the test holds, and

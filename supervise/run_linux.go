@@ -98,9 +98,12 @@ func Run(ctx context.Context, cfg Config) (int, error) {
 	defer unix.Close(parentFd)
 
 	cmd := &exec.Cmd{
-		Path:        "/proc/self/exe",
-		Args:        []string{"veto-supervise", childMarker},
-		Env:         []string{},
+		Path: "/proc/self/exe",
+		Args: []string{"veto-supervise", childMarker},
+		// The bootstrap execs the command with a raw system call, which Go's runtime counts as running code and
+		// preempts with a signal every 10 ms: on a kernel without WAIT_KILLABLE_RECV each signal would restart the
+		// exec as a new notification (installFilter). Nothing else of the caller's environment reaches it.
+		Env:         []string{"GODEBUG=asyncpreemptoff=1"},
 		Stdin:       orDefault[io.Reader](cfg.Stdin, os.Stdin),
 		Stdout:      orDefault[io.Writer](cfg.Stdout, os.Stdout),
 		Stderr:      orDefault[io.Writer](cfg.Stderr, os.Stderr),

@@ -3,6 +3,7 @@
 package supervise
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -239,12 +240,23 @@ func installFilter() (int, error) {
 		return -1, err
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	fd, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
-	if errno != 0 {
-		return -1, fmt.Errorf("seccomp: %w", errno)
+	// WAIT_KILLABLE_RECV (Linux 5.19): once the supervisor has received a notification, only a fatal signal ends the
+	// caller's wait. Without it every signal restarts the system call as a new notification, and a caller signalled
+	// more often than a decision takes (a Go program's preemption signal every 10 ms, an interval timer) asks again
+	// and again and never hears an answer. Older kernels refuse the flag with EINVAL: the filter goes in without it.
+	for _, flags := range []uintptr{unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER} {
+		fd, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags,
+			uintptr(unsafe.Pointer(&fprog)))
+		if errno == unix.EINVAL && flags&unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV != 0 {
+			continue
+		}
+		if errno != 0 {
+			return -1, fmt.Errorf("seccomp: %w", errno)
+		}
+		return int(fd), nil
 	}
-	return int(fd), nil
+	return -1, errors.New("seccomp: the filter was refused")
 }
 
 func notifRecv(fd int, n *seccompNotif) error {

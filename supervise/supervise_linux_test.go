@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -516,5 +518,59 @@ func TestFloorLinkAndRename(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(w.home, ".aws", "credentials")); err != nil {
 		t.Errorf("the credential moved: %v", err)
+	}
+}
+
+// A caller signalled more often than a decision takes still hears its answer, and the request is decided once: the
+// bootstrap's exec (Go preempts it with a signal every 10 ms) and a program on a 1 ms interval timer, each decided in
+// 150 ms. Before WAIT_KILLABLE_RECV each signal restarted the system call as a new notification, and a slow decider
+// (the race detector on a loaded machine) never answered one in time: veto exec hung (CI's TestScripts/exec).
+func TestSignalledCallerHearsItsAnswer(t *testing.T) {
+	w := newWorld(t)
+	py := `import os, signal
+signal.signal(signal.SIGALRM, lambda *a: None)
+signal.setitimer(signal.ITIMER_REAL, 0.001, 0.001)
+try:
+    open(os.path.join(os.environ["HOME"], "work", "slow.txt"), "w")
+    said = "opened"
+except PermissionError:
+    said = "refused"
+signal.setitimer(signal.ITIMER_REAL, 0)
+print(said)
+`
+	slow := filepath.Join(w.work, "slow.txt")
+	var mu sync.Mutex
+	asked := map[string]int{}
+	cfg := w.config("python3", "-c", py)
+	cfg.Decide = func(r Request) Verdict {
+		key := ""
+		switch {
+		case r.Kind == Exec && strings.HasPrefix(filepath.Base(r.Path), "python3"):
+			key = "exec"
+		case r.Kind == Open && r.Path == slow:
+			key = "open"
+		default:
+			return w.decide(r)
+		}
+		mu.Lock()
+		asked[key]++
+		mu.Unlock()
+		time.Sleep(150 * time.Millisecond)
+		if key == "open" {
+			return Verdict{Rule: "test.slow", Reason: "slow_refusal"}
+		}
+		return Verdict{Allow: true}
+	}
+	r := w.run(cfg)
+	if r.code != 0 || r.stdout != "refused\n" {
+		t.Fatalf("got %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked["exec"] != 1 || asked["open"] != 1 {
+		t.Errorf("decided the exec %d times and the open %d times, want once each", asked["exec"], asked["open"])
+	}
+	if _, err := os.Stat(slow); !os.IsNotExist(err) {
+		t.Errorf("the refused file was created: %v", err)
 	}
 }

@@ -58,43 +58,60 @@ END $$`
 // notPipelined is veto_claim's SQLSTATE for a batch that must read first.
 const notPipelined = "VT001"
 
-// pipeline runs an append's statements as one pgx batch on one
-// connection: the extended protocol's messages for all of them and one
-// Sync, so one round trip, run by the server as one implicit transaction
-// and committed once, after veto_claim proved the row (sqlstore.Guard).
-// An error aborts the rest; nothing is stored.
-func pipeline(ctx context.Context, db *sql.DB, g sqlstore.Guard, stmts []sqlstore.Stmt) error {
+// pipeline runs appends' statements as one pgx batch on one connection:
+// the extended protocol's messages for all of them and one Sync, so one
+// round trip, run by the server as one implicit transaction and committed
+// once, each piece's statements after veto_claim proved its row
+// (sqlstore.Guard). An error aborts the rest; nothing is stored. at is the
+// piece whose guard or statement failed, -1 when the batch failed as a
+// whole.
+func pipeline(ctx context.Context, db *sql.DB, pieces []sqlstore.Piece) (at int, err error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	defer conn.Close()
+	at = -1
 	err = conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)
 		if !ok {
-			return sqlstore.ErrNotPipelined // a driver wrapped (tests' faults): the append runs as a transaction
-		}
-		calls := g.Calls
-		if calls == nil {
-			calls = []string{}
+			at = 0 // a driver wrapped (tests' faults): the appends run as a transaction
+			return sqlstore.ErrNotPipelined
 		}
 		b := &pgx.Batch{}
-		b.Queue(`SELECT veto_claim($1, $2, $3, $4, $5)`, g.Run, int64(g.Next), g.Last, g.Damaged, calls)
-		for _, st := range stmts {
-			b.Queue(sqlstore.Rebind(st.Query, placeholder), st.Args...)
+		var owner []int // the piece of each queued statement
+		for i, pc := range pieces {
+			g := pc.Guard
+			calls := g.Calls
+			if calls == nil {
+				calls = []string{}
+			}
+			b.Queue(`SELECT veto_claim($1, $2, $3, $4, $5)`, g.Run, int64(g.Next), g.Last, g.Damaged, calls)
+			owner = append(owner, i)
+			for _, st := range pc.Stmts {
+				b.Queue(sqlstore.Rebind(st.Query, placeholder), st.Args...)
+				owner = append(owner, i)
+			}
 		}
 		br := c.Conn().SendBatch(ctx, b)
-		for range b.Len() {
+		for k := range b.Len() {
 			if _, err := br.Exec(); err != nil {
 				br.Close()
+				var pe *pgconn.PgError
+				if errors.As(err, &pe) {
+					at = owner[k] // the server refused this statement: the rest never ran
+				}
 				return err
 			}
 		}
-		return br.Close()
+		return br.Close() // the commit
 	})
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == notPipelined || errors.Is(err, sqlstore.ErrNotPipelined) {
-		return sqlstore.ErrNotPipelined
+		if at < 0 {
+			at = 0
+		}
+		return at, sqlstore.ErrNotPipelined
 	}
-	return err
+	return at, err
 }

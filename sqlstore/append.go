@@ -38,35 +38,6 @@ func (s *Store) Decided(ctx context.Context, run, callID string) (e veto.Event, 
 	return e, true, nil
 }
 
-// Append implements veto.Store: one transaction checks the run's next
-// sequence number, chains and stores the events, and updates the
-// projections; a crash leaves all of it or none.
-func (s *Store) Append(ctx context.Context, run string, next uint64, events []veto.Event) error {
-	if done, err := s.appendPipelined(ctx, run, next, events); done {
-		return err // one trip (pipeline.go)
-	}
-	defer s.prepareWanted(ctx) // after the transaction ends
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return unavailable(err)
-	}
-	err = s.append(ctx, tx, run, next, events, nil)
-	if err != nil {
-		tx.Rollback()
-		if errors.Is(err, veto.ErrConflict) || (s.d.Conflict != nil && s.d.Conflict(err)) {
-			return veto.ErrConflict
-		}
-		return unavailable(err)
-	}
-	if err := tx.Commit(); err != nil {
-		if s.d.Conflict != nil && s.d.Conflict(err) {
-			return veto.ErrConflict
-		}
-		return unavailable(err)
-	}
-	return nil
-}
-
 // claim returns the run's row an append builds on. kept is the row a
 // pipelined append builds on, which its Guard proves (pipeline.go):
 // nothing is read. Otherwise the run's write lock is taken and its row

@@ -164,36 +164,3 @@ func pipelinable(h header, events []veto.Event) ([]string, bool) {
 	}
 	return calls, true
 }
-
-// appendPipelined appends events as one pipelined batch when the store
-// keeps run's row at next; done is false when the append must run as a
-// transaction (nothing was stored then).
-func (s *Store) appendPipelined(ctx context.Context, run string, next uint64, events []veto.Event) (done bool, err error) {
-	h, ok := s.take(run)
-	if !ok || h.next != next {
-		return false, nil
-	}
-	calls, ok := pipelinable(h, events)
-	if !ok {
-		return false, nil
-	}
-	g := Guard{Run: run, Next: next, Last: h.last, Damaged: h.damaged, Calls: calls}
-	p := &pipeline{}
-	h.exists = true // the guard makes the row of a new run
-	if err := s.append(context.WithValue(ctx, pipelineKey{}, p), nil, run, next, events, &h); err != nil {
-		return true, unavailable(err)
-	}
-	err = s.d.Pipeline(ctx, s.db, g, p.stmts)
-	switch {
-	case errors.Is(err, ErrNotPipelined):
-		return false, nil
-	case err != nil && s.d.Conflict != nil && s.d.Conflict(err):
-		s.moved(run)
-		return true, veto.ErrConflict
-	case err != nil:
-		return true, unavailable(err)
-	}
-	h.appended = time.Now()
-	s.keep(run, h)
-	return true, nil
-}

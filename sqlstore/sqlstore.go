@@ -32,11 +32,13 @@ type Dialect struct {
 	// deleted rows (SQLite: the WAL's frames), after the arguments a
 	// person was shown are deleted.
 	Scrub func(ctx context.Context, db *sql.DB) error
-	// Pipeline, when set, runs an append as one batch, one round trip and
-	// one commit (pipeline.go): g proved first, then stmts (markers "?"),
-	// all or none. ErrNotPipelined: g found the batch must read first,
-	// and nothing was stored.
-	Pipeline func(ctx context.Context, db *sql.DB, g Guard, stmts []Stmt) error
+	// Pipeline, when set, runs appends as one batch, one round trip and
+	// one commit (pipeline.go, group.go): each piece's Guard proved, then
+	// its statements, in order; all or none. When a piece's guard or
+	// statement fails, at is its index (ErrNotPipelined: its guard found
+	// it must read first); at < 0 when the batch failed as a whole (the
+	// connection, the commit). Nothing is stored on any error.
+	Pipeline func(ctx context.Context, db *sql.DB, pieces []Piece) (at int, err error)
 }
 
 // Store is a veto.Store and veto.Log on a SQL database.
@@ -50,6 +52,8 @@ type Store struct {
 	rounds int                  // appends so far: a one-shot process prepares nothing
 	heads  map[string]header    // with a Pipeline: each run's row as last read or appended (pipeline.go)
 	shared map[string]time.Time // with a Pipeline: when another writer last moved a run under an append
+
+	g group // appends waiting for the next commit (group.go)
 }
 
 var (

@@ -47,6 +47,10 @@ type Fault struct {
 	N int
 	// Err is returned; nil means ErrInjected.
 	Err error
+	// Hold, when set, makes the matching call wait until Hold is closed
+	// and then reach the real driver: it holds the call, it does not fail
+	// it.
+	Hold <-chan struct{}
 
 	seen  int
 	fired int
@@ -86,13 +90,14 @@ func (fs *Faults) Fired(f *Fault) int {
 	return f.fired
 }
 
-// check returns the error of the first armed fault that fails this call.
+// check returns the error of the first armed fault that fails this call,
+// after waiting out the faults that hold it.
 func (fs *Faults) check(op Op, query string) error {
 	if fs == nil {
 		return nil
 	}
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	var holds []<-chan struct{}
 	for _, f := range fs.faults {
 		if f.Op != op || !strings.Contains(query, f.Match) {
 			continue
@@ -100,11 +105,24 @@ func (fs *Faults) check(op Op, query string) error {
 		f.seen++
 		if f.N == 0 || f.seen == f.N {
 			f.fired++
-			if f.Err != nil {
-				return f.Err
+			if f.Hold != nil {
+				holds = append(holds, f.Hold)
+				continue
 			}
-			return fmt.Errorf("%w: %s #%d", ErrInjected, op, f.seen)
+			err, n := f.Err, f.seen
+			fs.mu.Unlock()
+			for _, h := range holds {
+				<-h
+			}
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: %s #%d", ErrInjected, op, n)
 		}
+	}
+	fs.mu.Unlock()
+	for _, h := range holds {
+		<-h
 	}
 	return nil
 }

@@ -1,0 +1,294 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vetohq/veto"
+)
+
+// Group commit. Appends that arrive while another is being committed wait
+// for it, and the next one to commit takes every append waiting, up to
+// the group's size, as one transaction and one commit (one pipelined
+// batch where the dialect pipelines): concurrent decisions of different
+// runs share a commit's fsync instead of queueing for one each. Nothing
+// waits for company: an append that finds no commit running commits at
+// once, alone.
+//
+// A batch holds one append per run (a second of the same run waits for
+// the next batch, so each run's order and chain are as they would be
+// alone), in the order of the runs' names, so that two instances' batches
+// on one PostgreSQL lock rows in the same order. An append that fails on
+// its own (another writer moved its run, its writes fail) is answered
+// with its own error, and the batch is committed again without it:
+// nothing of its was stored, nor of the others until they commit. A
+// commit that fails is every append's failure: each is refused, and none
+// is stored.
+
+// DefaultGroup is the most appends one commit carries.
+const DefaultGroup = 32
+
+// group queues appends for the next commit.
+type group struct {
+	mu      sync.Mutex
+	queue   []*pending
+	leading bool // an append is committing batches
+	off     bool // SetGroup(1): every append commits alone
+	max     int
+}
+
+// pending is one append on its way to a commit.
+type pending struct {
+	ctx    context.Context
+	run    string
+	next   uint64
+	events []veto.Event
+	piece  *Piece // built for the dialect's Pipeline; nil: appended in a transaction
+	h      header // the row the piece was computed on
+	err    error
+	done   chan struct{}
+}
+
+// Piece is one append of a pipelined batch: its Guard, then its statements
+// (markers "?").
+type Piece struct {
+	Guard Guard
+	Stmts []Stmt
+}
+
+// SetGroup sets the most appends one commit carries (DefaultGroup until
+// then); 1 commits every append alone.
+func (s *Store) SetGroup(n int) {
+	s.g.mu.Lock()
+	defer s.g.mu.Unlock()
+	s.g.max, s.g.off = n, n <= 1
+}
+
+// Append implements veto.Store: the run's events are stored, its next
+// sequence number checked, its chain extended and its projections updated
+// all at once or not at all, in a transaction or pipelined batch that may
+// carry other runs' appends too (group commit, above).
+func (s *Store) Append(ctx context.Context, run string, next uint64, events []veto.Event) error {
+	p := &pending{ctx: ctx, run: run, next: next, events: events}
+	if err := s.piece(p); err != nil {
+		return err
+	}
+	s.g.mu.Lock()
+	if s.g.off {
+		s.g.mu.Unlock()
+		s.commit(ctx, []*pending{p})
+		return p.err
+	}
+	p.done = make(chan struct{})
+	s.g.queue = append(s.g.queue, p)
+	if s.g.leading {
+		s.g.mu.Unlock()
+		<-p.done // answered by the append that commits its batch
+		return p.err
+	}
+	s.g.leading = true
+	for len(s.g.queue) > 0 {
+		batch := s.g.take()
+		s.g.mu.Unlock()
+		bctx, stop := batchContext(batch)
+		s.commit(bctx, batch)
+		stop()
+		for _, q := range batch {
+			close(q.done)
+		}
+		s.g.mu.Lock()
+	}
+	s.g.leading = false
+	s.g.mu.Unlock()
+	return p.err
+}
+
+// take removes the next batch from the queue (g.mu held): the oldest
+// append of each run, up to the group's size, ordered by run.
+func (g *group) take() []*pending {
+	max := g.max
+	if max <= 0 {
+		max = DefaultGroup
+	}
+	var batch, rest []*pending
+	runs := map[string]bool{}
+	for _, p := range g.queue {
+		if len(batch) < max && !runs[p.run] {
+			runs[p.run] = true
+			batch = append(batch, p)
+			continue
+		}
+		rest = append(rest, p)
+	}
+	g.queue = rest
+	slices.SortStableFunc(batch, func(a, b *pending) int { return strings.Compare(a.run, b.run) })
+	return batch
+}
+
+// batchContext is the context a batch commits under: its first append's
+// values, ended only when every append of the batch has stopped waiting
+// (each waits for the commit it is in, so none is abandoned for
+// another's deadline).
+func batchContext(batch []*pending) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(batch[0].ctx))
+	if len(batch) == 1 {
+		stop := context.AfterFunc(batch[0].ctx, cancel)
+		return ctx, func() { stop(); cancel() }
+	}
+	var left atomic.Int64
+	left.Store(int64(len(batch)))
+	stops := make([]func() bool, len(batch))
+	for i, p := range batch {
+		stops[i] = context.AfterFunc(p.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, st := range stops {
+			st()
+		}
+		cancel()
+	}
+}
+
+// piece builds p's pipelined batch when the dialect pipelines and the
+// store keeps p's run's row at p.next (see pipeline.go); otherwise p is
+// appended in a transaction.
+func (s *Store) piece(p *pending) error {
+	h, ok := s.take(p.run)
+	if !ok || h.next != p.next {
+		return nil
+	}
+	calls, ok := pipelinable(h, p.events)
+	if !ok {
+		return nil
+	}
+	g := Guard{Run: p.run, Next: p.next, Last: h.last, Damaged: h.damaged, Calls: calls} // the row as read
+	pl := &pipeline{}
+	h.exists = true // the guard makes the row of a new run
+	if err := s.append(context.WithValue(p.ctx, pipelineKey{}, pl), nil, p.run, p.next, p.events, &h); err != nil {
+		return unavailable(err)
+	}
+	p.piece = &Piece{Guard: g, Stmts: pl.stmts}
+	p.h = h // the row as the append leaves it
+	return nil
+}
+
+// commit commits a batch, setting each append's err.
+func (s *Store) commit(ctx context.Context, batch []*pending) {
+	var piped, txed []*pending
+	for _, p := range batch {
+		if p.piece != nil {
+			piped = append(piped, p)
+		} else {
+			txed = append(txed, p)
+		}
+	}
+	// A piece the dialect finds must read first joins the transaction.
+	txed = append(txed, s.commitPiped(ctx, piped)...)
+	if len(txed) > 0 {
+		slices.SortStableFunc(txed, func(a, b *pending) int { return strings.Compare(a.run, b.run) })
+		s.commitTx(ctx, txed)
+		s.prepareWanted(ctx) // after the transaction ends
+	}
+}
+
+// commitPiped sends the pieces as one pipelined batch; it returns those
+// that must be appended in a transaction instead.
+func (s *Store) commitPiped(ctx context.Context, batch []*pending) (txed []*pending) {
+	for len(batch) > 0 {
+		pieces := make([]Piece, len(batch))
+		for i, p := range batch {
+			pieces[i] = *p.piece
+		}
+		at, err := s.d.Pipeline(ctx, s.db, pieces)
+		if err == nil {
+			now := time.Now()
+			for _, p := range batch {
+				p.h.appended = now
+				s.keep(p.run, p.h)
+			}
+			return txed
+		}
+		if at < 0 || at >= len(batch) {
+			// The batch failed as a whole: every append is refused.
+			for _, p := range batch {
+				p.err = s.failure(err)
+				if errors.Is(p.err, veto.ErrConflict) {
+					s.moved(p.run)
+				}
+			}
+			return txed
+		}
+		// One append failed on its own; nothing was stored, and the
+		// others are sent again without it.
+		p := batch[at]
+		switch {
+		case errors.Is(err, ErrNotPipelined):
+			p.piece = nil
+			txed = append(txed, p)
+		case s.d.Conflict != nil && s.d.Conflict(err):
+			s.moved(p.run)
+			p.err = veto.ErrConflict
+		default:
+			p.err = unavailable(err)
+		}
+		batch = slices.Delete(slices.Clone(batch), at, at+1)
+	}
+	return txed
+}
+
+// commitTx appends the batch in one transaction.
+func (s *Store) commitTx(ctx context.Context, batch []*pending) {
+	for len(batch) > 0 {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			for _, p := range batch {
+				p.err = unavailable(err)
+			}
+			return
+		}
+		failed := -1
+		for i, p := range batch {
+			if err = s.append(ctx, tx, p.run, p.next, p.events, nil); err != nil {
+				failed = i
+				break
+			}
+		}
+		if failed >= 0 {
+			tx.Rollback()
+			batch[failed].err = s.failure(err)
+			batch = slices.Delete(slices.Clone(batch), failed, failed+1)
+			continue
+		}
+		if err := tx.Commit(); err != nil {
+			for _, p := range batch {
+				p.err = s.failure(err)
+			}
+		}
+		return
+	}
+}
+
+// failure is err as an append's: ErrConflict when another writer won,
+// else the state unavailable.
+func (s *Store) failure(err error) error {
+	if errors.Is(err, veto.ErrConflict) || (s.d.Conflict != nil && s.d.Conflict(err)) {
+		return veto.ErrConflict
+	}
+	return unavailable(err)
+}
+
+// Queued is how many appends wait for a commit (for tests and metrics).
+func (s *Store) Queued() int {
+	s.g.mu.Lock()
+	defer s.g.mu.Unlock()
+	return len(s.g.queue)
+}

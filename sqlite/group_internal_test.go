@@ -60,6 +60,8 @@ func grouped(t *testing.T, s *sqlstore.Store, fs *faultdb.Faults, appends map[st
 
 // A batch whose commit fails refuses every append in it, and stores none
 // of them; the store commits the next append as if nothing happened.
+//
+// E35
 func TestGroupCommitFailureRefusesEveryAppend(t *testing.T) {
 	s, fs, _ := faulty(t)
 	failed := fs.Fail(faultdb.Commit, "", 2) // the batch after the held one

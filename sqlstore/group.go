@@ -28,7 +28,9 @@ import (
 // with its own error, and the batch is committed again without it:
 // nothing of its was stored, nor of the others until they commit. A
 // commit that fails is every append's failure: each is refused, and none
-// is stored.
+// is stored. A run another instance appends to as well (its row moved
+// under an append of this store within sharedFor) commits alone: in a
+// batch, each of its refusals would send the batch again.
 
 // DefaultGroup is the most appends one commit carries.
 const DefaultGroup = 32
@@ -79,7 +81,7 @@ func (s *Store) Append(ctx context.Context, run string, next uint64, events []ve
 		return err
 	}
 	s.g.mu.Lock()
-	if s.g.off {
+	if s.g.off || (p.piece != nil && s.contended(run)) {
 		s.g.mu.Unlock()
 		s.commit(ctx, []*pending{p})
 		return p.err

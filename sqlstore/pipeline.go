@@ -100,6 +100,17 @@ func (s *Store) own(run string) (header, bool) {
 	return h, true
 }
 
+// contended reports whether another writer moved run's row under one of
+// this store's appends within sharedFor: such a run's appends are
+// committed alone, never in a batch (group.go), where each one refused
+// would send the rest of its batch again.
+func (s *Store) contended(run string) bool {
+	s.mu.Lock()
+	moved, ok := s.shared[run]
+	s.mu.Unlock()
+	return ok && time.Since(moved) < sharedFor
+}
+
 // moved notes that run's row moved under a pipelined append.
 func (s *Store) moved(run string) {
 	s.mu.Lock()

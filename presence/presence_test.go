@@ -86,7 +86,8 @@ func fakeProc(t *testing.T, ps map[int]string) proc {
 }
 
 // The client a hook notes is its nearest ancestor that is not a shell or
-// veto's own program; never PID 1.
+// veto's own program; never PID 1, and nothing when veto's program started
+// the hook (veto doctor's probe, which noted the person's terminal).
 func TestNoteFindsTheClient(t *testing.T) {
 	p := fakeProc(t, map[int]string{
 		1:  "0 init 1",
@@ -96,6 +97,15 @@ func TestNoteFindsTheClient(t *testing.T) {
 		13: "12 veto 130",
 		20: "1 bash 200", // a login shell under init
 		21: "20 veto 210",
+		// veto doctor, run from a person's shell in a terminal, probes
+		// veto-hook: the terminal is no client.
+		30: "1 tmux 300",
+		31: "30 bash 310",
+		32: "31 veto 320",      // veto doctor
+		33: "32 veto-hook 330", // its probe
+		34: "33 veto 340",      // veto hook, handed the probe's event
+		35: "32 sh 350",        // a probe through a shell
+		36: "35 veto-hook 360",
 	})
 	for _, tc := range []struct {
 		from   int
@@ -106,6 +116,9 @@ func TestNoteFindsTheClient(t *testing.T) {
 		{12, 10, true}, // veto-hook, seen on the server's socket
 		{10, 10, true},
 		{21, 0, false}, // run by hand from a shell under init: nothing
+		{34, 0, false}, // veto doctor's probe: veto started the hook
+		{33, 0, false},
+		{36, 0, false},
 	} {
 		reg := registry{dirs: []string{filepath.Join(t.TempDir(), "veto", "clients")}, proc: p}
 		os.MkdirAll(filepath.Dir(reg.dirs[0]), 0o700)

@@ -49,21 +49,26 @@ type entry struct {
 // name is the entry's file name: a client noted twice is one file.
 func (e entry) name() string { return fmt.Sprintf("%d-%d", e.PID, e.Start) }
 
-// notWrappers are the programs between a client and its hook that are not
-// the client: shells that run the hook's command line, and veto's own
-// programs (veto-hook hands an event to veto hook).
-var notWrappers = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "fish": true,
-	"tcsh": true, "csh": true, "busybox": true, "env": true, "timeout": true, "nice": true,
-	"veto": true, "veto-hook": true,
-}
+// shells are the programs between a client and its hook that run the
+// hook's command line; vetos are veto's own, the hook itself (veto-hook
+// hands an event to veto hook).
+var (
+	shells = map[string]bool{
+		"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true, "fish": true,
+		"tcsh": true, "csh": true, "busybox": true, "env": true, "timeout": true, "nice": true,
+	}
+	vetos = map[string]bool{"veto": true, "veto-hook": true}
+)
 
 // client finds the guarded client a hook was started by: from pid (the
-// hook itself, or veto-hook on the server's socket) up, the first process
-// that is not a shell or veto's own. It is never PID 1 or a process
-// without a parent: a hook run by hand from a login shell finds nothing
-// to note rather than the whole machine.
+// hook itself, or veto-hook on the server's socket) up, past veto's own
+// programs and then the shells, the first process that is neither. A hook
+// that veto itself started (veto doctor's probe: veto's program again
+// above the shells) has no client, and neither has one found at PID 1 or
+// at a process without a parent: a hook run by hand from a login shell
+// notes nothing, rather than the person's terminal.
 func (r registry) client(pid int) (stat, bool, error) {
+	below := "" // the hook's own process met last: "" at pid itself
 	for range 64 {
 		s, err := r.proc.stat(pid)
 		if err != nil {
@@ -72,7 +77,14 @@ func (r registry) client(pid int) (stat, bool, error) {
 		if s.pid == 1 || s.ppid == 0 {
 			return stat{}, false, nil
 		}
-		if !notWrappers[s.comm] {
+		switch {
+		case vetos[s.comm] && (below == "" || below == "veto" && s.comm == "veto-hook"):
+			below = s.comm // the hook: veto hook, veto-hook, or veto hook that veto-hook started
+		case vetos[s.comm]:
+			return stat{}, false, nil // veto's program started the hook (veto doctor's probe)
+		case shells[s.comm]:
+			below = "shell"
+		default:
 			return s, true, nil
 		}
 		pid = s.ppid

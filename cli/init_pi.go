@@ -46,7 +46,7 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 		fmt.Fprintf(e.stderr, "veto %s: %s: %v\n", verb, path, err)
 		return ExitDeny
 	}
-	if exists && !piext.IsVeto(old) {
+	if exists && !isVetoExtension(client, old) {
 		if verb == "init" {
 			fmt.Fprintf(e.stderr, "veto init: %s is not veto's extension; move it first\n", path)
 			return ExitDeny
@@ -90,7 +90,7 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 		cfg = piext.Config{URL: strings.TrimRight(o.url, "/"), TokenFile: file, TimeoutMs: piTimeoutMs}
 		note = n
 	}
-	out, err := piext.Installed(cfg)
+	out, err := installedExtension(client, cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "veto %s: %v\n", verb, err)
 		return ExitDeny
@@ -114,7 +114,7 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 	if cfg.URL != "" {
 		how = "veto serve at " + cfg.URL
 	}
-	fmt.Fprintf(e.stdout, "%s: veto now answers pi's session_start, tool_call and tool_result (%s)\n", path, how)
+	fmt.Fprintln(e.stdout, extensionDone(client, path, how))
 	if note != "" {
 		fmt.Fprintln(e.stdout, note)
 	}

@@ -1,0 +1,164 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sdkRuntime installs the Claude Agent SDK (with the Claude Code CLI it
+// bundles) and typescript with npm ci into e2e/runtimes/claude-agent-sdk,
+// at the versions its lock file pins.
+func sdkRuntime(t *testing.T) string {
+	t.Helper()
+	return npmCI(t, filepath.Join("runtimes", "claude-agent-sdk"))
+}
+
+// sdkUser gives the user's veto policy a rule that asks a person before
+// RELEASE.txt is written.
+func sdkUser(t *testing.T, s *sandbox) {
+	s.write("config/veto/veto.yaml", "files:\n  temp_dirs: [\""+s.tmp+"\"]\n"+
+		"rules:\n  - id: release-needs-person\n    match: {tool: Write}\n"+
+		"    ask: 'args.file_path.contains(\"RELEASE\")'\n    reason: release_needs_person\n"+
+		"    message: Writing the release notes needs a person's approval.\n", 0o644)
+}
+
+// sdkRun is the spec of one run of the host program
+// (testdata/claude-agent-sdk-host.mjs) on the module veto init wrote into
+// the workspace; with answers, the host has a canUseTool that answers
+// veto's questions with them.
+func sdkRun(t *testing.T, s *sandbox, dir string, calls []Call, answers ...string) runSpec {
+	host, err := filepath.Abs(filepath.Join("testdata", "claude-agent-sdk-host.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := runSpec{
+		Program: "node",
+		Args:    []string{host, dir, filepath.Join(s.ws, "veto-claude-agent-sdk.ts")},
+		Env: append(s.env(),
+			"ANTHROPIC_API_KEY="+s.apiKey,
+			"IS_SANDBOX=1", // bypassPermissions as root
+			"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"),
+		Dir:      s.ws,
+		BaseEnv:  "ANTHROPIC_BASE_URL",
+		API:      "anthropic",
+		Calls:    calls,
+		Canaries: map[string]string{"the SSH key": s.sshKey, "the .env secret": s.envSecret, "the API key": s.apiKey},
+		Timeout:  3 * time.Minute,
+	}
+	if answers != nil {
+		spec.Env = append(spec.Env, "SDK_E2E_ANSWERS="+strings.Join(answers, ","), "SDK_E2E_ASKED="+filepath.Join(s.root, "asked.jsonl"))
+	}
+	return spec
+}
+
+// TestClaudeAgentSDK plays the scenarios in a host program on the real
+// Claude Agent SDK, with veto's module installed by veto init
+// claude-agent-sdk in the project: what ran, what was refused with veto's
+// reason, the world after, veto's log.
+func TestClaudeAgentSDK(t *testing.T) {
+	need(t, "node")
+	dir := sdkRuntime(t)
+	playScenarios(t, clientRun{display: "Claude Agent SDK", name: "claude-agent-sdk", file: "claude-agent-sdk.json",
+		spec:  func(t *testing.T, s *sandbox, calls []Call) runSpec { return sdkRun(t, s, dir, calls) },
+		setup: sdkUser, failIsError: true, sharedIDs: true})
+}
+
+// TestClaudeAgentSDKFailsClosed: every failure of veto blocks the call in
+// the SDK; the module is the fail-closed switch (only veto's exact allow
+// lets a call go on), and its limit bounds an answer that does not come.
+func TestClaudeAgentSDKFailsClosed(t *testing.T) {
+	need(t, "node")
+	dir := sdkRuntime(t)
+	cr := clientRun{display: "Claude Agent SDK", name: "claude-agent-sdk", setup: sdkUser,
+		spec: func(t *testing.T, s *sandbox, calls []Call) runSpec { return sdkRun(t, s, dir, calls) }}
+	failClosed(t, cr, writeFile("Write"), nil, failure{name: "a hook slower than the module's 1 s limit",
+		setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
+			s.write("bin/hang", "#!/bin/sh\nexec sleep 30\n", 0o755)
+			editSettings(t, s, cr, `"timeoutMs":5000`, `"timeoutMs":1000`)
+			editSettings(t, s, cr, `veto-hook","claude-agent-sdk"]`, `hang","claude-agent-sdk"]`)
+			return nil
+		}, says: map[string]string{"claude-agent-sdk": "veto did not answer within 1000 ms"}})
+}
+
+// TestClaudeAgentSDKAsksThePerson: the host gives a canUseTool, and veto's
+// question goes to it through the SDK's permission ask: answered yes the
+// call runs, answered no it is refused with the rule named, and veto's
+// log holds the person's refusal as the call's observation, denied.
+func TestClaudeAgentSDKAsksThePerson(t *testing.T) {
+	need(t, "node")
+	dir := sdkRuntime(t)
+	s := newSandbox(t)
+	if code, out, errOut := s.veto("init", "claude-agent-sdk"); code != 0 {
+		t.Fatalf("veto init claude-agent-sdk: exit %d\n%s%s", code, out, errOut)
+	}
+	sdkUser(t, s)
+	yes, no := filepath.Join(s.ws, "RELEASE.txt"), filepath.Join(s.ws, "RELEASE-2.txt")
+	calls := []Call{
+		{Name: "a question, answered yes", Tool: "Write", Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q, "content": "ran\n"}`, yes))},
+		{Name: "a question, answered no", Tool: "Write", Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q, "content": "ran\n"}`, no))},
+		{Name: "a read after them", Tool: "Read", Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q}`, filepath.Join(s.ws, "README.md")))},
+	}
+	o := play(t, sdkRun(t, s, dir, calls, "yes", "no"))
+	s.finish()
+	for _, name := range o.Leaks {
+		t.Errorf("%s reached the model endpoint", name)
+	}
+	b, _ := os.ReadFile(filepath.Join(s.root, "asked.jsonl"))
+	asked := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(asked) != 2 {
+		t.Fatalf("the host's canUseTool was asked %d of veto's questions, want 2:\n%s\nstdout %.3000s\nstderr %.3000s", len(asked), b, o.Stdout, o.Stderr)
+	}
+	for _, d := range asked {
+		if !strings.Contains(d, "release-needs-person") || !strings.Contains(d, "needs a person") || strings.Contains(d, "ran\\n") {
+			t.Errorf("canUseTool was not shown veto's question (rule, reason), or was shown the arguments: %s", d)
+		}
+	}
+	if b, err := os.ReadFile(yes); err != nil || string(b) != "ran\n" {
+		t.Errorf("the call answered yes did not run: %v", err)
+	}
+	if _, err := os.Stat(no); err == nil {
+		t.Errorf("the call answered no ran")
+	}
+	rYes, rNo, rRead := o.Results[callID(0)], o.Results[callID(1)], o.Results[callID(2)]
+	if rYes.IsError {
+		t.Errorf("the call answered yes came back as an error: %.500s", rYes.Content)
+	}
+	if !rNo.IsError || !strings.Contains(rNo.Content, "The person refused this Write call at the host's prompt") ||
+		!strings.Contains(rNo.Content, "release-needs-person") {
+		t.Errorf("the call answered no came back as %v: %.500s", rNo.IsError, rNo.Content)
+	}
+	if rRead.IsError || !strings.Contains(rRead.Content, "e2e project") {
+		t.Errorf("the read after the questions: %v %.300s", rRead.IsError, rRead.Content)
+	}
+	byCall, _ := vetoLog(t, s)
+	kinds := func(id string) string {
+		var k []string
+		for _, e := range byCall[id] {
+			if e.Kind == "probe" {
+				continue
+			}
+			k = append(k, e.Kind+"/"+e.Rule+e.Outcome)
+		}
+		return strings.Join(k, " ")
+	}
+	if got, want := kinds(callID(0)), "invocation_denied/release-needs-person observation/succeeded"; got != want {
+		t.Errorf("veto log for the call answered yes: %s, want %s", got, want)
+	}
+	if got, want := kinds(callID(1)), "invocation_denied/release-needs-person observation/denied"; got != want {
+		t.Errorf("veto log for the call answered no: %s, want %s", got, want)
+	}
+	if t.Failed() {
+		t.Logf("stdout: %.3000s\nstderr: %.3000s", o.Stdout, o.Stderr)
+	}
+	printTable("Claude Agent SDK, a question through the host's canUseTool", []row{
+		{n: 1, tool: "Write", verdict: "ask → yes", ran: !rYes.IsError, why: "release-needs-person/release_needs_person", name: calls[0].Name},
+		{n: 2, tool: "Write", verdict: "ask → no", ran: false, why: "release-needs-person, refused by the person", name: calls[1].Name},
+		{n: 3, tool: "Read", verdict: "allow", ran: !rRead.IsError, name: calls[2].Name},
+	}, fmt.Sprintf(" (client run %s)", o.Duration.Round(100*time.Millisecond)))
+}

@@ -162,3 +162,59 @@ func TestClaudeAgentSDKAsksThePerson(t *testing.T) {
 		{n: 3, tool: "Read", verdict: "allow", ran: !rRead.IsError, name: calls[2].Name},
 	}, fmt.Sprintf(" (client run %s)", o.Duration.Round(100*time.Millisecond)))
 }
+
+// sdkServeAddr is where veto serve listens for the host in its namespace.
+const sdkServeAddr = "127.0.0.1:8183"
+
+// TestClaudeAgentSDKThroughServe plays the scenarios with veto as a
+// service: veto init claude-agent-sdk --url writes the module to ask veto
+// serve (POST URL/v1/hooks/claude-agent-sdk/command) with an agent's token
+// read from the file init made, and veto serve, started in the host's
+// namespace on the sandbox's state, answers every event.
+func TestClaudeAgentSDKThroughServe(t *testing.T) {
+	need(t, "node")
+	dir := sdkRuntime(t)
+	playScenarios(t, clientRun{display: "Claude Agent SDK (through veto serve)", name: "claude-agent-sdk", file: "claude-agent-sdk.json",
+		initArgs: []string{"--url", "http://" + sdkServeAddr},
+		setup:    sdkUser,
+		spec: func(t *testing.T, s *sandbox, calls []Call) runSpec {
+			spec := sdkRun(t, s, dir, calls)
+			spec.Serve = []string{filepath.Join(s.bin, "veto"), "serve", "--listen", sdkServeAddr, "--workspace-root", s.ws}
+			spec.ServeEnv = s.env()
+			if b, err := os.ReadFile(filepath.Join(s.config, "veto", "tokens", "claude-agent-sdk.token")); err == nil {
+				spec.Canaries["the hook's token"] = strings.TrimSpace(string(b))
+			}
+			return spec
+		},
+		failIsError: true, sharedIDs: true})
+}
+
+// TestClaudeAgentSDKThroughServeFailsClosed: the module configured for
+// veto serve blocks the call when the service is not there.
+func TestClaudeAgentSDKThroughServeFailsClosed(t *testing.T) {
+	need(t, "node")
+	dir := sdkRuntime(t)
+	s := newSandbox(t)
+	if code, out, errOut := s.veto("init", "claude-agent-sdk", "--url", "http://"+sdkServeAddr); code != 0 {
+		t.Fatalf("veto init claude-agent-sdk --url: exit %d\n%s%s", code, out, errOut)
+	}
+	sdkUser(t, s)
+	marker := filepath.Join(s.ws, "failclosed.txt")
+	call := writeFile("Write")(marker)
+	call.Name = "veto serve is not running"
+	o := play(t, sdkRun(t, s, dir, []Call{call}))
+	s.finish()
+	r, answered := o.Results[callID(0)]
+	_, err := os.Stat(marker)
+	switch {
+	case err == nil:
+		t.Errorf("the call ran")
+	case !answered:
+		t.Errorf("no result reached the endpoint; exit %d\nstderr: %.2000s", o.Exit, o.Stderr)
+	case !r.IsError || !strings.Contains(r.Content, "veto serve at "+sdkServeAddr+" cannot be reached"):
+		t.Errorf("the model's result does not say veto serve cannot be reached: %.500s", r.Content)
+	}
+	printTable("Claude Agent SDK (through veto serve), fail closed", []row{{n: 1, tool: call.Tool,
+		verdict: map[bool]string{true: "RAN", false: "blocked"}[err == nil], ran: err == nil,
+		why: fmt.Sprintf("exit %d, %s", o.Exit, o.Duration.Round(100*time.Millisecond)), name: call.Name}}, "")
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -217,4 +218,39 @@ func TestClaudeAgentSDKThroughServeFailsClosed(t *testing.T) {
 	printTable("Claude Agent SDK (through veto serve), fail closed", []row{{n: 1, tool: call.Tool,
 		verdict: map[bool]string{true: "RAN", false: "blocked"}[err == nil], ran: err == nil,
 		why: fmt.Sprintf("exit %d, %s", o.Exit, o.Duration.Round(100*time.Millisecond)), name: call.Name}}, "")
+}
+
+// TestClaudeAgentSDKModule checks veto's module outside the SDK, its
+// hooks and canUseTool called as the SDK calls them
+// (testdata/claude-agent-sdk-module-check.mjs): only veto's exact allow
+// lets a call go on; a denial, a missing, hanging, killed or garbled hook,
+// an abort and a broken token file each deny, with the cause and never
+// the call's input in the reason; a question goes to the host's
+// canUseTool and a refusal there is told to veto; and the real veto-hook,
+// in a sandbox, answers, timed (logged, never asserted: the machine is
+// shared).
+func TestClaudeAgentSDKModule(t *testing.T) {
+	need(t, "node")
+	dir := sdkRuntime(t)
+	s := newSandbox(t)
+	defer s.finish()
+	mod, err := filepath.Abs(filepath.Join("..", "integrations", "claude-agent-sdk", "veto.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "claude-agent-sdk-module-check.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("node", script, dir, mod)
+	cmd.Env = append(s.env(), "VETO_HOOK="+filepath.Join(s.bin, "veto-hook"), "SDK_CHECK_WS="+s.ws)
+	cmd.Dir = s.ws
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("the module's checks: %v", err)
+	}
+	if n := strings.Count("\n"+string(out), "\nok "); n < 35 {
+		t.Fatalf("%d checks passed, want every one", n)
+	}
 }

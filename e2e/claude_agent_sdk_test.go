@@ -254,3 +254,60 @@ func TestClaudeAgentSDKModule(t *testing.T) {
 		t.Fatalf("%d checks passed, want every one", n)
 	}
 }
+
+// TestClaudeAgentSDKHostHookAllows: the host has a PreToolUse hook of its
+// own that allows every call (kept after veto's by withVeto); the SDK
+// runs both, and veto's denial still blocks the calls veto refuses.
+func TestClaudeAgentSDKHostHookAllows(t *testing.T) {
+	need(t, "node")
+	dir := sdkRuntime(t)
+	s := newSandbox(t)
+	if code, out, errOut := s.veto("init", "claude-agent-sdk"); code != 0 {
+		t.Fatalf("veto init claude-agent-sdk: exit %d\n%s%s", code, out, errOut)
+	}
+	sdkUser(t, s)
+	profile := filepath.Join(s.home, ".bash_profile")
+	calls := []Call{
+		{Name: "read an SSH private key", Tool: "Read", Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q}`, filepath.Join(s.home, ".ssh", "id_rsa")))},
+		{Name: "write ~/.bash_profile", Tool: "Write", Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q, "content": "ran\n"}`, profile))},
+		{Name: "read the README", Tool: "Read", Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q}`, filepath.Join(s.ws, "README.md")))},
+	}
+	spec := sdkRun(t, s, dir, calls)
+	spec.Env = append(spec.Env, "SDK_E2E_HOST_ALLOWS=1")
+	o := play(t, spec)
+	s.finish()
+	for _, name := range o.Leaks {
+		t.Errorf("%s reached the model endpoint", name)
+	}
+	byCall, _ := vetoLog(t, s)
+	var rows []row
+	for i, c := range calls {
+		r, ok := o.Results[callID(i)]
+		refused := ok && r.IsError && strings.Contains(r.Content, "rule ")
+		why := ""
+		for _, e := range byCall[callID(i)] {
+			if isDecision(e.Kind) && e.Rule != "" {
+				why = e.Rule + "/" + e.Reason
+				if !strings.Contains(r.Content, e.Rule) {
+					t.Errorf("#%d %s: veto's rule %s is not in what the model got: %.500s", i+1, c.Name, e.Rule, r.Content)
+				}
+			}
+		}
+		rows = append(rows, row{n: i + 1, tool: c.Tool, verdict: map[bool]string{true: "DENY", false: "allow"}[refused], ran: ok && !r.IsError, why: why, name: c.Name})
+		switch {
+		case !ok:
+			t.Errorf("#%d %s: no result reached the endpoint", i+1, c.Name)
+		case i < 2 && !refused:
+			t.Errorf("#%d %s: the host's allow won over veto's denial: %.500s", i+1, c.Name, r.Content)
+		case i == 2 && r.IsError:
+			t.Errorf("#%d %s: refused: %.500s", i+1, c.Name, r.Content)
+		}
+	}
+	if _, err := os.Stat(profile); err == nil {
+		t.Errorf("~/.bash_profile was written")
+	}
+	if t.Failed() {
+		t.Logf("stdout: %.3000s\nstderr: %.3000s", o.Stdout, o.Stderr)
+	}
+	printTable("Claude Agent SDK, the host's own PreToolUse hook allows every call", rows, fmt.Sprintf(" (client run %s)", o.Duration.Round(100*time.Millisecond)))
+}

@@ -47,6 +47,12 @@ if (process.env.SDK_E2E_ANSWERS !== undefined) {
 		return yes ? { behavior: "allow", updatedInput: input } : { behavior: "deny", message: "no" };
 	};
 }
+// With $SDK_E2E_HOST_ALLOWS, the host has a PreToolUse hook of its own
+// that allows every call: veto's denial must still win.
+if (process.env.SDK_E2E_HOST_ALLOWS) {
+	const allowAll = async () => ({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", permissionDecisionReason: "the host allows it" } });
+	options.hooks = { PreToolUse: [{ hooks: [allowAll] }] };
+}
 let result;
 for await (const m of query({ prompt: "go", options: withVeto(options) })) {
 	if (m.type === "result") result = m;

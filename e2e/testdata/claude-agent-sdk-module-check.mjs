@@ -101,6 +101,16 @@ check("the event: the hook input, the protocol, no canUseTool", sent.veto_protoc
 	check("options: no canUseTool when the host gave none", o.canUseTool === undefined, "a canUseTool was added");
 }
 
+// An observation carries the call, never the tool's output.
+{
+	writeFileSync(seen, "");
+	const o = mod.withVeto({}, { hook: [allow, "claude-agent-sdk"] });
+	await o.hooks.PostToolUse[0].hooks[0]({ ...pre("Read", { file_path: "README.md" }), hook_event_name: "PostToolUse", tool_response: { content: canary } }, "x", { signal: signal() });
+	const text = readFileSync(seen, "utf8");
+	const ev = JSON.parse(text.trim());
+	check("observe: the call without its output", ev.hook_event_name === "PostToolUse" && ev.tool_input.file_path === "README.md" && !("tool_response" in ev) && !text.includes(canary), text);
+}
+
 // Observations never throw, whatever veto does.
 for (const [name, hook] of [["missing", join(dir, "no-such-hook")], ["garbage", join(dir, "garbage")]]) {
 	const o = mod.withVeto({}, { hook: [hook, "claude-agent-sdk"], timeoutMs: 700 });

@@ -31,8 +31,8 @@
 // itself times out or sees throw blocks the call too.
 //
 // The protocol is package claudeagentsdk's (the Go adapter): the SDK's
-// hook input, which is Claude Code's hook payload, with veto_protocol and
-// veto_can_ask added.
+// hook input, which is Claude Code's hook payload, without the tool's
+// output (tool_response), with veto_protocol and veto_can_ask added.
 
 import { spawn } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
@@ -83,7 +83,10 @@ export function withVeto<O extends Options>(options?: O, config?: VetoConfig): O
 	const asked = new Map<string, { reason: string; input: HookInput }>();
 
 	const send = (input: HookInput, extra: Record<string, unknown>, signal?: AbortSignal): Promise<Reply> => {
-		const body = JSON.stringify({ ...input, ...extra, veto_protocol: PROTOCOL });
+		// The tool's output is never sent: veto records what a call did
+		// from its input and outcome, and an output may be large or secret.
+		const { tool_response: _output, ...event } = input;
+		const body = JSON.stringify({ ...event, ...extra, veto_protocol: PROTOCOL });
 		return c.url ? askServe(c.url, c.tokenFile, body, c.limit, signal) : askHook(c.hook, body, c.limit, input.cwd || process.cwd(), signal);
 	};
 

@@ -48,15 +48,15 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 	}
 	if exists && !isVetoExtension(client, old) {
 		if verb == "init" {
-			fmt.Fprintf(e.stderr, "veto init: %s is not veto's extension; move it first\n", path)
+			fmt.Fprintf(e.stderr, "veto init: %s is not veto's %s; move it first\n", path, extensionNoun(client))
 			return ExitDeny
 		}
-		fmt.Fprintf(e.stdout, "%s: not veto's extension; nothing changed\n", path)
+		fmt.Fprintf(e.stdout, "%s: not veto's %s; nothing changed\n", path, extensionNoun(client))
 		return ExitAllow
 	}
 	if verb != "init" {
 		if !exists {
-			fmt.Fprintf(e.stdout, "%s: no veto extension; nothing changed\n", path)
+			fmt.Fprintf(e.stdout, "%s: no veto %s; nothing changed\n", path, extensionNoun(client))
 			return ExitAllow
 		}
 		if o.dry {
@@ -67,7 +67,7 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 			fmt.Fprintf(e.stderr, "veto %s: %v\n", verb, err)
 			return ExitDeny
 		}
-		fmt.Fprintf(e.stdout, "%s: veto's extension removed\n", path)
+		fmt.Fprintf(e.stdout, "%s: veto's %s removed\n", path, extensionNoun(client))
 		return ExitAllow
 	}
 	self, err := os.Executable()

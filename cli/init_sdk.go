@@ -45,4 +45,12 @@ func extensionDone(client, path, how string) string {
 	return fmt.Sprintf("%s: veto now answers pi's session_start, tool_call and tool_result (%s)", path, how)
 }
 
+// extensionNoun is what init and uninstall call veto's file for client.
+func extensionNoun(client string) string {
+	if client == sdkClient {
+		return "module"
+	}
+	return "extension"
+}
+
 const sdkClient = "claude-agent-sdk"

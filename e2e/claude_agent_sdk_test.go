@@ -88,12 +88,21 @@ func TestClaudeAgentSDKFailsClosed(t *testing.T) {
 }
 
 // TestClaudeAgentSDKAsksThePerson: the host gives a canUseTool, and veto's
-// question goes to it through the SDK's permission ask: answered yes the
-// call runs, answered no it is refused with the rule named, and veto's
-// log holds the person's refusal as the call's observation, denied.
+// question goes to it through the SDK's permission ask, in each of the
+// SDK's permission modes: answered yes the call runs, answered no it is
+// refused with the rule named, and veto's log holds the person's refusal
+// as the call's observation, denied.
 func TestClaudeAgentSDKAsksThePerson(t *testing.T) {
 	need(t, "node")
 	dir := sdkRuntime(t)
+	// In every permission mode of the SDK, a hook's "ask" goes to
+	// canUseTool (measured in 0.3.334): the module relies on it.
+	for _, mode := range []string{"default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto"} {
+		t.Run(mode, func(t *testing.T) { sdkAsks(t, dir, mode) })
+	}
+}
+
+func sdkAsks(t *testing.T, dir, mode string) {
 	s := newSandbox(t)
 	if code, out, errOut := s.veto("init", "claude-agent-sdk"); code != 0 {
 		t.Fatalf("veto init claude-agent-sdk: exit %d\n%s%s", code, out, errOut)
@@ -105,7 +114,13 @@ func TestClaudeAgentSDKAsksThePerson(t *testing.T) {
 		{Name: "a question, answered no", Tool: "Write", Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q, "content": "ran\n"}`, no))},
 		{Name: "a read after them", Tool: "Read", Input: json.RawMessage(fmt.Sprintf(`{"file_path": %q}`, filepath.Join(s.ws, "README.md")))},
 	}
-	o := play(t, sdkRun(t, s, dir, calls, "yes", "no"))
+	spec := sdkRun(t, s, dir, calls, "yes", "no")
+	modes := filepath.Join(s.root, "modes.txt")
+	spec.Env = append(spec.Env, "SDK_E2E_MODE="+mode, "SDK_E2E_MODES="+modes)
+	o := play(t, spec)
+	if b, _ := os.ReadFile(modes); !strings.HasPrefix(string(b), mode+"\n") {
+		t.Errorf("the SDK's PreToolUse reported the permission modes %q, want %s", b, mode)
+	}
 	s.finish()
 	for _, name := range o.Leaks {
 		t.Errorf("%s reached the model endpoint", name)
@@ -157,7 +172,7 @@ func TestClaudeAgentSDKAsksThePerson(t *testing.T) {
 	if t.Failed() {
 		t.Logf("stdout: %.3000s\nstderr: %.3000s", o.Stdout, o.Stderr)
 	}
-	printTable("Claude Agent SDK, a question through the host's canUseTool", []row{
+	printTable("Claude Agent SDK, a question through the host's canUseTool ("+mode+")", []row{
 		{n: 1, tool: "Write", verdict: "ask → yes", ran: !rYes.IsError, why: "release-needs-person/release_needs_person", name: calls[0].Name},
 		{n: 2, tool: "Write", verdict: "ask → no", ran: false, why: "release-needs-person, refused by the person", name: calls[1].Name},
 		{n: 3, tool: "Read", verdict: "allow", ran: !rRead.IsError, name: calls[2].Name},

@@ -8,8 +8,9 @@
 // With $SDK_E2E_ANSWERS ("yes,no"), the host has a person: its canUseTool
 // answers each question veto asked with the next answer (none left: no),
 // notes each in $SDK_E2E_ASKED (JSON lines: the tool and what it was
-// shown, never the input), and lets every other call through. Without it
-// the host gives no canUseTool and runs in bypassPermissions.
+// shown, never the input), and lets every other call through; the SDK's
+// permission mode is $SDK_E2E_MODE (default: default). Without it the
+// host gives no canUseTool and runs in bypassPermissions.
 import { createRequire } from "node:module";
 import { appendFileSync, readFileSync, writeFileSync, mkdtempSync } from "node:fs";
 import { join } from "node:path";
@@ -39,7 +40,7 @@ const options = {
 	allowDangerouslySkipPermissions: true,
 };
 if (process.env.SDK_E2E_ANSWERS !== undefined) {
-	options.permissionMode = "default";
+	options.permissionMode = process.env.SDK_E2E_MODE || "default";
 	options.canUseTool = async (toolName, input, o) => {
 		if (!o.vetoQuestion) return { behavior: "allow", updatedInput: input }; // the host's own prompt: yes
 		const yes = answers.shift() === "yes";
@@ -52,6 +53,12 @@ if (process.env.SDK_E2E_ANSWERS !== undefined) {
 if (process.env.SDK_E2E_HOST_ALLOWS) {
 	const allowAll = async () => ({ hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "allow", permissionDecisionReason: "the host allows it" } });
 	options.hooks = { PreToolUse: [{ hooks: [allowAll] }] };
+}
+// With $SDK_E2E_MODES, a hook of the host's notes the permission mode each
+// PreToolUse reports, to check the SDK ran in the mode asked for.
+if (process.env.SDK_E2E_MODES) {
+	const note = async (input) => (appendFileSync(process.env.SDK_E2E_MODES, String(input.permission_mode) + "\n"), {});
+	options.hooks = { ...(options.hooks ?? {}), PreToolUse: [...(options.hooks?.PreToolUse ?? []), { hooks: [note] }] };
 }
 let result;
 for await (const m of query({ prompt: "go", options: withVeto(options) })) {

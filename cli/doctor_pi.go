@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/vetohq/veto/clients"
-	piext "github.com/vetohq/veto/integrations/pi"
 )
 
 // extension checks a client's extension file (pi's .pi/extensions/veto.ts)
@@ -29,9 +28,9 @@ func (d *doctor) extension(ctx context.Context, c *clients.Client, path, dir str
 		d.problem("fix its permissions, or move it aside and run veto init "+c.Name, "%s: %v", path, err)
 		return 0
 	}
-	cfg, ok := piext.ConfigOf(b)
+	cfg, ok := extensionConfigOf(c.Name, b)
 	if !ok {
-		if piext.IsVeto(b) || bytes.Contains(b, []byte("veto-hook")) {
+		if isVetoExtension(c.Name, b) || bytes.Contains(b, []byte("veto-hook")) {
 			d.problem("veto init "+c.Name+" (move the file aside first)", "%s: veto's extension, with a configuration line veto cannot read", path)
 		}
 		return 0

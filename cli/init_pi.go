@@ -46,17 +46,17 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 		fmt.Fprintf(e.stderr, "veto %s: %s: %v\n", verb, path, err)
 		return ExitDeny
 	}
-	if exists && !piext.IsVeto(old) {
+	if exists && !isVetoExtension(client, old) {
 		if verb == "init" {
-			fmt.Fprintf(e.stderr, "veto init: %s is not veto's extension; move it first\n", path)
+			fmt.Fprintf(e.stderr, "veto init: %s is not veto's %s; move it first\n", path, extensionNoun(client))
 			return ExitDeny
 		}
-		fmt.Fprintf(e.stdout, "%s: not veto's extension; nothing changed\n", path)
+		fmt.Fprintf(e.stdout, "%s: not veto's %s; nothing changed\n", path, extensionNoun(client))
 		return ExitAllow
 	}
 	if verb != "init" {
 		if !exists {
-			fmt.Fprintf(e.stdout, "%s: no veto extension; nothing changed\n", path)
+			fmt.Fprintf(e.stdout, "%s: no veto %s; nothing changed\n", path, extensionNoun(client))
 			return ExitAllow
 		}
 		if o.dry {
@@ -67,7 +67,7 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 			fmt.Fprintf(e.stderr, "veto %s: %v\n", verb, err)
 			return ExitDeny
 		}
-		fmt.Fprintf(e.stdout, "%s: veto's extension removed\n", path)
+		fmt.Fprintf(e.stdout, "%s: veto's %s removed\n", path, extensionNoun(client))
 		return ExitAllow
 	}
 	self, err := os.Executable()
@@ -90,7 +90,7 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 		cfg = piext.Config{URL: strings.TrimRight(o.url, "/"), TokenFile: file, TimeoutMs: piTimeoutMs}
 		note = n
 	}
-	out, err := piext.Installed(cfg)
+	out, err := installedExtension(client, cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "veto %s: %v\n", verb, err)
 		return ExitDeny
@@ -114,7 +114,7 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 	if cfg.URL != "" {
 		how = "veto serve at " + cfg.URL
 	}
-	fmt.Fprintf(e.stdout, "%s: veto now answers pi's session_start, tool_call and tool_result (%s)\n", path, how)
+	fmt.Fprintln(e.stdout, extensionDone(client, path, how))
 	if note != "" {
 		fmt.Fprintln(e.stdout, note)
 	}

@@ -362,8 +362,36 @@ var Pi = Client{
 		`"toolCallId":"veto-doctor-1","input":{"path":"~/.ssh/id_rsa"}}`,
 }
 
+// ClaudeAgentSDK is a program built on the Claude Agent SDK (npm
+// @anthropic-ai/claude-agent-sdk): veto's module
+// (integrations/claude-agent-sdk/veto.ts) gives the host PreToolUse,
+// PostToolUse, PostToolUseFailure and SessionStart hook callbacks and a
+// canUseTool, and sends each hook input, which is Claude Code's hook
+// payload, to veto-hook claude-agent-sdk (or to veto serve). Its own row,
+// not Claude Code's: the calls are the host program's (its actor), the
+// answer is read by the module in the host's process, not by the Claude
+// Code CLI (so none of Claude Code's exit codes, defers or prompts apply),
+// and there is no settings file, only the module init writes. The
+// replies are pi's: a denial {"block":true,"reason"}, exit 2; an allow
+// {"block":false}; a question for the host's canUseTool
+// {"ask":true,"block":true,"reason"}.
+var ClaudeAgentSDK = Client{
+	Name: "claude-agent-sdk", Display: "Claude Agent SDK", Actor: "claude-agent-sdk",
+	Deny:    Reply{Exit: 2, Stdout: obj{"block": true, "reason": ReasonHere}},
+	Allow:   Reply{Stdout: obj{"block": false}},
+	Approve: Reply{Stdout: obj{"block": false}},
+	Prompt:  &Reply{Stdout: obj{"block": true, "ask": true, "reason": ReasonHere}},
+	Events: []Event{{Name: "SessionStart"}, {Name: "PreToolUse"}, {Name: "PostToolUse"}, {Name: "PostToolUseFailure"},
+		// The module's own: the person refused at the host's canUseTool a
+		// call veto asked about.
+		{Name: "PermissionDenied", Unregistered: true}},
+	Settings: Settings{Project: "veto-claude-agent-sdk.ts", CommandKey: "hook", Extension: true},
+	Probe: `{"veto_protocol":1,"session_id":"veto-doctor","cwd":$CWD,"hook_event_name":"PreToolUse","tool_name":"Read",` +
+		`"tool_input":{"file_path":"~/.ssh/id_rsa"},"tool_use_id":"veto-doctor-1"}`,
+}
+
 // All are the clients, in the order help and docs list them.
-var All = []*Client{&ClaudeCode, &GeminiCLI, &CopilotCLI, &Cursor, &Codex, &Pi}
+var All = []*Client{&ClaudeCode, &GeminiCLI, &CopilotCLI, &Cursor, &Codex, &Pi, &ClaudeAgentSDK}
 
 // Lookup returns the client of a name, nil for an unknown one.
 func Lookup(name string) *Client {

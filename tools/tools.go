@@ -326,6 +326,8 @@ var ofClient = map[*clients.Client]func() []veto.Descriptor{
 	&clients.Cursor:     ClaudeCode,
 	&clients.Codex:      Codex,
 	&clients.Pi:         Pi,
+	// The SDK's tools are Claude Code's: it runs the Claude Code CLI.
+	&clients.ClaudeAgentSDK: ClaudeCode,
 }
 
 // ForClient returns the descriptors of a client's own tools (nil for a

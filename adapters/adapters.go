@@ -12,5 +12,6 @@ import (
 	_ "github.com/vetohq/veto/copilotcli" // copilot-cli
 	_ "github.com/vetohq/veto/cursor"     // cursor
 	_ "github.com/vetohq/veto/geminicli"  // gemini-cli
+	_ "github.com/vetohq/veto/opencode"   // opencode
 	_ "github.com/vetohq/veto/pi"         // pi
 )

@@ -230,6 +230,10 @@ func TestServedRepliesAreVetoHooks(t *testing.T) {
 			`{"v":1,"event":"tool_call","sessionId":"p","cwd":"WS","toolName":"bash","toolCallId":"p1","input":{"command":"git reset --hard"}}`,
 			`{"v":1,"event":"tool_call","sessionId":"p","cwd":"WS","toolName":"read","toolCallId":"p2","input":{"path":"WS/main.go"}}`,
 		},
+		clients.OpenCode.Name: {
+			`{"v":1,"event":"tool_call","sessionId":"o","cwd":"WS","toolName":"bash","toolCallId":"o1","input":{"command":"git reset --hard"}}`,
+			`{"v":1,"event":"tool_call","sessionId":"o","cwd":"WS","toolName":"read","toolCallId":"o2","input":{"filePath":"WS/main.go"}}`,
+		},
 	}
 	for _, c := range clients.All {
 		if len(events[c.Name]) == 0 {

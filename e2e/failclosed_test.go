@@ -39,6 +39,8 @@ func settingsPath(s *sandbox, cr clientRun) string {
 		return filepath.Join(s.ws, ".github", "hooks", "veto.json")
 	case "pi":
 		return filepath.Join(s.ws, ".pi", "extensions", "veto.ts")
+	case "opencode":
+		return filepath.Join(s.ws, ".opencode", "plugins", "veto.ts")
 	}
 	return filepath.Join(s.ws, map[string]string{"claude-code": ".claude", "gemini-cli": ".gemini"}[cr.name], "settings.json")
 }
@@ -113,7 +115,8 @@ var failures = []failure{
 		hideHook(t, s)
 		return nil
 	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: No such file or directory",
-		"codex": "veto: its hook exited 127 instead of answering", "copilot-cli": "(hook errored)", "pi": "veto-hook could not be started: ENOENT"}},
+		"codex": "veto: its hook exited 127 instead of answering", "copilot-cli": "(hook errored)", "pi": "veto-hook could not be started: ENOENT",
+		"opencode": "veto-hook could not be started: ENOENT"}},
 	{name: "the client name is mistyped", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		typo := strings.Split(cr.name, "-")[0] // veto-hook claude
 		if typo == cr.name {
@@ -123,10 +126,15 @@ var failures = []failure{
 			editSettings(t, s, cr, `veto-hook","pi"]`, `veto-hook","p"]`)
 			return nil
 		}
+		if cr.name == "opencode" { // as pi's
+			editSettings(t, s, cr, `veto-hook","opencode"]`, `veto-hook","opencod"]`)
+			return nil
+		}
 		editSettings(t, s, cr, "veto-hook "+cr.name, "veto-hook "+typo)
 		return nil
 	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: want a client",
-		"codex": "veto: its hook exited 64 instead of answering", "copilot-cli": "(hook errored)", "pi": "veto-hook: want a client"}},
+		"codex": "veto: its hook exited 64 instead of answering", "copilot-cli": "(hook errored)", "pi": "veto-hook: want a client",
+		"opencode": "veto-hook: want a client"}},
 	{name: "the policy file is broken", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		s.write("home/src/project/.veto/veto.yaml", "files: [this is not\n  a policy\n", 0o644)
 		return nil
@@ -143,7 +151,7 @@ var failures = []failure{
 			from, to = `"timeout": 5000`, `"timeout": 1000`
 		case "copilot-cli":
 			from, to = `"timeoutSec": 5,`, `"timeoutSec": 1,`
-		case "pi":
+		case "pi", "opencode":
 			from, to = `"timeoutMs":5000`, `"timeoutMs":1000`
 		}
 		editSettings(t, s, cr, from, to)
@@ -151,7 +159,7 @@ var failures = []failure{
 	}, says: map[string]string{"": "is locked by another writer past the busy timeout",
 		// pi's extension gives veto-hook 500 ms: on a loaded machine its
 		// own deadline ("veto did not decide within …") may come first.
-		"pi": "so the call is"}},
+		"pi": "so the call is", "opencode": "so the call is"}},
 	{name: "the state is read-only", readOnly: []string{"state"}, setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		newState(t, s)
 		return nil

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -159,5 +160,79 @@ func TestOpenCodePlugin(t *testing.T) {
 	}
 	if got := kinds("chk-key"); got != "invocation_denied" {
 		t.Errorf("veto log for the key's read: %q, want invocation_denied", got)
+	}
+}
+
+// opencodeServeAddr is where veto serve listens for OpenCode in its
+// namespace.
+const opencodeServeAddr = "127.0.0.1:8183"
+
+// TestOpenCodeThroughServe plays OpenCode's scenarios with veto as a
+// service: veto init opencode --url writes the plugin to ask veto serve
+// (POST URL/v1/hooks/opencode/command) with an agent's token read from
+// the file init made, and veto serve, started in OpenCode's namespace on
+// the sandbox's state, answers every event. The same calls run or are
+// refused.
+func TestOpenCodeThroughServe(t *testing.T) {
+	need(t)
+	dir := opencodeRuntime(t)
+	cr := opencodeClient
+	cr.display = "OpenCode (through veto serve)"
+	cr.initArgs = []string{"--url", "http://" + opencodeServeAddr}
+	cr.spec = func(t *testing.T, s *sandbox, calls []Call) runSpec {
+		spec := opencodeRun(t, s, dir, calls)
+		spec.Serve = []string{filepath.Join(s.bin, "veto"), "serve", "--listen", opencodeServeAddr, "--workspace-root", s.ws}
+		spec.ServeEnv = s.env()
+		if b, err := os.ReadFile(filepath.Join(s.config, "veto", "tokens", "opencode.token")); err == nil {
+			spec.Canaries["the hook's token"] = strings.TrimSpace(string(b))
+		}
+		return spec
+	}
+	playScenarios(t, cr)
+}
+
+// TestOpenCodeQuestion: a rule's question is refused in OpenCode, which
+// has no prompt for a plugin: the model reads veto's question (the rule,
+// that a person must approve it) and that OpenCode cannot ask one here;
+// the file is not written, and veto's log holds the question and no
+// observation.
+func TestOpenCodeQuestion(t *testing.T) {
+	need(t)
+	dir := opencodeRuntime(t)
+	s := newSandbox(t)
+	if code, out, errOut := s.veto("init", "opencode"); code != 0 {
+		t.Fatalf("veto init opencode: exit %d\n%s%s", code, out, errOut)
+	}
+	opencodeUser(t, s)
+	release := filepath.Join(s.ws, "RELEASE.txt")
+	calls := []Call{{Name: "a question", Tool: "write", Input: json.RawMessage(fmt.Sprintf(`{"filePath": %q, "content": "CANARY-RELEASE\n"}`, release))}}
+	o := play(t, opencodeRun(t, s, dir, calls))
+	s.finish()
+	r, ok := o.Results[callID(0)]
+	t.Logf("the model got (is_error %v): %s", r.IsError, r.Content)
+	if !ok || !r.IsError {
+		t.Fatalf("no refusal reached the model (answered %v)\nstderr: %.3000s", ok, o.Stderr)
+	}
+	for _, want := range []string{"until a person approves it", "(rule release-needs-person, reason release_needs_person)",
+		"OpenCode gives veto's plugin no prompt to ask a person"} {
+		if !strings.Contains(r.Content, want) {
+			t.Errorf("the refusal does not say %q", want)
+		}
+	}
+	if strings.Contains(r.Content, "CANARY-RELEASE") {
+		t.Error("the refusal quotes the call's content")
+	}
+	if _, err := os.Stat(release); err == nil {
+		t.Error("the file was written")
+	}
+	byCall, _ := vetoLog(t, s)
+	var kinds []string
+	for _, e := range byCall[callID(0)] {
+		if e.Kind != "probe" {
+			kinds = append(kinds, e.Kind+"/"+e.Rule)
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "invocation_denied/release-needs-person" {
+		t.Errorf("veto log for the call: %q, want invocation_denied/release-needs-person", got)
 	}
 }

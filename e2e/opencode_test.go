@@ -47,6 +47,19 @@ func opencodeUser(t *testing.T, s *sandbox) {
     "models": {"claude-e2e": {"name": "e2e", "tool_call": true, "limit": {"context": 200000, "output": 8192}}}}}
 }`, opencodePort)
 	s.write("config/opencode/opencode.json", cfg+"\n", 0o644)
+	// OpenCode installs @opencode-ai/plugin into every config directory
+	// (the project's .opencode and its global one) in the background,
+	// and waits for it before it loads the plugins: without a network
+	// that fails only after about 70 s (measured: "background dependency
+	// install failed", ECONNREFUSED). It skips the install when
+	// node_modules is there and the lock file lists the package, so the
+	// sandbox holds what the install would have left; veto's plugin
+	// imports nothing from the package.
+	for _, d := range []string{"config/opencode", "home/src/project/.opencode"} {
+		s.write(d+"/package.json", `{"dependencies": {"@opencode-ai/plugin": "1.18.33"}}`+"\n", 0o644)
+		s.write(d+"/package-lock.json", `{"lockfileVersion": 3, "packages": {"": {"dependencies": {"@opencode-ai/plugin": "1.18.33"}}}}`+"\n", 0o644)
+		s.write(d+"/node_modules/.keep", "", 0o644)
+	}
 	s.write("config/veto/veto.yaml", "files:\n  temp_dirs: [\""+s.tmp+"\"]\n"+
 		"rules:\n  - id: release-needs-person\n    match: {tool: write}\n"+
 		"    ask: 'args.filePath.contains(\"RELEASE\")'\n    reason: release_needs_person\n"+
@@ -57,13 +70,22 @@ func opencodeUser(t *testing.T, s *sandbox) {
 // project's plugins (veto init's .opencode/plugins/veto.ts) loaded, the
 // model the scripted endpoint, nothing downloaded.
 func opencodeRun(t *testing.T, s *sandbox, dir string, calls []Call) runSpec {
+	args := []string{"run", "--model", "e2e/claude-e2e", "--format", "json", "go"}
+	if os.Getenv("VETO_E2E_OPENCODE_LOGS") == "1" { // OpenCode's own log on stderr, to see where a run waits
+		args = append(args, "--print-logs", "--log-level", "DEBUG")
+	}
 	return runSpec{
 		Program: opencodeBin(dir),
-		Args:    []string{"run", "--model", "e2e/claude-e2e", "--format", "json", "go"},
+		Args:    args,
 		Env: append(s.env(), "OPENCODE_E2E_API_KEY="+s.apiKey,
 			"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_LSP_DOWNLOAD=1",
 			"OPENCODE_DISABLE_SHARE=1", "OPENCODE_DISABLE_CLAUDE_CODE=1", "OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
-			"OPENCODE_DISABLE_EXTERNAL_SKILLS=1"),
+			"OPENCODE_DISABLE_EXTERNAL_SKILLS=1",
+			// OpenCode keeps its own state in $XDG_STATE_HOME/opencode and
+			// cannot start without it: it gets a directory of its own, and
+			// veto's state stays where the sandbox's veto looks (a case that
+			// breaks veto's state breaks only veto's).
+			"XDG_STATE_HOME="+filepath.Join(s.root, "opencode-state"), "VETO_STATE="+filepath.Join(s.state, "veto", "veto.db")),
 		Dir:      s.ws,
 		BaseEnv:  "OPENCODE_E2E_BASE_URL", // unread: opencode.json names the port
 		API:      "anthropic",
@@ -209,7 +231,10 @@ func TestOpenCodeQuestion(t *testing.T) {
 	o := play(t, opencodeRun(t, s, dir, calls))
 	s.finish()
 	r, ok := o.Results[callID(0)]
-	t.Logf("the model got (is_error %v): %s", r.IsError, r.Content)
+	t.Logf("OpenCode ran %s; the model got (is_error %v): %s", o.Duration.Round(100*time.Millisecond), r.IsError, r.Content)
+	if os.Getenv("VETO_E2E_OPENCODE_LOGS") == "1" {
+		t.Logf("OpenCode's stderr:\n%s", o.Stderr)
+	}
 	if !ok || !r.IsError {
 		t.Fatalf("no refusal reached the model (answered %v)\nstderr: %.3000s", ok, o.Stderr)
 	}

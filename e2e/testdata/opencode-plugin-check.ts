@@ -42,6 +42,18 @@ await hooks.event({ event: { type: "session.created", properties: { info: { id: 
 let m = await thrown(before("read", "chk-read", { filePath: ws + "/README.md" }));
 check("veto allows a read of the README: the call goes on", m === null, m ?? "");
 await after("read", "chk-read", { filePath: ws + "/README.md" });
+// What a call waits for veto in OpenCode, warm: 40 allowed reads through
+// veto-hook and the hook server it started.
+const ms: number[] = [];
+let allowed = 0;
+for (let i = 0; i < 40; i++) {
+	const t0 = performance.now();
+	if ((await thrown(before("read", "chk-lat-" + i, { filePath: ws + "/README.md" }))) === null) allowed++;
+	ms.push(performance.now() - t0);
+}
+ms.sort((a, b) => a - b);
+console.log(`\nlatency: a read allowed through the plugin, veto-hook and serve-hooks: median ${ms[20].toFixed(1)} ms, p90 ${ms[36].toFixed(1)} ms, max ${ms[39].toFixed(1)} ms (40 calls, warm)`);
+check("40 reads in a row are allowed", allowed === 40, String(allowed));
 m = await thrown(before("read", "chk-key", { filePath: key }));
 check("veto refuses a read of the SSH key: the hook throws veto's reason, with the rule", m !== null && m.includes("(rule file.credential, reason"), m ?? "it ran");
 m = await thrown(before("write", "chk-canary", { filePath: ws + "/.veto/veto.yaml", content: CANARY }));

@@ -9,9 +9,16 @@ package adapters
 import (
 	_ "github.com/vetohq/veto/claudeagentsdk" // claude-agent-sdk
 	_ "github.com/vetohq/veto/claudecode"     // claude-code
+	_ "github.com/vetohq/veto/claudecode"     // claude-code
+	_ "github.com/vetohq/veto/codex"          // codex
 	_ "github.com/vetohq/veto/codex"          // codex
 	_ "github.com/vetohq/veto/copilotcli"     // copilot-cli
+	_ "github.com/vetohq/veto/copilotcli"     // copilot-cli
+	_ "github.com/vetohq/veto/cursor"         // cursor
 	_ "github.com/vetohq/veto/cursor"         // cursor
 	_ "github.com/vetohq/veto/geminicli"      // gemini-cli
+	_ "github.com/vetohq/veto/geminicli"      // gemini-cli
+	_ "github.com/vetohq/veto/opencode"       // opencode
+	_ "github.com/vetohq/veto/pi"             // pi
 	_ "github.com/vetohq/veto/pi"             // pi
 )

@@ -15,7 +15,8 @@ import (
 	"github.com/vetohq/veto/clients"
 )
 
-// extension checks a client's extension file (pi's .pi/extensions/veto.ts)
+// extension checks a client's extension file (pi's .pi/extensions/veto.ts,
+// OpenCode's .opencode/plugins/veto.ts)
 // as veto init wrote it: that it is veto's, that the hook it names is a
 // program veto init writes and answers the probe in the blocking form
 // within the extension's limit; 1 when veto's extension is there.
@@ -28,10 +29,11 @@ func (d *doctor) extension(ctx context.Context, c *clients.Client, path, dir str
 		d.problem("fix its permissions, or move it aside and run veto init "+c.Name, "%s: %v", path, err)
 		return 0
 	}
-	cfg, ok := extensionConfigOf(c.Name, b)
+	kind := extensionOf(c.Name)
+	cfg, ok := kind.configOf(b)
 	if !ok {
-		if isVetoExtension(c.Name, b) || bytes.Contains(b, []byte("veto-hook")) {
-			d.problem("veto init "+c.Name+" (move the file aside first)", "%s: veto's extension, with a configuration line veto cannot read", path)
+		if kind.isVeto(b) || bytes.Contains(b, []byte("veto-hook")) {
+			d.problem("veto init "+c.Name+" (move the file aside first)", "%s: veto's %s, with a configuration line veto cannot read", path, kind.what)
 		}
 		return 0
 	}
@@ -53,20 +55,20 @@ func (d *doctor) extension(ctx context.Context, c *clients.Client, path, dir str
 	}
 	argv := cfg.Hook
 	if len(argv) == 0 || !filepath.IsAbs(argv[0]) || !(slices.Equal(argv[1:], []string{c.Name}) || slices.Equal(argv[1:], []string{"hook", c.Name})) {
-		d.problem("veto init "+c.Name+" (it rewrites the extension)", "%s: the hook is not one veto init writes (want PROGRAM hook %s or veto-hook %s)", path, c.Name, c.Name)
+		d.problem("veto init "+c.Name+" (it rewrites the "+kind.what+")", "%s: the hook is not one veto init writes (want PROGRAM hook %s or veto-hook %s)", path, c.Name, c.Name)
 		return 1
 	}
 	fi, err := os.Stat(argv[0])
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		d.problem("install veto there again, or run veto init "+c.Name+" from the veto you use",
-			"%s: the registered program %s does not exist: the extension blocks every call", path, argv[0])
+			"%s: the registered program %s does not exist: the %s blocks every call", path, argv[0], kind.what)
 		return 1
 	case err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0:
 		d.problem("chmod +x it, or run veto init "+c.Name+" again", "%s: the registered program %s is not an executable file", path, argv[0])
 		return 1
 	}
-	// The extension gives the hook half its limit, and waits the limit.
+	// The extension (or plugin) gives the hook half its limit, and waits the limit.
 	withBudget := append(slices.Clone(argv), "--timeout", (limit / 2).String())
 	took, err := d.probe(ctx, c, withBudget, dir, limit)
 	if err != nil {
@@ -78,8 +80,9 @@ func (d *doctor) extension(ctx context.Context, c *clients.Client, path, dir str
 	return 1
 }
 
-// blockingOutput reports whether stdout is c's denial: pi's extension
-// reads {"block": true}; the other clients a "deny" in their JSON.
+// blockingOutput reports whether stdout is c's denial: pi's extension and
+// OpenCode's plugin read {"block": true}; the other clients a "deny" in
+// their JSON.
 func blockingOutput(c *clients.Client, stdout []byte) bool {
 	if !c.Settings.Extension {
 		return bytes.Contains(stdout, []byte(`"deny"`))

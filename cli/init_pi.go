@@ -14,14 +14,14 @@ import (
 )
 
 // extensionOpts are init's flags for a client whose registration is an
-// extension file (pi).
+// extension file (pi's extension, OpenCode's plugin).
 type extensionOpts struct {
 	url, actor, tokenFile, state, pg string
 	dry, http                        bool
 }
 
-// piTimeoutMs is the limit init writes into pi's extension: every answer
-// within it, veto-hook given half.
+// piTimeoutMs is the limit init writes into pi's extension and OpenCode's
+// plugin: every answer within it, veto-hook given half.
 const piTimeoutMs = 5000
 
 // initExtension writes veto's extension for client at path (init), or
@@ -40,23 +40,24 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 		fmt.Fprintf(e.stderr, "veto %s %s: --actor and --token-file go with init --url\n", verb, client)
 		return ExitUsage
 	}
+	kind := extensionOf(client)
 	old, err := os.ReadFile(path)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(e.stderr, "veto %s: %s: %v\n", verb, path, err)
 		return ExitDeny
 	}
-	if exists && !isVetoExtension(client, old) {
+	if exists && !kind.isVeto(old) {
 		if verb == "init" {
-			fmt.Fprintf(e.stderr, "veto init: %s is not veto's %s; move it first\n", path, extensionNoun(client))
+			fmt.Fprintf(e.stderr, "veto init: %s is not veto's %s; move it first\n", path, kind.what)
 			return ExitDeny
 		}
-		fmt.Fprintf(e.stdout, "%s: not veto's %s; nothing changed\n", path, extensionNoun(client))
+		fmt.Fprintf(e.stdout, "%s: not veto's %s; nothing changed\n", path, kind.what)
 		return ExitAllow
 	}
 	if verb != "init" {
 		if !exists {
-			fmt.Fprintf(e.stdout, "%s: no veto %s; nothing changed\n", path, extensionNoun(client))
+			fmt.Fprintf(e.stdout, "%s: no veto %s; nothing changed\n", path, kind.what)
 			return ExitAllow
 		}
 		if o.dry {
@@ -67,7 +68,7 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 			fmt.Fprintf(e.stderr, "veto %s: %v\n", verb, err)
 			return ExitDeny
 		}
-		fmt.Fprintf(e.stdout, "%s: veto's %s removed\n", path, extensionNoun(client))
+		fmt.Fprintf(e.stdout, "%s: veto's %s removed\n", path, kind.what)
 		return ExitAllow
 	}
 	self, err := os.Executable()
@@ -90,7 +91,7 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 		cfg = piext.Config{URL: strings.TrimRight(o.url, "/"), TokenFile: file, TimeoutMs: piTimeoutMs}
 		note = n
 	}
-	out, err := installedExtension(client, cfg)
+	out, err := kind.installed(cfg)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "veto %s: %v\n", verb, err)
 		return ExitDeny
@@ -114,7 +115,11 @@ func initExtension(e *env, verb, client, path string, o extensionOpts) int {
 	if cfg.URL != "" {
 		how = "veto serve at " + cfg.URL
 	}
-	fmt.Fprintln(e.stdout, extensionDone(client, path, how))
+	if kind.done != nil {
+		fmt.Fprintln(e.stdout, kind.done(path, how))
+	} else {
+		fmt.Fprintf(e.stdout, "%s: veto now answers %s (%s)\n", path, kind.answers, how)
+	}
 	if note != "" {
 		fmt.Fprintln(e.stdout, note)
 	}

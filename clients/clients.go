@@ -362,6 +362,26 @@ var Pi = Client{
 		`"toolCallId":"veto-doctor-1","input":{"path":"~/.ssh/id_rsa"}}`,
 }
 
+// OpenCode is OpenCode (npm opencode-ai), whose plugins run around every
+// tool call: veto's plugin (integrations/opencode/veto.ts), in the
+// project's .opencode/plugins, sends each call to veto-hook opencode (or
+// to veto serve) from tool.execute.before and throws, refusing the call
+// with veto's reason, unless the reply is exactly the allow; its
+// tool.execute.after records the result. The replies are pi's: a denial
+// {"block":true,"reason"}, exit 2; an allow {"block":false}. OpenCode
+// gives a plugin no prompt of its own: a question is refused.
+var OpenCode = Client{
+	Name: "opencode", Display: "OpenCode", Actor: "opencode",
+	Deny:    Reply{Exit: 2, Stdout: obj{"block": true, "reason": ReasonHere}},
+	Allow:   Reply{Stdout: obj{"block": false}},
+	Approve: Reply{Stdout: obj{"block": false}},
+	Events:  []Event{{Name: "session_start"}, {Name: "tool_call"}, {Name: "tool_result"}},
+	Settings: Settings{Project: ".opencode/plugins/veto.ts", User: ".config/opencode/plugins/veto.ts", CommandKey: "hook",
+		Extension: true},
+	Probe: `{"v":1,"event":"tool_call","sessionId":"veto-doctor","cwd":$CWD,"toolName":"read",` +
+		`"toolCallId":"veto-doctor-1","input":{"filePath":"~/.ssh/id_rsa"}}`,
+}
+
 // ClaudeAgentSDK is a program built on the Claude Agent SDK (npm
 // @anthropic-ai/claude-agent-sdk): veto's module
 // (integrations/claude-agent-sdk/veto.ts) gives the host PreToolUse,
@@ -391,7 +411,7 @@ var ClaudeAgentSDK = Client{
 }
 
 // All are the clients, in the order help and docs list them.
-var All = []*Client{&ClaudeCode, &GeminiCLI, &CopilotCLI, &Cursor, &Codex, &Pi, &ClaudeAgentSDK}
+var All = []*Client{&ClaudeCode, &GeminiCLI, &CopilotCLI, &Cursor, &Codex, &Pi, &OpenCode, &ClaudeAgentSDK}
 
 // Lookup returns the client of a name, nil for an unknown one.
 func Lookup(name string) *Client {

@@ -48,7 +48,7 @@ func TestTableIsWhole(t *testing.T) {
 	if clients.Lookup("") != nil || clients.Lookup("vscode") != nil {
 		t.Error("Lookup finds a client not in the table")
 	}
-	if !slices.Equal(clients.Names(), []string{"claude-code", "gemini-cli", "copilot-cli", "cursor", "codex", "pi", "claude-agent-sdk"}) {
+	if !slices.Equal(clients.Names(), []string{"claude-code", "gemini-cli", "copilot-cli", "cursor", "codex", "pi", "opencode", "claude-agent-sdk"}) {
 		t.Errorf("Names() = %v", clients.Names())
 	}
 }

@@ -41,6 +41,8 @@ func settingsPath(s *sandbox, cr clientRun) string {
 		return filepath.Join(s.ws, ".pi", "extensions", "veto.ts")
 	case "claude-agent-sdk":
 		return filepath.Join(s.ws, "veto-claude-agent-sdk.ts")
+	case "opencode":
+		return filepath.Join(s.ws, ".opencode", "plugins", "veto.ts")
 	}
 	return filepath.Join(s.ws, map[string]string{"claude-code": ".claude", "gemini-cli": ".gemini"}[cr.name], "settings.json")
 }
@@ -116,7 +118,7 @@ var failures = []failure{
 		return nil
 	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: No such file or directory",
 		"codex": "veto: its hook exited 127 instead of answering", "copilot-cli": "(hook errored)", "pi": "veto-hook could not be started: ENOENT",
-		"claude-agent-sdk": "veto-hook could not be started: ENOENT"}},
+		"opencode": "veto-hook could not be started: ENOENT", "claude-agent-sdk": "veto-hook could not be started: ENOENT"}},
 	{name: "the client name is mistyped", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		typo := strings.Split(cr.name, "-")[0] // veto-hook claude
 		if typo == cr.name {
@@ -130,11 +132,15 @@ var failures = []failure{
 			editSettings(t, s, cr, `veto-hook","claude-agent-sdk"]`, `veto-hook","claude-agent"]`)
 			return nil
 		}
+		if cr.name == "opencode" { // as pi's
+			editSettings(t, s, cr, `veto-hook","opencode"]`, `veto-hook","opencod"]`)
+			return nil
+		}
 		editSettings(t, s, cr, "veto-hook "+cr.name, "veto-hook "+typo)
 		return nil
 	}, says: map[string]string{"claude-code": `blocking because onFailure is "block"`, "gemini-cli": "veto-hook: want a client",
 		"codex": "veto: its hook exited 64 instead of answering", "copilot-cli": "(hook errored)", "pi": "veto-hook: want a client",
-		"claude-agent-sdk": "veto-hook: want a client"}},
+		"opencode": "veto-hook: want a client", "claude-agent-sdk": "veto-hook: want a client"}},
 	{name: "the policy file is broken", setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		s.write("home/src/project/.veto/veto.yaml", "files: [this is not\n  a policy\n", 0o644)
 		return nil
@@ -151,7 +157,7 @@ var failures = []failure{
 			from, to = `"timeout": 5000`, `"timeout": 1000`
 		case "copilot-cli":
 			from, to = `"timeoutSec": 5,`, `"timeoutSec": 1,`
-		case "pi", "claude-agent-sdk":
+		case "pi", "opencode", "claude-agent-sdk":
 			from, to = `"timeoutMs":5000`, `"timeoutMs":1000`
 		}
 		editSettings(t, s, cr, from, to)
@@ -159,7 +165,7 @@ var failures = []failure{
 	}, says: map[string]string{"": "is locked by another writer past the busy timeout",
 		// pi's extension gives veto-hook 500 ms: on a loaded machine its
 		// own deadline ("veto did not decide within …") may come first.
-		"pi": "so the call is", "claude-agent-sdk": "so the call is"}},
+		"pi": "so the call is", "opencode": "so the call is", "claude-agent-sdk": "so the call is"}},
 	{name: "the state is read-only", readOnly: []string{"state"}, setup: func(t *testing.T, s *sandbox, cr clientRun) func() {
 		newState(t, s)
 		return nil

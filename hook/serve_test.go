@@ -230,6 +230,10 @@ func TestServedRepliesAreVetoHooks(t *testing.T) {
 			`{"v":1,"event":"tool_call","sessionId":"p","cwd":"WS","toolName":"bash","toolCallId":"p1","input":{"command":"git reset --hard"}}`,
 			`{"v":1,"event":"tool_call","sessionId":"p","cwd":"WS","toolName":"read","toolCallId":"p2","input":{"path":"WS/main.go"}}`,
 		},
+		clients.OpenCode.Name: {
+			`{"v":1,"event":"tool_call","sessionId":"o","cwd":"WS","toolName":"bash","toolCallId":"o1","input":{"command":"git reset --hard"}}`,
+			`{"v":1,"event":"tool_call","sessionId":"o","cwd":"WS","toolName":"read","toolCallId":"o2","input":{"filePath":"WS/main.go"}}`,
+		},
 		clients.ClaudeAgentSDK.Name: {
 			`{"veto_protocol":1,"session_id":"a","cwd":"WS","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git reset --hard"},"tool_use_id":"a1"}`,
 			`{"veto_protocol":1,"session_id":"a","cwd":"WS","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"WS/main.go"},"tool_use_id":"a2"}`,

@@ -280,8 +280,9 @@ func CopilotCLI() []veto.Descriptor {
 		d("create", veto.CapWrites|veto.CapOverwrites, map[string]veto.Role{"path": path, "file_text": content}),
 		// pi's edit shares the name (Copilot CLI comes first in the
 		// table): its edits[], oldText and newText are content too.
+		// OpenCode's too: filePath, oldString and newString.
 		d("edit", veto.CapWrites|veto.CapEdits, map[string]veto.Role{"path": path, "old_str": content, "new_str": content,
-			"edits": content, "oldText": content, "newText": content}),
+			"edits": content, "oldText": content, "newText": content, "filePath": path, "oldString": content, "newString": content}),
 		d("glob", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source}),
 		d("grep", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source}),
 		d("web_fetch", veto.CapNetwork, map[string]veto.Role{"url": url}),
@@ -306,13 +307,32 @@ func Codex() []veto.Descriptor {
 // names them. bash, edit and grep share Copilot CLI's names and roles.
 func Pi() []veto.Descriptor {
 	return []veto.Descriptor{
-		d("read", veto.CapReads, map[string]veto.Role{"path": source}),
+		// OpenCode's read and write share the names: filePath is its path.
+		d("read", veto.CapReads, map[string]veto.Role{"path": source, "filePath": source}),
 		d("bash", veto.CapExecutes, map[string]veto.Role{"command": command}),
 		d("edit", veto.CapWrites|veto.CapEdits, map[string]veto.Role{"path": path, "edits": content, "oldText": content, "newText": content}),
-		d("write", veto.CapWrites|veto.CapOverwrites, map[string]veto.Role{"path": path, "content": content}),
+		d("write", veto.CapWrites|veto.CapOverwrites, map[string]veto.Role{"path": path, "filePath": path, "content": content}),
 		d("grep", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source}),
 		d("find", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source}),
 		d("ls", veto.CapReads, map[string]veto.Role{"path": source}),
+	}
+}
+
+// OpenCode returns the descriptors of OpenCode's built-in tools, as its
+// tool.execute.before hook names them (read, write, edit and bash share
+// pi's and Copilot CLI's names, whose descriptions hold OpenCode's
+// parameters too). apply_patch (offered to some models) is left to the
+// sniffer: its files are inside patchText.
+func OpenCode() []veto.Descriptor {
+	return []veto.Descriptor{
+		d("read", veto.CapReads, map[string]veto.Role{"filePath": source}),
+		d("write", veto.CapWrites|veto.CapOverwrites, map[string]veto.Role{"filePath": path, "content": content}),
+		d("edit", veto.CapWrites|veto.CapEdits, map[string]veto.Role{"filePath": path, "oldString": content, "newString": content}),
+		d("bash", veto.CapExecutes, map[string]veto.Role{"command": command}),
+		d("glob", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source}),
+		d("grep", veto.CapReads|veto.CapSearchesTree, map[string]veto.Role{"path": source}),
+		d("list", veto.CapReads, map[string]veto.Role{"path": source}),
+		d("webfetch", veto.CapNetwork, map[string]veto.Role{"url": url}),
 	}
 }
 
@@ -326,6 +346,7 @@ var ofClient = map[*clients.Client]func() []veto.Descriptor{
 	&clients.Cursor:     ClaudeCode,
 	&clients.Codex:      Codex,
 	&clients.Pi:         Pi,
+	&clients.OpenCode:   OpenCode,
 	// The SDK's tools are Claude Code's: it runs the Claude Code CLI.
 	&clients.ClaudeAgentSDK: ClaudeCode,
 }

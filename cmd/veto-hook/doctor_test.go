@@ -44,13 +44,13 @@ func TestDoctor(t *testing.T) {
 		}
 		return 0, out.String()
 	}
-	for _, c := range []string{"claude-code", "gemini-cli", "copilot-cli", "cursor", "codex", "pi"} {
+	for _, c := range []string{"claude-code", "gemini-cli", "copilot-cli", "cursor", "codex", "pi", "opencode"} {
 		if code, out := veto("init", c); code != 0 {
 			t.Fatalf("init %s: %d %s", c, code, out)
 		}
 	}
 	code, out := veto("doctor")
-	if code != 0 || strings.Contains(out, "PROBLEM") || strings.Count(out, "blocking form") != 6 {
+	if code != 0 || strings.Contains(out, "PROBLEM") || strings.Count(out, "blocking form") != 7 {
 		t.Fatalf("doctor on a sound install: exit %d\n%s", code, out)
 	}
 
@@ -75,6 +75,13 @@ func TestDoctor(t *testing.T) {
 	os.WriteFile(ext, bytes.ReplaceAll(b, []byte(`veto-hook","pi"]`), []byte(`veto-hook","pi","--approve"]`)), 0o644)
 	expectProblem("pi's hook changed", "the hook is not one veto init writes", "veto init pi")
 	os.WriteFile(ext, b, 0o644)
+
+	// OpenCode's plugin, likewise.
+	plugin := filepath.Join(ws, ".opencode", "plugins", "veto.ts")
+	b, _ = os.ReadFile(plugin)
+	os.WriteFile(plugin, bytes.ReplaceAll(b, []byte(`veto-hook","opencode"]`), []byte(`veto-hook","opencode","--approve"]`)), 0o644)
+	expectProblem("OpenCode's hook changed", "the hook is not one veto init writes", "veto init opencode")
+	os.WriteFile(plugin, b, 0o644)
 
 	// A policy that does not load.
 	os.MkdirAll(filepath.Join(ws, ".veto"), 0o755)

@@ -159,6 +159,9 @@ func TestRunWithoutAnyAnswerBlocks(t *testing.T) {
 			reason + `"}}`, reason + "\n"},
 		// veto's pi extension runs the call only on {"block":false}.
 		"pi": {2, `{"block":true,"reason":"` + reason + `"}`, ""},
+		// So do veto's OpenCode plugin and Claude Agent SDK module.
+		"opencode":         {2, `{"block":true,"reason":"` + reason + `"}`, ""},
+		"claude-agent-sdk": {2, `{"block":true,"reason":"` + reason + `"}`, ""},
 	}
 	if len(wire.Clients) != len(want) {
 		t.Fatalf("veto-hook speaks to %v; this test knows the replies of %d clients", wire.Clients, len(want))

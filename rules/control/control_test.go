@@ -209,6 +209,14 @@ func TestVetoFiles(t *testing.T) {
 		{"Write", map[string]any{"file_path": ".pi/settings.json", "content": "{}"}, "veto_files_write"},
 		{"Read", map[string]any{"file_path": ".pi/extensions/veto.ts"}, ""},
 		{"Write", map[string]any{"file_path": "src/pi/extensions.go", "content": "x"}, ""},
+		// OpenCode: veto's plugin, another plugin beside it, the configs
+		// that list more (the project's and the global one).
+		{"Write", map[string]any{"file_path": ".opencode/plugins/veto.ts", "content": "x"}, "veto_files_write"},
+		{"Write", map[string]any{"file_path": "sub/.opencode/plugin/later.ts", "content": "x"}, "veto_files_write"},
+		{"Write", map[string]any{"file_path": "opencode.json", "content": "{}"}, "veto_files_write"},
+		{"Bash", bash("echo x > ~/.config/opencode/plugins/later.js"), "veto_files_write"},
+		{"Read", map[string]any{"file_path": ".opencode/plugins/veto.ts"}, ""},
+		{"Write", map[string]any{"file_path": "src/opencode/plugin.go", "content": "x"}, ""},
 	}
 	for _, d := range presence.RegistryDirs() { // who the guarded clients are
 		cases = append(cases,

@@ -134,14 +134,22 @@ func (s *Set) locate() places {
 		// extension loaded after it could change a call's input once veto
 		// allowed it: the directories and the settings that list more.
 		pattern{segs: []string{".pi", "extensions"}, tree: true, what: whatSettings},
-		pattern{segs: []string{".pi", "settings.json"}, what: whatSettings})
+		pattern{segs: []string{".pi", "settings.json"}, what: whatSettings},
+		// OpenCode loads every plugin of these, and the project's config
+		// may list more (its "plugin" key).
+		pattern{segs: []string{".opencode"}, tree: true, what: whatSettings},
+		pattern{segs: []string{"opencode.json"}, what: whatSettings},
+		pattern{segs: []string{"opencode.jsonc"}, what: whatSettings})
+	if x := s.getenv("XDG_CONFIG_HOME"); strings.HasPrefix(x, "/") {
+		add(x+"/opencode", true, false, whatSettings) // OpenCode's global config and plugins
+	}
 	if x := s.getenv("PI_CODING_AGENT_DIR"); x != "" {
 		add(x+"/extensions", true, false, whatSettings)
 		add(x+"/settings.json", false, false, whatSettings)
 	}
 	if home != "" {
 		add(home+"/.pi/agent/settings.json", false, false, whatSettings)
-		for _, d := range []string{".cursor", ".codex", ".copilot/hooks", ".claude/hooks", ".pi/agent/extensions"} {
+		for _, d := range []string{".cursor", ".codex", ".copilot/hooks", ".claude/hooks", ".pi/agent/extensions", ".config/opencode"} {
 			add(home+"/"+d, true, false, whatSettings)
 		}
 	}

@@ -301,3 +301,78 @@ func TestRunSharedWithAnotherInstanceIsRead(t *testing.T) {
 		}
 	}
 }
+
+// Appends that wait while others commit share one pipelined batch; one
+// whose run another instance moved is refused alone (told to decide
+// again), and the others of its batch are stored, each whole.
+func TestGroupedPipelineRefusesOnlyTheMovedRun(t *testing.T) {
+	dsn := fresh(t)
+	s := open(t, dsn)
+	other := open(t, dsn)
+	leads := []string{"l1", "l2", "l3", "l4"}
+	runs := []string{"r1", "r2", "r3", "r4", "r5"}
+	next := map[string]uint64{}
+	for _, r := range append(append([]string{}, leads...), runs...) {
+		next[r] = started(t, s, r).Next
+	}
+	// Another instance appends to r3 after s loaded it.
+	if err := other.Append(ctx, "r3", 3, []veto.Event{pe("r3", 3, veto.EventAllowed, "other")}); err != nil {
+		t.Fatal(err)
+	}
+	// The leads' rows are held, so the appends that commit them (as many
+	// as commit at once) wait in their guards, and the next appends queue.
+	hold, err := other.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	if _, err := hold.ExecContext(ctx, `SELECT 1 FROM veto_runs WHERE run = ANY($1) FOR UPDATE`, leads); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, len(leads))
+	for _, r := range leads {
+		go func() { errs <- s.Append(ctx, r, next[r], []veto.Event{pe(r, next[r], veto.EventAllowed, "lead")}) }()
+	}
+	waitFor(t, "the leads' appends to wait on their rows", func() bool {
+		var n int
+		other.DB().QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%veto_claim%'`).Scan(&n)
+		return n == len(leads)
+	})
+	got := make(map[string]chan error, len(runs))
+	for _, r := range runs {
+		got[r] = make(chan error, 1)
+		go func() { got[r] <- s.Append(ctx, r, 3, []veto.Event{pe(r, 3, veto.EventAllowed, "late")}) }()
+	}
+	waitFor(t, "the runs' appends to queue", func() bool { return s.Queued() == len(runs) })
+	hold.Rollback()
+	for range leads {
+		if err := <-errs; err != nil {
+			t.Fatalf("a lead's append: %v", err)
+		}
+	}
+	for _, r := range runs {
+		err := <-got[r]
+		evs, lerr := s.Events(ctx, r, 0)
+		if lerr != nil || len(evs) != 3 {
+			t.Fatalf("%s: %d events (%v), want 3", r, len(evs), lerr)
+		}
+		switch {
+		case r == "r3" && !errors.Is(err, veto.ErrConflict):
+			t.Errorf("r3, moved by another instance: %v, want a conflict", err)
+		case r == "r3" && evs[2].CallID != "other":
+			t.Errorf("r3's third event is %s's, want the other instance's", evs[2].CallID)
+		case r != "r3" && (err != nil || evs[2].CallID != "late"):
+			t.Errorf("%s: %v, third event %s; want it stored", r, err, evs[2].CallID)
+		}
+	}
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+	}
+}

@@ -16,7 +16,8 @@ import (
 // for it, and the next one to commit takes every append waiting, up to
 // the group's size, as one transaction and one commit (one pipelined
 // batch where the dialect pipelines): concurrent decisions of different
-// runs share a commit's fsync instead of queueing for one each. Nothing
+// runs share a commit's fsync instead of queueing for one each. On
+// PostgreSQL up to four batches commit at once (leaders). Nothing
 // waits for company: an append that finds no commit running commits at
 // once, alone.
 //
@@ -28,9 +29,8 @@ import (
 // with its own error, and the batch is committed again without it:
 // nothing of its was stored, nor of the others until they commit. A
 // commit that fails is every append's failure: each is refused, and none
-// is stored. A run another instance appends to as well (its row moved
-// under an append of this store within sharedFor) commits alone: in a
-// batch, each of its refusals would send the batch again.
+// is stored. On PostgreSQL only pipelined appends share a commit (see
+// batches).
 
 // DefaultGroup is the most appends one commit carries.
 const DefaultGroup = 32
@@ -39,7 +39,7 @@ const DefaultGroup = 32
 type group struct {
 	mu      sync.Mutex
 	queue   []*pending
-	leading bool // an append is committing batches
+	leading int // appends committing batches
 	off     bool // SetGroup(1): every append commits alone
 	max     int
 }
@@ -81,19 +81,19 @@ func (s *Store) Append(ctx context.Context, run string, next uint64, events []ve
 		return err
 	}
 	s.g.mu.Lock()
-	if s.g.off || (p.piece != nil && s.contended(run)) {
+	if s.g.off || !s.batches(p) {
 		s.g.mu.Unlock()
 		s.commit(ctx, []*pending{p})
 		return p.err
 	}
 	p.done = make(chan struct{})
 	s.g.queue = append(s.g.queue, p)
-	if s.g.leading {
+	if s.g.leading >= s.leaders() {
 		s.g.mu.Unlock()
 		<-p.done // answered by the append that commits its batch
 		return p.err
 	}
-	s.g.leading = true
+	s.g.leading++
 	for len(s.g.queue) > 0 {
 		batch := s.g.take()
 		s.g.mu.Unlock()
@@ -105,9 +105,34 @@ func (s *Store) Append(ctx context.Context, run string, next uint64, events []ve
 		}
 		s.g.mu.Lock()
 	}
-	s.g.leading = false
+	s.g.leading--
 	s.g.mu.Unlock()
 	return p.err
+}
+
+// leaders is how many batches may be committing at once: one on a
+// database with one writer (SQLite: a second would only wait for the
+// write lock), more on one whose writers work side by side (PostgreSQL),
+// so that a batch slowed by a refusal (its appends sent again alone, or as
+// transactions) holds up only the appends in it.
+func (s *Store) leaders() int {
+	if s.d.Pipeline == nil {
+		return 1
+	}
+	return 4
+}
+
+// batches reports whether p may share a commit. On a dialect that
+// pipelines, only a pipelined append does, and not one of a run another
+// instance appends to as well: an append made as a transaction there is a
+// dozen round trips, which a batch would run one after the other where
+// alone they run side by side on the pool's connections; and in a batch
+// each refusal of a shared run's guard would send the batch again.
+func (s *Store) batches(p *pending) bool {
+	if s.d.Pipeline == nil {
+		return true
+	}
+	return p.piece != nil && !s.contended(p.run)
 }
 
 // take removes the next batch from the queue (g.mu held): the oldest
@@ -193,8 +218,20 @@ func (s *Store) commit(ctx context.Context, batch []*pending) {
 			txed = append(txed, p)
 		}
 	}
-	// A piece the dialect finds must read first joins the transaction.
 	txed = append(txed, s.commitPiped(ctx, piped)...)
+	if len(txed) > 1 && s.d.Pipeline != nil {
+		// Pieces the dialect found must read first: each is appended in a
+		// transaction of its own, side by side (see batches).
+		var wg sync.WaitGroup
+		for _, p := range txed {
+			wg.Go(func() {
+				s.commitTx(ctx, []*pending{p})
+			})
+		}
+		wg.Wait()
+		s.prepareWanted(ctx)
+		return
+	}
 	if len(txed) > 0 {
 		slices.SortStableFunc(txed, func(a, b *pending) int { return strings.Compare(a.run, b.run) })
 		s.commitTx(ctx, txed)
@@ -229,8 +266,11 @@ func (s *Store) commitPiped(ctx context.Context, batch []*pending) (txed []*pend
 			}
 			return txed
 		}
-		// One append failed on its own; nothing was stored, and the
-		// others are sent again without it.
+		// One append failed on its own; nothing was stored. The others
+		// are sent again each alone, side by side: where one failed,
+		// others may (a run shared with another instance, calls observed
+		// before), and a batch sent again for each would be as many trips
+		// one after the other.
 		p := batch[at]
 		switch {
 		case errors.Is(err, ErrNotPipelined):
@@ -242,7 +282,23 @@ func (s *Store) commitPiped(ctx context.Context, batch []*pending) (txed []*pend
 		default:
 			p.err = unavailable(err)
 		}
-		batch = slices.Delete(slices.Clone(batch), at, at+1)
+		rest := slices.Delete(slices.Clone(batch), at, at+1)
+		if len(rest) == 1 {
+			batch = rest
+			continue
+		}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, q := range rest {
+			wg.Go(func() {
+				t := s.commitPiped(ctx, []*pending{q})
+				mu.Lock()
+				txed = append(txed, t...)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		return txed
 	}
 	return txed
 }

@@ -205,19 +205,23 @@ func run(each time.Duration, pgBase, levelList string) error {
 	}
 	opaBody, _ := json.Marshal(map[string]any{"input": input})
 
-	vetoReq := func(tok string) func(url string, worker, i int) *http.Request {
+	// Each contender's calls and runs are its own (tag): a call id another
+	// contender's decision observed already would be decided again, which
+	// a pipelined append cannot record (it reads first), and a run another
+	// contender left would start with that contender's history.
+	vetoReq := func(tok, tag string) func(url string, worker, i int) *http.Request {
 		return func(url string, worker, i int) *http.Request {
-			body := fmt.Sprintf(`{"call_id":"c%d-%d","tool":"Read","args":{"file_path":%q},"cwd":%q,"run":{"ref":"bench-%d","fresh":true}}`,
-				worker, i, target, ws, worker)
+			body := fmt.Sprintf(`{"call_id":"%s-c%d-%d","tool":"Read","args":{"file_path":%q},"cwd":%q,"run":{"ref":"bench-%s-%d","fresh":true}}`,
+				tag, worker, i, target, ws, tag, worker)
 			r, _ := http.NewRequest("POST", url+"/v1/decide", strings.NewReader(body))
 			r.Header.Set("Authorization", "Bearer "+tok)
 			return r
 		}
 	}
 	contenders := []contender{
-		{name: "veto serve, SQLite", urls: []string{sqliteURL}, req: vetoReq(sqliteTok)},
-		{name: "veto serve, PostgreSQL", urls: []string{pgURL1}, req: vetoReq(pgTok)},
-		{name: "veto serve, PostgreSQL ×2", urls: []string{pgURL1, pgURL2}, req: vetoReq(pgTok)},
+		{name: "veto serve, SQLite", urls: []string{sqliteURL}, req: vetoReq(sqliteTok, "sqlite")},
+		{name: "veto serve, PostgreSQL", urls: []string{pgURL1}, req: vetoReq(pgTok, "pg")},
+		{name: "veto serve, PostgreSQL ×2", urls: []string{pgURL1, pgURL2}, req: vetoReq(pgTok, "pg2")},
 		{name: "opa run --server", urls: []string{opaURL}, req: func(url string, _, _ int) *http.Request {
 			r, _ := http.NewRequest("POST", url+"/v1/data/veto/policy/files/decision", bytes.NewReader(opaBody))
 			return r

@@ -64,6 +64,7 @@ func grouped(t *testing.T, s *sqlstore.Store, fs *faultdb.Faults, appends map[st
 // E35
 func TestGroupCommitFailureRefusesEveryAppend(t *testing.T) {
 	s, fs, _ := faulty(t)
+	s.SetGroup(sqlstore.DefaultGroup)        // SQLite's dialect commits each alone
 	failed := fs.Fail(faultdb.Commit, "", 2) // the batch after the held one
 	runs := []string{"r1", "r2", "r3", "r4", "r5"}
 	appends := map[string]func() error{}
@@ -97,6 +98,7 @@ func TestGroupCommitFailureRefusesEveryAppend(t *testing.T) {
 // itself.
 func TestGroupCommitOneFailureLeavesTheOthers(t *testing.T) {
 	s, fs, _ := faulty(t)
+	s.SetGroup(sqlstore.DefaultGroup)
 	for _, r := range []string{"moved", "broken"} {
 		if err := s.Append(fctx, r, 1, runEvents(r)); err != nil {
 			t.Fatal(err)

@@ -17,7 +17,10 @@ import (
 // the group's size, as one transaction and one commit (one pipelined
 // batch where the dialect pipelines): concurrent decisions of different
 // runs share a commit's fsync instead of queueing for one each. On
-// PostgreSQL up to four batches commit at once (leaders). Nothing
+// PostgreSQL up to four batches commit at once (leaders). SQLite's
+// dialect does not group (Dialect.Group): with synchronous=NORMAL a
+// commit there has no fsync to share, and its appends already take turns
+// for the one write lock; measured, a batch made it slower. Nothing
 // waits for company: an append that finds no commit running commits at
 // once, alone.
 //
@@ -32,16 +35,17 @@ import (
 // is stored. On PostgreSQL only pipelined appends share a commit (see
 // batches).
 
-// DefaultGroup is the most appends one commit carries.
+// DefaultGroup is the most appends one commit carries, on a dialect that
+// groups commits (Dialect.Group).
 const DefaultGroup = 32
 
 // group queues appends for the next commit.
 type group struct {
 	mu      sync.Mutex
 	queue   []*pending
-	leading int // appends committing batches
-	off     bool // SetGroup(1): every append commits alone
-	max     int
+	leading int  // appends committing batches
+	set     bool // SetGroup was called: max is its, not the dialect's
+	max     int  // the most appends a commit carries; 1 or less: each commits alone
 }
 
 // pending is one append on its way to a commit.
@@ -63,12 +67,20 @@ type Piece struct {
 	Stmts []Stmt
 }
 
-// SetGroup sets the most appends one commit carries (DefaultGroup until
-// then); 1 commits every append alone.
+// SetGroup sets the most appends one commit carries (the dialect's Group
+// until then); 1 commits every append alone.
 func (s *Store) SetGroup(n int) {
 	s.g.mu.Lock()
 	defer s.g.mu.Unlock()
-	s.g.max, s.g.off = n, n <= 1
+	s.g.max, s.g.set = n, true
+}
+
+// groupMax is the most appends one commit carries (g.mu held).
+func (s *Store) groupMax() int {
+	if s.g.set {
+		return s.g.max
+	}
+	return s.d.Group
 }
 
 // Append implements veto.Store: the run's events are stored, its next
@@ -81,7 +93,7 @@ func (s *Store) Append(ctx context.Context, run string, next uint64, events []ve
 		return err
 	}
 	s.g.mu.Lock()
-	if s.g.off || !s.batches(p) {
+	if s.groupMax() <= 1 || !s.batches(p) {
 		s.g.mu.Unlock()
 		s.commit(ctx, []*pending{p})
 		return p.err
@@ -95,7 +107,7 @@ func (s *Store) Append(ctx context.Context, run string, next uint64, events []ve
 	}
 	s.g.leading++
 	for len(s.g.queue) > 0 {
-		batch := s.g.take()
+		batch := s.g.take(s.groupMax())
 		s.g.mu.Unlock()
 		bctx, stop := batchContext(batch)
 		s.commit(bctx, batch)
@@ -137,11 +149,7 @@ func (s *Store) batches(p *pending) bool {
 
 // take removes the next batch from the queue (g.mu held): the oldest
 // append of each run, up to the group's size, ordered by run.
-func (g *group) take() []*pending {
-	max := g.max
-	if max <= 0 {
-		max = DefaultGroup
-	}
+func (g *group) take(max int) []*pending {
 	var batch, rest []*pending
 	runs := map[string]bool{}
 	for _, p := range g.queue {

@@ -39,6 +39,9 @@ type Dialect struct {
 	// it must read first); at < 0 when the batch failed as a whole (the
 	// connection, the commit). Nothing is stored on any error.
 	Pipeline func(ctx context.Context, db *sql.DB, pieces []Piece) (at int, err error)
+	// Group is the most appends one commit carries (group.go); 0 or 1:
+	// each append commits alone.
+	Group int
 }
 
 // Store is a veto.Store and veto.Log on a SQL database.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -340,8 +341,9 @@ func TestGroupedPipelineRefusesOnlyTheMovedRun(t *testing.T) {
 	})
 	got := make(map[string]chan error, len(runs))
 	for _, r := range runs {
-		got[r] = make(chan error, 1)
-		go func() { got[r] <- s.Append(ctx, r, 3, []veto.Event{pe(r, 3, veto.EventAllowed, "late")}) }()
+		c := make(chan error, 1)
+		got[r] = c
+		go func() { c <- s.Append(ctx, r, 3, []veto.Event{pe(r, 3, veto.EventAllowed, "late")}) }()
 	}
 	waitFor(t, "the runs' appends to queue", func() bool { return s.Queued() == len(runs) })
 	hold.Rollback()
@@ -374,5 +376,44 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("waited 10 s for %s", what)
 		}
+	}
+}
+
+// Under group commit an append returns only once its batch committed,
+// whichever append led it: what it stored is there for another instance
+// at once, every time, with 32 writers and up to four batches in flight.
+func TestGroupedAppendReturnsOnlyOnceCommitted(t *testing.T) {
+	dsn := fresh(t)
+	s, other := open(t, dsn), open(t, dsn)
+	const writers, each = 32, 15
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var bad []string
+	for w := range writers {
+		wg.Go(func() {
+			run := fmt.Sprintf("w%d", w)
+			started(t, s, run)
+			for i := range each {
+				seq := uint64(3 + i)
+				if err := s.Append(ctx, run, seq, []veto.Event{pe(run, seq, veto.EventAllowed, fmt.Sprintf("c%d", i))}); err != nil {
+					mu.Lock()
+					bad = append(bad, fmt.Sprintf("%s append %d: %v", run, seq, err))
+					mu.Unlock()
+					return
+				}
+				st, err := other.Load(ctx, run)
+				if err != nil || st.Next != seq+1 {
+					mu.Lock()
+					bad = append(bad, fmt.Sprintf("%s: after append %d another instance loads next %d (%v)", run, seq, st.Next, err))
+					mu.Unlock()
+					return
+				}
+				s.Load(ctx, run) // keep the row for the next pipelined append
+			}
+		})
+	}
+	wg.Wait()
+	for _, b := range bad {
+		t.Error(b)
 	}
 }

@@ -57,7 +57,11 @@ type pending struct {
 	piece  *Piece // built for the dialect's Pipeline; nil: appended in a transaction
 	h      header // the row the piece was computed on
 	err    error
-	done   chan struct{}
+	done   chan struct{} // closed once err is the append's answer
+	// lead is sent to once when a leader that has its own answer hands
+	// the committing of batches to this waiting append (promoted).
+	lead     chan struct{}
+	promoted bool // g.mu
 }
 
 // Piece is one append of a pipelined batch: its Guard, then its statements
@@ -98,15 +102,49 @@ func (s *Store) Append(ctx context.Context, run string, next uint64, events []ve
 		s.commit(ctx, []*pending{p})
 		return p.err
 	}
-	p.done = make(chan struct{})
+	p.done, p.lead = make(chan struct{}), make(chan struct{}, 1)
 	s.g.queue = append(s.g.queue, p)
 	if s.g.leading >= s.leaders() {
 		s.g.mu.Unlock()
-		<-p.done // answered by the append that commits its batch
-		return p.err
+		select {
+		case <-p.done: // answered by the append that committed its batch
+			select {
+			case <-p.lead:
+				// Handed the lead too, before its batch was taken (a
+				// promotion only picks an append still queued).
+				s.g.mu.Lock()
+				s.lead(p)
+			default:
+			}
+			return p.err
+		case <-p.lead: // handed the lead
+			s.g.mu.Lock()
+		}
+	} else {
+		s.g.leading++
 	}
-	s.g.leading++
+	s.lead(p)
+	<-p.done // its batch may be another leader's, still committing
+	return p.err
+}
+
+// lead commits batches from the queue (g.mu held; own is one of the
+// leaders, and unlocks it). Once its own append is answered, it hands the
+// lead to the oldest append waiting, so that no caller commits others'
+// batches for longer than its own takes; with none waiting, it stops
+// leading.
+func (s *Store) lead(own *pending) {
 	for len(s.g.queue) > 0 {
+		if answered(own) {
+			for _, q := range s.g.queue {
+				if !q.promoted {
+					q.promoted = true
+					q.lead <- struct{}{} // buffered, and sent to once
+					s.g.mu.Unlock()
+					return
+				}
+			}
+		}
 		batch := s.g.take(s.groupMax())
 		s.g.mu.Unlock()
 		bctx, stop := batchContext(batch)
@@ -119,7 +157,16 @@ func (s *Store) Append(ctx context.Context, run string, next uint64, events []ve
 	}
 	s.g.leading--
 	s.g.mu.Unlock()
-	return p.err
+}
+
+// answered reports whether p has its answer.
+func answered(p *pending) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // leaders is how many batches may be committing at once: one on a

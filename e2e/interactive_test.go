@@ -37,6 +37,9 @@ func TestClaudeCodeInteractiveAsksOnThePage(t *testing.T) {
 		"for i in $(seq 240); do [ -f "+shellQuote(notes)+" ] && break; sleep 0.5; done\n"+
 		"sleep 3\n"+
 		"kill -TERM -- -$pid 2>/dev/null; sleep 1; kill -KILL -- -$pid 2>/dev/null\n"+
+		// Claude Code runs in the session script made for the terminal, out
+		// of reach of the group above, and outlived it by hours.
+		"pkill -KILL -f "+shellQuote(filepath.Join(s.root, "mcp.json"))+" 2>/dev/null\n"+
 		"exit 0\n", 0o755)
 	spec := first
 	spec.Program, spec.Args = filepath.Join(s.bin, "interactive"), nil

@@ -29,11 +29,13 @@ import (
 // alone), in the order of the runs' names, so that two instances' batches
 // on one PostgreSQL lock rows in the same order. An append that fails on
 // its own (another writer moved its run, its writes fail) is answered
-// with its own error, and the batch is committed again without it:
+// with its own error, and the others are committed again without it (a
+// pipelined batch's each alone, side by side; a transaction's together):
 // nothing of its was stored, nor of the others until they commit. A
 // commit that fails is every append's failure: each is refused, and none
 // is stored. On PostgreSQL only pipelined appends share a commit (see
-// batches).
+// batches). An append returns once its own batch has committed, whoever
+// led it, and a leader hands the lead on once its own append is answered.
 
 // DefaultGroup is the most appends one commit carries, on a dialect that
 // groups commits (Dialect.Group).

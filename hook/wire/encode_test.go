@@ -11,7 +11,8 @@ import (
 
 // AppendRequest writes what encoding/json reads back as the same request,
 // and what json.Marshal would have written, byte for byte but for the
-// event, which is passed as it came (json.Marshal compacts it).
+// event, which is passed as it came (json.Marshal compacts it and escapes
+// <, > and &).
 func FuzzAppendRequest(f *testing.F) {
 	f.Add("go:abc/def", "claude-code", "/tmp/veto.db", "/home/u", "", "", int64(1500), int64(1764000000000000000), true, false,
 		[]byte(`{"hook_event_name":"PreToolUse","tool_input":{"command":"ls"}}`))
@@ -40,17 +41,20 @@ func FuzzAppendRequest(f *testing.F) {
 		if err := json.Unmarshal(marshalled, &want); err != nil {
 			t.Fatal(err)
 		}
-		var compact bytes.Buffer
+		// json.Marshal compacts a raw event and escapes <, > and & in it
+		// (HTMLEscape); AppendRequest passes it as it came.
+		var compact, escaped bytes.Buffer
 		json.Compact(&compact, back.Event)
-		if !bytes.Equal(compact.Bytes(), want.Event) {
+		json.HTMLEscape(&escaped, compact.Bytes())
+		if !bytes.Equal(escaped.Bytes(), want.Event) {
 			t.Fatalf("event %q, want %q", back.Event, want.Event)
 		}
 		back.Event, want.Event = nil, nil
 		if !reflect.DeepEqual(back, want) {
 			t.Fatalf("decoded %+v\nwant    %+v", back, want)
 		}
-		// Byte for byte what json.Marshal writes, the event compacted.
-		rq.Event = compact.Bytes()
+		// Byte for byte what json.Marshal writes, the event as it writes it.
+		rq.Event = escaped.Bytes()
 		if g := wire.AppendRequest(nil, &rq); !bytes.Equal(bytes.TrimSuffix(g, []byte("\n")), marshalled) {
 			t.Fatalf("AppendRequest %s\njson.Marshal  %s", g, marshalled)
 		}

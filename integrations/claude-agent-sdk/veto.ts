@@ -137,10 +137,18 @@ export function withVeto<O extends Options>(options?: O, config?: VetoConfig): O
 					// never an input the prompt changed.
 					return { ...r, behavior: "allow", updatedInput: input };
 				}
-				try {
-					await send({ ...q.input, hook_event_name: "PermissionDenied" }, { veto_answer: "refused" }, options?.signal);
-				} catch {
-					// Not recorded; the call is refused all the same.
+				// The person's no is recorded, tried twice (a busy moment of the
+				// state or the hook server), within the module's limit and not
+				// the SDK's signal: the SDK may have given up on the prompt
+				// (bypassPermissions) once it is answered. The call is refused
+				// all the same.
+				for (let i = 0; i < 2; i++) {
+					try {
+						await send({ ...q.input, hook_event_name: "PermissionDenied" }, { veto_answer: "refused" });
+						break;
+					} catch {
+						// Not recorded yet.
+					}
 				}
 				return {
 					behavior: "deny",

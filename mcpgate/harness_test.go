@@ -47,9 +47,22 @@ func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts
 	t.Helper()
 	h := newGatewayOnly(t, name, SDKTransport(upstream), o)
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
 	agentSide, gwSide := mcp.NewInMemoryTransports()
-	go h.gw.Serve(ctx, SDKTransport(gwSide))
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		h.gw.Serve(ctx, SDKTransport(gwSide))
+	}()
+	// The gateway is done writing the state before the state is closed and
+	// its directory removed (a record still being written left a file in
+	// it, under the race detector).
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-served:
+		case <-time.After(10 * time.Second):
+		}
+	})
 	client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
 	var err error
 	h.agent, err = client.Connect(ctx, agentSide, nil)

@@ -27,19 +27,9 @@ type extensionKind struct {
 var extensionKinds = map[string]extensionKind{
 	"pi": {what: "extension", isVeto: piext.IsVeto, configOf: piext.ConfigOf, installed: piext.Installed,
 		answers: "pi's session_start, tool_call and tool_result"},
-	"opencode": {what: "plugin", isVeto: ocplugin.IsVeto,
-		configOf: func(b []byte) (piext.Config, bool) {
-			c, ok := ocplugin.ConfigOf(b)
-			return piext.Config(c), ok
-		},
-		installed: func(c piext.Config) ([]byte, error) { return ocplugin.Installed(ocplugin.Config(c)) },
-		answers:   "OpenCode's tool.execute.before and tool.execute.after (and session.created)"},
-	"claude-agent-sdk": {what: "module", isVeto: sdkmodule.IsVeto,
-		configOf: func(b []byte) (piext.Config, bool) {
-			c, ok := sdkmodule.ConfigOf(b)
-			return piext.Config(c), ok
-		},
-		installed: func(c piext.Config) ([]byte, error) { return sdkmodule.Installed(sdkmodule.Config(c)) },
+	"opencode": {what: "plugin", isVeto: ocplugin.IsVeto, configOf: ocplugin.ConfigOf, installed: ocplugin.Installed,
+		answers: "OpenCode's tool.execute.before and tool.execute.after (and session.created)"},
+	"claude-agent-sdk": {what: "module", isVeto: sdkmodule.IsVeto, configOf: sdkmodule.ConfigOf, installed: sdkmodule.Installed,
 		done: func(path, how string) string {
 			return fmt.Sprintf("%s: veto's module for the Claude Agent SDK (%s); a host program uses it as query({prompt, options: withVeto(options)}), imported from this file", path, how)
 		}},

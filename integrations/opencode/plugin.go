@@ -6,71 +6,31 @@
 package ocplugin
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
-	"errors"
+
+	piext "github.com/vetohq/veto/integrations/pi"
 )
 
-// Source is the plugin as this repository holds it.
+// Source is the file as this repository holds it.
 //
 //go:embed veto.ts
 var Source []byte
 
-// Config is what an installed copy's INSTALLED line holds.
-type Config struct {
-	Hook      []string `json:"hook,omitempty"`      // the hook program and its arguments (veto-hook opencode)
-	URL       string   `json:"url,omitempty"`       // veto serve's base URL, instead of the hook
-	TokenFile string   `json:"tokenFile,omitempty"` // the file of the hook's agent token, with URL
-	TimeoutMs int      `json:"timeoutMs,omitempty"` // the limit of every answer
-}
+// Config is what an installed copy's INSTALLED line holds: pi's.
+type Config = piext.Config
 
-const (
-	linePrefix = "const INSTALLED: { hook?: string[]; url?: string; tokenFile?: string; timeoutMs?: number } = "
-	lineSuffix = "; // veto init opencode"
-	// Header is what every copy of the plugin starts with.
-	Header = "// veto's guard for OpenCode (npm opencode-ai)"
-)
+// Header is what every copy starts with.
+const Header = "// veto's guard for OpenCode (npm opencode-ai)"
 
-// Installed is the plugin with cfg on its INSTALLED line.
-func Installed(cfg Config) ([]byte, error) {
-	line, ok := installedLine(Source)
-	if !ok {
-		return nil, errors.New("ocplugin: the plugin has no INSTALLED line")
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return bytes.Replace(Source, line, []byte(linePrefix+string(b)+lineSuffix), 1), nil
-}
+// Plugin is the file veto init writes.
+var Plugin = piext.File{Name: "the OpenCode plugin", Source: Source, Header: Header, LineSuffix: "; // veto init opencode"}
 
-// IsVeto reports whether b is a copy of veto's plugin (any version): what
+// Installed is the file with cfg on its INSTALLED line.
+func Installed(cfg Config) ([]byte, error) { return Plugin.Installed(cfg) }
+
+// IsVeto reports whether b is a copy of veto's file (any version): what
 // uninstall may remove.
-func IsVeto(b []byte) bool {
-	_, ok := installedLine(b)
-	return ok && bytes.HasPrefix(b, []byte(Header))
-}
+func IsVeto(b []byte) bool { return Plugin.IsVeto(b) }
 
 // ConfigOf is the configuration an installed copy holds.
-func ConfigOf(b []byte) (Config, bool) {
-	line, ok := installedLine(b)
-	if !ok || !bytes.HasPrefix(b, []byte(Header)) {
-		return Config{}, false
-	}
-	var c Config
-	raw := bytes.TrimSuffix(bytes.TrimPrefix(line, []byte(linePrefix)), []byte(lineSuffix))
-	if json.Unmarshal(raw, &c) != nil {
-		return Config{}, false
-	}
-	return c, true
-}
-
-func installedLine(b []byte) ([]byte, bool) {
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if bytes.HasPrefix(line, []byte(linePrefix)) && bytes.HasSuffix(line, []byte(lineSuffix)) {
-			return line, true
-		}
-	}
-	return nil, false
-}
+func ConfigOf(b []byte) (Config, bool) { return Plugin.ConfigOf(b) }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/export"
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/page"
 	"github.com/vetohq/veto/policy"
@@ -63,6 +64,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	noAuth := fs.Bool("insecure-no-auth", false, "accept requests without a token, acting as the actor the body names (loopback only: a loopback Host, no other Origin, JSON bodies)")
 	level := fs.String("log-level", "warn", "log to stderr as JSON at this level: off, debug, info, warn, error")
 	grace := fs.Duration("grace", 10*time.Second, "on SIGTERM, how long the decisions in flight may take")
+	exportFlags := export.AddFlags(fs)
 	var roots []string
 	fs.Func("workspace-root", "accept calls whose workspace lies in DIR (repeatable; none: no claimed workspace is accepted)", func(v string) error {
 		roots = append(roots, v)
@@ -97,6 +99,10 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto serve: --insecure-no-auth is for loopback addresses only")
 		return ExitUsage
 	}
+	if err := exportFlags.Check(*deadline); err != nil {
+		fmt.Fprintln(e.stderr, "veto serve:", err)
+		return ExitUsage
+	}
 	st, err := openServiceState(ctx, *state, *pg, true)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve: cannot open the state:", stateCause(err))
@@ -120,8 +126,15 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto serve: cannot build the gate:", err)
 		return ExitDeny
 	}
+	exporting, err := exportFlags.Start(ctx, export.Source{Log: st.log, Acquire: st.acquire, DB: st.db,
+		Dialect: st.dialect, Logger: log, Deadline: *deadline})
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto serve:", err)
+		return ExitUsage
+	}
+	defer exporting.Stop() // before the state's close, deferred above
 	cfg := server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, Policy: showPolicy(p),
-		Logger: log, Deadline: *deadline, WorkspaceRoots: roots}
+		Logger: log, Deadline: *deadline, WorkspaceRoots: roots, Collectors: exporting.Collectors()}
 	if !*noAuth {
 		if cfg.Tokens, err = st.tokens(ctx); err != nil {
 			fmt.Fprintln(e.stderr, "veto serve: cannot open the token table:", stateCause(err))

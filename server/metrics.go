@@ -24,7 +24,7 @@ type metrics struct {
 	handler   http.Handler
 }
 
-func newMetrics() *metrics {
+func newMetrics(more ...prometheus.Collector) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "veto_decisions_total", Help: "Decisions made, by verdict, rule and reason code.",
@@ -42,6 +42,7 @@ func newMetrics() *metrics {
 	})
 	m.reg.MustRegister(m.decisions, m.latency, m.requests, m.storeErrs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(more...)
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return m
 }

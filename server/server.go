@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/vetohq/veto"
 )
 
@@ -66,6 +68,8 @@ type Config struct {
 	// elsewhere is refused before any rule (workspace.go). None: no
 	// claimed workspace is accepted.
 	WorkspaceRoots []string
+	// Collectors are more metrics for /metrics (the exporters').
+	Collectors []prometheus.Collector
 }
 
 // Server is a running service's handler.
@@ -165,7 +169,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(), roots: roots, stopping: make(chan struct{})}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(cfg.Collectors...), roots: roots, stopping: make(chan struct{})}
 	s.inputs.now = cfg.Now
 	for _, rt := range routes {
 		if cfg.PageOnly && rt.Path != "/healthz" {

@@ -168,7 +168,7 @@ func TestLateCommitIsExported(t *testing.T) {
 	now := time.Now()
 	log.commit("a", 1, now.Add(-1*time.Second))
 	eventually(t, "a/1 exported", func() bool { return sink.has("a/1") })
-	time.Sleep(50 * time.Millisecond) // several passes: the cursor moves as far as it may
+	time.Sleep(50 * time.Millisecond)           // several passes: the cursor moves as far as it may
 	log.commit("b", 1, now.Add(-3*time.Second)) // stamped before a/1, committed after
 	eventually(t, "b/1, committed late, exported", func() bool { return sink.has("b/1") })
 	time.Sleep(50 * time.Millisecond)

@@ -36,10 +36,12 @@ func (c *Cursors) use(ctx context.Context) (*sql.DB, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: the state's database cannot be reached", veto.ErrStateUnavailable)
 	}
+	// Held while the table is made: two CREATE TABLE IF NOT EXISTS at
+	// once collide in PostgreSQL's catalogue (another instance's is
+	// retried, as every failed use is).
 	c.mu.Lock()
-	made := c.made == db
-	c.mu.Unlock()
-	if made {
+	defer c.mu.Unlock()
+	if c.made == db {
 		return db, nil
 	}
 	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS veto_export_cursors (
@@ -47,9 +49,7 @@ func (c *Cursors) use(ctx context.Context) (*sql.DB, error) {
 		at_ns BIGINT NOT NULL)`); err != nil {
 		return nil, fmt.Errorf("export: the cursor table: %w", err)
 	}
-	c.mu.Lock()
 	c.made = db
-	c.mu.Unlock()
 	return db, nil
 }
 

@@ -129,8 +129,19 @@ func (j *JSONL) rotate() error {
 			return err
 		}
 	} else {
-		os.Remove(j.path + "." + strconv.Itoa(j.keep))
-		for i := j.keep - 1; i >= 1; i-- {
+		// Shift only the files there are: FILE.1 … FILE.n, n < keep.
+		n := 0
+		for n < j.keep {
+			if _, err := os.Lstat(j.path + "." + strconv.Itoa(n+1)); err != nil {
+				break
+			}
+			n++
+		}
+		if n == j.keep {
+			os.Remove(j.path + "." + strconv.Itoa(j.keep))
+			n--
+		}
+		for i := n; i >= 1; i-- {
 			if err := os.Rename(j.path+"."+strconv.Itoa(i), j.path+"."+strconv.Itoa(i+1)); err != nil && !os.IsNotExist(err) {
 				return err
 			}

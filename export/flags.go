@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -17,7 +18,7 @@ import (
 
 // Flags are veto serve's export flags.
 type Flags struct {
-	jsonl, syslog, rotate string
+	jsonl, syslog, rotate, name string
 	keep                  int
 	all                   bool
 	window                time.Duration
@@ -31,6 +32,7 @@ func AddFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.rotate, "export-rotate", "64MB", "rotate the JSON Lines file past this size (0: never)")
 	fs.IntVar(&f.keep, "export-keep", 5, "keep this many rotated JSON Lines files")
 	fs.BoolVar(&f.all, "export-all", false, "export every event, not only decisions")
+	fs.StringVar(&f.name, "export-name", "", "this instance's name for its export cursors (default: the host name; give a stable one where the host name changes, as in a container)")
 	fs.DurationVar(&f.window, "export-window", 10*time.Second, "read again this far behind the export cursor, for events that commit late (at least the decision deadline and the instances' clock skew)")
 	return f
 }
@@ -126,10 +128,14 @@ func (f *Flags) Start(ctx context.Context, src Source) (*Running, error) {
 		network, addr, fac, _ := ParseSyslog(f.syslog)
 		sinks = append(sinks, sink{"syslog:" + network + "://" + addr, NewSyslog(network, addr, fac)})
 	}
+	instance := f.name
+	if instance == "" {
+		instance, _ = os.Hostname()
+	}
 	cursors := NewCursors(src.DB, sqlstore.Markers(src.Dialect))
 	ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for _, s := range sinks {
-		x, err := New(Config{Name: s.name, Log: src.Log, Cursors: cursors, Sink: s.s, Acquire: src.Acquire, All: f.all,
+		x, err := New(Config{Name: instance + " " + s.name, Log: src.Log, Cursors: cursors, Sink: s.s, Acquire: src.Acquire, All: f.all,
 			Window: f.window, Metrics: r.Metrics, Logger: src.Logger})
 		if err != nil {
 			r.cancel()

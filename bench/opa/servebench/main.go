@@ -16,6 +16,12 @@
 // OPA gets the path already resolved and records nothing.
 //
 //	cd bench/opa && go run ./servebench [-seconds 3] [-postgres DSN]
+//
+// With -export it measures what exporting costs a decision instead: veto
+// serve on SQLite and on PostgreSQL, each with no export and with every
+// decision exported to a JSON Lines file and to a syslog server over TCP
+// (a listener of the bench's own that reads and drops), alternating at
+// each concurrency; OPA is not run.
 package main
 
 import (
@@ -51,8 +57,10 @@ func main() {
 	seconds := flag.Float64("seconds", 3, "how long each contender runs at each concurrency")
 	pg := flag.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "the PostgreSQL server (a schema of the bench's own is made and dropped)")
 	levels := flag.String("concurrency", "1,16,64", "the concurrency levels")
+	exportMode := flag.Bool("export", false, "measure veto serve with export off and on, and not OPA")
+	rounds := flag.Int("rounds", 1, "run every contender at every concurrency this many times, alternating")
 	flag.Parse()
-	if err := run(time.Duration(*seconds*float64(time.Second)), *pg, *levels); err != nil {
+	if err := run(time.Duration(*seconds*float64(time.Second)), *pg, *levels, *exportMode, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "servebench:", err)
 		os.Exit(1)
 	}
@@ -75,7 +83,7 @@ type result struct {
 	description string
 }
 
-func run(each time.Duration, pgBase, levelList string) error {
+func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds int) error {
 	var levels []int
 	for _, s := range strings.Split(levelList, ",") {
 		var n int
@@ -100,7 +108,11 @@ func run(each time.Duration, pgBase, levelList string) error {
 	bin := filepath.Join(tmp, "bin")
 	// veto is built in its own module (the checkout two levels up), OPA
 	// in this one, which pins it.
-	for _, b := range []struct{ out, pkg, dir string }{{"veto", "./cmd/veto", "../.."}, {"opa", "github.com/open-policy-agent/opa", "."}} {
+	builds := []struct{ out, pkg, dir string }{{"veto", "./cmd/veto", "../.."}, {"opa", "github.com/open-policy-agent/opa", "."}}
+	if exportMode {
+		builds = builds[:1]
+	}
+	for _, b := range builds {
 		fmt.Fprintf(os.Stderr, "building %s\n", b.pkg)
 		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(bin, b.out), b.pkg)
 		cmd.Dir = b.dir
@@ -174,6 +186,68 @@ func run(each time.Duration, pgBase, levelList string) error {
 		return err
 	}
 
+	vetoReq := func(tok, tag string) func(url string, worker, i int) *http.Request {
+		return func(url string, worker, i int) *http.Request {
+			body := fmt.Sprintf(`{"call_id":"%s-c%d-%d","tool":"Read","args":{"file_path":%q},"cwd":%q,"run":{"ref":"bench-%s-%d","fresh":true}}`,
+				tag, worker, i, target, ws, tag, worker)
+			r, _ := http.NewRequest("POST", url+"/v1/decide", strings.NewReader(body))
+			r.Header.Set("Authorization", "Bearer "+tok)
+			return r
+		}
+	}
+	var contenders []contender
+	if exportMode {
+		// A syslog server that reads and drops; a state of their own for
+		// the exporting instances, so that each exports its own decisions.
+		drain, err := netListen()
+		if err != nil {
+			return err
+		}
+		defer drain.Close()
+		go func() {
+			for {
+				c, err := drain.Accept()
+				if err != nil {
+					return
+				}
+				go io.Copy(io.Discard, c)
+			}
+		}()
+		exportArgs := func(name string) []string {
+			return []string{"--export-jsonl", filepath.Join(tmp, name+".jsonl"), "--export-syslog", "tcp://" + drain.Addr().String()}
+		}
+		state2 := filepath.Join(tmp, "veto-export.db")
+		sqliteTok2, err := token("--state", state2)
+		if err != nil {
+			return fmt.Errorf("token: %w", err)
+		}
+		sqliteExportURL, err := serve(append([]string{"--state", state2}, exportArgs("sqlite")...)...)
+		if err != nil {
+			return err
+		}
+		schema2 := schema + "_export"
+		if _, err := db.Exec("CREATE SCHEMA " + schema2); err != nil {
+			return err
+		}
+		defer db.Exec("DROP SCHEMA " + schema2 + " CASCADE")
+		dsn2 := pgBase + "&search_path=" + schema2
+		pgTok2, err := token("--postgres", dsn2)
+		if err != nil {
+			return fmt.Errorf("token: %w", err)
+		}
+		pgExportURL, err := serve(append([]string{"--postgres", dsn2}, exportArgs("postgres")...)...)
+		if err != nil {
+			return err
+		}
+		contenders = []contender{
+			{name: "veto serve, SQLite", urls: []string{sqliteURL}, req: vetoReq(sqliteTok, "sqlite")},
+			{name: "veto serve, SQLite, export", urls: []string{sqliteExportURL}, req: vetoReq(sqliteTok2, "sqlite-x")},
+			{name: "veto serve, PostgreSQL", urls: []string{pgURL1}, req: vetoReq(pgTok, "pg")},
+			{name: "veto serve, PostgreSQL, export", urls: []string{pgExportURL}, req: vetoReq(pgTok2, "pg-x")},
+		}
+		return measure(contenders, levels, each, rounds)
+	}
+
 	// OPA's server with the Rego file rules and their data.
 	pol, err := opabench.New(context.Background(), opabench.Config{Home: home, Roots: []string{os.TempDir()}, Tools: tools.Defaults()})
 	if err != nil {
@@ -209,16 +283,7 @@ func run(each time.Duration, pgBase, levelList string) error {
 	// contender's decision observed already would be decided again, which
 	// a pipelined append cannot record (it reads first), and a run another
 	// contender left would start with that contender's history.
-	vetoReq := func(tok, tag string) func(url string, worker, i int) *http.Request {
-		return func(url string, worker, i int) *http.Request {
-			body := fmt.Sprintf(`{"call_id":"%s-c%d-%d","tool":"Read","args":{"file_path":%q},"cwd":%q,"run":{"ref":"bench-%s-%d","fresh":true}}`,
-				tag, worker, i, target, ws, tag, worker)
-			r, _ := http.NewRequest("POST", url+"/v1/decide", strings.NewReader(body))
-			r.Header.Set("Authorization", "Bearer "+tok)
-			return r
-		}
-	}
-	contenders := []contender{
+	contenders = []contender{
 		{name: "veto serve, SQLite", urls: []string{sqliteURL}, req: vetoReq(sqliteTok, "sqlite")},
 		{name: "veto serve, PostgreSQL", urls: []string{pgURL1}, req: vetoReq(pgTok, "pg")},
 		{name: "veto serve, PostgreSQL ×2", urls: []string{pgURL1, pgURL2}, req: vetoReq(pgTok, "pg2")},
@@ -227,6 +292,12 @@ func run(each time.Duration, pgBase, levelList string) error {
 			return r
 		}},
 	}
+	return measure(contenders, levels, each, rounds)
+}
+
+// measure runs each contender at each level, rounds times, alternating,
+// and prints the table.
+func measure(contenders []contender, levels []int, each time.Duration, rounds int) error {
 	// Each contender answers once before the clock starts (and must allow).
 	for _, c := range contenders {
 		if err := warm(c); err != nil {
@@ -234,10 +305,12 @@ func run(each time.Duration, pgBase, levelList string) error {
 		}
 	}
 	var results []result
-	for _, conc := range levels {
-		for _, c := range contenders {
-			fmt.Fprintf(os.Stderr, "%s at concurrency %d\n", c.name, conc)
-			results = append(results, load(c, conc, each))
+	for round := range max(rounds, 1) {
+		for _, conc := range levels {
+			for _, c := range contenders {
+				fmt.Fprintf(os.Stderr, "%s at concurrency %d (round %d)\n", c.name, conc, round+1)
+				results = append(results, load(c, conc, each))
+			}
 		}
 	}
 	report(os.Stdout, results)

@@ -19,9 +19,9 @@ import (
 // Flags are veto serve's export flags.
 type Flags struct {
 	jsonl, syslog, rotate, name string
-	keep                  int
-	all                   bool
-	window                time.Duration
+	keep                        int
+	all                         bool
+	window                      time.Duration
 }
 
 // AddFlags registers the export flags on fs.

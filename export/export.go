@@ -85,8 +85,9 @@ type Exporter struct {
 	low   int64
 	sent  map[key]int64
 	saved int64
-	// savedAt is when the cursor was last written.
-	savedAt time.Time
+	// savedAt is when the cursor was last written, countedAt when the
+	// backlog was last counted.
+	savedAt, countedAt time.Time
 }
 
 type key struct {
@@ -299,8 +300,15 @@ func (x *Exporter) save(final bool) {
 	x.saved, x.savedAt = at, x.cfg.Now()
 }
 
-// backlog counts the events stored and not yet accepted.
+// backlog counts the events stored and not yet accepted, at most once a
+// second: the count reads the index from the cursor on, which while
+// catching up is the whole backlog.
 func (x *Exporter) backlog(ctx context.Context) {
+	now := x.cfg.Now()
+	if now.Sub(x.countedAt) < time.Second {
+		return
+	}
+	x.countedAt = now
 	var n int
 	err := x.withState(ctx, func(ctx context.Context) error {
 		var err error

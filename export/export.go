@@ -81,9 +81,13 @@ type Exporter struct {
 	cfg   Config
 	kinds []veto.EventKind
 	// low is the cursor: every event before it was accepted. sent holds
-	// the events at or after it that were, with their times.
-	low   int64
-	sent  map[key]int64
+	// the events at or after it that were, with their times; high is the
+	// latest of those times.
+	low, high int64
+	sent      map[key]int64
+	// fullAt is when the last pass that read from low (the window
+	// included) began; the passes between read from high only.
+	fullAt time.Time
 	saved int64
 	// savedAt is when the cursor was last written, countedAt when the
 	// backlog was last counted.
@@ -203,6 +207,7 @@ func (x *Exporter) Run(ctx context.Context) error {
 			m.sent.WithLabelValues(x.cfg.Name).Add(float64(len(pending)))
 			for _, r := range pending {
 				x.sent[key{r.Run, r.Seq}] = r.Time.UnixNano()
+				x.high = max(x.high, r.Time.UnixNano())
 			}
 		}
 		backoff = 0
@@ -221,18 +226,29 @@ func (x *Exporter) Run(ctx context.Context) error {
 	return nil
 }
 
-// read returns the events after the cursor not sent yet (at most a
-// batch, oldest first), the cursor once they are accepted, and whether
-// the batch was cut short.
+// read returns the events not sent yet (at most a batch, oldest
+// first), the cursor once they are accepted, and whether the batch was
+// cut short. A full pass, every half window, reads from the cursor on,
+// the window included, and only after one may the cursor move; the
+// passes between read from the latest time sent, for what is new. So an
+// event that commits late is sent within half a window of its commit,
+// and the window is read twice a window, not at every poll.
 func (x *Exporter) read(ctx context.Context) (recs []Record, next int64, cut bool, err error) {
+	now := x.cfg.Now()
+	full := now.Sub(x.fullAt) >= x.cfg.Window/2
+	since := max(x.low, x.high)
+	if full {
+		since, x.fullAt = x.low, now
+	}
 	// Everything stored before horizon has committed by now, within the
-	// window: after these are accepted the cursor may move up to it.
-	horizon := x.cfg.Now().Add(-x.cfg.Window).UnixNano()
+	// window: once a full pass's events are accepted the cursor may move
+	// up to it.
+	horizon := now.Add(-x.cfg.Window).UnixNano()
 	var last int64
 	err = x.withState(ctx, func(ctx context.Context) error {
 		q := veto.LogQuery{Kinds: x.kinds}
-		if x.low > 0 {
-			q.Since = time.Unix(0, x.low)
+		if since > 0 {
+			q.Since = time.Unix(0, since)
 		}
 		return x.cfg.Log.Scan(ctx, q, func(run string, seq uint64, b []byte) error {
 			if _, done := x.sent[key{run, seq}]; done {
@@ -255,7 +271,11 @@ func (x *Exporter) read(ctx context.Context) (recs []Record, next int64, cut boo
 		err = nil
 	}
 	if err != nil {
+		x.fullAt = time.Time{}
 		return nil, 0, false, err
+	}
+	if !full {
+		return recs, x.low, cut, nil
 	}
 	next = horizon
 	if cut && last < next {

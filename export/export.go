@@ -88,7 +88,7 @@ type Exporter struct {
 	// fullAt is when the last pass that read from low (the window
 	// included) began; the passes between read from high only.
 	fullAt time.Time
-	saved int64
+	saved  int64
 	// savedAt is when the cursor was last written, countedAt when the
 	// backlog was last counted.
 	savedAt, countedAt time.Time

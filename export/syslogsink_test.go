@@ -139,3 +139,36 @@ func TestDeadSyslogServerReconnects(t *testing.T) {
 	defer c.close()
 	eventually(t, "r/3 at the third server", func() bool { return c.has("r/3") })
 }
+
+// Over UDP each message is one datagram, a whole RFC 5424 message.
+func TestSyslogUDP(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	s := NewSyslog("udp", pc.LocalAddr().String(), 16)
+	defer s.Close()
+	recs := []Record{
+		{Run: "r", Seq: 1, Kind: "invocation_allowed", Time: time.Now(), Body: []byte(`{"run":"r","seq":1}`)},
+		{Run: "r", Seq: 2, Kind: "invocation_denied", Time: time.Now(), Body: []byte(`{"run":"r","seq":2}`)},
+	}
+	if err := s.Send(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	pc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for i := range recs {
+		buf := make([]byte, 65536)
+		n, _, err := pc.ReadFrom(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := parseMessage(buf[:n])
+		if err != nil {
+			t.Fatalf("%v: %q", err, buf[:n])
+		}
+		if m.msgid != string(recs[i].Kind) || m.text != string(recs[i].Body) || m.app != "veto" {
+			t.Errorf("datagram %d: %q", i, buf[:n])
+		}
+	}
+}

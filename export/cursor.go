@@ -86,24 +86,57 @@ func (c *Cursors) Save(ctx context.Context, name string, at int64) error {
 	return nil
 }
 
-// Count implements CursorStore on the events' index by time.
-func (c *Cursors) Count(ctx context.Context, at int64, kinds []veto.EventKind) (int, error) {
-	db, err := c.use(ctx)
-	if err != nil {
-		return 0, err
-	}
-	query, args := `SELECT COUNT(*) FROM veto_events WHERE at_ns >= ?`, []any{at}
+// since is the condition on veto_events (sqlstore's table, read here
+// on its index by time, veto_events_at) of the events of kinds at or
+// after at.
+func since(at int64, kinds []veto.EventKind) (string, []any) {
+	cond, args := ` WHERE at_ns >= ?`, []any{at}
 	if len(kinds) > 0 {
 		marks := make([]string, len(kinds))
 		for i, k := range kinds {
 			marks[i] = "?"
 			args = append(args, string(k))
 		}
-		query += ` AND kind IN (` + strings.Join(marks, ", ") + `)`
+		cond += ` AND kind IN (` + strings.Join(marks, ", ") + `)`
 	}
+	return cond, args
+}
+
+// Count implements CursorStore.
+func (c *Cursors) Count(ctx context.Context, at int64, kinds []veto.EventKind) (int, error) {
+	db, err := c.use(ctx)
+	if err != nil {
+		return 0, err
+	}
+	cond, args := since(at, kinds)
 	var n int
-	if err := db.QueryRowContext(ctx, c.q(query), args...).Scan(&n); err != nil {
+	if err := db.QueryRowContext(ctx, c.q(`SELECT COUNT(*) FROM veto_events`+cond), args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("export: count the backlog: %w", err)
 	}
 	return n, nil
+}
+
+// Keys implements CursorStore.
+func (c *Cursors) Keys(ctx context.Context, at int64, kinds []veto.EventKind, fn func(run string, seq uint64, at int64) error) error {
+	db, err := c.use(ctx)
+	if err != nil {
+		return err
+	}
+	cond, args := since(at, kinds)
+	rows, err := db.QueryContext(ctx, c.q(`SELECT run, seq, at_ns FROM veto_events`+cond+` ORDER BY at_ns, run, seq`), args...)
+	if err != nil {
+		return fmt.Errorf("export: read the log's index: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var run string
+		var seq, at int64
+		if err := rows.Scan(&run, &seq, &at); err != nil {
+			return fmt.Errorf("export: read the log's index: %w", err)
+		}
+		if err := fn(run, uint64(seq), at); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }

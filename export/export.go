@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/vetohq/veto"
@@ -44,6 +45,10 @@ type CursorStore interface {
 	// Count is how many events of kinds (none: every kind) the log holds
 	// at or after at, for the backlog.
 	Count(ctx context.Context, at int64, kinds []veto.EventKind) (int, error)
+	// Keys calls fn with the place of every event of kinds at or after
+	// at, oldest first (as Log.Scan orders them), without reading the
+	// events: a full pass finds with it the first it has not sent.
+	Keys(ctx context.Context, at int64, kinds []veto.EventKind, fn func(run string, seq uint64, at int64) error) error
 }
 
 // Config is one exporter: one sink and its cursor.
@@ -237,15 +242,32 @@ func (x *Exporter) read(ctx context.Context) (recs []Record, next int64, cut boo
 	now := x.cfg.Now()
 	full := now.Sub(x.fullAt) >= x.cfg.Window/2
 	since := max(x.low, x.high)
-	if full {
-		since, x.fullAt = x.low, now
-	}
 	// Everything stored before horizon has committed by now, within the
 	// window: once a full pass's events are accepted the cursor may move
 	// up to it.
 	horizon := now.Add(-x.cfg.Window).UnixNano()
 	var last int64
 	err = x.withState(ctx, func(ctx context.Context) error {
+		if full {
+			// The events from the cursor on are read from where the
+			// first not sent is: their places alone, from the index,
+			// tell where.
+			x.fullAt = now
+			since = math.MaxInt64
+			err := x.cfg.Cursors.Keys(ctx, x.low, x.kinds, func(run string, seq uint64, at int64) error {
+				if _, done := x.sent[key{run, seq}]; done {
+					return nil
+				}
+				since = at
+				return errFull
+			})
+			if err != nil && !errors.Is(err, errFull) {
+				return err
+			}
+			if since == math.MaxInt64 {
+				return nil
+			}
+		}
 		q := veto.LogQuery{Kinds: x.kinds}
 		if since > 0 {
 			q.Since = time.Unix(0, since)
@@ -256,7 +278,10 @@ func (x *Exporter) read(ctx context.Context) (recs []Record, next int64, cut boo
 			}
 			ev, derr := eventlog.DecodeEvent(b)
 			if derr != nil {
-				return nil // damaged: veto log verify names it; nothing to send
+				// Damaged: veto log verify names it; nothing to send, and
+				// never a reason for a full pass to read from here again.
+				x.sent[key{run, seq}] = math.MaxInt64
+				return nil
 			}
 			if len(recs) >= x.cfg.Batch {
 				cut = true

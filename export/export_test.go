@@ -94,6 +94,16 @@ func (c *memCursors) Count(ctx context.Context, at int64, kinds []veto.EventKind
 	return n, err
 }
 
+func (c *memCursors) Keys(ctx context.Context, at int64, kinds []veto.EventKind, fn func(string, uint64, int64) error) error {
+	return c.log.Scan(ctx, veto.LogQuery{Since: time.Unix(0, at), Kinds: kinds}, func(run string, seq uint64, b []byte) error {
+		e, err := eventlog.DecodeEvent(b)
+		if err != nil {
+			return err
+		}
+		return fn(run, seq, e.Time.UnixNano())
+	})
+}
+
 // memSink keeps what it accepted; while failing it refuses every batch.
 type memSink struct {
 	mu      sync.Mutex
@@ -350,6 +360,14 @@ func TestCursorsTable(t *testing.T) {
 			}
 			if n, err := c.Count(ctx, at.Add(time.Second).UnixNano(), nil); err != nil || n != 0 {
 				t.Errorf("Count after the events = %d, %v; want 0", n, err)
+			}
+			var keys []string
+			err := c.Keys(ctx, 0, nil, func(run string, seq uint64, ns int64) error {
+				keys = append(keys, fmt.Sprintf("%s/%d@%v", run, seq, ns == at.UnixNano()))
+				return nil
+			})
+			if err != nil || strings.Join(keys, " ") != "r/1@true r/2@true" {
+				t.Errorf("Keys = %v, %v", keys, err)
 			}
 		})
 	}

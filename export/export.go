@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/eventlog"
 )
 
 // Record is one stored event as a sink receives it: its place in the log
@@ -133,6 +133,11 @@ func New(cfg Config) (*Exporter, error) {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
 	}
+	// Every series shows from the start, a sink without errors as 0.
+	cfg.Metrics.sent.WithLabelValues(cfg.Name)
+	cfg.Metrics.errors.WithLabelValues(cfg.Name)
+	cfg.Metrics.backlog.WithLabelValues(cfg.Name)
+	cfg.Metrics.lag.WithLabelValues(cfg.Name)
 	x := &Exporter{cfg: cfg, sent: map[key]int64{}}
 	if !cfg.All {
 		x.kinds = decisionKinds
@@ -276,8 +281,8 @@ func (x *Exporter) read(ctx context.Context) (recs []Record, next int64, cut boo
 			if _, done := x.sent[key{run, seq}]; done {
 				return nil
 			}
-			ev, derr := eventlog.DecodeEvent(b)
-			if derr != nil {
+			at, kind, ok := timeAndKind(b)
+			if !ok {
 				// Damaged: veto log verify names it; nothing to send, and
 				// never a reason for a full pass to read from here again.
 				x.sent[key{run, seq}] = math.MaxInt64
@@ -287,8 +292,8 @@ func (x *Exporter) read(ctx context.Context) (recs []Record, next int64, cut boo
 				cut = true
 				return errFull
 			}
-			last = ev.Time.UnixNano()
-			recs = append(recs, Record{Run: run, Seq: seq, Kind: ev.Kind, Time: ev.Time, Body: b})
+			last = at.UnixNano()
+			recs = append(recs, Record{Run: run, Seq: seq, Kind: kind, Time: at, Body: b})
 			return nil
 		})
 	})
@@ -309,6 +314,21 @@ func (x *Exporter) read(ctx context.Context) (recs []Record, next int64, cut boo
 		next = last
 	}
 	return recs, next, cut, nil
+}
+
+// timeAndKind reads what the exporter needs of a stored event, its time
+// and kind; false for bytes that are not an event of this shape version
+// (damaged: veto log verify names them).
+func timeAndKind(b []byte) (time.Time, veto.EventKind, bool) {
+	var e struct {
+		V    int            `json:"v"`
+		Kind veto.EventKind `json:"kind"`
+		Time time.Time      `json:"time"`
+	}
+	if json.Unmarshal(b, &e) != nil || e.V != veto.EventVersion || e.Kind == "" {
+		return time.Time{}, "", false
+	}
+	return e.Time, e.Kind, true
 }
 
 // advance moves the cursor up to next (never back) and forgets the sent

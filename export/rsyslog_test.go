@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -341,6 +342,17 @@ func TestExportReachesRsyslogThroughKills(t *testing.T) {
 					t.FailNow()
 				}
 				time.Sleep(200 * time.Millisecond)
+			}
+			resp, err := http.Get(inst.url + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			metrics, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			for _, m := range []string{"veto_export_sent_total", "veto_export_errors_total", "veto_export_backlog", "veto_export_cursor_lag_seconds"} {
+				if !bytes.Contains(metrics, []byte(m+`{sink="`)) {
+					t.Errorf("/metrics has no %s of a sink", m)
+				}
 			}
 			for k := range gotSys {
 				if _, ok := want[k]; !ok {

@@ -97,8 +97,8 @@ func appendField(dst []byte, s string, n int) []byte {
 
 // AppendASCIIJSON appends b, a JSON text, with every character outside
 // printable US-ASCII inside its strings written as a \u escape (control
-// characters are escaped by JSON already; bytes that are not UTF-8 read
-// as U+FFFD), and the whitespace between tokens dropped, so that the
+// characters are escaped by JSON already, but not DEL; bytes that are
+// not UTF-8 read as U+FFFD), and the whitespace between tokens dropped, so that the
 // result is one line. A b that is not JSON is appended as a JSON string
 // of its text.
 func AppendASCIIJSON(dst, b []byte) []byte {
@@ -117,6 +117,10 @@ func AppendASCIIJSON(dst, b []byte) []byte {
 		case in && c == '\\':
 			dst = append(dst, c, b[i+1])
 			i += 2
+			continue
+		case in && c == 0x7f: // DEL: valid in a JSON string, not printable
+			dst = appendEscape(dst, rune(c))
+			i++
 			continue
 		case in && c >= utf8.RuneSelf:
 			r, size := utf8.DecodeRune(b[i:])

@@ -205,7 +205,10 @@ func (x *Exporter) Run(ctx context.Context) error {
 			}
 		}
 		if len(pending) > 0 {
-			if err := x.cfg.Sink.Send(ctx, pending); err != nil {
+			sctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a sink stuck longer fails, and is counted
+			err := x.cfg.Sink.Send(sctx, pending)
+			cancel()
+			if err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}

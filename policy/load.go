@@ -62,6 +62,10 @@ const (
 	KindProject = "project"
 	KindFlag    = "flag"
 	KindManaged = "managed"
+	// KindRevision is a file of a revision pushed to the shared database
+	// (veto policy push): the operator's policy for every instance on it,
+	// trusted as the user's file is.
+	KindRevision = "revision"
 )
 
 // ReadFile reads one policy file. A file that does not exist is

@@ -24,6 +24,13 @@ type decideOpts struct {
 	message string
 
 	explain *Explanation // explain: record every rule's outcome, and record no event
+	dry     bool         // record no event (a shadow policy's decision)
+}
+
+// DryRun decides c as Decide does, and records nothing: the verdict a
+// policy would give, beside the one that decided (a shadow revision).
+func (g *Gate) DryRun(ctx context.Context, c *Call) Verdict {
+	return g.decide(ctx, c, &decideOpts{dry: true})
 }
 
 // decide is the one decision function. Every entry point calls it.
@@ -54,7 +61,7 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 			v = g.deny(c, StageRecord, "", ReasonCancelled, RiskMedium, "the decision ran out of time, so the call is refused.")
 			evs[len(evs)-1] = g.decisionEvent(&v, c)
 		}
-		if opts != nil && opts.explain != nil {
+		if opts != nil && (opts.explain != nil || opts.dry) {
 			return v // a dry run: nothing is recorded
 		}
 		g.stamp(v.Run, base, c.Time, evs)

@@ -193,5 +193,8 @@ func CheckRuleInfo(info RuleInfo) error {
 	return nil
 }
 
+// PolicyRev is the policy revision the gate records in every decision.
+func (g *Gate) PolicyRev() string { return g.rev }
+
 // Descriptor returns the descriptor of a tool, or nil.
 func (g *Gate) Descriptor(tool string) *Descriptor { return g.tools[tool] }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -19,8 +20,10 @@ import (
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/page"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/live"
 	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/server"
+	"github.com/vetohq/veto/sqlstore"
 	"github.com/vetohq/veto/state"
 )
 
@@ -109,18 +112,17 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	lo := policy.Locate("", "")
 	lo.FlagPath = *policyFile
 	lo.Compiler = &lazyCEL{}
-	p, err := policy.Load(lo)
+	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: sqlstore.NewRevisions(st.db, st.dialect), Logger: log,
+		Build: func(p *policy.Policy) (*veto.Gate, error) { return p.Gate(policy.BuildOptions{Store: st.store, Logger: log}) }})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve: the policy does not load; run: veto validate")
 		fmt.Fprintln(e.stderr, err)
 		return ExitDeny
 	}
-	g, err := p.Gate(policy.BuildOptions{Store: st.store, Logger: log})
-	if err != nil {
-		fmt.Fprintln(e.stderr, "veto serve: cannot build the gate:", err)
-		return ExitDeny
-	}
-	cfg := server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, Policy: showPolicy(p),
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go lv.Watch(wctx)
+	cfg := server.Config{Active: activeOf(lv), Decided: shadowOf(lv), Store: st.log, Acquire: st.acquire, Cause: stateCause,
 		Logger: log, Deadline: *deadline, WorkspaceRoots: roots}
 	if !*noAuth {
 		if cfg.Tokens, err = st.tokens(ctx); err != nil {
@@ -182,6 +184,39 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	}
 	fmt.Fprintln(e.stderr, "veto serve: stopped")
 	return ExitAllow
+}
+
+// activeOf is the service's view of the live policy: asked at each
+// request, so that a revision pushed or a file edited decides the next
+// call. veto policy show's text is made once per policy, when asked.
+func activeOf(lv *live.Live) func() server.Active {
+	var shown struct {
+		sync.Mutex
+		of   *live.Current
+		text string
+	}
+	return func() server.Active {
+		c := lv.Current()
+		return server.Active{Gate: c.Gate, Rev: c.Rev, From: c.From, ShadowRev: c.ShadowRev, Err: c.Err, ErrAt: c.ErrAt,
+			Reloads: lv.Reloads.Load(), Failures: lv.Failures.Load(), ShadowDiffs: lv.ShadowDiffs.Load(),
+			ShadowDropped: lv.ShadowDropped.Load(), Any: c,
+			Show: func() string {
+				shown.Lock()
+				defer shown.Unlock()
+				if shown.of != c {
+					shown.of, shown.text = c, showPolicy(c.Policy)
+				}
+				return shown.text
+			}}
+	}
+}
+
+// shadowOf hands each decided call to the shadow revision, if any.
+func shadowOf(lv *live.Live) func(a *server.Active, c *veto.Call, v *veto.Verdict) {
+	return func(a *server.Active, c *veto.Call, v *veto.Verdict) {
+		cur, _ := a.Any.(*live.Current)
+		lv.Shadow(cur, c, v)
+	}
 }
 
 // isLoopback reports whether addr (host:port) listens on loopback only.

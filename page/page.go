@@ -348,7 +348,7 @@ func (pg *Page) uiDecisions(w http.ResponseWriter, r *http.Request) {
 	se := sessionOf(r)
 	data := map[string]any{"Filter": f, "Cards": cards, "After": after, "Query": r.URL.RawQuery,
 		"Rules": rule.IDs(), "Risks": []string{"low", "medium", "high", "critical"},
-		"Questions": qs, "Pins": pins, "CSRF": se.csrf, "CanAnswer": se.actor.Kind == "user" && pg.cfg.Gate != nil, "Who": se.actor,
+		"Questions": qs, "Pins": pins, "CSRF": se.csrf, "CanAnswer": se.actor.Kind == "user" && pg.api.Gate() != nil, "Who": se.actor,
 		"Inputs": pg.inputsData(f.Run, se)}
 	if err != nil {
 		data["Error"] = "veto cannot read its state: " + pg.cfg.Cause(err) + "."
@@ -555,10 +555,10 @@ func (pg *Page) uiRun(w http.ResponseWriter, r *http.Request) {
 // does nothing, in that run, recording nothing. known is "" when a rule
 // counted; otherwise why the page cannot tell.
 func (pg *Page) taintOf(ctx context.Context, run string, exists bool) (map[uint64]bool, string) {
-	if pg.cfg.Gate == nil || !exists {
+	if pg.api.Gate() == nil || !exists {
 		return nil, "this page has no policy to tell"
 	}
-	e := pg.cfg.Gate.Explain(ctx, &veto.Call{ID: "veto-page-taint", Tool: "Bash", Args: map[string]any{"command": "true"}, Run: veto.Run{Ref: run}})
+	e := pg.api.Gate().Explain(ctx, &veto.Call{ID: "veto-page-taint", Tool: "Bash", Args: map[string]any{"command": "true"}, Run: veto.Run{Ref: run}})
 	for _, st := range e.Rules {
 		switch {
 		case st.Taint == nil:
@@ -635,7 +635,7 @@ func (pg *Page) uiAnswer(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "An answer is approve or deny.")
 		return
 	}
-	if pg.cfg.Gate == nil {
+	if pg.api.Gate() == nil {
 		fail(http.StatusForbidden, "This page cannot answer.")
 		return
 	}

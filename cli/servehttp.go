@@ -113,7 +113,9 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	lo.FlagPath = *policyFile
 	lo.Compiler = &lazyCEL{}
 	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: sqlstore.NewRevisions(st.db, st.dialect), Logger: log,
-		Build: func(p *policy.Policy) (*veto.Gate, error) { return p.Gate(policy.BuildOptions{Store: st.store, Logger: log}) }})
+		Build: func(p *policy.Policy) (*veto.Gate, error) {
+			return p.Gate(policy.BuildOptions{Store: st.store, Logger: log})
+		}})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve: the policy does not load; run: veto validate")
 		fmt.Fprintln(e.stderr, err)

@@ -21,10 +21,10 @@ func TestMonitorModeFromFiles(t *testing.T) {
 			Cwd: "/work/project", Workspace: "/work/project"}
 	}
 	cases := []struct {
-		name       string
-		opts       func() policy.LoadOptions
-		call       *veto.Call
-		allowed    bool
+		name        string
+		opts        func() policy.LoadOptions
+		call        *veto.Call
+		allowed     bool
 		rule, would string
 	}{
 		{"own rule monitored in a project file", func() policy.LoadOptions {

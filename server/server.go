@@ -78,10 +78,10 @@ type Config struct {
 
 // Active is the policy a service decides with now.
 type Active struct {
-	Gate  *veto.Gate
-	Rev   string // the policy's revision hash
-	From  string // "revision" (the shared database's active one) or "files"
-	Show  func() string // the policy as veto policy show prints it
+	Gate *veto.Gate
+	Rev  string        // the policy's revision hash
+	From string        // "revision" (the shared database's active one) or "files"
+	Show func() string // the policy as veto policy show prints it
 	// ShadowRev is the shadow revision deciding beside it ("" none).
 	ShadowRev string
 	// Err is why the last change of the policy was not taken ("": it

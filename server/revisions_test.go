@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -188,4 +189,267 @@ func lastDecision(t *testing.T, in *instance, tok, run string) veto.Event {
 		t.Fatalf("run %s: %d events, %v", run, len(body.Events), err)
 	}
 	return body.Events[len(body.Events)-1]
+}
+
+// TestServeReloadsItsFiles: veto serve on an SQLite state, with no
+// revision pushed, takes an edit of its policy file within 2 s; a broken
+// edit keeps the last good policy deciding, and /readyz and the log say
+// where the file is wrong; the mended file is taken.
+func TestServeReloadsItsFiles(t *testing.T) {
+	w := newWorld(t)
+	state := filepath.Join(t.TempDir(), "veto.db")
+	in, logs := serveProcessLogs(t, w, "--state", state, "--log-level", "info")
+	tok, err := runVeto(t, w, "token", "create", "--actor", "service:files", "--state", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok = strings.TrimSpace(tok)
+	ctx := context.Background()
+	n := 0
+	decide := func() veto.Verdict {
+		t.Helper()
+		n++
+		c := &veto.Call{ID: "c1", Tool: "Bash", Args: map[string]any{"command": "echo hello"}, Cwd: w.work,
+			Run: veto.Run{Ref: "files-" + strings.Repeat("x", n), Fresh: true}}
+		v, _ := client.New(in.url, tok, nil).Decide(ctx, c)
+		return v
+	}
+	first := policyRev(t, in, tok)
+	if v := decide(); !v.Allowed {
+		t.Fatalf("before the edit: %+v", v)
+	}
+	base, err := os.ReadFile(w.policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(body string) {
+		t.Helper()
+		// As an editor saves: a new file renamed over the old.
+		tmp := w.policy + ".tmp"
+		if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, w.policy); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edited := time.Now()
+	// The served file ends in its list of rules: one more joins it.
+	edit(string(base) + strings.TrimPrefix(denyEcho, "rules:\n"))
+	second := waitForChange(t, in, first)
+	t.Logf("the edit was taken %v after it was saved", time.Since(edited).Round(time.Millisecond))
+	if d := time.Since(edited); d > pushDeadline {
+		t.Errorf("the edit took %v to be taken, more than %v", d, pushDeadline)
+	}
+	if v := decide(); v.Allowed || v.Reason != "echo_refused" {
+		t.Fatalf("after the edit: %+v", v)
+	}
+
+	edit(string(base) + "  - id: org.bad\n    deny: 'tool =='\n    reason: x\n")
+	var ready map[string]any
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(in.url + "/readyz")
+		if err == nil {
+			ready = nil
+			json.NewDecoder(resp.Body).Decode(&ready)
+			resp.Body.Close()
+			if p, _ := ready["policy"].(map[string]any); p != nil && p["reload_error"] != nil {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pol, _ := ready["policy"].(map[string]any)
+	if pol == nil || !strings.Contains(pol["reload_error"].(string), filepath.Base(w.policy)+":") || pol["revision"] != second ||
+		resp200(t, in.url+"/readyz") != http.StatusOK {
+		t.Fatalf("/readyz after a broken edit: %v", ready)
+	}
+	if v := decide(); v.Allowed || v.Reason != "echo_refused" {
+		t.Fatalf("the last good policy no longer decides: %+v", v)
+	}
+	if !strings.Contains(logs.String(), "does not load") || !strings.Contains(logs.String(), filepath.Base(w.policy)+":") {
+		t.Fatalf("the log does not say where the policy is wrong:\n%s", logs.String())
+	}
+
+	edit(string(base))
+	waitForChange(t, in, second)
+	if v := decide(); !v.Allowed {
+		t.Fatalf("after the mend: %+v", v)
+	}
+	if rev := policyRev(t, in, tok); rev != first {
+		t.Fatalf("the mended file decides as %s, want %s again", rev, first)
+	}
+}
+
+func resp200(t *testing.T, url string) int {
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// waitForChange waits until the instance decides with another revision
+// than rev, and returns it.
+func waitForChange(t *testing.T, in *instance, rev string) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(in.url + "/readyz")
+		if err == nil {
+			var body struct {
+				Policy struct {
+					Revision string `json:"revision"`
+				} `json:"policy"`
+			}
+			json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			if body.Policy.Revision != "" && body.Policy.Revision != rev {
+				return body.Policy.Revision
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s still decides with %s", in.url, rev)
+	return ""
+}
+
+// TestShadowAndMonitorOnTheService: a shadow revision decides every live
+// call beside the active one without changing a verdict, and veto policy
+// diff lists where they differ, by rule; a rule in monitor mode lets the
+// call run and records would_deny, counted in /metrics.
+func TestShadowAndMonitorOnTheService(t *testing.T) {
+	dsn := freshPG(t)
+	w := newWorld(t)
+	in := serveProcess(t, w, "--postgres", dsn)
+	tok, err := runVeto(t, w, "token", "create", "--actor", "service:shadow", "--postgres", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok = strings.TrimSpace(tok)
+	ctx := context.Background()
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	revOf := regexp.MustCompile(`pushed revision (p-[0-9a-f]{12})`)
+	push := func(args ...string) string {
+		t.Helper()
+		out, err := runVeto(t, w, append([]string{"policy", "push", "--postgres", dsn}, args...)...)
+		m := revOf.FindStringSubmatch(out)
+		if err != nil || m == nil {
+			t.Fatalf("push %v: %v\n%s", args, err, out)
+		}
+		return m[1]
+	}
+	n := 0
+	decide := func(cmd string) (veto.Verdict, veto.Event) {
+		t.Helper()
+		n++
+		run := "shadow-" + strings.Repeat("s", n)
+		c := &veto.Call{ID: "c1", Tool: "Bash", Args: map[string]any{"command": cmd}, Cwd: w.work, Run: veto.Run{Ref: run, Fresh: true}}
+		v, _ := client.New(in.url, tok, nil).Decide(ctx, c)
+		return v, lastDecision(t, in, tok, run)
+	}
+
+	active := push(w.policy)
+	shadow := push("--shadow", w.policy, write("deny.yaml", denyEcho))
+	waitForShadow(t, in, shadow)
+	for i := 0; i < 3; i++ {
+		if v, ev := decide("echo hello"); !v.Allowed || ev.PolicyRev != active {
+			t.Fatalf("the shadow changed a verdict: %+v (under %s)", v, ev.PolicyRev)
+		}
+	}
+	if v, _ := decide("ls"); !v.Allowed {
+		t.Fatalf("ls: %+v", v)
+	}
+	var out string
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		out, err = runVeto(t, w, "policy", "diff", "--postgres", dsn)
+		if err == nil && strings.Contains(out, "3 call(s) decided otherwise") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(out, "deny org.no-echo (echo_refused)") || !strings.Contains(out, "3 call(s) decided otherwise by "+shadow) ||
+		!regexp.MustCompile(`(?m)^3\s+Bash\s+allow\s+deny org.no-echo`).MatchString(out) {
+		t.Fatalf("veto policy diff (%v):\n%s", err, out)
+	}
+	if strings.Contains(out, "echo hello") {
+		t.Fatalf("the diff quotes a call's arguments:\n%s", out)
+	}
+
+	// The same rule in monitor mode, active: the call runs, and the
+	// record says what would have refused it.
+	monitored := push(w.policy, write("monitor.yaml", denyEcho+"    mode: monitor\n"))
+	waitFor(t, in, monitored)
+	v, ev := decide("echo hello")
+	if !v.Allowed || v.WouldDeny != "org.no-echo" || v.WouldReason != "echo_refused" ||
+		ev.Kind != veto.EventAllowed || ev.WouldDeny != "org.no-echo" || ev.WouldReason != "echo_refused" || ev.PolicyRev != monitored {
+		t.Fatalf("monitor mode: %+v, recorded %+v", v, ev)
+	}
+	// Four differences: the monitored call too, which the shadow refuses
+	// (compared off the decision path: the count is waited for).
+	wants := []string{`veto_would_deny_total{reason="echo_refused",rule="org.no-echo"} 1`,
+		`veto_policy_info{from="revision",revision="` + monitored + `",shadow="` + shadow + `"} 1`, "veto_shadow_differences_total 4"}
+	var missing []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		text := metricsText(t, in)
+		missing = missing[:0]
+		for _, want := range wants {
+			if !strings.Contains(text, want) {
+				missing = append(missing, want)
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("/metrics lacks %v", missing)
+	}
+	if out, err := runVeto(t, w, "policy", "activate", "--shadow", "none", "--postgres", dsn); err != nil {
+		t.Fatalf("ending the shadow: %v %s", err, out)
+	}
+	waitForShadow(t, in, "")
+}
+
+func waitForShadow(t *testing.T, in *instance, rev string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(in.url + "/readyz")
+		if err == nil {
+			var body struct {
+				Policy struct {
+					Shadow string `json:"shadow"`
+				} `json:"policy"`
+			}
+			json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+			if body.Policy.Shadow == rev {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never took shadow %q", in.url, rev)
+}
+
+func metricsText(t *testing.T, in *instance) string {
+	t.Helper()
+	resp, err := http.Get(in.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

@@ -184,13 +184,20 @@ func (r *Revisions) Mark(ctx context.Context, head, id, by string, at time.Time)
 // which every instance asks each second.
 func (r *Revisions) Heads(ctx context.Context) (Heads, error) {
 	var h Heads
-	db, err := r.use(ctx)
-	if err != nil {
-		return h, err
+	db := r.db()
+	if db == nil {
+		return h, errNoDatabase
 	}
+	// Asked by every hook call on a shared database: the table is made
+	// only when the query finds none.
 	rows, err := db.QueryContext(ctx, `SELECT head, id, set_by, set_at FROM veto_policy_heads`)
 	if err != nil {
-		return h, err
+		if db, err = r.use(ctx); err != nil {
+			return h, err
+		}
+		if rows, err = db.QueryContext(ctx, `SELECT head, id, set_by, set_at FROM veto_policy_heads`); err != nil {
+			return h, err
+		}
 	}
 	defer rows.Close()
 	for rows.Next() {

@@ -217,25 +217,35 @@ func (l *Live) load(ctx context.Context, heads sqlstore.Heads) (*Current, error)
 func (l *Live) revision(ctx context.Context, id string) (*policy.Policy, *veto.Gate, error) {
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	rev, err := l.src.Revisions.Get(qctx, id)
-	if err != nil {
-		if errors.Is(err, sqlstore.ErrNoRevision) {
-			return nil, nil, errors.New("the database marks it but does not hold it")
-		}
-		return nil, nil, errors.New("it cannot be read from the state")
-	}
-	p, err := policy.LoadRevision(NamedFiles(rev.Files), l.src.Files.Compiler)
+	p, err := Stored(qctx, l.src.Revisions, id, l.src.Files.Compiler)
 	if err != nil {
 		return nil, nil, err
-	}
-	if p.Revision() != id {
-		return nil, nil, fmt.Errorf("its files hash to %s: the stored revision was changed", p.Revision())
 	}
 	g, err := l.src.Build(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the gate cannot be built: %w", err)
 	}
 	return p, g, nil
+}
+
+// Stored loads the stored revision id. Its id must be the hash of what it
+// holds: a row changed in the database is not taken.
+func Stored(ctx context.Context, revs *sqlstore.Revisions, id string, c policy.Compiler) (*policy.Policy, error) {
+	rev, err := revs.Get(ctx, id)
+	if err != nil {
+		if errors.Is(err, sqlstore.ErrNoRevision) {
+			return nil, errors.New("the database marks it but does not hold it")
+		}
+		return nil, errors.New("it cannot be read from the state")
+	}
+	p, err := policy.LoadRevision(NamedFiles(rev.Files), c)
+	if err != nil {
+		return nil, err
+	}
+	if p.Revision() != id {
+		return nil, fmt.Errorf("its files hash to %s: the stored revision was changed", p.Revision())
+	}
+	return p, nil
 }
 
 // NamedFiles converts a stored revision's files for policy.LoadRevision.

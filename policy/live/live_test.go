@@ -51,7 +51,9 @@ func TestLivePolicy(t *testing.T) {
 	revs := sqlstore.NewRevisions(func() *sql.DB { return st.DB() }, "sqlite")
 	store := memstore.New()
 	lv, err := live.Start(ctx, live.Source{Files: policy.LoadOptions{FlagPath: file, Compiler: cel}, Revisions: revs,
-		Build: func(p *policy.Policy) (*veto.Gate, error) { return p.Gate(policy.BuildOptions{Store: store, Home: dir}) }})
+		Build: func(p *policy.Policy) (*veto.Gate, error) {
+			return p.Gate(policy.BuildOptions{Store: store, Home: dir})
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

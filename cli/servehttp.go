@@ -112,7 +112,8 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	lo := policy.Locate("", "")
 	lo.FlagPath = *policyFile
 	lo.Compiler = &lazyCEL{}
-	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: sqlstore.NewRevisions(st.db, st.dialect), Logger: log,
+	revs := sqlstore.NewRevisions(st.db, st.dialect)
+	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: revs, Logger: log,
 		Build: func(p *policy.Policy) (*veto.Gate, error) {
 			return p.Gate(policy.BuildOptions{Store: st.store, Logger: log})
 		}})
@@ -137,7 +138,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto serve:", err)
 		return ExitDeny
 	}
-	mux := withPage(h, page.New(h, page.Config{Pins: st.pins(ctx)}))
+	mux := withPage(h, page.New(h, page.Config{Pins: st.pins(ctx), Revisions: revs}))
 	if *noAuth {
 		// The page's routes are held to loopback names and their own
 		// origin too; the API's are in server, with the body's type.

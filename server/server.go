@@ -223,6 +223,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // so that both sides of one listener agree.
 func (s *Server) Config() Config { return s.cfg }
 
+// Active is the policy deciding now (Config.Active's).
+func (s *Server) Active() Active { return s.cfg.Active() }
+
 // Gate is the gate to decide with now (Config.Active's).
 func (s *Server) Gate() *veto.Gate { return s.cfg.Active().Gate }
 

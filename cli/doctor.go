@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +21,10 @@ import (
 	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/hook/wire"
+	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/live"
+	"github.com/vetohq/veto/sqlstore"
 	"github.com/vetohq/veto/state"
 )
 
@@ -371,6 +375,35 @@ func (d *doctor) policy(dir string) {
 	d.ok("policy: %d file(s) load, %d rule(s) of your own", len(p.Layers), len(p.Rules))
 }
 
+// revisions checks the revisions the shared database marks: each loads
+// with this veto (an instance that cannot load the active one refuses to
+// start, and keeps the last good one when it changes).
+func (d *doctor) revisions(ctx context.Context, revs *sqlstore.Revisions) {
+	h, err := revs.Heads(ctx)
+	if err != nil {
+		d.problem("veto policy revisions --postgres DSN says more", "policy revisions: the database's cannot be read: %s", stateCause(err))
+		return
+	}
+	if h.Active == "" {
+		d.note("policy revisions: none active on the database; each instance decides with its own files")
+	}
+	for _, r := range []struct{ head, id string }{{"active", h.Active}, {"shadow", h.Shadow}} {
+		if r.id == "" {
+			continue
+		}
+		p, err := live.Stored(ctx, revs, r.id, &lazyCEL{})
+		if err == nil {
+			_, err = p.Gate(policy.BuildOptions{Store: memstore.New()})
+		}
+		if err != nil {
+			d.problem("push a revision this veto loads, or activate an older one: veto policy revisions",
+				"policy revision %s (%s on the database) does not load with this veto: %s", r.id, r.head, strings.ReplaceAll(err.Error(), "\n", "; "))
+			continue
+		}
+		d.ok("policy revision %s is %s on the database and loads, %d rule(s) of its own; the policy files apply only while none is active", r.id, r.head, len(p.Rules))
+	}
+}
+
 func (d *doctor) state(ctx context.Context) {
 	if dsn := os.Getenv("VETO_POSTGRES"); dsn != "" {
 		s, err := state.OpenDurable(ctx, state.Name{DSN: dsn}, state.DurableOptions{Busy: 5 * time.Second})
@@ -385,6 +418,9 @@ func (d *doctor) state(ctx context.Context) {
 		}
 		defer s.Close()
 		d.chains(ctx, s, "the PostgreSQL database in VETO_POSTGRES")
+		if db, ok := s.(interface{ DB() *sql.DB }); ok {
+			d.revisions(ctx, sqlstore.NewRevisions(func() *sql.DB { return db.DB() }, "postgres"))
+		}
 		return
 	}
 	path := os.Getenv("VETO_STATE")

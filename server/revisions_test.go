@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -131,6 +132,14 @@ func TestRevisionsReachEveryInstance(t *testing.T) {
 	}
 	if out, err := runVeto(t, w, "policy", "activate", "p-000000000000", "--postgres", dsn); err == nil {
 		t.Fatalf("activating a revision never pushed: %s", out)
+	}
+	// veto doctor, on the database, says which revision is active and
+	// that it loads with this veto.
+	cmd := exec.Command(vetoProgram(t), "doctor")
+	cmd.Env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "VETO_POSTGRES=" + dsn}
+	doc, _ := cmd.Output()
+	if !strings.Contains(string(doc), "policy revision "+allowRev+" is active on the database and loads") {
+		t.Fatalf("veto doctor:\n%s", doc)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 // run: the allow records which rule would have refused it and why. A rule
 // not in monitor mode after it still refuses, and nothing but the rules is
 // monitored: a bound is enforced whatever the mode.
+//
+// E37
 func TestMonitorRuleRecordsWouldDeny(t *testing.T) {
 	ctx := context.Background()
 	failing := ruleOf("watch.fails", veto.Needs{}, func(context.Context, *veto.Input) (veto.Decision, error) {

@@ -30,6 +30,8 @@ const denyEcho = `rules:
 // is in force in both within 2 s, and every decision names it; a push that
 // does not validate changes nothing; activating the old revision restores
 // the allow, in both.
+//
+// E36
 func TestRevisionsReachEveryInstance(t *testing.T) {
 	dsn := freshPG(t)
 	w := newWorld(t)
@@ -329,6 +331,8 @@ func waitForChange(t *testing.T, in *instance, rev string) string {
 // call beside the active one without changing a verdict, and veto policy
 // diff lists where they differ, by rule; a rule in monitor mode lets the
 // call run and records would_deny, counted in /metrics.
+//
+// E38
 func TestShadowAndMonitorOnTheService(t *testing.T) {
 	dsn := freshPG(t)
 	w := newWorld(t)

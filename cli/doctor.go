@@ -24,7 +24,6 @@ import (
 	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/live"
-	"github.com/vetohq/veto/sqlstore"
 	"github.com/vetohq/veto/state"
 )
 
@@ -378,7 +377,7 @@ func (d *doctor) policy(dir string) {
 // revisions checks the revisions the shared database marks: each loads
 // with this veto (an instance that cannot load the active one refuses to
 // start, and keeps the last good one when it changes).
-func (d *doctor) revisions(ctx context.Context, revs *sqlstore.Revisions) {
+func (d *doctor) revisions(ctx context.Context, revs *state.Revisions) {
 	h, err := revs.Heads(ctx)
 	if err != nil {
 		d.problem("veto policy revisions --postgres DSN says more", "policy revisions: the database's cannot be read: %s", stateCause(err))
@@ -419,7 +418,7 @@ func (d *doctor) state(ctx context.Context) {
 		defer s.Close()
 		d.chains(ctx, s, "the PostgreSQL database in VETO_POSTGRES")
 		if db, ok := s.(interface{ DB() *sql.DB }); ok {
-			d.revisions(ctx, sqlstore.NewRevisions(func() *sql.DB { return db.DB() }, "postgres"))
+			d.revisions(ctx, state.NewRevisions(func() *sql.DB { return db.DB() }, "postgres"))
 		}
 		return
 	}

@@ -21,7 +21,6 @@ import (
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/live"
 	"github.com/vetohq/veto/server"
-	"github.com/vetohq/veto/sqlstore"
 	"github.com/vetohq/veto/state"
 )
 
@@ -122,7 +121,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	bo := policy.BuildOptions{Store: st.store, Logger: log}
 	// The policy is the shared database's active revision, else the
 	// files; a change is taken while the gateway runs (watchPolicy).
-	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: sqlstore.NewRevisions(st.db, st.dialect), Logger: log,
+	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: st.revisions(), Logger: log,
 		Build: func(p *policy.Policy) (*veto.Gate, error) { return p.Gate(bo) }})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto mcp: the policy does not load; run: veto validate")

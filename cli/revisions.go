@@ -13,7 +13,7 @@ import (
 
 	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/policy"
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/state"
 )
 
 const revisionsDescription = `Policy revisions on the shared database: every veto serve, serve-hooks and mcp on it
@@ -51,7 +51,7 @@ func isRevisionCommand(args []string) bool {
 func runRevisions(ctx context.Context, e *env, args []string) int {
 	sub, args := args[0], args[1:]
 	fs := newFlags(e, "policy "+sub, "[flags]", revisionsDescription)
-	state := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file")
+	statePath := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file")
 	pg := fs.String("postgres", os.Getenv("VETO_POSTGRES"), "the shared PostgreSQL database (a DSN)")
 	shadow := fs.Bool("shadow", false, "push, activate: mark the revision as the shadow, not the active one")
 	by := fs.String("by", "", "who pushes or activates, recorded with it (default: USER@HOST)")
@@ -84,23 +84,23 @@ func runRevisions(ctx context.Context, e *env, args []string) int {
 			return ExitDeny
 		}
 	}
-	st, err := openServiceState(ctx, *state, *pg, false)
+	st, err := openServiceState(ctx, *statePath, *pg, false)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "veto policy %s: cannot open the state: %s\n", sub, stateCause(err))
 		return ExitDeny
 	}
 	defer st.close()
-	revs := sqlstore.NewRevisions(st.db, st.dialect)
+	revs := st.revisions()
 	now := time.Now()
-	head := sqlstore.HeadActive
+	head := state.HeadActive
 	if *shadow {
-		head = sqlstore.HeadShadow
+		head = state.HeadShadow
 	}
 	switch sub {
 	case "push":
-		rev := sqlstore.Revision{ID: p.Revision(), By: who, At: now}
+		rev := state.Revision{ID: p.Revision(), By: who, At: now}
 		for _, f := range files {
-			rev.Files = append(rev.Files, sqlstore.RevisionFile{Name: f.Name, Body: f.Body})
+			rev.Files = append(rev.Files, state.RevisionFile{Name: f.Name, Body: f.Body})
 		}
 		if err := revs.Push(ctx, rev, head); err != nil {
 			fmt.Fprintf(e.stderr, "veto policy push: the revision could not be stored: %s\n", stateCause(err))
@@ -113,7 +113,7 @@ func runRevisions(ctx context.Context, e *env, args []string) int {
 			id = ""
 		}
 		if err := revs.Mark(ctx, head, id, who, now); err != nil {
-			if errors.Is(err, sqlstore.ErrNoRevision) {
+			if errors.Is(err, state.ErrNoRevision) {
 				fmt.Fprintf(e.stderr, "veto policy activate: no revision %q is stored; veto policy revisions lists them\n", id)
 				return ExitDeny
 			}
@@ -162,7 +162,7 @@ func readRevision(e *env, paths []string) ([]policy.NamedFile, *policy.Policy, b
 	return files, p, true
 }
 
-func listRevisions(ctx context.Context, e *env, revs *sqlstore.Revisions) int {
+func listRevisions(ctx context.Context, e *env, revs *state.Revisions) int {
 	list, err := revs.List(ctx)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "veto policy revisions: %s\n", stateCause(err))
@@ -194,7 +194,7 @@ func listRevisions(ctx context.Context, e *env, revs *sqlstore.Revisions) int {
 
 // showDiff lists the shadow revision's differences from the active one,
 // grouped by what each did.
-func showDiff(ctx context.Context, e *env, revs *sqlstore.Revisions, pos []string) int {
+func showDiff(ctx context.Context, e *env, revs *state.Revisions, pos []string) int {
 	id := ""
 	if len(pos) == 1 {
 		id = pos[0]

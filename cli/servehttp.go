@@ -23,7 +23,6 @@ import (
 	"github.com/vetohq/veto/policy/live"
 	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/server"
-	"github.com/vetohq/veto/sqlstore"
 	"github.com/vetohq/veto/state"
 )
 
@@ -112,7 +111,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	lo := policy.Locate("", "")
 	lo.FlagPath = *policyFile
 	lo.Compiler = &lazyCEL{}
-	revs := sqlstore.NewRevisions(st.db, st.dialect)
+	revs := st.revisions()
 	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: revs, Logger: log,
 		Build: func(p *policy.Policy) (*veto.Gate, error) {
 			return p.Gate(policy.BuildOptions{Store: st.store, Logger: log})
@@ -283,6 +282,9 @@ func (st *serviceState) pins(ctx context.Context) *mcpgate.Pins {
 	}
 	return p
 }
+
+// revisions is the policy revisions in the state's database.
+func (st *serviceState) revisions() *state.Revisions { return state.NewRevisions(st.db, st.dialect) }
 
 // tokens is the state's tokens (state.Service.Tokens), their table made
 // at its first use.

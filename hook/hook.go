@@ -19,7 +19,6 @@ import (
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/live"
-	"github.com/vetohq/veto/sqlstore"
 	"github.com/vetohq/veto/state"
 )
 
@@ -234,7 +233,7 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 	if g == nil {
 		if active != "" {
 			db := s.(interface{ DB() *sql.DB }).DB()
-			p, err = live.Stored(ctx, sqlstore.NewRevisions(func() *sql.DB { return db }, "postgres"), active, lo.Compiler)
+			p, err = live.Stored(ctx, state.NewRevisions(func() *sql.DB { return db }, "postgres"), active, lo.Compiler)
 		} else {
 			p, err = policy.Load(lo)
 		}

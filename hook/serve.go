@@ -22,7 +22,6 @@ import (
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/probe"
-	"github.com/vetohq/veto/sqlstore"
 	"github.com/vetohq/veto/state"
 )
 
@@ -334,7 +333,7 @@ func (gc *gateCache) heads(ctx context.Context, name state.Name, db *sql.DB) (st
 	ask := func() (string, error) {
 		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		h, err := sqlstore.NewRevisions(func() *sql.DB { return db }, "postgres").Heads(qctx)
+		h, err := state.NewRevisions(func() *sql.DB { return db }, "postgres").Heads(qctx)
 		return h.Active, err
 	}
 	if gc == nil {

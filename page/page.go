@@ -17,7 +17,7 @@ import (
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/rule"
 	"github.com/vetohq/veto/server"
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/state"
 )
 
 // Config is what the page adds to the service it is served beside.
@@ -31,7 +31,7 @@ type Config struct {
 	Pins *mcpgate.Pins
 	// Revisions, when set, are the policy revisions on the shared
 	// database: the page lists where the shadow revision decides otherwise.
-	Revisions *sqlstore.Revisions
+	Revisions *state.Revisions
 }
 
 // Page is the page's handler over one service: it reads the state the
@@ -42,7 +42,7 @@ type Page struct {
 	cfg   server.Config // the service's, with its defaults
 	actor veto.Actor
 	pins  *mcpgate.Pins
-	revs  *sqlstore.Revisions
+	revs  *state.Revisions
 	ui    uiSessions
 	// whatIfSlot lets one replay run at a time: each is a whole
 	// session's decisions.
@@ -357,7 +357,7 @@ func (pg *Page) uiDecisions(w http.ResponseWriter, r *http.Request) {
 		release()
 	}
 	active := pg.api.Active()
-	var diffs []sqlstore.DiffGroup
+	var diffs []state.DiffGroup
 	if err == nil && pg.revs != nil && active.ShadowRev != "" {
 		diffs, err = pg.revs.Diffs(ctx, active.ShadowRev)
 		if len(diffs) > maxShownDiffs {

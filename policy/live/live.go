@@ -22,7 +22,7 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/policy"
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/state"
 )
 
 // Source says where an instance's policy comes from and how a gate is
@@ -32,7 +32,7 @@ type Source struct {
 	// revision active (and always, without Revisions).
 	Files policy.LoadOptions
 	// Revisions is the shared database's revisions; nil: files only.
-	Revisions *sqlstore.Revisions
+	Revisions *state.Revisions
 	// Build makes the gate of a policy, with the instance's store.
 	Build func(p *policy.Policy) (*veto.Gate, error)
 	// Interval is how often the heads and the files are looked at
@@ -90,7 +90,7 @@ func Start(ctx context.Context, src Source) (*Live, error) {
 		src.Logger = slog.New(slog.DiscardHandler)
 	}
 	l := &Live{src: src}
-	var heads sqlstore.Heads
+	var heads state.Heads
 	if src.Revisions != nil {
 		h, err := src.Revisions.Heads(ctx)
 		if err != nil {
@@ -130,11 +130,19 @@ func (l *Live) Watch(ctx context.Context) {
 
 // Check takes a change of the heads or the files, once; it reports
 // whether a new policy was taken.
-func (l *Live) Check(ctx context.Context) bool {
+func (l *Live) Check(ctx context.Context) (taken bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer func() {
+		if recover() != nil {
+			// The last good policy keeps deciding.
+			taken = false
+			l.Failures.Add(1)
+			l.src.Logger.Error("veto failed while looking for a policy change; deciding with the last good one")
+		}
+	}()
 	cur := l.cur.Load()
-	var heads sqlstore.Heads
+	var heads state.Heads
 	if l.src.Revisions != nil {
 		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		h, err := l.src.Revisions.Heads(qctx)
@@ -179,7 +187,7 @@ func (l *Live) Check(ctx context.Context) bool {
 
 // load builds the policy the heads say: the active revision (else the
 // files), and the shadow one.
-func (l *Live) load(ctx context.Context, heads sqlstore.Heads) (*Current, error) {
+func (l *Live) load(ctx context.Context, heads state.Heads) (*Current, error) {
 	var cur *Current
 	if heads.Active != "" {
 		p, g, err := l.revision(ctx, heads.Active)
@@ -230,10 +238,10 @@ func (l *Live) revision(ctx context.Context, id string) (*policy.Policy, *veto.G
 
 // Stored loads the stored revision id. Its id must be the hash of what it
 // holds: a row changed in the database is not taken.
-func Stored(ctx context.Context, revs *sqlstore.Revisions, id string, c policy.Compiler) (*policy.Policy, error) {
+func Stored(ctx context.Context, revs *state.Revisions, id string, c policy.Compiler) (*policy.Policy, error) {
 	rev, err := revs.Get(ctx, id)
 	if err != nil {
-		if errors.Is(err, sqlstore.ErrNoRevision) {
+		if errors.Is(err, state.ErrNoRevision) {
 			return nil, errors.New("the database marks it but does not hold it")
 		}
 		return nil, errors.New("it cannot be read from the state")
@@ -249,7 +257,7 @@ func Stored(ctx context.Context, revs *sqlstore.Revisions, id string, c policy.C
 }
 
 // NamedFiles converts a stored revision's files for policy.LoadRevision.
-func NamedFiles(fs []sqlstore.RevisionFile) []policy.NamedFile {
+func NamedFiles(fs []state.RevisionFile) []policy.NamedFile {
 	out := make([]policy.NamedFile, len(fs))
 	for i, f := range fs {
 		out[i] = policy.NamedFile{Name: f.Name, Body: f.Body}
@@ -326,7 +334,7 @@ func (l *Live) compare(j shadowJob) {
 		return
 	}
 	l.ShadowDiffs.Add(1)
-	d := sqlstore.ShadowDiff{ShadowRev: j.cur.ShadowRev, ActiveRev: j.cur.Rev, Run: j.v.Run, CallID: j.v.CallID, Tool: j.v.Tool,
+	d := state.ShadowDiff{ShadowRev: j.cur.ShadowRev, ActiveRev: j.cur.Rev, Run: j.v.Run, CallID: j.v.CallID, Tool: j.v.Tool,
 		At: j.call.Time, Active: a, ActiveRule: j.v.Rule, ActiveReason: j.v.Reason, Shadow: s, ShadowRule: sv.Rule, ShadowReason: sv.Reason}
 	if d.At.IsZero() {
 		d.At = time.Now()

@@ -199,7 +199,7 @@ func activeOf(lv *live.Live) func() server.Active {
 	}
 	return func() server.Active {
 		c := lv.Current()
-		return server.Active{Gate: c.Gate, Rev: c.Rev, From: c.From, ShadowRev: c.ShadowRev, Err: c.Err, ErrAt: c.ErrAt,
+		return server.Active{Gate: c.Gate, Rev: c.Rev, From: c.From, ShadowRev: c.ShadowRev, Err: c.Err, ErrWhere: c.ErrWhere, ErrAt: c.ErrAt,
 			Reloads: lv.Reloads.Load(), Failures: lv.Failures.Load(), ShadowDiffs: lv.ShadowDiffs.Load(),
 			ShadowDropped: lv.ShadowDropped.Load(), Any: c,
 			Show: func() string {

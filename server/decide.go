@@ -509,7 +509,9 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if a.Err != "" {
 		// Ready: the last good policy decides. The operator sees why the
 		// change was not taken, with the file's line and column.
-		pol["reload_error"], pol["reload_error_at"] = oneLine(a.Err), a.ErrAt.UTC().Format(time.RFC3339)
+		// Only its places: /readyz takes no token. GET /v1/policy and
+		// the log say what is wrong.
+		pol["reload_error"], pol["reload_error_at"] = oneLine(a.ErrWhere), a.ErrAt.UTC().Format(time.RFC3339)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ready": true, "policy": pol})
 }

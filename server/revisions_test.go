@@ -276,6 +276,20 @@ func TestServeReloadsItsFiles(t *testing.T) {
 		resp200(t, in.url+"/readyz") != http.StatusOK {
 		t.Fatalf("/readyz after a broken edit: %v", ready)
 	}
+	if strings.Contains(pol["reload_error"].(string), "org.bad") {
+		t.Fatalf("/readyz, which takes no token, says what the policy holds: %v", pol["reload_error"])
+	}
+	req, _ := http.NewRequest("GET", in.url+"/v1/policy", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	presp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, _ := io.ReadAll(presp.Body)
+	presp.Body.Close()
+	if !strings.Contains(string(shown), "# the last change was not taken") || !strings.Contains(string(shown), "rule org.bad") {
+		t.Fatalf("GET /v1/policy after a broken edit:\n%s", shown)
+	}
 	if v := decide(); v.Allowed || v.Reason != "echo_refused" {
 		t.Fatalf("the last good policy no longer decides: %+v", v)
 	}

@@ -86,8 +86,10 @@ type Active struct {
 	ShadowRev string
 	// Err is why the last change of the policy was not taken ("": it
 	// was), and ErrAt when: the service decides with this one meanwhile.
-	Err   string
-	ErrAt time.Time
+	// ErrWhere is only its places (file:line:col), for /readyz, which
+	// anyone who reaches the listener reads.
+	Err, ErrWhere string
+	ErrAt         time.Time
 	// The counts since start: policies taken after the first, changes not
 	// taken, calls the shadow decided otherwise, calls it could not
 	// compare.

@@ -56,8 +56,10 @@ type Current struct {
 	ShadowRev string
 	// Err is why the last reload was not taken ("" when it was), with
 	// the file's line and column where the policy says; ErrAt when.
-	Err   string
-	ErrAt time.Time
+	// ErrWhere is only the places (file:line:col, each problem's), for
+	// what anyone who reaches the service may read (/readyz).
+	Err, ErrWhere string
+	ErrAt         time.Time
 	// Loaded is when this policy was taken.
 	Loaded time.Time
 }
@@ -171,7 +173,7 @@ func (l *Live) Check(ctx context.Context) (taken bool) {
 		l.failed = want
 		l.Failures.Add(1)
 		kept := *cur
-		kept.Err, kept.ErrAt = err.Error(), time.Now()
+		kept.Err, kept.ErrWhere, kept.ErrAt = err.Error(), where(err), time.Now()
 		l.cur.Store(&kept)
 		l.src.Logger.Error("the policy changed and does not load; deciding with the last good one", "revision", cur.Rev,
 			"problem", oneLine(err.Error()))
@@ -280,6 +282,24 @@ func fileKey(lo policy.LoadOptions) string {
 		b.WriteByte(0)
 	}
 	return b.String()
+}
+
+// where is the places of a policy's problems, without what they say; an
+// error that is not the policy's is named only as a failure.
+func where(err error) string {
+	var ps policy.Problems
+	if !errors.As(err, &ps) || len(ps) == 0 {
+		return "the policy could not be read or built"
+	}
+	var out []string
+	for _, p := range ps {
+		w := p.File
+		if p.Line > 0 {
+			w += ":" + strconv.Itoa(p.Line) + ":" + strconv.Itoa(p.Col)
+		}
+		out = append(out, w)
+	}
+	return strconv.Itoa(len(ps)) + " problem(s) at " + strings.Join(out, ", ")
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }

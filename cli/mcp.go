@@ -20,6 +20,7 @@ import (
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/live"
+	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/server"
 	"github.com/vetohq/veto/state"
 )
@@ -118,6 +119,9 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	lo := policy.Locate(cwd, "")
 	lo.FlagPath = *policyFile
 	lo.Compiler = &lazyCEL{}
+	// The files are reloaded as they change: while this runs, they are
+	// veto's, refused to the agent wherever they lie.
+	defer control.Reloading("mcp", policyPaths(lo)...)()
 	bo := policy.BuildOptions{Store: st.store, Logger: log}
 	// The policy is the shared database's active revision, else the
 	// files; a change is taken while the gateway runs (watchPolicy).

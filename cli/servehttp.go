@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"text/tabwriter"
@@ -111,6 +112,9 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	lo := policy.Locate("", "")
 	lo.FlagPath = *policyFile
 	lo.Compiler = &lazyCEL{}
+	// The files are reloaded as they change: while this runs, they are
+	// veto's, refused to the agent wherever they lie.
+	defer control.Reloading("serve", policyPaths(lo)...)()
 	revs := st.revisions()
 	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: revs, Logger: log,
 		Build: func(p *policy.Policy) (*veto.Gate, error) {
@@ -186,6 +190,20 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	}
 	fmt.Fprintln(e.stderr, "veto serve: stopped")
 	return ExitAllow
+}
+
+// policyPaths are the policy files of lo, absolute.
+func policyPaths(lo policy.LoadOptions) []string {
+	var out []string
+	for _, f := range []string{lo.UserPath, lo.ProjectPath, lo.FlagPath, lo.ManagedPath} {
+		if f == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(f); err == nil {
+			out = append(out, abs)
+		}
+	}
+	return out
 }
 
 // activeOf is the service's view of the live policy: asked at each

@@ -364,11 +364,14 @@ func (d *doctor) probeOnce(ctx context.Context, c *clients.Client, argv []string
 func (d *doctor) policy(dir string) {
 	p, err := loadPolicy(dir, "", "")
 	if err != nil {
-		n := 1
-		if ps, ok := err.(policy.Problems); ok {
-			n = len(ps)
+		n, first := 1, ""
+		if ps, ok := err.(policy.Problems); ok && len(ps) > 0 {
+			n, first = len(ps), ps[0].String()
 		}
-		d.problem("veto validate shows each problem with its place; fix them", "the policy does not load (%d problem(s)): every call is refused until it does", n)
+		d.problem("veto validate shows each problem with its place; fix them", "the policy does not load (%d problem(s)): every call is refused until it does (a running veto serve or veto mcp keeps deciding with the last good one)", n)
+		if first != "" {
+			fmt.Fprintf(d.e.stdout, "           first: %s\n", first)
+		}
 		return
 	}
 	d.ok("policy: %d file(s) load, %d rule(s) of your own", len(p.Layers), len(p.Rules))

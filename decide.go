@@ -24,6 +24,13 @@ type decideOpts struct {
 	message string
 
 	explain *Explanation // explain: record every rule's outcome, and record no event
+	dry     bool         // record no event (a shadow policy's decision)
+}
+
+// DryRun decides c as Decide does, and records nothing: the verdict a
+// policy would give, beside the one that decided (a shadow revision).
+func (g *Gate) DryRun(ctx context.Context, c *Call) Verdict {
+	return g.decide(ctx, c, &decideOpts{dry: true})
 }
 
 // decide is the one decision function. Every entry point calls it.
@@ -54,7 +61,7 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 			v = g.deny(c, StageRecord, "", ReasonCancelled, RiskMedium, "the decision ran out of time, so the call is refused.")
 			evs[len(evs)-1] = g.decisionEvent(&v, c)
 		}
-		if opts != nil && opts.explain != nil {
+		if opts != nil && (opts.explain != nil || opts.dry) {
 			return v // a dry run: nothing is recorded
 		}
 		g.stamp(v.Run, base, c.Time, evs)
@@ -181,7 +188,7 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 	}
 	var approval, refusal uint64
 	resume := false
-	i, d, outcome := g.runRules(ctx, rin)
+	i, d, outcome, w := g.runRules(ctx, rin)
 	if outcome == ruleAsked {
 		// A person's answer to this very call answers the question;
 		// every other rule has decided already. At a resume, a question
@@ -233,7 +240,8 @@ func (g *Gate) evaluate(ctx context.Context, s *scratch, opts *decideOpts) (Verd
 
 	// 7. Patch. It runs before the record so that a patcher's failure is
 	// the verdict recorded; the patched input leaves only after the record.
-	v := Verdict{Allowed: true, CallID: c.ID, Tool: c.Tool, Run: c.Run.Ref, Target: target, approval: approval}
+	v := Verdict{Allowed: true, CallID: c.ID, Tool: c.Tool, Run: c.Run.Ref, Target: target, approval: approval,
+		WouldDeny: w.rule, WouldReason: w.reason}
 	if len(g.patchers) > 0 {
 		args, changed, failed := g.patch(ctx, rin)
 		if failed {
@@ -305,7 +313,7 @@ func (g *Gate) stamp(run string, base uint64, t time.Time, evs []Event) {
 func (g *Gate) decisionEvent(v *Verdict, c *Call) Event {
 	e := Event{CallID: v.CallID, Tool: v.Tool, Actor: c.Actor, Stage: v.Stage, Rule: v.Rule, Reason: v.Reason,
 		ToolDenial: v.ToolDenial, Risk: v.Risk, Target: v.Target, PolicyRev: g.rev, Patched: v.Args != nil,
-		ArgsHash: v.argsHash, Approval: v.approval}
+		ArgsHash: v.argsHash, Approval: v.approval, WouldDeny: v.WouldDeny, WouldReason: v.WouldReason}
 	if v.Ask {
 		e.Awaiting = AwaitApproval
 	}
@@ -483,27 +491,47 @@ const (
 // question is the answer when none denies. An error, a panic or a
 // malformed reason code is ruleFailed; one recover covers the loop,
 // since nothing runs after a rule that fails.
-func (g *Gate) runRules(ctx context.Context, in *Input) (i int, d Decision, outcome ruleOutcome) {
+func (g *Gate) runRules(ctx context.Context, in *Input) (i int, d Decision, outcome ruleOutcome, w would) {
 	asked, askedD := -1, Decision{}
 	defer func() {
 		if recover() != nil {
 			d, outcome = Decision{}, ruleFailed
 		}
 	}()
+	// watch records a monitored rule's refusal (the first one counts) and
+	// says whether the rule is monitored: then the next rule runs.
+	watch := func(r *ruleEntry, reason string) bool {
+		if r.monitor && w.rule == "" {
+			w = would{rule: r.info.ID, reason: reason}
+		}
+		return r.monitor
+	}
 	for i = range g.rules {
 		r := &g.rules[i]
 		if r.scoped != nil && !r.scoped.AppliesTo(in.Call) {
 			continue
 		}
 		if r.info.Needs.CompleteHistory && !in.History.complete {
-			return i, Decision{}, ruleNeedsHistory
+			if watch(r, ReasonHistoryIncomplete) {
+				continue
+			}
+			return i, Decision{}, ruleNeedsHistory, w
 		}
 		if r.info.Needs.KnownTarget && !in.Target.Known() {
-			return i, Decision{}, ruleNeedsTarget
+			if watch(r, ReasonTargetUnknown) {
+				continue
+			}
+			return i, Decision{}, ruleNeedsTarget, w
 		}
 		d, err := r.rule.Check(ctx, in)
 		if err != nil || (d.deny && !ValidID(d.reason)) {
-			return i, Decision{}, ruleFailed
+			if watch(r, ReasonRuleFailed) {
+				continue
+			}
+			return i, Decision{}, ruleFailed, w
+		}
+		if (d.ask || d.deny) && watch(r, d.reason) {
+			continue
 		}
 		if d.ask {
 			if asked < 0 {
@@ -512,14 +540,18 @@ func (g *Gate) runRules(ctx context.Context, in *Input) (i int, d Decision, outc
 			continue
 		}
 		if d.deny {
-			return i, d, ruleDenied
+			return i, d, ruleDenied, w
 		}
 	}
 	if asked >= 0 {
-		return asked, askedD, ruleAsked
+		return asked, askedD, ruleAsked, w
 	}
-	return 0, Decision{}, ruleAllowed
+	return 0, Decision{}, ruleAllowed, w
 }
+
+// would is what a rule in monitor mode would have done: refuse the call,
+// by that rule, for that reason. The allow records it.
+type would struct{ rule, reason string }
 
 func checkOne(ctx context.Context, r Rule, in *Input) (d Decision, err error) {
 	defer func() {

@@ -122,7 +122,7 @@ func TestEveryEntryPointUsesTheOneDecision(t *testing.T) {
 	for fn, want := range map[string][]string{
 		"evaluate": {"decide"},
 		"runRules": {"evaluate"},
-		"decide":   {"Decide", "Explain", "resumed"},
+		"decide":   {"Decide", "DryRun", "Explain", "resumed"},
 		"resumed":  {"ResumeApproval", "ResumeInput"},
 	} {
 		got := callers[fn]

@@ -59,6 +59,10 @@ type Event struct {
 	Target     Target     `json:"target,omitzero"`
 	PolicyRev  string     `json:"policy_rev,omitempty"`
 	Patched    bool       `json:"patched,omitempty"`
+	// WouldDeny and WouldReason, on an allow, are the rule in monitor
+	// mode that would have refused the call and its reason.
+	WouldDeny   string `json:"would_deny,omitempty"`
+	WouldReason string `json:"would_reason,omitempty"`
 
 	// Observations.
 	Outcome Outcome `json:"outcome,omitempty"`

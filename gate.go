@@ -41,6 +41,12 @@ type Config struct {
 
 	PolicyRev string           // recorded in every decision event
 	Now       func() time.Time // nil means time.Now
+
+	// Monitor names the rules in monitor mode, by id: such a rule decides
+	// as usual, but its denial (or question, or failure) lets the call
+	// run, and the allow records what it would have done (WouldDeny,
+	// WouldReason). Every other stage keeps failing closed.
+	Monitor map[string]bool
 }
 
 // Gate is veto's one decision function and what it needs. It is safe for
@@ -68,9 +74,10 @@ type Gate struct {
 }
 
 type ruleEntry struct {
-	rule   Rule
-	info   RuleInfo
-	scoped Scoped // nil: the rule applies to every call
+	rule    Rule
+	info    RuleInfo
+	scoped  Scoped // nil: the rule applies to every call
+	monitor bool   // the rule's refusals are recorded, not enforced
 }
 
 // maxAttempts bounds how often a decision is retried when another writer
@@ -131,6 +138,11 @@ func NewGate(cfg Config) (*Gate, error) {
 		g.probe = noProbe{}
 	}
 	seen := map[string]bool{}
+	for id := range cfg.Monitor {
+		if !ValidID(id) {
+			return nil, fmt.Errorf("veto: monitor names malformed rule id %q", id)
+		}
+	}
 	for i, r := range cfg.Rules {
 		if r == nil {
 			return nil, fmt.Errorf("veto: rule %d is nil", i)
@@ -144,7 +156,7 @@ func NewGate(cfg Config) (*Gate, error) {
 		}
 		seen[info.ID] = true
 		sc, _ := r.(Scoped)
-		g.rules = append(g.rules, ruleEntry{rule: r, info: info, scoped: sc})
+		g.rules = append(g.rules, ruleEntry{rule: r, info: info, scoped: sc, monitor: cfg.Monitor[info.ID]})
 	}
 	for i := range cfg.Tools {
 		d := cfg.Tools[i]
@@ -180,6 +192,9 @@ func CheckRuleInfo(info RuleInfo) error {
 	}
 	return nil
 }
+
+// PolicyRev is the policy revision the gate records in every decision.
+func (g *Gate) PolicyRev() string { return g.rev }
 
 // Descriptor returns the descriptor of a tool, or nil.
 func (g *Gate) Descriptor(tool string) *Descriptor { return g.tools[tool] }

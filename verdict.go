@@ -63,6 +63,10 @@ type Verdict struct {
 	// means run the call as proposed. Always nil on a denial.
 	Args map[string]any
 	Seq  uint64 // sequence number of the decision event; 0 if it was not recorded
+	// WouldDeny, on an allow, is the rule in monitor mode that would have
+	// refused the call (the first), and WouldReason its reason: the call
+	// runs, and the record says so.
+	WouldDeny, WouldReason string
 
 	argsHash string      // an Ask's: the arguments' hash its approval must match
 	approval uint64      // the approval an allow used, or a denial refused at resume
@@ -89,6 +93,8 @@ type verdictJSON struct {
 	Target     *Target        `json:"target,omitempty"`
 	Args       map[string]any `json:"args,omitempty"`
 	Seq        uint64         `json:"seq,omitempty"`
+	WouldDeny  string         `json:"would_deny,omitempty"`
+	WouldRsn   string         `json:"would_reason,omitempty"`
 }
 
 // Approved reports whether an allow passed a question with a person's
@@ -98,7 +104,8 @@ func (v Verdict) Approved() bool { return v.Allowed && v.approval != 0 }
 // MarshalJSON writes the verdict as veto's JSON answer.
 func (v Verdict) MarshalJSON() ([]byte, error) {
 	j := verdictJSON{Verdict: "deny", CallID: v.CallID, Tool: v.Tool, Run: v.Run, Stage: v.Stage, Rule: v.Rule,
-		Reason: v.Reason, ToolDenial: v.ToolDenial, Risk: v.Risk, Message: v.Message, Args: v.Args, Seq: v.Seq}
+		Reason: v.Reason, ToolDenial: v.ToolDenial, Risk: v.Risk, Message: v.Message, Args: v.Args, Seq: v.Seq,
+		WouldDeny: v.WouldDeny, WouldRsn: v.WouldReason}
 	if v.Advice != (Advice{}) {
 		j.Advice = &adviceJSON{Instead: v.Advice.Instead, Policy: v.Advice.Policy}
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,7 +21,9 @@ import (
 	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/hook/wire"
+	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/live"
 	"github.com/vetohq/veto/state"
 )
 
@@ -361,14 +364,46 @@ func (d *doctor) probeOnce(ctx context.Context, c *clients.Client, argv []string
 func (d *doctor) policy(dir string) {
 	p, err := loadPolicy(dir, "", "")
 	if err != nil {
-		n := 1
-		if ps, ok := err.(policy.Problems); ok {
-			n = len(ps)
+		n, first := 1, ""
+		if ps, ok := err.(policy.Problems); ok && len(ps) > 0 {
+			n, first = len(ps), ps[0].String()
 		}
-		d.problem("veto validate shows each problem with its place; fix them", "the policy does not load (%d problem(s)): every call is refused until it does", n)
+		d.problem("veto validate shows each problem with its place; fix them", "the policy does not load (%d problem(s)): every call is refused until it does (a running veto serve or veto mcp keeps deciding with the last good one)", n)
+		if first != "" {
+			fmt.Fprintf(d.e.stdout, "           first: %s\n", first)
+		}
 		return
 	}
 	d.ok("policy: %d file(s) load, %d rule(s) of your own", len(p.Layers), len(p.Rules))
+}
+
+// revisions checks the revisions the shared database marks: each loads
+// with this veto (an instance that cannot load the active one refuses to
+// start, and keeps the last good one when it changes).
+func (d *doctor) revisions(ctx context.Context, revs *state.Revisions) {
+	h, err := revs.Heads(ctx)
+	if err != nil {
+		d.problem("veto policy revisions --postgres DSN says more", "policy revisions: the database's cannot be read: %s", stateCause(err))
+		return
+	}
+	if h.Active == "" {
+		d.note("policy revisions: none active on the database; each instance decides with its own files")
+	}
+	for _, r := range []struct{ head, id string }{{"active", h.Active}, {"shadow", h.Shadow}} {
+		if r.id == "" {
+			continue
+		}
+		p, err := live.Stored(ctx, revs, r.id, &lazyCEL{})
+		if err == nil {
+			_, err = p.Gate(policy.BuildOptions{Store: memstore.New()})
+		}
+		if err != nil {
+			d.problem("push a revision this veto loads, or activate an older one: veto policy revisions",
+				"policy revision %s (%s on the database) does not load with this veto: %s", r.id, r.head, strings.ReplaceAll(err.Error(), "\n", "; "))
+			continue
+		}
+		d.ok("policy revision %s is %s on the database and loads, %d rule(s) of its own; the policy files apply only while none is active", r.id, r.head, len(p.Rules))
+	}
 }
 
 func (d *doctor) state(ctx context.Context) {
@@ -385,6 +420,9 @@ func (d *doctor) state(ctx context.Context) {
 		}
 		defer s.Close()
 		d.chains(ctx, s, "the PostgreSQL database in VETO_POSTGRES")
+		if db, ok := s.(interface{ DB() *sql.DB }); ok {
+			d.revisions(ctx, state.NewRevisions(func() *sql.DB { return db.DB() }, "postgres"))
+		}
 		return
 	}
 	path := os.Getenv("VETO_STATE")

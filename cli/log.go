@@ -41,6 +41,7 @@ func openStore(ctx context.Context, path, dsn string) (durableStore, string, err
 const logDescription = `List and follow veto's decisions, check the log's hash chains, prune old events.
 
   veto log [--run R] [--tool T] [--verdict allow|deny] [--since 2h|2026-11-30T10:00:00Z] [--all] [--follow] [--json|--table]
+           [--would-deny] [--revision REV]
   veto log verify [--run R]        check every run's hash chain; name the first broken link
   veto log prune --older-than 30d  delete older events, keeping what remains verifiable
 
@@ -65,6 +66,8 @@ func runLog(ctx context.Context, e *env, args []string) int {
 	verdict := fs.String("verdict", "", "only allow or deny decisions")
 	since := fs.String("since", "", "only events since a time (RFC 3339) or a duration ago (90m, 2h, 7d)")
 	all := fs.Bool("all", false, "every event, not only decisions")
+	wouldDeny := fs.Bool("would-deny", false, "only allows a rule in monitor mode would have refused")
+	revision := fs.String("revision", "", "only decisions made by this policy revision")
 	follow := fs.Bool("follow", false, "keep printing new events until interrupted")
 	asJSON := fs.Bool("json", false, "JSON lines even on a terminal")
 	asTable := fs.Bool("table", false, "the table even when not on a terminal")
@@ -138,19 +141,19 @@ func runLog(ctx context.Context, e *env, args []string) int {
 	var tw *tabwriter.Writer
 	if table {
 		tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "TIME\tRUN\tSEQ\tEVENT\tTOOL\tRULE/REASON\tTARGET")
+		fmt.Fprintln(tw, "TIME\tRUN\tSEQ\tEVENT\tTOOL\tRULE/REASON\tTARGET\tREVISION")
 	}
 	print := func(run string, seq uint64, b []byte) error {
 		q.AfterRun, q.AfterSeq = run, seq
 		ev, err := eventlog.DecodeEvent(b)
 		if err != nil {
 			if table {
-				fmt.Fprintf(tw, "?\t%s\t%d\t(undecodable)\t\t\t\n", run, seq)
+				fmt.Fprintf(tw, "?\t%s\t%d\t(undecodable)\t\t\t\t\n", run, seq)
 			}
 			return nil
 		}
 		q.AfterTime = ev.Time.UnixNano()
-		if *tool != "" && ev.Tool != *tool {
+		if (*tool != "" && ev.Tool != *tool) || (*wouldDeny && ev.WouldDeny == "") || (*revision != "" && ev.PolicyRev != *revision) {
 			return nil
 		}
 		if !table {
@@ -162,7 +165,7 @@ func runLog(ctx context.Context, e *env, args []string) int {
 		if ev.Target.Known() {
 			target = ev.Target.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", ev.Time.Local().Format("2006-01-02 15:04:05"), run, seq, ev.Kind, ev.Tool, why, target)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", ev.Time.Local().Format("2006-01-02 15:04:05"), run, seq, ev.Kind, ev.Tool, why, target, ev.PolicyRev)
 		return nil
 	}
 	for {
@@ -200,6 +203,8 @@ func logWhy(ev *veto.Event, now time.Time) string {
 		why = string(ev.Outcome)
 	}
 	switch {
+	case ev.Kind == veto.EventAllowed && ev.WouldDeny != "":
+		why = "monitor: would deny " + ev.WouldDeny + "/" + ev.WouldReason
 	case ev.Kind == veto.EventAllowed && ev.Approval != 0:
 		why = fmt.Sprintf("approved (approval #%d)", ev.Approval)
 	case ev.Approval != 0 && ev.Reason == veto.ReasonApprovalRefused:

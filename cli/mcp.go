@@ -16,8 +16,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/live"
+	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/server"
 	"github.com/vetohq/veto/state"
 )
@@ -116,7 +119,14 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	lo := policy.Locate(cwd, "")
 	lo.FlagPath = *policyFile
 	lo.Compiler = &lazyCEL{}
-	p, err := policy.Load(lo)
+	// The files are reloaded as they change: while this runs, they are
+	// veto's, refused to the agent wherever they lie.
+	defer control.Reloading("mcp", policyPaths(lo)...)()
+	bo := policy.BuildOptions{Store: st.store, Logger: log}
+	// The policy is the shared database's active revision, else the
+	// files; a change is taken while the gateway runs (watchPolicy).
+	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: st.revisions(), Logger: log,
+		Build: func(p *policy.Policy) (*veto.Gate, error) { return p.Gate(bo) }})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto mcp: the policy does not load; run: veto validate")
 		fmt.Fprintln(e.stderr, err)
@@ -135,13 +145,14 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	defer quit()
 	gw, err := mcpgate.New(ctx, mcpgate.Config{
 		Name: *name, Upstream: upstream, Pins: pins, Acquire: st.acquire, Run: ref, Actor: actor, Cwd: cwd,
-		Build:    mcpgate.PolicyBuild(p, policy.BuildOptions{Store: st.store, Logger: log}),
+		Build:    mcpgate.PolicyBuild(lv.Current().Policy, bo),
 		Deadline: *deadline, Logger: log,
 	})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto mcp:", gatewayCause(err))
 		return ExitDeny
 	}
+	go watchPolicy(ctx, lv, gw, bo, log)
 	code := ExitAllow
 	if *listen == "" {
 		err = gw.Serve(ctx, &mcpgate.IOTransport{Reader: e.stdin, Writer: e.stdout})
@@ -159,6 +170,28 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 	return code
+}
+
+// watchPolicy gives the gateway each policy the live source takes: a
+// revision activated or a file edited decides the next call. A change
+// that does not load or build is logged, and the last good one decides.
+func watchPolicy(ctx context.Context, lv *live.Live, gw *mcpgate.Gateway, bo policy.BuildOptions, log *slog.Logger) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !lv.Check(ctx) {
+			continue
+		}
+		cur := lv.Current()
+		if err := gw.Rebuild(ctx, mcpgate.PolicyBuild(cur.Policy, bo)); err != nil {
+			log.Error("veto mcp: the new policy's gate cannot be built; deciding with the last good one", "revision", cur.Rev)
+		}
+	}
 }
 
 // gatewayCause says why the gateway did not start: the step, and for the

@@ -58,9 +58,13 @@ const policyDescription = `Show the policy veto would apply.
 
   veto policy show [--policy FILE] [--cwd DIR]   the effective policy, every file merged, with where each part came from
   veto policy default                            the built-in default as a commented veto.yaml to start from
-  veto policy schema                             the JSON Schema of veto.yaml, for editors`
+  veto policy schema                             the JSON Schema of veto.yaml, for editors
+  veto policy push|revisions|activate|diff       revisions on the shared database (veto policy push -h)`
 
 func runPolicy(ctx context.Context, e *env, args []string) int {
+	if isRevisionCommand(args) {
+		return runRevisions(ctx, e, args)
+	}
 	fs := newFlags(e, "policy", "show|default|schema [flags]", policyDescription)
 	file := fs.String("policy", "", "a policy file applied after the user's and the project's")
 	cwd := fs.String("cwd", ".", "the directory whose project policy applies")

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/page"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/live"
 	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/server"
 	"github.com/vetohq/veto/state"
@@ -115,17 +118,22 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	lo := policy.Locate("", "")
 	lo.FlagPath = *policyFile
 	lo.Compiler = &lazyCEL{}
-	p, err := policy.Load(lo)
+	// The files are reloaded as they change: while this runs, they are
+	// veto's, refused to the agent wherever they lie.
+	defer control.Reloading("serve", policyPaths(lo)...)()
+	revs := st.revisions()
+	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: revs, Logger: log,
+		Build: func(p *policy.Policy) (*veto.Gate, error) {
+			return p.Gate(policy.BuildOptions{Store: st.store, Logger: log})
+		}})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve: the policy does not load; run: veto validate")
 		fmt.Fprintln(e.stderr, err)
 		return ExitDeny
 	}
-	g, err := p.Gate(policy.BuildOptions{Store: st.store, Logger: log})
-	if err != nil {
-		fmt.Fprintln(e.stderr, "veto serve: cannot build the gate:", err)
-		return ExitDeny
-	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go lv.Watch(wctx)
 	exporting, err := exportFlags.Start(ctx, export.Source{Log: st.log, Acquire: st.acquire, DB: st.db,
 		Dialect: st.dialect, Logger: log, Deadline: *deadline})
 	if err != nil {
@@ -133,7 +141,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		return ExitUsage
 	}
 	defer exporting.Stop() // before the state's close, deferred above
-	cfg := server.Config{Gate: g, Store: st.log, Acquire: st.acquire, Cause: stateCause, Policy: showPolicy(p),
+	cfg := server.Config{Active: activeOf(lv), Decided: shadowOf(lv), Store: st.log, Acquire: st.acquire, Cause: stateCause,
 		Logger: log, Deadline: *deadline, WorkspaceRoots: roots, Collectors: exporting.Collectors()}
 	if !*noAuth {
 		if cfg.Tokens, err = st.tokens(ctx); err != nil {
@@ -146,7 +154,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintln(e.stderr, "veto serve:", err)
 		return ExitDeny
 	}
-	mux := withPage(h, page.New(h, page.Config{Pins: st.pins(ctx)}))
+	mux := withPage(h, page.New(h, page.Config{Pins: st.pins(ctx), Revisions: revs}))
 	if *noAuth {
 		// The page's routes are held to loopback names and their own
 		// origin too; the API's are in server, with the body's type.
@@ -195,6 +203,53 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	}
 	fmt.Fprintln(e.stderr, "veto serve: stopped")
 	return ExitAllow
+}
+
+// policyPaths are the policy files of lo, absolute.
+func policyPaths(lo policy.LoadOptions) []string {
+	var out []string
+	for _, f := range []string{lo.UserPath, lo.ProjectPath, lo.FlagPath, lo.ManagedPath} {
+		if f == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(f); err == nil {
+			out = append(out, abs)
+		}
+	}
+	return out
+}
+
+// activeOf is the service's view of the live policy: asked at each
+// request, so that a revision pushed or a file edited decides the next
+// call. veto policy show's text is made once per policy, when asked.
+func activeOf(lv *live.Live) func() server.Active {
+	var shown struct {
+		sync.Mutex
+		of   *live.Current
+		text string
+	}
+	return func() server.Active {
+		c := lv.Current()
+		return server.Active{Gate: c.Gate, Rev: c.Rev, From: c.From, ShadowRev: c.ShadowRev, Err: c.Err, ErrWhere: c.ErrWhere, ErrAt: c.ErrAt,
+			Reloads: lv.Reloads.Load(), Failures: lv.Failures.Load(), ShadowDiffs: lv.ShadowDiffs.Load(),
+			ShadowDropped: lv.ShadowDropped.Load(), Any: c,
+			Show: func() string {
+				shown.Lock()
+				defer shown.Unlock()
+				if shown.of != c {
+					shown.of, shown.text = c, showPolicy(c.Policy)
+				}
+				return shown.text
+			}}
+	}
+}
+
+// shadowOf hands each decided call to the shadow revision, if any.
+func shadowOf(lv *live.Live) func(a *server.Active, c *veto.Call, v *veto.Verdict) {
+	return func(a *server.Active, c *veto.Call, v *veto.Verdict) {
+		cur, _ := a.Any.(*live.Current)
+		lv.Shadow(cur, c, v)
+	}
 }
 
 // isLoopback reports whether addr (host:port) listens on loopback only.
@@ -258,6 +313,9 @@ func (st *serviceState) pins(ctx context.Context) *mcpgate.Pins {
 	}
 	return p
 }
+
+// revisions is the policy revisions in the state's database.
+func (st *serviceState) revisions() *state.Revisions { return state.NewRevisions(st.db, st.dialect) }
 
 // tokens is the state's tokens (state.Service.Tokens), their table made
 // at its first use.

@@ -57,15 +57,22 @@ type verdictJSON struct {
 		Instead string `json:"instead"`
 		Policy  string `json:"policy"`
 	} `json:"advice"`
-	Target *veto.Target    `json:"target"`
-	Args   map[string]any  `json:"args"`
-	Seq    uint64          `json:"seq"`
-	Raw    json.RawMessage `json:"-"`
+	Target *veto.Target   `json:"target"`
+	Args   map[string]any `json:"args"`
+	Seq    uint64         `json:"seq"`
+	// WouldDeny and WouldReason, on an allow: a rule in monitor mode
+	// would have refused the call.
+	WouldDeny   string          `json:"would_deny"`
+	WouldReason string          `json:"would_reason"`
+	Raw         json.RawMessage `json:"-"`
 }
 
 func (j *verdictJSON) verdict() (veto.Verdict, error) {
 	v := veto.Verdict{Allowed: j.Verdict == "allow", Ask: j.Verdict == "ask", CallID: j.CallID, Tool: j.Tool, Run: j.Run, Stage: j.Stage,
 		Rule: j.Rule, Reason: j.Reason, ToolDenial: j.ToolDenial, Message: j.Message, Args: j.Args, Seq: j.Seq}
+	if v.Allowed {
+		v.WouldDeny, v.WouldReason = j.WouldDeny, j.WouldReason
+	}
 	if j.Verdict != "allow" && j.Verdict != "deny" && j.Verdict != "ask" {
 		return veto.Verdict{}, fmt.Errorf("client: the answer is not a verdict")
 	}

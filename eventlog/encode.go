@@ -51,6 +51,8 @@ func EncodeEvent(e veto.Event) ([]byte, error) {
 	if e.Patched {
 		b = append(b, `,"patched":true`...)
 	}
+	b = appendField(b, "would_deny", e.WouldDeny, false)
+	b = appendField(b, "would_reason", e.WouldReason, false)
 	b = appendField(b, "outcome", string(e.Outcome), false)
 	if e.Complete != nil {
 		b = append(b, `,"complete":`...)

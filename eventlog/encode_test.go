@@ -20,7 +20,7 @@ func FuzzEventCodec(f *testing.F) {
 			Time:   time.Unix(sec%(1<<34), sec%1e9).UTC(),
 			CallID: callID, Tool: tool, Actor: veto.Actor{Kind: kind, Agent: agent}, Stage: veto.StageRule,
 			Rule: ruleID, Reason: "r", Risk: veto.Risk(risk % 5), Target: veto.Target{Kind: veto.TargetKind(kind), ID: id},
-			PolicyRev: id, Patched: complete, Complete: &complete, Awaiting: veto.AwaitApproval,
+			PolicyRev: id, Patched: complete, WouldDeny: ruleID, WouldReason: agent, Complete: &complete, Awaiting: veto.AwaitApproval,
 			Fact: &veto.FileFact{Path: id, Exists: complete, Dir: !complete, Size: sec, ModTime: time.Unix(sec%(1<<33), 0).UTC(), Hash: run,
 				Stamp: veto.FileStamp{Dev: uint64(sec), Ino: uint64(risk), Change: -sec}},
 			Files: []veto.FileFact{{Path: tool, Exists: true, Size: -sec}, {Path: callID}}, For: veto.Actor{ID: agent, Kind: kind}, Prev: ruleID}

@@ -7,6 +7,7 @@ package hook
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/live"
 	"github.com/vetohq/veto/state"
 )
 
@@ -138,6 +140,20 @@ func replyTo(ctx context.Context, a agent.Adapter, b []byte, err error, o Option
 	}
 }
 
+// activeRevision is the revision a shared PostgreSQL database marks
+// active ("" none, or an SQLite state: its files decide); a hook server
+// asks at most once a second.
+func activeRevision(ctx context.Context, o Options, name state.Name, s veto.Store) (string, error) {
+	if !name.Postgres() {
+		return "", nil
+	}
+	d, ok := s.(interface{ DB() *sql.DB })
+	if !ok {
+		return "", nil
+	}
+	return o.gates.heads(ctx, name, d.DB())
+}
+
 // noCEL stands in for a compiler in a program without CEL: it notes that
 // one was needed.
 type noCEL struct{ needed bool }
@@ -198,22 +214,41 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		return failed(stateRefused(err)), nil
 	}
 	defer done()
+	// On a shared PostgreSQL database, the revision marked active there
+	// is the policy (veto policy push), in place of the files.
+	active, err := activeRevision(ctx, o, name, s)
+	if err != nil {
+		return failed("veto cannot read the policy revision its database marks active, so the call is blocked."), nil
+	}
 	var key string
 	if o.gates != nil {
 		// The DSN may hold a password: it names the store only in the
 		// gate cache's key, never in a message.
 		key = fmt.Sprintf("%s%p", o.gates.key(lo, state.Key(name)), s)
+		if active != "" {
+			key = fmt.Sprintf("revision %s %s%p", active, state.Key(name), s)
+		}
 	}
 	p, g := o.gates.get(key)
 	if g == nil {
-		p, err = policy.Load(lo)
+		if active != "" {
+			db := s.(interface{ DB() *sql.DB }).DB()
+			p, err = live.Stored(ctx, state.NewRevisions(func() *sql.DB { return db }, "postgres"), active, lo.Compiler)
+		} else {
+			p, err = policy.Load(lo)
+		}
 		if stand != nil && stand.needed {
 			return failed("veto cannot compile the policy's CEL rules here, so the call is blocked."), ErrNeedsCEL
 		}
 		if err != nil {
 			var ps policy.Problems
-			if errors.As(err, &ps) && len(ps) > 0 {
+			switch {
+			case errors.As(err, &ps) && len(ps) > 0 && active != "":
+				return failed(fmt.Sprintf("veto's policy revision %s does not load here (%s), so the call is blocked", active, ps[0])), nil
+			case errors.As(err, &ps) && len(ps) > 0:
 				return failed(fmt.Sprintf("veto's policy does not load (%s), so the call is blocked until it is fixed; run: veto validate", ps[0])), nil
+			case active != "":
+				return failed("veto cannot load the policy revision its database marks active (" + active + "): " + err.Error() + ", so the call is blocked."), nil
 			}
 			return failed("veto's policy does not load, so the call is blocked; run: veto validate"), nil
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,7 +16,10 @@ import (
 	"github.com/vetohq/veto/claudecode"
 	"github.com/vetohq/veto/hook"
 	"github.com/vetohq/veto/hook/wire"
+	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/celrule"
 	"github.com/vetohq/veto/postgres/pgtest"
+	"github.com/vetohq/veto/sqlstore"
 )
 
 // TestDecidesOnPostgres: veto hook decides on a PostgreSQL database that
@@ -127,5 +131,57 @@ func TestServerDecidesOnPostgres(t *testing.T) {
 	}
 	if _, err := os.Stat(os.Getenv("VETO_STATE")); err == nil {
 		t.Error("the server made a SQLite state beside the database")
+	}
+}
+
+// TestHookTakesTheActiveRevision: on a shared PostgreSQL database, veto
+// hook decides with the revision marked active there, in place of the
+// policy files, and names it in the decision; a stored revision whose
+// files no longer hash to its id is refused, and the call with it.
+func TestHookTakesTheActiveRevision(t *testing.T) {
+	dsn := pgtest.Fresh(t)
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "ws")
+	check(t, os.MkdirAll(filepath.Join(ws, ".git"), 0o755))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
+	t.Setenv("VETO_MANAGED_POLICY", filepath.Join(dir, "none.yaml"))
+	cel, err := celrule.New()
+	check(t, err)
+	n := 0
+	answer := func() (int, string) {
+		n++
+		ev := `{"session_id":"rev-` + strings.Repeat("r", n) + `","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Bash",` +
+			`"tool_input":{"command":"echo hello"},"tool_use_id":"b1"}`
+		r, _ := hook.Reply(context.Background(), claudecode.Adapter{}, strings.NewReader(ev),
+			hook.Options{Postgres: dsn, Timeout: 5 * time.Second, Compiler: cel})
+		return r.Exit, r.Stderr
+	}
+	if code, out := answer(); code != 0 {
+		t.Fatalf("before any revision: %d %s", code, out)
+	}
+	db, err := sql.Open("pgx", dsn)
+	check(t, err)
+	defer db.Close()
+	revs := sqlstore.NewRevisions(func() *sql.DB { return db }, "postgres")
+	files := []policy.NamedFile{{Name: "deny.yaml", Body: []byte("rules:\n  - id: org.no-echo\n    deny: 'tool == \"Bash\" && args.command.startsWith(\"echo\")'\n    reason: echo_refused\n")}}
+	p, err := policy.LoadRevision(files, cel)
+	check(t, err)
+	check(t, revs.Push(context.Background(), sqlstore.Revision{ID: p.Revision(), By: "test", At: time.Now(),
+		Files: []sqlstore.RevisionFile{{Name: files[0].Name, Body: files[0].Body}}}, sqlstore.HeadActive))
+	if code, out := answer(); code != 2 || !strings.Contains(out, "echo_refused") {
+		t.Fatalf("under the active revision: %d %s", code, out)
+	}
+	var rev string
+	check(t, db.QueryRow(`SELECT convert_from(body, 'UTF8') FROM veto_events WHERE run = 'rev-rr' ORDER BY seq DESC LIMIT 1`).Scan(&rev))
+	if !strings.Contains(rev, `"policy_rev":"`+p.Revision()+`"`) {
+		t.Fatalf("the decision does not name the revision: %s", rev)
+	}
+	// The stored files changed behind veto's back: not taken.
+	_, err = db.Exec(`UPDATE veto_policy_revisions SET files = $1 WHERE id = $2`,
+		`[{"name":"deny.yaml","body":"`+base64.StdEncoding.EncodeToString([]byte("{}\n"))+`"}]`, p.Revision())
+	check(t, err)
+	if code, out := answer(); code != 2 || !strings.Contains(out, "stored revision was changed") {
+		t.Fatalf("a changed revision: %d %s", code, out)
 	}
 }

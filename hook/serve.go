@@ -3,6 +3,7 @@ package hook
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -320,6 +321,48 @@ type gateCache struct {
 	// probe is every gate's: the hashes it remembers outlive a gate rebuilt
 	// for a changed policy.
 	probe probe.Live
+	// active is the revision each shared database marked active when
+	// last asked, by state.
+	active map[string]askedHead
+}
+
+// heads returns the revision db marks active, asked at most once a
+// second per state (a pushed revision is in force within 2 s); with no
+// cache (a one-shot veto hook), every time.
+func (gc *gateCache) heads(ctx context.Context, name state.Name, db *sql.DB) (string, error) {
+	ask := func() (string, error) {
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		h, err := state.NewRevisions(func() *sql.DB { return db }, "postgres").Heads(qctx)
+		return h.Active, err
+	}
+	if gc == nil {
+		return ask()
+	}
+	k := state.Key(name)
+	gc.mu.Lock()
+	h, ok := gc.active[k]
+	gc.mu.Unlock()
+	if ok && time.Since(h.at) < time.Second {
+		return h.rev, nil
+	}
+	rev, err := ask()
+	if err != nil {
+		return "", err
+	}
+	gc.mu.Lock()
+	if gc.active == nil {
+		gc.active = map[string]askedHead{}
+	}
+	gc.active[k] = askedHead{rev: rev, at: time.Now()}
+	gc.mu.Unlock()
+	return rev, nil
+}
+
+// askedHead is the active revision a database marked when last asked.
+type askedHead struct {
+	rev string
+	at  time.Time
 }
 
 type cachedGate struct {

@@ -35,6 +35,7 @@ type harness struct {
 	agent    *mcp.ClientSession
 	run      string
 	stderr   *strings.Builder
+	bo       policy.BuildOptions // what the gate is built with
 }
 
 type harnessOpts struct {
@@ -123,10 +124,10 @@ func newGatewayOnly(t testing.TB, name string, upstream Transport, o harnessOpts
 	if o.actor == (veto.Actor{}) {
 		o.actor = veto.Actor{Kind: "agent", ID: "test"}
 	}
+	h.bo = policy.BuildOptions{Store: store, Home: h.home, TempDirs: []string{}, Vars: map[string]string{"HOME": h.home}}
 	h.gw, err = New(ctx, Config{
 		Name: name, Upstream: upstream, Pins: h.pins, Acquire: acquire, Run: h.run,
-		Build: PolicyBuild(p, policy.BuildOptions{Store: store, Home: h.home, TempDirs: []string{},
-			Vars: map[string]string{"HOME": h.home}}),
+		Build: PolicyBuild(p, h.bo),
 		Actor: o.actor, Cwd: h.ws, Workspace: h.ws, Poll: 50 * time.Millisecond, Logger: testLogger(t),
 	})
 	if err != nil {

@@ -172,6 +172,32 @@ func (g *Gateway) Gate() *veto.Gate {
 	return g.gate
 }
 
+// Rebuild makes build the gateway's BuildFunc (the policy changed: a
+// revision activated, a file edited) and builds the gate with it and the
+// descriptors the gateway added; the next call is decided by it. On an
+// error the gateway keeps deciding with the gate it had.
+func (g *Gateway) Rebuild(ctx context.Context, build BuildFunc) error {
+	// Between syncs: a sync builds with the BuildFunc it read.
+	select {
+	case g.syncing <- struct{}{}:
+		defer func() { <-g.syncing }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	g.mu.Lock()
+	list := slices.Collect(maps.Values(g.extra))
+	g.mu.Unlock()
+	slices.SortFunc(list, func(a, b veto.Descriptor) int { return strings.Compare(a.Name, b.Name) })
+	gate, offer, err := build(list, []veto.Rule{g.rule})
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.cfg.Build, g.gate, g.offer = build, gate, offer
+	g.mu.Unlock()
+	return nil
+}
+
 // syncError is a failed sync's step.
 type syncError struct {
 	step  string
@@ -323,7 +349,10 @@ func (g *Gateway) sync(ctx context.Context, list bool) (err error) {
 	if !maps.EqualFunc(extra, oldExtra, sameDescriptor) || !g.synced {
 		list := slices.Collect(maps.Values(extra))
 		slices.SortFunc(list, func(a, b veto.Descriptor) int { return strings.Compare(a.Name, b.Name) })
-		ng, no, err := g.cfg.Build(list, []veto.Rule{g.rule})
+		g.mu.Lock()
+		build := g.cfg.Build
+		g.mu.Unlock()
+		ng, no, err := build(list, []veto.Rule{g.rule})
 		if err != nil {
 			return &syncError{step: "building the gate", err: err}
 		}

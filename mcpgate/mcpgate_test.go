@@ -2,6 +2,7 @@ package mcpgate
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/policy"
 )
 
 // notes is an MCP server of the test's own, in process: it reads and
@@ -267,6 +269,45 @@ func TestGatewayOfferability(t *testing.T) {
 	if n.reached.Load() != 0 {
 		t.Fatal("the upstream saw a refused call")
 	}
+}
+
+// A policy changed while the gateway runs (a revision activated, a file
+// edited: veto mcp's watchPolicy) decides the next call, with the
+// descriptors the gateway added kept; a policy whose gate cannot be built
+// leaves the last good one deciding.
+func TestGatewayRebuildTakesANewPolicy(t *testing.T) {
+	n := newNotes()
+	h := newHarness(t, "notes", n.transport(t), harnessOpts{})
+	if text, isErr := h.call("greet", map[string]any{"who": "ada"}); isErr {
+		t.Fatalf("before the change: %q", text)
+	}
+	reached := n.reached.Load()
+	dir := t.TempDir()
+	stricter := filepath.Join(dir, "veto.yaml")
+	if err := os.WriteFile(stricter, []byte("offer:\n  unavailable: [mcp__notes__greet]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.Load(policy.LoadOptions{FlagPath: stricter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.gw.Rebuild(context.Background(), PolicyBuild(p, h.bo)); err != nil {
+		t.Fatal(err)
+	}
+	h.denied("greet", map[string]any{"who": "ada"}, "tool_denied")
+	if n.reached.Load() != reached {
+		t.Fatal("the upstream saw a call the new policy refuses")
+	}
+	if h.gw.Gate().PolicyRev() != p.Revision() {
+		t.Fatalf("the gateway decides with %s, want %s", h.gw.Gate().PolicyRev(), p.Revision())
+	}
+	broken := func([]veto.Descriptor, []veto.Rule) (*veto.Gate, veto.Offerability, error) {
+		return nil, nil, errors.New("no gate")
+	}
+	if err := h.gw.Rebuild(context.Background(), broken); err == nil {
+		t.Fatal("a build that fails was taken")
+	}
+	h.denied("greet", map[string]any{"who": "ada"}, "tool_denied")
 }
 
 func TestGatewayStateRefusedIsDenial(t *testing.T) {

@@ -36,7 +36,7 @@ func (pg *Page) uiInput(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusForbidden, "The form is stale or came from elsewhere; reload the page.")
 		return
 	}
-	if se.actor.Kind != "user" || se.actor.ID == "" || pg.cfg.Gate == nil || pg.cfg.PageOnly {
+	if se.actor.Kind != "user" || se.actor.ID == "" || pg.api.Gate() == nil || pg.cfg.PageOnly {
 		w.Header().Set(server.ReasonHeader, server.ReasonPersonRequired)
 		fail(http.StatusForbidden, "Only a person (a user: token) gives a call's input, on the page of the veto serve the call was suspended through.")
 		return
@@ -88,7 +88,7 @@ func (pg *Page) uiInputs(w http.ResponseWriter, r *http.Request) {
 // inputsData is what the section of the requests for input is drawn from.
 func (pg *Page) inputsData(run string, se uiSession) map[string]any {
 	return map[string]any{"Inputs": pg.api.Inputs(run), "CSRF": se.csrf,
-		"CanAnswer": se.actor.Kind == "user" && se.actor.ID != "" && pg.cfg.Gate != nil && !pg.cfg.PageOnly}
+		"CanAnswer": se.actor.Kind == "user" && se.actor.ID != "" && pg.api.Gate() != nil && !pg.cfg.PageOnly}
 }
 
 // markInputs adds to the cards of suspended calls what became of their

@@ -17,6 +17,7 @@ import (
 	"github.com/vetohq/veto/mcpgate"
 	"github.com/vetohq/veto/rule"
 	"github.com/vetohq/veto/server"
+	"github.com/vetohq/veto/state"
 )
 
 // Config is what the page adds to the service it is served beside.
@@ -28,6 +29,9 @@ type Config struct {
 	// Pins, when set, are veto mcp's pinned tool definitions: the page
 	// lists the tools awaiting a person's approval and approves them.
 	Pins *mcpgate.Pins
+	// Revisions, when set, are the policy revisions on the shared
+	// database: the page lists where the shadow revision decides otherwise.
+	Revisions *state.Revisions
 }
 
 // Page is the page's handler over one service: it reads the state the
@@ -38,6 +42,7 @@ type Page struct {
 	cfg   server.Config // the service's, with its defaults
 	actor veto.Actor
 	pins  *mcpgate.Pins
+	revs  *state.Revisions
 	ui    uiSessions
 	// whatIfSlot lets one replay run at a time: each is a whole
 	// session's decisions.
@@ -46,7 +51,7 @@ type Page struct {
 
 // New is the page over api.
 func New(api *server.Server, cfg Config) *Page {
-	return &Page{api: api, cfg: api.Config(), actor: cfg.Actor, pins: cfg.Pins, whatIfSlot: make(chan struct{}, 1)}
+	return &Page{api: api, cfg: api.Config(), actor: cfg.Actor, pins: cfg.Pins, revs: cfg.Revisions, whatIfSlot: make(chan struct{}, 1)}
 }
 
 // Register adds the page's routes to mux, beside the API's: cli mounts
@@ -158,6 +163,11 @@ type card struct {
 	CallID   string
 	By       string
 	Expires  time.Time
+
+	// Rev is the policy revision that made a decision; WouldDeny and
+	// WouldReason, on an allow, the rule in monitor mode that would have
+	// refused it.
+	Rev, WouldDeny, WouldReason string
 }
 
 // grantState is an approval's state from its expiry alone: before any
@@ -240,7 +250,8 @@ func (r *resumes) see(run string, ev *veto.Event, c *card) {
 }
 
 func cardOf(run string, seq uint64, ev *veto.Event, cursor string, now time.Time) card {
-	c := card{Time: ev.Time, Run: run, Seq: seq, Tool: ev.Tool, Verdict: "allow", Cursor: cursor, Approval: ev.Approval, CallID: ev.CallID}
+	c := card{Time: ev.Time, Run: run, Seq: seq, Tool: ev.Tool, Verdict: "allow", Cursor: cursor, Approval: ev.Approval, CallID: ev.CallID,
+		Rev: ev.PolicyRev, WouldDeny: ev.WouldDeny, WouldReason: ev.WouldReason}
 	switch ev.Kind {
 	case veto.EventSuspended:
 		c.Verdict, c.Awaiting, c.State = "suspended", string(ev.Awaiting), "waiting"
@@ -345,17 +356,29 @@ func (pg *Page) uiDecisions(w http.ResponseWriter, r *http.Request) {
 		}
 		release()
 	}
+	active := pg.api.Active()
+	var diffs []state.DiffGroup
+	if err == nil && pg.revs != nil && active.ShadowRev != "" {
+		diffs, err = pg.revs.Diffs(ctx, active.ShadowRev)
+		if len(diffs) > maxShownDiffs {
+			diffs = diffs[:maxShownDiffs]
+		}
+	}
 	se := sessionOf(r)
 	data := map[string]any{"Filter": f, "Cards": cards, "After": after, "Query": r.URL.RawQuery,
 		"Rules": rule.IDs(), "Risks": []string{"low", "medium", "high", "critical"},
-		"Questions": qs, "Pins": pins, "CSRF": se.csrf, "CanAnswer": se.actor.Kind == "user" && pg.cfg.Gate != nil, "Who": se.actor,
-		"Inputs": pg.inputsData(f.Run, se)}
+		"Questions": qs, "Pins": pins, "CSRF": se.csrf, "CanAnswer": se.actor.Kind == "user" && pg.api.Gate() != nil, "Who": se.actor,
+		"Inputs": pg.inputsData(f.Run, se), "Active": active, "Diffs": diffs}
 	if err != nil {
 		data["Error"] = "veto cannot read its state: " + pg.cfg.Cause(err) + "."
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	uiTemplates.ExecuteTemplate(w, "decisions.html", data)
 }
+
+// maxShownDiffs is how many kinds of the shadow's differences the page
+// lists; veto policy diff lists them all.
+const maxShownDiffs = 20
 
 // maxShownCards is how many question cards show their call.
 const maxShownCards = 50
@@ -555,10 +578,10 @@ func (pg *Page) uiRun(w http.ResponseWriter, r *http.Request) {
 // does nothing, in that run, recording nothing. known is "" when a rule
 // counted; otherwise why the page cannot tell.
 func (pg *Page) taintOf(ctx context.Context, run string, exists bool) (map[uint64]bool, string) {
-	if pg.cfg.Gate == nil || !exists {
+	if pg.api.Gate() == nil || !exists {
 		return nil, "this page has no policy to tell"
 	}
-	e := pg.cfg.Gate.Explain(ctx, &veto.Call{ID: "veto-page-taint", Tool: "Bash", Args: map[string]any{"command": "true"}, Run: veto.Run{Ref: run}})
+	e := pg.api.Gate().Explain(ctx, &veto.Call{ID: "veto-page-taint", Tool: "Bash", Args: map[string]any{"command": "true"}, Run: veto.Run{Ref: run}})
 	for _, st := range e.Rules {
 		switch {
 		case st.Taint == nil:
@@ -635,7 +658,7 @@ func (pg *Page) uiAnswer(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusBadRequest, "An answer is approve or deny.")
 		return
 	}
-	if pg.cfg.Gate == nil {
+	if pg.api.Gate() == nil {
 		fail(http.StatusForbidden, "This page cannot answer.")
 		return
 	}

@@ -79,6 +79,7 @@ func (p *Policy) Gate(o BuildOptions) (*veto.Gate, error) {
 			return nil, err
 		}
 	}
+	monitor := p.monitored(reg.Rules())
 	pr := o.Probe
 	if pr == nil {
 		pr = probe.Live{}
@@ -98,7 +99,24 @@ func (p *Policy) Gate(o BuildOptions) (*veto.Gate, error) {
 		LiveTools:   o.LiveTools,
 		PolicyRev:   p.Revision(),
 		Now:         o.Now,
+		Monitor:     monitor,
 	})
+}
+
+// monitored is the set of rules in monitor mode among rules: those named,
+// or, with the whole policy in monitor mode, every one but veto.control.
+func (p *Policy) monitored(rules []veto.Rule) map[string]bool {
+	if p.MonitorAll == "" && len(p.Monitor) == 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, r := range rules {
+		id := r.Info().ID
+		if _, named := p.Monitor[id]; (named || p.MonitorAll != "") && id != "veto.control" {
+			out[id] = true
+		}
+	}
+	return out
 }
 
 // ToolNames are the tools the policy files name: the ones they describe

@@ -62,6 +62,10 @@ const (
 	KindProject = "project"
 	KindFlag    = "flag"
 	KindManaged = "managed"
+	// KindRevision is a file of a revision pushed to the shared database
+	// (veto policy push): the operator's policy for every instance on it,
+	// trusted as the user's file is.
+	KindRevision = "revision"
 )
 
 // ReadFile reads one policy file. A file that does not exist is
@@ -350,4 +354,39 @@ func find(n *yaml.Node, path ...any) *yaml.Node {
 		}
 	}
 	return n
+}
+
+// NamedFile is one file of a pushed revision: the name it was pushed
+// under and its bytes.
+type NamedFile struct {
+	Name string
+	Body []byte
+}
+
+// LoadRevision reads and merges a pushed revision's files, in their
+// order, after the built-in default, as trusted as the user's file: the
+// operator's policy for every instance on the shared database, and
+// nothing of the instance's own files. Its Revision is a hash of the
+// files' names and bytes, the same on every instance.
+func LoadRevision(files []NamedFile, c Compiler) (*Policy, error) {
+	layers := []*Layer{{Kind: KindBuiltin, Path: "builtin"}}
+	var probs Problems
+	seen := map[string]bool{}
+	for _, f := range files {
+		if seen[f.Name] {
+			probs = append(probs, Problem{File: f.Name, Msg: "a revision holds one file of each name; this name is given twice"})
+			continue
+		}
+		seen[f.Name] = true
+		l, err := Parse(KindRevision, f.Name, f.Body)
+		if ps, ok := err.(Problems); ok {
+			probs = append(probs, ps...)
+			continue
+		}
+		layers = append(layers, l)
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return Merge(layers, c)
 }

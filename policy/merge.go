@@ -44,6 +44,12 @@ type Policy struct {
 	// Approve: hooks answer allow for the user (the user's file only).
 	Approve bool
 
+	// Monitor holds the rules in monitor mode, by id, each with the file
+	// that put it there; MonitorAll, when set, is where the whole policy
+	// was put in monitor mode (every rule but veto.control's).
+	Monitor    map[string]string
+	MonitorAll string
+
 	// settings are each section's effective settings, by key: a pointer to
 	// the type the section declared.
 	settings map[string]any
@@ -173,7 +179,7 @@ func (m *layer) bad(msg string, keys ...any) {
 
 // Merge merges layers in order (the first must be the built-in one).
 func Merge(layers []*Layer, compiler Compiler) (*Policy, error) {
-	m := &merger{p: &Policy{Layers: layers, Off: map[string]string{}, Tools: tools.Defaults(), settings: map[string]any{}},
+	m := &merger{p: &Policy{Layers: layers, Off: map[string]string{}, Monitor: map[string]string{}, Tools: tools.Defaults(), settings: map[string]any{}},
 		compiler: compiler, known: map[string]string{}, ruleIDs: map[string]string{}}
 	for _, d := range m.p.Tools {
 		m.known[d.Name] = "builtin"
@@ -188,9 +194,10 @@ func Merge(layers []*Layer, compiler Compiler) (*Policy, error) {
 		if l.Kind == KindBuiltin {
 			continue
 		}
-		ly := &layer{merger: m, l: l, trusted: l.Kind == KindUser}
+		ly := &layer{merger: m, l: l, trusted: l.Kind == KindUser || l.Kind == KindRevision}
 		ly.approve()
 		ly.builtin()
+		ly.monitor()
 		ly.sections()
 		ly.tools()
 		ly.offer()
@@ -234,6 +241,68 @@ func (m *layer) builtin() {
 			m.p.note("builtin.off", id, m.where("builtin", "off", i))
 		}
 	}
+}
+
+// The modes a policy, a family or a rule may be in.
+const (
+	ModeEnforce = "enforce"
+	ModeMonitor = "monitor"
+)
+
+// monitor reads mode and monitor: which rules only record their
+// refusals. Monitoring loosens the policy, so only a trusted file (the
+// user's, a pushed revision) may ask for it; veto.control, which guards
+// veto's own switches, is never monitored.
+func (m *layer) monitor() {
+	f := m.l.File
+	switch f.Mode {
+	case "", ModeEnforce:
+	case ModeMonitor:
+		if !m.trusted {
+			m.bad(fmt.Sprintf("mode: only the user's policy or a pushed revision may put the policy in monitor mode, not the %s policy", m.l.Kind), "mode")
+			break
+		}
+		m.p.MonitorAll = m.where("mode")
+		m.p.note("mode", ModeMonitor, m.where("mode"))
+	default:
+		m.bad(fmt.Sprintf("mode: %q is not monitor or enforce", f.Mode), "mode")
+	}
+	for i, name := range f.Monitor {
+		ids, ok := monitorable(name)
+		switch {
+		case name == "control" || name == "veto.control":
+			m.bad("monitor: veto.control guards veto itself and is always enforced", "monitor", i)
+		case !ok:
+			m.bad(fmt.Sprintf("monitor: %q is neither a rule family nor a built-in rule; veto policy default lists them", name), "monitor", i)
+		case !m.trusted:
+			m.bad(fmt.Sprintf("monitor: only the user's policy or a pushed revision may put rules in monitor mode, not the %s policy", m.l.Kind), "monitor", i)
+		default:
+			for _, id := range ids {
+				m.p.Monitor[id] = m.where("monitor", i)
+			}
+			m.p.note("monitor", name, m.where("monitor", i))
+		}
+	}
+}
+
+// monitorable returns the built-in rules a name in monitor: stands for:
+// a family's, or the one rule of that id.
+func monitorable(name string) ([]string, bool) {
+	for _, f := range rule.Families() {
+		if f.Name == name {
+			var ids []string
+			for _, r := range f.Rules {
+				ids = append(ids, r.ID)
+			}
+			return ids, true
+		}
+		for _, r := range f.Rules {
+			if r.ID == name {
+				return []string{name}, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // nearest returns the id in ids closest to s, when it is a likely
@@ -377,6 +446,12 @@ func (m *layer) rules() {
 		}
 		m.p.Rules = append(m.p.Rules, UserRule{Spec: r, Rule: compiled, Where: w})
 		m.p.note("rules", r.ID, w)
+		if r.Mode == ModeMonitor {
+			// A file's own rule: monitoring it loosens nothing another
+			// file wrote.
+			m.p.Monitor[r.ID] = m.where("rules", i, "mode")
+			m.p.note("rules."+r.ID+".mode", ModeMonitor, m.where("rules", i, "mode"))
+		}
 	}
 }
 
@@ -407,6 +482,9 @@ func (m *layer) checkRule(i int, r RuleSpec) bool {
 		if n != "complete_history" && n != "known_target" {
 			m.bad(fmt.Sprintf("rule %s: needs %q is not known; needs are complete_history, known_target", r.ID, n), "rules", i, "needs", j)
 		}
+	}
+	if r.Mode != "" && r.Mode != ModeMonitor && r.Mode != ModeEnforce {
+		m.bad(fmt.Sprintf("rule %s: mode %q is not monitor or enforce", r.ID, r.Mode), "rules", i, "mode")
 	}
 	if r.Risk != "" {
 		if _, err := veto.ParseRisk(r.Risk); err != nil || r.Risk == "none" {

@@ -25,6 +25,8 @@ type File struct {
 	Offer   *OfferSpec          `yaml:"offer" doc:"Which tools take part in a run at all."`
 	Rules   []RuleSpec          `yaml:"rules" doc:"Your own rules, in CEL."`
 	Approve bool                `yaml:"approve" doc:"When true, an allowed call is approved for the user: hooks answer allow and the client skips its own permission prompt. Only the user's file may set it."`
+	Mode    string              `yaml:"mode" doc:"monitor: every rule decides as usual, but a refusal lets the call run and is recorded as would_deny (veto.control, which guards veto itself, is always enforced); enforce (the default). Only the user's file or a pushed revision may set monitor."`
+	Monitor []string            `yaml:"monitor" doc:"Rule families (command, network, files, sequence, upload) or rule ids to run in monitor mode: their refusals are recorded as would_deny and the call runs. Only the user's file or a pushed revision may name them."`
 
 	// Sections holds each rule family's section the file writes, by key:
 	// a pointer to the section's type.
@@ -60,6 +62,7 @@ type RuleSpec struct {
 	Message string     `yaml:"message" doc:"One sentence for a person; it must not quote arguments."`
 	Needs   []string   `yaml:"needs" doc:"Facts the rule cannot decide without: complete_history, known_target."`
 	Risk    string     `yaml:"risk" doc:"low, medium (default), high or critical."`
+	Mode    string     `yaml:"mode" doc:"monitor: the rule decides as usual, but its refusal lets the call run and is recorded as would_deny; enforce (the default)."`
 }
 
 // ExprKey is the key of the rule's expression: "deny", or "ask" for a

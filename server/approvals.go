@@ -138,7 +138,7 @@ func (s *Server) Answer(ctx context.Context, run, call, shown string, by veto.Ac
 		return &Refusal{http.StatusGatewayTimeout, veto.ReasonCancelled, "The answer was not recorded within its deadline."}
 	}
 	defer unlock()
-	err = s.cfg.Gate.AnswerShown(ctx, run, call, shown, by, grant, ttl)
+	err = s.Gate().AnswerShown(ctx, run, call, shown, by, grant, ttl)
 	switch {
 	case err == nil:
 		return nil

@@ -71,6 +71,14 @@ type instance struct {
 // serveProcess starts veto serve with args and waits for its address.
 func serveProcess(t *testing.T, w world, args ...string) *instance {
 	t.Helper()
+	in, _ := serveProcessLogs(t, w, args...)
+	return in
+}
+
+// serveProcessLogs is serveProcess, with the process's stderr kept.
+func serveProcessLogs(t *testing.T, w world, args ...string) (*instance, *lockedBuffer) {
+	t.Helper()
+	logs := &lockedBuffer{}
 	cmd := exec.Command(vetoProgram(t), append([]string{"serve", "--listen", "127.0.0.1:0", "--policy", w.policy, "--workspace-root", w.home}, args...)...)
 	cmd.Env = []string{"HOME=" + w.home, "PATH=" + os.Getenv("PATH"), "XDG_CONFIG_HOME=" + filepath.Join(w.home, ".config"),
 		"XDG_STATE_HOME=" + filepath.Join(w.home, ".state"), "VETO_MANAGED_POLICY=" + filepath.Join(w.home, "none.yaml")}
@@ -86,6 +94,7 @@ func serveProcess(t *testing.T, w world, args ...string) *instance {
 	addr := make(chan string, 1)
 	go func() {
 		for lines.Scan() {
+			logs.Write(append(lines.Bytes(), '\n'))
 			if a, ok := strings.CutPrefix(lines.Text(), "veto serve: listening on "); ok {
 				addr <- a
 			}
@@ -93,11 +102,11 @@ func serveProcess(t *testing.T, w world, args ...string) *instance {
 	}()
 	select {
 	case a := <-addr:
-		return &instance{cmd: cmd, url: a}
+		return &instance{cmd: cmd, url: a}, logs
 	case <-time.After(20 * time.Second):
 		t.Fatal("veto serve did not say where it listens")
 	}
-	return nil
+	return nil, nil
 }
 
 // runVeto runs a veto command and returns its stdout.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vetohq/veto"
@@ -185,9 +186,13 @@ func (s *Server) decideCall(ctx context.Context, c *veto.Call) veto.Verdict {
 		}
 		defer unlock()
 	}
-	v := s.cfg.Gate.Decide(ctx, c)
+	a := s.cfg.Active()
+	v := a.Gate.Decide(ctx, c)
 	if !v.Allowed && v.Reason == veto.ReasonStateUnavailable {
 		s.metrics.storeError()
+	}
+	if s.cfg.Decided != nil {
+		s.cfg.Decided(&a, c, &v)
 	}
 	s.metrics.decision(&v, s.cfg.Now().Sub(start))
 	return v
@@ -233,7 +238,7 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer unlock()
-		if err := s.cfg.Gate.ObserveReported(ctx, &c, o.Outcome); err != nil {
+		if err := s.Gate().ObserveReported(ctx, &c, o.Outcome); err != nil {
 			if reason, msg := observationRefusal(err); reason != "" {
 				writeError(w, http.StatusForbidden, reason, msg)
 				return
@@ -295,7 +300,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
 	s.withState(w, r, refuse, func(ctx context.Context) {
-		if err := s.cfg.Gate.Start(ctx, veto.Run{Ref: rj.Ref, Fresh: rj.Fresh}); err != nil {
+		if err := s.Gate().Start(ctx, veto.Run{Ref: rj.Ref, Fresh: rj.Fresh}); err != nil {
 			s.storeFailure(w, err, "veto could not start the run")
 			return
 		}
@@ -374,7 +379,7 @@ func (s *Server) suspend(w http.ResponseWriter, r *http.Request) {
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
 	s.withState(w, r, refuse, func(ctx context.Context) {
-		sus, err := s.cfg.Gate.Suspend(ctx, &c, sj.Kind, sj.Fields)
+		sus, err := s.Gate().Suspend(ctx, &c, sj.Kind, sj.Fields)
 		if err != nil {
 			s.storeFailure(w, err, "veto could not suspend the call")
 			return
@@ -442,9 +447,9 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	s.withState(w, r, refuse, func(ctx context.Context) {
 		var res veto.Resumed
 		if rj.Approved {
-			res = s.cfg.Gate.ResumeApproval(ctx, sus)
+			res = s.Gate().ResumeApproval(ctx, sus)
 		} else {
-			res = s.cfg.Gate.ResumeInput(ctx, sus, rj.Input)
+			res = s.Gate().ResumeInput(ctx, sus, rj.Input)
 		}
 		s.metrics.decision(&res.Verdict, 0)
 		s.inputs.resumed(s.cfg.Now(), sus.Call.Run.Ref, sus.Call.ID, sus.Call.Actor)
@@ -460,10 +465,22 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) policy(w http.ResponseWriter, r *http.Request) {
+	a := s.cfg.Active()
 	w.Header().Set("Content-Type", "text/yaml; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	fmt.Fprint(w, s.cfg.Policy)
+	// The revision deciding now, in a header and the text's first lines.
+	w.Header().Set("X-Veto-Policy-Revision", a.Rev)
+	fmt.Fprintf(w, "# revision %s, from %s\n", a.Rev, a.From)
+	if a.ShadowRev != "" {
+		fmt.Fprintf(w, "# shadow revision %s\n", a.ShadowRev)
+	}
+	if a.Err != "" {
+		fmt.Fprintf(w, "# the last change was not taken (%s): %s\n", a.ErrAt.UTC().Format(time.RFC3339), oneLine(a.Err))
+	}
+	fmt.Fprint(w, a.Show())
 }
+
+func oneLine(s string) string { return strings.NewReplacer("\r", " ", "\n", "; ").Replace(s) }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
@@ -484,5 +501,17 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			"message": s.cfg.Cause(err) + "."})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ready": true})
+	a := s.cfg.Active()
+	pol := map[string]any{"revision": a.Rev, "from": a.From}
+	if a.ShadowRev != "" {
+		pol["shadow"] = a.ShadowRev
+	}
+	if a.Err != "" {
+		// Ready: the last good policy decides. The operator sees why the
+		// change was not taken, with the file's line and column.
+		// Only its places: /readyz takes no token. GET /v1/policy and
+		// the log say what is wrong.
+		pol["reload_error"], pol["reload_error_at"] = oneLine(a.ErrWhere), a.ErrAt.UTC().Format(time.RFC3339)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ready": true, "policy": pol})
 }

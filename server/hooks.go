@@ -154,7 +154,7 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 	s.withState(w, r, failed, func(ctx context.Context) {
 		switch ev.Kind {
 		case agent.Start:
-			if err := s.cfg.Gate.Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {
+			if err := s.Gate().Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {
 				s.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "veto serve: session start not recorded", slog.String("run", ev.Session))
 				failed("veto could not record the session's start.")
 				return
@@ -176,7 +176,7 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 				return
 			}
 			defer unlock()
-			if err := s.cfg.Gate.ObserveReported(ctx, &ev.Call, ev.Outcome); err != nil {
+			if err := s.Gate().ObserveReported(ctx, &ev.Call, ev.Outcome); err != nil {
 				if reason, msg := observationRefusal(err); reason != "" {
 					failed(msg + " (" + reason + ")")
 					return

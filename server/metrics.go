@@ -21,10 +21,45 @@ type metrics struct {
 	latency   prometheus.Histogram
 	requests  *prometheus.HistogramVec
 	storeErrs prometheus.Counter
+	would     *prometheus.CounterVec
 	handler   http.Handler
 }
 
-func newMetrics(more ...prometheus.Collector) *metrics {
+// policyCollector reports the policy deciding now, read at each scrape:
+// its revision, whether the last change was taken, and the counts of
+// reloads and of the shadow revision's comparisons.
+type policyCollector struct{ active func() Active }
+
+var (
+	policyInfo     = prometheus.NewDesc("veto_policy_info", "The policy deciding now: its revision, where it came from and the shadow revision beside it (value 1).", []string{"revision", "from", "shadow"}, nil)
+	policyFailing  = prometheus.NewDesc("veto_policy_reload_failing", "1 while the last change of the policy was not taken (the last good one decides).", nil, nil)
+	policyReloads  = prometheus.NewDesc("veto_policy_reloads_total", "Policies taken after the first (a revision activated, a file edited).", nil, nil)
+	policyFailures = prometheus.NewDesc("veto_policy_reload_failures_total", "Changes of the policy not taken: they did not load or build.", nil, nil)
+	shadowDiffs    = prometheus.NewDesc("veto_shadow_differences_total", "Calls the shadow revision decided otherwise than the active one.", nil, nil)
+	shadowDropped  = prometheus.NewDesc("veto_shadow_dropped_total", "Calls the shadow revision could not compare or record (its queue full, the state down).", nil, nil)
+)
+
+func (c policyCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{policyInfo, policyFailing, policyReloads, policyFailures, shadowDiffs, shadowDropped} {
+		ch <- d
+	}
+}
+
+func (c policyCollector) Collect(ch chan<- prometheus.Metric) {
+	a := c.active()
+	failing := 0.0
+	if a.Err != "" {
+		failing = 1
+	}
+	ch <- prometheus.MustNewConstMetric(policyInfo, prometheus.GaugeValue, 1, a.Rev, a.From, a.ShadowRev)
+	ch <- prometheus.MustNewConstMetric(policyFailing, prometheus.GaugeValue, failing)
+	ch <- prometheus.MustNewConstMetric(policyReloads, prometheus.CounterValue, float64(a.Reloads))
+	ch <- prometheus.MustNewConstMetric(policyFailures, prometheus.CounterValue, float64(a.Failures))
+	ch <- prometheus.MustNewConstMetric(shadowDiffs, prometheus.CounterValue, float64(a.ShadowDiffs))
+	ch <- prometheus.MustNewConstMetric(shadowDropped, prometheus.CounterValue, float64(a.ShadowDropped))
+}
+
+func newMetrics(active func() Active, more ...prometheus.Collector) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "veto_decisions_total", Help: "Decisions made, by verdict, rule and reason code.",
@@ -40,7 +75,10 @@ func newMetrics(more ...prometheus.Collector) *metrics {
 	m.storeErrs = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "veto_store_errors_total", Help: "Requests the state refused (locked, full, damaged, unreachable…).",
 	})
-	m.reg.MustRegister(m.decisions, m.latency, m.requests, m.storeErrs,
+	m.would = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "veto_would_deny_total", Help: "Calls allowed that a rule in monitor mode would have refused, by rule and reason code.",
+	}, []string{"rule", "reason"})
+	m.reg.MustRegister(m.decisions, m.latency, m.requests, m.storeErrs, m.would, policyCollector{active},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.reg.MustRegister(more...)
 	m.handler = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
@@ -53,6 +91,9 @@ func (m *metrics) decision(v *veto.Verdict, took time.Duration) {
 		verdict = "deny"
 	}
 	m.decisions.WithLabelValues(verdict, v.Rule, reason).Inc()
+	if v.WouldDeny != "" {
+		m.would.WithLabelValues(v.WouldDeny, v.WouldReason).Inc()
+	}
 	if took > 0 {
 		m.latency.Observe(took.Seconds())
 	}

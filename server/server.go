@@ -63,6 +63,14 @@ type Config struct {
 	// PageOnly serves /healthz alone, no API: veto ui, where the page
 	// (package page) is served beside it and answers through it.
 	PageOnly bool
+	// Active, when set, is the policy to decide with now, asked once per
+	// request: it changes while the service runs (a revision pushed, a
+	// file edited; package policy/live). Gate and Policy are unused then.
+	Active func() Active
+	// Decided, when set, is told of each call decided by the API or a
+	// hook endpoint, with the Active it was decided by (the shadow
+	// revision decides it again). It must not block, nor keep c.
+	Decided func(a *Active, c *veto.Call, v *veto.Verdict)
 	// WorkspaceRoots bound the workspace a request may claim for its
 	// call (and the cwd, which must lie in the workspace): a call placed
 	// elsewhere is refused before any rule (workspace.go). None: no
@@ -70,6 +78,28 @@ type Config struct {
 	WorkspaceRoots []string
 	// Collectors are more metrics for /metrics (the exporters').
 	Collectors []prometheus.Collector
+}
+
+// Active is the policy a service decides with now.
+type Active struct {
+	Gate *veto.Gate
+	Rev  string        // the policy's revision hash
+	From string        // "revision" (the shared database's active one) or "files"
+	Show func() string // the policy as veto policy show prints it
+	// ShadowRev is the shadow revision deciding beside it ("" none).
+	ShadowRev string
+	// Err is why the last change of the policy was not taken ("": it
+	// was), and ErrAt when: the service decides with this one meanwhile.
+	// ErrWhere is only its places (file:line:col), for /readyz, which
+	// anyone who reaches the listener reads.
+	Err, ErrWhere string
+	ErrAt         time.Time
+	// The counts since start: policies taken after the first, changes not
+	// taken, calls the shadow decided otherwise, calls it could not
+	// compare.
+	Reloads, Failures, ShadowDiffs, ShadowDropped int64
+	// Any is the source's own value (a *live.Current), for Decided.
+	Any any
 }
 
 // Server is a running service's handler.
@@ -144,7 +174,7 @@ func Routes() []string {
 
 // New builds the service's handler.
 func New(cfg Config) (*Server, error) {
-	if (cfg.Gate == nil && !cfg.PageOnly) || cfg.Store == nil {
+	if (cfg.Gate == nil && cfg.Active == nil && !cfg.PageOnly) || cfg.Store == nil {
 		return nil, errors.New("server: a gate and a store are needed")
 	}
 	if cfg.Deadline <= 0 {
@@ -169,7 +199,15 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(cfg.Collectors...), roots: roots, stopping: make(chan struct{})}
+	if cfg.Active == nil {
+		shown := cfg.Policy
+		a := Active{Gate: cfg.Gate, Show: func() string { return shown }, From: "files"}
+		if cfg.Gate != nil {
+			a.Rev = cfg.Gate.PolicyRev()
+		}
+		cfg.Active = func() Active { return a }
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), metrics: newMetrics(cfg.Active, cfg.Collectors...), roots: roots, stopping: make(chan struct{})}
 	s.inputs.now = cfg.Now
 	for _, rt := range routes {
 		if cfg.PageOnly && rt.Path != "/healthz" {
@@ -190,6 +228,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // (package page) reads the state, the clock and the deadline the API uses,
 // so that both sides of one listener agree.
 func (s *Server) Config() Config { return s.cfg }
+
+// Active is the policy deciding now (Config.Active's).
+func (s *Server) Active() Active { return s.cfg.Active() }
+
+// Gate is the gate to decide with now (Config.Active's).
+func (s *Server) Gate() *veto.Gate { return s.cfg.Active().Gate }
 
 // Acquire proves the state sound for one use and holds it until release,
 // as every endpoint does (Config.Acquire; nothing to do when unset).

@@ -87,7 +87,12 @@ func OpenService(ctx context.Context, n Name, o ServiceOptions) (*Service, error
 	// full): every request is refused with the cause, and the file is
 	// proved again at each one, as veto state repair or the disk mends it.
 	fl := &fileLog{f: f}
-	return withTokens(&Service{Store: fl, Log: fl, StartErr: err, acquire: f.Acquire, db: func() *sql.DB { return f.Store().DB() },
+	return withTokens(&Service{Store: fl, Log: fl, StartErr: err, acquire: f.Acquire, db: func() *sql.DB {
+		if st := f.Store(); st != nil {
+			return st.DB()
+		}
+		return nil // the file is not open (damaged, locked): every use is refused
+	},
 		dialect: "sqlite", close: func() { f.Close() }}), nil
 }
 

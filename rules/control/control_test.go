@@ -275,6 +275,38 @@ func TestListenersRecorded(t *testing.T) {
 	}
 }
 
+// TestReloadedPolicyFilesRecorded: a policy file a running veto serve or
+// veto mcp reloads (its --policy, wherever it lies) is veto's while the
+// process runs: a write of it would be in force within a second. Reading
+// it is not refused; another file beside it is not veto's.
+func TestReloadedPolicyFilesRecorded(t *testing.T) {
+	w := newWorld(t, control.Config{})
+	t.Setenv("XDG_RUNTIME_DIR", w.runtime)
+	file := w.root + "/srv/fleet/veto.yaml"
+	remove := control.Reloading("serve", file, "relative.yaml")
+	cases := []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"Write", map[string]any{"file_path": file, "content": "{}"}, "veto_files_write"},
+		{"Edit", map[string]any{"file_path": file, "old_string": "a", "new_string": "b"}, "veto_files_write"},
+		{"Bash", bash("sed -i /org.no-prod/d " + file), "veto_files_write"},
+		{"Bash", bash(": > " + file), "veto_files_write"},
+		{"Bash", bash("cat " + file), ""},
+		{"Write", map[string]any{"file_path": w.root + "/srv/fleet/notes.md", "content": "x"}, ""},
+	}
+	for _, c := range cases {
+		if got := w.decide(t, c.tool, c.args); got != c.want {
+			t.Errorf("%s %v: reason %q, want %q", c.tool, c.args, got, c.want)
+		}
+	}
+	remove()
+	if got := w.decide(t, "Write", map[string]any{"file_path": file, "content": "{}"}); got != "" {
+		t.Errorf("after the process stopped: reason %q, want allow", got)
+	}
+}
+
 // TestSecretsAndSignals: reading VETO_* and signalling veto by name.
 func TestSecretsAndSignals(t *testing.T) {
 	w := newWorld(t, control.Config{})

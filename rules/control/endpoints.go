@@ -345,3 +345,67 @@ func connectTo(v string) []dest {
 	}
 	return nil
 }
+
+// The runtime record of the policy files veto's long-lived processes
+// reload: policy-PID-KIND in the socket directory, a path a line. A file
+// a running veto serve or veto mcp reloads is one of veto's policy files
+// while it runs, wherever it lies: an edit of it would be in force within
+// a second.
+const policyPrefix = "policy-"
+
+// Reloading records that this process (kind names it) reloads the policy
+// files at paths as they change, so that veto.control refuses the agent's
+// writes of them; it returns the function that removes the record.
+func Reloading(kind string, paths ...string) (remove func()) {
+	var b strings.Builder
+	for _, p := range paths {
+		if strings.HasPrefix(p, "/") && !strings.ContainsAny(p, "\n\x00") {
+			b.WriteString(path.Clean(p) + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return func() {}
+	}
+	dir := SocketDir(nil)
+	if os.MkdirAll(dir, 0o700) != nil {
+		return func() {}
+	}
+	name := path.Join(dir, fmt.Sprintf("%s%d-%s", policyPrefix, os.Getpid(), kind))
+	if os.WriteFile(name, []byte(b.String()), 0o600) != nil {
+		return func() {}
+	}
+	return func() { os.Remove(name) }
+}
+
+// reloaded are the policy files live processes reload, canonical.
+func (s *Set) reloaded() []string {
+	ents, err := os.ReadDir(s.records)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), policyPrefix)
+		if !ok {
+			continue
+		}
+		n, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid <= 0 || !alive(pid) {
+			continue
+		}
+		b, err := os.ReadFile(path.Join(s.records, e.Name()))
+		if err != nil || len(b) > 64<<10 {
+			continue
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			if !strings.HasPrefix(line, "/") {
+				continue
+			}
+			if p, err := toolpath.Resolve(line, s.env("/")); err == nil {
+				out = append(out, p.Forms()...)
+			}
+		}
+	}
+	return out
+}

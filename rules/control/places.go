@@ -324,6 +324,8 @@ var readers = []string{"cat", "tac", "less", "more", "head", "tail", "grep", "eg
 // directory that holds them, a read of its state or socket directory, and
 // a write of the loader's preload list.
 func (s *Set) checkFiles(in *veto.Input, rep *shell.Report) (veto.Decision, bool) {
+	var reloaded []string
+	readRecords := false
 	for _, u := range s.uses(in, rep) {
 		raw, dir := u.raw, u.dir
 		if u.unknown {
@@ -341,6 +343,12 @@ func (s *Set) checkFiles(in *veto.Input, rep *shell.Report) (veto.Decision, bool
 		for _, form := range p.Forms() {
 			if u.write && form == s.places.preload {
 				return vetoPreload.Deny(), true
+			}
+			if u.write && !readRecords {
+				reloaded, readRecords = s.reloaded(), true
+			}
+			if u.write && slices.Contains(reloaded, form) {
+				return vetoFiles.Deny(u.what, whatPolicy), true
 			}
 			if what, read, ok := s.places.match(form, s.registeredBinaries()); ok && (u.write || read) {
 				if u.write && !(u.guess && read) {

@@ -76,7 +76,7 @@ var subSubcommands = map[string]struct {
 	"state":  {readOnly: []string{"check"}, first: true},
 	"egress": {readOnly: []string{"list"}, first: true},
 	"mcp":    {readOnly: []string{"pins"}, first: true},
-	"policy": {readOnly: []string{"show", "default", "schema"}, valued: []string{"policy", "cwd"}},
+	"policy": {readOnly: []string{"show", "default", "schema", "revisions", "diff"}, valued: []string{"policy", "cwd"}},
 }
 
 // Classified reports whether veto.control knows what a subcommand of veto

@@ -44,6 +44,7 @@ const logDescription = `List and follow veto's decisions, check the log's hash c
            [--would-deny] [--revision REV]
   veto log verify [--run R]        check every run's hash chain; name the first broken link
   veto log prune --older-than 30d  delete older events, keeping what remains verifiable
+  veto log export --export-jsonl FILE|- | --export-syslog URL   stream the log to sinks, at least once
 
 The log is the SQLite file in the user's state directory ($XDG_STATE_HOME/veto/veto.db),
 another one with --state, or a PostgreSQL database with --postgres DSN. On a terminal
@@ -54,6 +55,9 @@ is used up, and the call failed), and, with --all, whether each approval still h
 expired unused (computed from its expiry: an expiry is not an event).`
 
 func runLog(ctx context.Context, e *env, args []string) int {
+	if len(args) > 0 && args[0] == "export" {
+		return runLogExport(ctx, e, args[1:])
+	}
 	sub := ""
 	if len(args) > 0 && (args[0] == "verify" || args[0] == "prune") {
 		sub, args = args[0], args[1:]

@@ -78,6 +78,9 @@ func (r *Running) Stop() {
 	}
 }
 
+// Any reports whether a sink is named.
+func (f *Flags) Any() bool { return f.jsonl != "" || f.syslog != "" }
+
 // Check refuses flags that do not make sense, before anything starts.
 func (f *Flags) Check(deadline time.Duration) error {
 	if _, err := ParseSize(f.rotate); err != nil {

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // JSONL writes records as JSON Lines: each the stored event's JSON on
@@ -33,6 +35,11 @@ type JSONL struct {
 // rotated files stay.
 func NewJSONL(path string, max int64, keep int) *JSONL {
 	if path == "-" {
+		// A reader of stdout that goes away must not end veto serve: Go
+		// kills a program writing to a broken pipe on fd 1 unless
+		// SIGPIPE is notified; then the write fails, EPIPE, and is
+		// counted like any sink's failure.
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 		return &JSONL{out: os.Stdout}
 	}
 	return &JSONL{path: path, max: max, keep: keep}

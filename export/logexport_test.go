@@ -55,3 +55,50 @@ func TestLogExportFollows(t *testing.T) {
 		t.Fatalf("the cursor after the run: %d, %v", at, err)
 	}
 }
+
+// A reader of the JSON Lines on stdout that goes away does not end the
+// exporter: its writes fail (EPIPE) and are counted, and it runs on.
+func TestStdoutReaderGoneEndsNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs veto")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "veto.db")
+	st, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cmd := exec.Command(vetoProgram(t), "log", "export", "--state", path, "--export-jsonl", "-")
+	cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	r.Close() // the reader is gone before anything is written
+	now := time.Now()
+	if err := st.Append(ctx, "r", 1, []veto.Event{
+		{V: veto.EventVersion, Run: "r", Seq: 1, Kind: veto.EventRunStarted, Time: now, Complete: new(true)},
+		{V: veto.EventVersion, Run: "r", Seq: 2, Kind: veto.EventAllowed, Time: now, CallID: "c1", Tool: "Read"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		t.Fatalf("veto log export ended when its reader went away: %v", err)
+	case <-time.After(3 * time.Second): // several attempts to write
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := <-exited; err != nil {
+		t.Fatalf("after SIGTERM: %v, want exit 0", err)
+	}
+}

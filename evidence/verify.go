@@ -271,6 +271,8 @@ func Verify(p *Parsed, pub ed25519.PublicKey) *Report {
 		switch {
 		case prev == nil && i == 0 && pc.CP.N == 1 && pc.CP.Prev != "":
 			r.fail("%s: the first checkpoint names a predecessor", name)
+		case prev == nil && i == 0 && pc.CP.N > 1 && p.Since.IsZero():
+			r.fail("%s: the first checkpoint of an export of the whole log, where checkpoint 1 was due (checkpoints removed)", name)
 		case prev == nil && i == 0 && pc.CP.N > 1:
 			r.Notes = append(r.Notes, fmt.Sprintf("the checkpoints start at %s (exported from a time)", name))
 		case prev == nil && i > 0:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/vetohq/veto/eventlog"
 )
@@ -70,23 +71,18 @@ func (c *Checkpoints) use(ctx context.Context) (*sql.DB, error) {
 	if made {
 		return db, nil
 	}
-	for _, stmt := range []string{
-		`CREATE TABLE IF NOT EXISTS veto_checkpoints (
-		n BIGINT PRIMARY KEY,
-		at_ns BIGINT NOT NULL,
-		hash TEXT NOT NULL,
-		body TEXT NOT NULL,
-		sig TEXT NOT NULL)`,
-		`CREATE TABLE IF NOT EXISTS veto_checkpoint_heads (
-		run TEXT PRIMARY KEY,
-		seq BIGINT NOT NULL,
-		hash TEXT NOT NULL)`,
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil && !c.exists(ctx, db) {
-			// Two instances may make the tables at once: PostgreSQL's
-			// IF NOT EXISTS can still lose that race, so look again.
-			return nil, fmt.Errorf("sqlstore: the checkpoint tables: %w", err)
+	// Two instances may make the tables at once, and PostgreSQL's IF NOT
+	// EXISTS can still lose that race (a duplicate type): try again, the
+	// statements being idempotent.
+	var err error
+	for range 5 {
+		if err = c.make(ctx, db); err == nil {
+			break
 		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: the checkpoint tables: %w", err)
 	}
 	c.mu.Lock()
 	c.made = db
@@ -94,13 +90,20 @@ func (c *Checkpoints) use(ctx context.Context) (*sql.DB, error) {
 	return db, nil
 }
 
-func (c *Checkpoints) exists(ctx context.Context, db *sql.DB) bool {
-	_, err := db.ExecContext(ctx, `SELECT n FROM veto_checkpoints LIMIT 0`)
-	if err != nil {
-		return false
+func (c *Checkpoints) make(ctx context.Context, db *sql.DB) error {
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS veto_checkpoints (
+		n BIGINT PRIMARY KEY,
+		at_ns BIGINT NOT NULL,
+		hash TEXT NOT NULL,
+		body TEXT NOT NULL,
+		sig TEXT NOT NULL)`); err != nil {
+		return err
 	}
-	_, err = db.ExecContext(ctx, `SELECT run FROM veto_checkpoint_heads LIMIT 0`)
-	return err == nil
+	_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS veto_checkpoint_heads (
+		run TEXT PRIMARY KEY,
+		seq BIGINT NOT NULL,
+		hash TEXT NOT NULL)`)
+	return err
 }
 
 // Last returns the last checkpoint; N is 0 when there is none.

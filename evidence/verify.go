@@ -70,7 +70,7 @@ type exportLine struct {
 // line number.
 func Parse(r io.Reader) (*Parsed, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLine)
+	sc.Buffer(make([]byte, 0, 4<<10), MaxLine)
 	p := &Parsed{}
 	byRun := map[string]*RunChain{}
 	n := 0

@@ -209,17 +209,21 @@ func Verify(p *Parsed, pub ed25519.PublicKey) *Report {
 	keyID := KeyID(pub)
 	type chainState struct {
 		rc     *RunChain
-		hashes []string // ChainHash of each stored event, by position
+		hashes map[uint64]string // ChainHash of each stored event, by the sequence number its line gives
 		broken bool
 		signed uint64 // the highest sequence number a valid checkpoint signed
 	}
 	runs := map[string]*chainState{}
 	for _, rc := range p.Runs {
-		cs := &chainState{rc: rc, hashes: make([]string, len(rc.Stored))}
+		cs := &chainState{rc: rc, hashes: make(map[uint64]string, len(rc.Stored))}
 		runs[rc.Run] = cs
 		r.Events += len(rc.Stored)
 		for i, b := range rc.Stored {
-			cs.hashes[i] = eventlog.ChainHash(b)
+			if _, dup := cs.hashes[rc.Seqs[i]]; !dup {
+				cs.hashes[rc.Seqs[i]] = eventlog.ChainHash(b)
+			}
+		}
+		for i := range rc.Stored {
 			if want := rc.First + uint64(i); rc.Seqs[i] != want {
 				r.fail("run %q: event %d: its line says event %d where %d was due (an event removed, added or moved)", rc.Run, want, rc.Seqs[i], want)
 				cs.broken = true
@@ -295,18 +299,19 @@ func Verify(p *Parsed, pub ed25519.PublicKey) *Report {
 				continue
 			}
 			rc := cs.rc
-			last := rc.First + uint64(len(rc.Stored)) - 1 // First-1 when it holds none
+			got, held := cs.hashes[h.Seq]
 			switch {
+			case held && got != h.Hash:
+				r.fail("run %q: event %d does not match %s's signed hash (the event was changed, or another is in its place)", rc.Run, h.Seq, name)
+			case held:
 			case h.Seq+1 < rc.First:
 				r.Before++
 			case h.Seq+1 == rc.First:
 				if h.Hash != rc.Prev {
 					r.fail("run %q: event %d, where the export starts, does not match %s's signed hash", rc.Run, h.Seq, name)
 				}
-			case h.Seq > last:
+			default:
 				r.fail("run %q: event %d, signed by %s, is not in the export (removed)", rc.Run, h.Seq, name)
-			case cs.hashes[h.Seq-rc.First] != h.Hash:
-				r.fail("run %q: event %d does not match %s's signed hash (the event was changed, or another is in its place)", rc.Run, h.Seq, name)
 			}
 			cs.signed = max(cs.signed, h.Seq)
 		}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/vetohq/veto/evidence"
-	"github.com/vetohq/veto/sqlstore"
 	"github.com/vetohq/veto/state"
 )
 
@@ -98,7 +97,7 @@ func runLogEvidence(ctx context.Context, e *env, args []string) int {
 		return ExitDeny
 	}
 	defer sv.Close()
-	table := sqlstore.NewCheckpoints(sv.DBFunc(), sv.Dialect())
+	table := state.Checkpoints(sv.DBFunc(), sv.Dialect())
 	if sub == "sign" {
 		key, err := evidence.LoadPrivate(*keyFile)
 		if err != nil {
@@ -198,7 +197,7 @@ func startSigner(st *serviceState, keyFile string, every int, interval time.Dura
 	if err != nil {
 		return nil, err
 	}
-	s, err := evidence.NewSigner(evidence.Options{Key: key, Table: sqlstore.NewCheckpoints(st.db, st.dialect),
+	s, err := evidence.NewSigner(evidence.Options{Key: key, Table: state.Checkpoints(st.db, st.dialect),
 		Acquire: st.acquire, Every: every, Interval: interval, Logger: log})
 	if err != nil {
 		return nil, err

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/vetohq/veto/eventlog"
-	"github.com/vetohq/veto/sqlstore"
 )
 
 // Source is the decision log an export reads (veto.Log's part of it).
@@ -35,7 +34,7 @@ type Exported struct {
 // header, then for each run a line giving where its chain starts followed
 // by its events in order, each with its stored bytes verbatim, then the
 // checkpoints in order. docs/evidence.md describes the lines.
-func Export(ctx context.Context, w io.Writer, src Source, cps *sqlstore.Checkpoints, o ExportOptions) (Exported, error) {
+func Export(ctx context.Context, w io.Writer, src Source, cps Table, o ExportOptions) (Exported, error) {
 	bw := bufio.NewWriter(w)
 	var got Exported
 	hdr := []byte(`{"veto_export":1`)
@@ -115,7 +114,7 @@ func Export(ctx context.Context, w io.Writer, src Source, cps *sqlstore.Checkpoi
 	if !o.Since.IsZero() {
 		since = o.Since.UnixNano()
 	}
-	err := cps.Scan(ctx, since, func(cp sqlstore.StoredCheckpoint) error {
+	err := cps.Scan(ctx, since, func(cp Stored) error {
 		line = append(line[:0], `{"checkpoint":`...)
 		line = append(line, cp.Body...)
 		line = append(line, `,"sig":`...)

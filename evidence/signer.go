@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/vetohq/veto/sqlstore"
 )
 
 // MaxHeads is the most heads one checkpoint signs; more runs that moved
@@ -20,7 +18,7 @@ const MaxHeads = 2000
 type Options struct {
 	Key ed25519.PrivateKey
 	// Table is where the checkpoints are kept: the state's database.
-	Table *sqlstore.Checkpoints
+	Table Table
 	// Acquire, when set, is held around each use of the database (an
 	// SQLite service's file, proved sound; state.Service.Acquire).
 	Acquire func(ctx context.Context) (func(), error)
@@ -172,8 +170,8 @@ func (s *Signer) SignOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		err = s.o.Table.Add(ctx, sqlstore.StoredCheckpoint{N: cp.N, At: now.UnixNano(), Hash: Hash(body), Body: body, Sig: Sign(s.o.Key, body)}, moved)
-		if errors.Is(err, sqlstore.ErrCheckpointTaken) {
+		err = s.o.Table.Add(ctx, Stored{N: cp.N, At: now.UnixNano(), Hash: Hash(body), Body: body, Sig: Sign(s.o.Key, body)}, moved)
+		if errors.Is(err, ErrTaken) {
 			continue // another signer took the number: read the chain again
 		}
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto/eventlog"
+	"github.com/vetohq/veto/evidence"
 )
 
 // Checkpoints is the signed checkpoints of the decision log (package
@@ -28,30 +29,7 @@ type Checkpoints struct {
 	made *sql.DB
 }
 
-// StoredCheckpoint is one checkpoint as stored: its number, when it was
-// made (Unix nanoseconds, the signer's clock), the hash of its body, the
-// body (the signed bytes) and the signature (base64).
-type StoredCheckpoint struct {
-	N    uint64
-	At   int64
-	Hash string
-	Body []byte
-	Sig  string
-}
-
-// CheckpointHead is the head of a run's chain: its last event's sequence
-// number and eventlog.ChainHash of its stored bytes. Signed is the
-// sequence number the last checkpoint signed for the run (0: none).
-type CheckpointHead struct {
-	Run    string
-	Seq    uint64
-	Hash   string
-	Signed uint64
-}
-
-// ErrCheckpointTaken is an Add whose number another signer took first:
-// read the last checkpoint again and retry.
-var ErrCheckpointTaken = errors.New("sqlstore: the checkpoint's number is taken")
+var _ evidence.Table = (*Checkpoints)(nil)
 
 // NewCheckpoints keeps checkpoints in the database db returns (nil while
 // there is none: every use fails, veto.ErrStateUnavailable). dialect is
@@ -107,21 +85,21 @@ func (c *Checkpoints) make(ctx context.Context, db *sql.DB) error {
 }
 
 // Last returns the last checkpoint; N is 0 when there is none.
-func (c *Checkpoints) Last(ctx context.Context) (StoredCheckpoint, error) {
+func (c *Checkpoints) Last(ctx context.Context) (evidence.Stored, error) {
 	db, err := c.use(ctx)
 	if err != nil {
-		return StoredCheckpoint{}, err
+		return evidence.Stored{}, err
 	}
-	var cp StoredCheckpoint
+	var cp evidence.Stored
 	var n int64
 	var body string
 	err = db.QueryRowContext(ctx, `SELECT n, at_ns, hash, body, sig FROM veto_checkpoints ORDER BY n DESC LIMIT 1`).
 		Scan(&n, &cp.At, &cp.Hash, &body, &cp.Sig)
 	if errors.Is(err, sql.ErrNoRows) {
-		return StoredCheckpoint{}, nil
+		return evidence.Stored{}, nil
 	}
 	if err != nil {
-		return StoredCheckpoint{}, fmt.Errorf("sqlstore: the last checkpoint: %w", err)
+		return evidence.Stored{}, fmt.Errorf("sqlstore: the last checkpoint: %w", err)
 	}
 	cp.N, cp.Body = uint64(n), []byte(body)
 	return cp, nil
@@ -131,7 +109,7 @@ func (c *Checkpoints) Last(ctx context.Context) (StoredCheckpoint, error) {
 // checkpoints last signed, at most limit of them, ordered by run. The
 // hash is computed here from the stored bytes, not taken from the run's
 // row.
-func (c *Checkpoints) Moved(ctx context.Context, limit int) ([]CheckpointHead, error) {
+func (c *Checkpoints) Moved(ctx context.Context, limit int) ([]evidence.StoredHead, error) {
 	db, err := c.use(ctx)
 	if err != nil {
 		return nil, err
@@ -146,9 +124,9 @@ func (c *Checkpoints) Moved(ctx context.Context, limit int) ([]CheckpointHead, e
 		return nil, fmt.Errorf("sqlstore: the runs' heads: %w", err)
 	}
 	defer rows.Close()
-	var out []CheckpointHead
+	var out []evidence.StoredHead
 	for rows.Next() {
-		var h CheckpointHead
+		var h evidence.StoredHead
 		var seq, signed int64
 		var body []byte
 		if err := rows.Scan(&h.Run, &seq, &body, &signed); err != nil {
@@ -175,8 +153,8 @@ func (c *Checkpoints) Pending(ctx context.Context, atNs int64, limit int) (int, 
 }
 
 // Add stores cp and moves the signed heads to heads, in one transaction.
-// A number already taken is ErrCheckpointTaken and stores nothing.
-func (c *Checkpoints) Add(ctx context.Context, cp StoredCheckpoint, heads []CheckpointHead) error {
+// A number already taken is evidence.ErrTaken and stores nothing.
+func (c *Checkpoints) Add(ctx context.Context, cp evidence.Stored, heads []evidence.StoredHead) error {
 	db, err := c.use(ctx)
 	if err != nil {
 		return err
@@ -187,12 +165,12 @@ func (c *Checkpoints) Add(ctx context.Context, cp StoredCheckpoint, heads []Chec
 	}
 	var one int
 	if db.QueryRowContext(ctx, c.q(`SELECT 1 FROM veto_checkpoints WHERE n = ?`), int64(cp.N)).Scan(&one) == nil {
-		return ErrCheckpointTaken
+		return evidence.ErrTaken
 	}
 	return err
 }
 
-func (c *Checkpoints) add(ctx context.Context, db *sql.DB, cp StoredCheckpoint, heads []CheckpointHead) error {
+func (c *Checkpoints) add(ctx context.Context, db *sql.DB, cp evidence.Stored, heads []evidence.StoredHead) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlstore: add a checkpoint: %w", err)
@@ -218,7 +196,7 @@ func (c *Checkpoints) add(ctx context.Context, db *sql.DB, cp StoredCheckpoint, 
 
 // Scan calls fn with every checkpoint made at or after atNs, in order of
 // their numbers. fn's error stops the scan.
-func (c *Checkpoints) Scan(ctx context.Context, atNs int64, fn func(StoredCheckpoint) error) error {
+func (c *Checkpoints) Scan(ctx context.Context, atNs int64, fn func(evidence.Stored) error) error {
 	db, err := c.use(ctx)
 	if err != nil {
 		return err
@@ -229,7 +207,7 @@ func (c *Checkpoints) Scan(ctx context.Context, atNs int64, fn func(StoredCheckp
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var cp StoredCheckpoint
+		var cp evidence.Stored
 		var n int64
 		var body string
 		if err := rows.Scan(&n, &cp.At, &cp.Hash, &body, &cp.Sig); err != nil {

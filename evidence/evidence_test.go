@@ -220,7 +220,7 @@ func (l lines) find(t *testing.T, run string, seq uint64) int {
 // signature or body changed and a checkpoint removed each fail, the
 // message naming the event (run and sequence number) or the checkpoint;
 // on SQLite and PostgreSQL.
-// E36
+// E39
 func TestEvidenceTamperingIsNamed(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b.name, func(t *testing.T) {

@@ -50,6 +50,7 @@ func runLogEvidence(ctx context.Context, e *env, args []string) int {
 	pubFile := fs.String("pub", "", "verify: the public key (FILE.pub from veto log keygen)")
 	run := fs.String("run", "", "export: only this run")
 	since := fs.String("since", "", "export: only events since a time (RFC 3339) or a duration ago (90m, 2h, 7d)")
+	covered := fs.Bool("require-covered", false, "verify: fail when any event comes after its run's last checkpoint")
 	pos, code, done := parseInterspersed(e, fs, args)
 	if done {
 		return code
@@ -73,7 +74,7 @@ func runLogEvidence(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "key %s: private key in %s (mode 0600), public key in %s.pub\n", id, *out, *out)
 		return ExitAllow
 	case "verify":
-		return logVerifyExport(e, *pubFile, pos[0])
+		return logVerifyExport(e, *pubFile, pos[0], *covered)
 	}
 	var o evidence.ExportOptions
 	if sub == "export" {
@@ -148,7 +149,7 @@ func runLogEvidence(ctx context.Context, e *env, args []string) int {
 
 // logVerifyExport checks an export offline with the public key: it needs
 // no database.
-func logVerifyExport(e *env, pubFile, path string) int {
+func logVerifyExport(e *env, pubFile, path string, requireCovered bool) int {
 	pub, err := evidence.LoadPublic(pubFile)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto log verify:", err)
@@ -182,6 +183,10 @@ func logVerifyExport(e *env, pubFile, path string) int {
 	fmt.Fprintf(e.stdout, "ok: %d run(s), %d event(s), %d checkpoint(s): every chain holds and every signature verifies\n", r.Runs, r.Events, r.Checkpoints)
 	if r.Uncovered > 0 {
 		fmt.Fprintf(e.stdout, "not yet covered: %d event(s) after their run's last checkpoint (their chain holds; no signature vouches for them yet)\n", r.Uncovered)
+		if requireCovered {
+			fmt.Fprintln(e.stdout, "FAIL: --require-covered: events after the last checkpoint")
+			return ExitDeny
+		}
 	}
 	return ExitAllow
 }

@@ -74,6 +74,7 @@ func (s *Signer) KeyID() string { return s.keyID }
 func (s *Signer) Run(ctx context.Context) {
 	t := time.NewTicker(s.o.Poll)
 	defer t.Stop()
+	var warned time.Time // a state that stays down is logged once a minute, not at every look
 	for {
 		select {
 		case <-ctx.Done():
@@ -89,8 +90,9 @@ func (s *Signer) Run(ctx context.Context) {
 		if err == nil && due {
 			_, err = s.SignAll(ctx)
 		}
-		if err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil && s.o.Now().Sub(warned) >= time.Minute {
 			s.o.Logger.Warn("evidence: a checkpoint could not be signed", "err", err)
+			warned = s.o.Now()
 		}
 	}
 }

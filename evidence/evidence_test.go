@@ -532,3 +532,46 @@ func TestKeyFiles(t *testing.T) {
 		t.Fatal("a public key loads as a private one")
 	}
 }
+
+// TestLiveExportVerifies: an export made while calls are decided and
+// checkpoints signed verifies: it holds only checkpoints made before it
+// read the events, so none signs an event it lacks.
+func TestLiveExportVerifies(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			key := newKey(t)
+			g := gateOn(t, b.store)
+			s, err := evidence.NewSigner(evidence.Options{Key: key, Table: b.table(), Every: 2, Poll: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rctx, cancel := context.WithCancel(ctx)
+			var wg sync.WaitGroup
+			wg.Go(func() { s.Run(rctx) })
+			wg.Go(func() {
+				for i := 0; rctx.Err() == nil; i++ {
+					c := &veto.Call{ID: fmt.Sprint("live-", i), Tool: "Read", Run: veto.Run{Ref: fmt.Sprint("live", i%3), Fresh: true}}
+					if v := g.Decide(ctx, c); !v.Allowed {
+						t.Errorf("refused: %s", v.Reason)
+						return
+					}
+				}
+			})
+			defer func() { cancel(); wg.Wait() }()
+			// Export until the exports held at least 5 checkpoints, 20
+			// times at least.
+			for i, deadline := 0, time.Now().Add(time.Minute); ; i++ {
+				r := verify(t, export(t, b, evidence.ExportOptions{}), pubOf(key))
+				if !r.OK() {
+					t.Fatalf("a live export: %v", r.Failures)
+				}
+				if i >= 20 && r.Checkpoints >= 5 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d checkpoints after a minute of deciding", r.Checkpoints)
+				}
+			}
+		})
+	}
+}

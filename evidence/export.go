@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"strconv"
 	"time"
@@ -37,6 +38,12 @@ type Exported struct {
 func Export(ctx context.Context, w io.Writer, src Source, cps Table, o ExportOptions) (Exported, error) {
 	bw := bufio.NewWriter(w)
 	var got Exported
+	// The checkpoints exported are those made before the events are read:
+	// a live log's later checkpoint could sign an event read too late.
+	upTo, err := cps.Last(ctx)
+	if err != nil {
+		return got, err
+	}
 	hdr := []byte(`{"veto_export":1`)
 	if o.Run != "" {
 		hdr = append(hdr, `,"run":`...)
@@ -114,7 +121,11 @@ func Export(ctx context.Context, w io.Writer, src Source, cps Table, o ExportOpt
 	if !o.Since.IsZero() {
 		since = o.Since.UnixNano()
 	}
-	err := cps.Scan(ctx, since, func(cp Stored) error {
+	errDone := errors.New("done")
+	err = cps.Scan(ctx, since, func(cp Stored) error {
+		if cp.N > upTo.N {
+			return errDone
+		}
 		line = append(line[:0], `{"checkpoint":`...)
 		line = append(line, cp.Body...)
 		line = append(line, `,"sig":`...)
@@ -123,7 +134,7 @@ func Export(ctx context.Context, w io.Writer, src Source, cps Table, o ExportOpt
 		got.Checkpoints++
 		return err
 	})
-	if err != nil {
+	if err != nil && err != errDone {
 		return got, err
 	}
 	return got, bw.Flush()

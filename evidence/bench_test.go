@@ -99,3 +99,46 @@ func BenchmarkDecideSigning(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSignCheckpoint is the signer's own work for one checkpoint of
+// 100 runs that moved: reading the last checkpoint and the moved heads
+// (with their events' bytes), signing, and the transaction that adds it.
+// The decisions that move the runs are not timed.
+func BenchmarkSignCheckpoint(b *testing.B) {
+	for _, store := range []string{"sqlite", "postgres"} {
+		b.Run(store, func(b *testing.B) {
+			var be backend
+			if store == "sqlite" {
+				s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "veto.db"), sqlite.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				be = backend{store, s, store}
+			} else {
+				s, err := postgres.Open(ctx, pgtest.Fresh(b))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				be = backend{store, s, store}
+			}
+			g := gateOn(b, be.store)
+			sg := signer(b, newKey(b), be.table())
+			i := 0
+			for b.Loop() {
+				b.StopTimer()
+				for r := range 100 {
+					i++
+					if v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint("c", i), Tool: "Read", Run: veto.Run{Ref: fmt.Sprint("run", r), Fresh: true}}); !v.Allowed {
+						b.Fatal(v.Reason)
+					}
+				}
+				b.StartTimer()
+				if n, err := sg.SignOnce(ctx); err != nil || n != 100 {
+					b.Fatalf("signed %d heads: %v", n, err)
+				}
+			}
+		})
+	}
+}

@@ -182,9 +182,23 @@ func (c *Checkpoints) add(ctx context.Context, db *sql.DB, cp evidence.Stored, h
 		int64(cp.N), cp.At, cp.Hash, string(cp.Body), cp.Sig); err != nil {
 		return fmt.Errorf("sqlstore: add a checkpoint: %w", err)
 	}
-	for _, h := range heads {
-		if _, err := tx.ExecContext(ctx, c.q(`INSERT INTO veto_checkpoint_heads (run, seq, hash) VALUES (?, ?, ?)
-			ON CONFLICT (run) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`), h.Run, int64(h.Seq), h.Hash); err != nil {
+	// The heads in statements of up to 200 rows: one round trip each, and
+	// a short hold of SQLite's write lock.
+	for len(heads) > 0 {
+		part := heads[:min(len(heads), 200)]
+		heads = heads[len(part):]
+		query := make([]byte, 0, 128+len(part)*12)
+		query = append(query, `INSERT INTO veto_checkpoint_heads (run, seq, hash) VALUES `...)
+		args := make([]any, 0, 3*len(part))
+		for i, h := range part {
+			if i > 0 {
+				query = append(query, ", "...)
+			}
+			query = append(query, "(?, ?, ?)"...)
+			args = append(args, h.Run, int64(h.Seq), h.Hash)
+		}
+		query = append(query, ` ON CONFLICT (run) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`...)
+		if _, err := tx.ExecContext(ctx, c.q(string(query)), args...); err != nil {
 			return fmt.Errorf("sqlstore: add a checkpoint's heads: %w", err)
 		}
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"io"
 	"log/slog"
@@ -47,7 +48,11 @@ func runLogEvidence(ctx context.Context, e *env, args []string) int {
 	dsn := fs.String("postgres", "", "a PostgreSQL database instead: postgres://user@host:port/db")
 	out := fs.String("out", "", "keygen: the private key's file (the public key goes to FILE.pub); export: the file to write (default: stdout)")
 	keyFile := fs.String("key", "", "sign: the private key (from veto log keygen)")
-	pubFile := fs.String("pub", "", "verify: the public key (FILE.pub from veto log keygen)")
+	var pubFiles []string
+	fs.Func("pub", "verify: a public key (FILE.pub from veto log keygen); repeat it for the keys of a rotation", func(v string) error {
+		pubFiles = append(pubFiles, v)
+		return nil
+	})
 	run := fs.String("run", "", "export: only this run")
 	since := fs.String("since", "", "export: only events since a time (RFC 3339) or a duration ago (90m, 2h, 7d)")
 	covered := fs.Bool("require-covered", false, "verify: fail when any event comes after its run's last checkpoint")
@@ -74,7 +79,7 @@ func runLogEvidence(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stdout, "key %s: private key in %s (mode 0600), public key in %s.pub\n", id, *out, *out)
 		return ExitAllow
 	case "verify":
-		return logVerifyExport(e, *pubFile, pos[0], *covered)
+		return logVerifyExport(e, pubFiles, pos[0], *covered)
 	}
 	var o evidence.ExportOptions
 	if sub == "export" {
@@ -149,11 +154,15 @@ func runLogEvidence(ctx context.Context, e *env, args []string) int {
 
 // logVerifyExport checks an export offline with the public key: it needs
 // no database.
-func logVerifyExport(e *env, pubFile, path string, requireCovered bool) int {
-	pub, err := evidence.LoadPublic(pubFile)
-	if err != nil {
-		fmt.Fprintln(e.stderr, "veto log verify:", err)
-		return ExitDeny
+func logVerifyExport(e *env, pubFiles []string, path string, requireCovered bool) int {
+	var pubs []ed25519.PublicKey
+	for _, name := range pubFiles {
+		pub, err := evidence.LoadPublic(name)
+		if err != nil {
+			fmt.Fprintln(e.stderr, "veto log verify:", err)
+			return ExitDeny
+		}
+		pubs = append(pubs, pub)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -166,7 +175,7 @@ func logVerifyExport(e *env, pubFile, path string, requireCovered bool) int {
 		fmt.Fprintf(e.stdout, "%s: not a valid export: %v\n", path, err)
 		return ExitDeny
 	}
-	r := evidence.Verify(p, pub)
+	r := evidence.Verify(p, pubs...)
 	for _, n := range r.Notes {
 		fmt.Fprintln(e.stdout, "note:", n)
 	}

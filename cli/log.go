@@ -47,7 +47,7 @@ const logDescription = `List and follow veto's decisions, check the log's hash c
   veto log keygen --out FILE       make a signing key: FILE (private, 0600) and FILE.pub
   veto log sign --key FILE         sign a checkpoint of the log now (veto serve --sign-key signs in the background)
   veto log export [--run R] [--since 2h] [--out FILE]   the events and their checkpoints, as JSON lines
-  veto log verify --pub FILE.pub [--require-covered] EXPORT   check an export offline: chains, signatures, checkpoints
+  veto log verify --pub FILE.pub [--pub …] [--require-covered] EXPORT   check an export offline: chains, signatures
 
 The log is the SQLite file in the user's state directory ($XDG_STATE_HOME/veto/veto.db),
 another one with --state, or a PostgreSQL database with --postgres DSN. On a terminal

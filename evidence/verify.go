@@ -199,14 +199,20 @@ func (r *Report) fail(format string, args ...any) {
 	}
 }
 
-// Verify checks a parsed export with the signer's public key: each run's
+// Verify checks a parsed export with the signers' public keys (more than
+// one when a key was rotated; a checkpoint names its key's id): each run's
 // hash chain (eventlog.VerifyChain), each checkpoint's signature, that
 // each checkpoint names the one before it, and that every head a
 // checkpoint signs is the event the export holds at that place. Run ids
 // in messages are quoted (%q): they are data from the export.
-func Verify(p *Parsed, pub ed25519.PublicKey) *Report {
+func Verify(p *Parsed, pubs ...ed25519.PublicKey) *Report {
 	r := &Report{Runs: len(p.Runs), Checkpoints: len(p.Checkpoints)}
-	keyID := KeyID(pub)
+	keys := map[string]ed25519.PublicKey{}
+	var ids []string
+	for _, k := range pubs {
+		keys[KeyID(k)] = k
+		ids = append(ids, KeyID(k))
+	}
 	type chainState struct {
 		rc     *RunChain
 		hashes map[uint64]string // ChainHash of each stored event, by the sequence number its line gives
@@ -265,10 +271,10 @@ func Verify(p *Parsed, pub ed25519.PublicKey) *Report {
 		case pc.CP.V != 1:
 			r.fail("%s: version %d, not 1", name, pc.CP.V)
 			valid = false
-		case pc.CP.Key != keyID:
-			r.fail("%s: signed by key %q, not by this public key (%s)", name, pc.CP.Key, keyID)
+		case keys[pc.CP.Key] == nil:
+			r.fail("%s: signed by key %q, not by this public key (%s)", name, pc.CP.Key, strings.Join(ids, ", "))
 			valid = false
-		case !VerifySig(pub, pc.Body, pc.Sig):
+		case !VerifySig(keys[pc.CP.Key], pc.Body, pc.Sig):
 			r.fail("%s: its signature does not verify (the checkpoint or its signature was changed)", name)
 			valid = false
 		}

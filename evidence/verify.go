@@ -220,6 +220,14 @@ func Verify(p *Parsed, pubs ...ed25519.PublicKey) *Report {
 		signed uint64 // the highest sequence number a valid checkpoint signed
 	}
 	runs := map[string]*chainState{}
+	// The header is not signed: what it narrows is said, so that a header
+	// changed to excuse a removed run or checkpoint shows.
+	if p.Run != "" {
+		r.Notes = append(r.Notes, fmt.Sprintf("the export says it is of run %q only: other runs the checkpoints name are not looked for", p.Run))
+	}
+	if !p.Since.IsZero() {
+		r.Notes = append(r.Notes, fmt.Sprintf("the export says it is of the log from %s: what came before is not looked for", p.Since.UTC().Format(time.RFC3339)))
+	}
 	for _, rc := range p.Runs {
 		cs := &chainState{rc: rc, hashes: make(map[uint64]string, len(rc.Stored))}
 		runs[rc.Run] = cs

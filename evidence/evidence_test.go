@@ -575,3 +575,26 @@ func TestLiveExportVerifies(t *testing.T) {
 		})
 	}
 }
+
+// TestDamagedEventExportedAsStored: stored bytes that are not JSON go to
+// the export in base64, as stored, and verification names the event.
+func TestDamagedEventExportedAsStored(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			key := newKey(t)
+			decide(t, gateOn(t, b.store), "d1", 2, "")
+			if err := b.store.InsertRaw(ctx, "d1", 4, []byte("not json\n{")); err != nil {
+				t.Fatal(err)
+			}
+			signAll(t, signer(t, key, b.table()))
+			exp := export(t, b, evidence.ExportOptions{})
+			if !bytes.Contains(exp, []byte(`{"run":"d1","seq":4,"event_b64":"`)) {
+				t.Fatalf("the damaged event is not in base64:\n%s", exp)
+			}
+			r := verify(t, exp, pubOf(key))
+			if r.OK() || !strings.Contains(strings.Join(r.Failures, "\n"), `run "d1": event 4`) {
+				t.Fatalf("the damaged event: %v", r.Failures)
+			}
+		})
+	}
+}

@@ -468,8 +468,13 @@ func TestTwoSignersOnePostgresChain(t *testing.T) {
 		sg := signer(t, key, in.table())
 		wg.Go(func() {
 			for j := range 40 {
-				decide(t, g, fmt.Sprintf("run-%d-%d", i, j%4), 1, "")
-				decide(t, g, "shared", 1, "")
+				for _, run := range []string{fmt.Sprintf("run-%d-%d", i, j%4), "shared"} {
+					c := &veto.Call{ID: fmt.Sprintf("c-%d-%d-%s", i, j, run), Tool: "Read", Run: veto.Run{Ref: run, Fresh: true}}
+					if v := g.Decide(ctx, c); !v.Allowed {
+						errs <- fmt.Errorf("run %s: %s", run, v.Reason)
+						return
+					}
+				}
 				if _, err := sg.SignOnce(ctx); err != nil {
 					errs <- err
 					return

@@ -603,3 +603,66 @@ func TestDamagedEventExportedAsStored(t *testing.T) {
 		})
 	}
 }
+
+// countingTable counts a table's looks for the runs that moved.
+type countingTable struct {
+	evidence.Table
+	mu    sync.Mutex
+	moved int
+}
+
+func (c *countingTable) Moved(ctx context.Context, limit int) ([]evidence.StoredHead, error) {
+	c.mu.Lock()
+	c.moved++
+	c.mu.Unlock()
+	return c.Table.Moved(ctx, limit)
+}
+
+func (c *countingTable) looks() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.moved
+}
+
+// TestIdleSignerStopsLooking: once nothing was stored for longer than
+// the margin, a signer due by its interval no longer reads the runs'
+// heads at every poll; a new event makes it sign again.
+func TestIdleSignerStopsLooking(t *testing.T) {
+	b := backends(t)[0]
+	key := newKey(t)
+	g := gateOn(t, b.store)
+	table := &countingTable{Table: b.table()}
+	s, err := evidence.NewSigner(evidence.Options{Key: key, Table: table, Interval: time.Millisecond, Poll: time.Millisecond, Margin: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.Run(rctx) })
+	defer func() { cancel(); wg.Wait() }()
+	waitFor := func(n uint64) {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+			last, err := table.Last(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last.N >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no checkpoint %d", n)
+			}
+		}
+	}
+	decide(t, g, "idle", 2, "")
+	waitFor(1)
+	time.Sleep(200 * time.Millisecond) // past the margin: quiet
+	before := table.looks()
+	time.Sleep(200 * time.Millisecond) // about 200 polls
+	if after := table.looks(); after != before {
+		t.Fatalf("an idle log was looked through %d more times", after-before)
+	}
+	decide(t, g, "idle", 1, "")
+	waitFor(2)
+}

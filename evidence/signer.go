@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,7 +30,12 @@ type Options struct {
 	Every    int
 	Interval time.Duration
 	Poll     time.Duration
-	Logger   *slog.Logger
+	// Margin is how much earlier than a checkpoint an event it did not
+	// see may be stamped: the time between a decision's clock and its
+	// commit, and how far apart the clocks of instances on one database
+	// are (0: 5 s).
+	Margin time.Duration
+	Logger *slog.Logger
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -41,6 +47,9 @@ type Options struct {
 type Signer struct {
 	o     Options
 	keyID string
+	// quiet is when a look last found no run moved (Unix nanoseconds):
+	// an idle log is not looked through again for events stored before.
+	quiet atomic.Int64
 }
 
 // NewSigner returns a signer; Run starts it.
@@ -59,6 +68,9 @@ func NewSigner(o Options) (*Signer, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Margin <= 0 {
+		o.Margin = 5 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -110,7 +122,13 @@ func (s *Signer) due(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	if s.o.Interval > 0 && s.o.Now().Sub(time.Unix(0, last.At)) >= s.o.Interval {
-		return true, nil
+		// Due if any event was stored since; an event stamped a little
+		// before the last checkpoint may have committed after it read
+		// the heads, hence the margin. An idle log costs this one look.
+		n, err := s.o.Table.Pending(ctx, max(last.At, s.quiet.Load())-int64(s.o.Margin), 1)
+		if err != nil || n > 0 {
+			return n > 0, err
+		}
 	}
 	if s.o.Every > 0 {
 		n, err := s.o.Table.Pending(ctx, last.At, s.o.Every)
@@ -156,11 +174,15 @@ func (s *Signer) SignOnce(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		now := s.o.Now().UTC()
 		moved, err := s.o.Table.Moved(ctx, MaxHeads)
-		if err != nil || len(moved) == 0 {
+		if err != nil {
 			return 0, err
 		}
-		now := s.o.Now().UTC()
+		if len(moved) == 0 {
+			s.quiet.Store(now.UnixNano())
+			return 0, nil
+		}
 		cp := Checkpoint{V: 1, N: last.N + 1, Prev: last.Hash, Time: now, Key: s.keyID, Heads: make([]Head, len(moved))}
 		for i, h := range moved {
 			cp.Heads[i] = Head{Run: h.Run, Seq: h.Seq, Hash: h.Hash}

@@ -38,7 +38,7 @@ func openStore(ctx context.Context, path, dsn string) (durableStore, string, err
 	return s, where, nil
 }
 
-const logDescription = `List and follow veto's decisions, check the log's hash chains, prune old events.
+const logDescription = `List and follow veto's decisions, check the log's hash chains, prune old events, sign and export them.
 
   veto log [--run R] [--tool T] [--verdict allow|deny] [--since 2h|2026-11-30T10:00:00Z] [--all] [--follow] [--json|--table]
            [--would-deny] [--revision REV]

@@ -38,13 +38,17 @@ func openStore(ctx context.Context, path, dsn string) (durableStore, string, err
 	return s, where, nil
 }
 
-const logDescription = `List and follow veto's decisions, check the log's hash chains, prune old events.
+const logDescription = `List and follow veto's decisions, check the log's hash chains, prune old events, sign and export them.
 
   veto log [--run R] [--tool T] [--verdict allow|deny] [--since 2h|2026-11-30T10:00:00Z] [--all] [--follow] [--json|--table]
            [--would-deny] [--revision REV]
   veto log verify [--run R]        check every run's hash chain; name the first broken link
   veto log prune --older-than 30d  delete older events, keeping what remains verifiable
-  veto log export --export-jsonl FILE|- | --export-syslog URL   stream the log to sinks, at least once
+  veto log keygen --out FILE       make a signing key: FILE (private, 0600) and FILE.pub
+  veto log sign --key FILE         sign a checkpoint of the log now (veto serve --sign-key signs in the background)
+  veto log export [--run R] [--since 2h] [--out FILE]   the events and their checkpoints, as JSON lines
+  veto log verify --pub FILE.pub [--pub …] [--require-covered] EXPORT   check an export offline: chains, signatures
+  veto log stream --export-jsonl FILE|- | --export-syslog URL   stream the log to sinks, at least once
 
 The log is the SQLite file in the user's state directory ($XDG_STATE_HOME/veto/veto.db),
 another one with --state, or a PostgreSQL database with --postgres DSN. On a terminal
@@ -55,14 +59,17 @@ is used up, and the call failed), and, with --all, whether each approval still h
 expired unused (computed from its expiry: an expiry is not an event).`
 
 func runLog(ctx context.Context, e *env, args []string) int {
-	if len(args) > 0 && args[0] == "export" {
-		return runLogExport(ctx, e, args[1:])
+	if len(args) > 0 && args[0] == "stream" {
+		return runLogStream(ctx, e, args[1:])
+	}
+	if isEvidence(args) {
+		return runLogEvidence(ctx, e, args)
 	}
 	sub := ""
 	if len(args) > 0 && (args[0] == "verify" || args[0] == "prune") {
 		sub, args = args[0], args[1:]
 	}
-	fs := newFlags(e, "log", "[verify|prune] [flags]", logDescription)
+	fs := newFlags(e, "log", "[verify|prune|keygen|sign|export] [flags]", logDescription)
 	file := fs.String("state", os.Getenv("VETO_STATE"), "the SQLite state file (default: $XDG_STATE_HOME/veto/veto.db)")
 	dsn := fs.String("postgres", "", "a PostgreSQL database instead: postgres://user@host:port/db")
 	run := fs.String("run", "", "only this run")

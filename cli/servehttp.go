@@ -33,6 +33,7 @@ and for many instances sharing one PostgreSQL database.
 
   veto serve --listen 127.0.0.1:8181 --workspace-root DIR... [--postgres DSN | --state FILE]
              [--policy FILE] [--tls-cert FILE --tls-key FILE] [--deadline 2s] [--log-level warn]
+             [--sign-key FILE [--sign-every 1000] [--sign-interval 10s]]
 
   POST /v1/decide            a call in veto check's JSON → its verdict
   POST /v1/observe           the call as it ran, with "outcome" → recorded
@@ -67,6 +68,9 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	noAuth := fs.Bool("insecure-no-auth", false, "accept requests without a token, acting as the actor the body names (loopback only: a loopback Host, no other Origin, JSON bodies)")
 	level := fs.String("log-level", "warn", "log to stderr as JSON at this level: off, debug, info, warn, error")
 	grace := fs.Duration("grace", 10*time.Second, "on SIGTERM, how long the decisions in flight may take")
+	signKey := fs.String("sign-key", "", "sign checkpoints of the decision log with this Ed25519 key (veto log keygen; docs/evidence.md)")
+	signEvery := fs.Int("sign-every", 1000, "with --sign-key: a checkpoint once this many events were stored since the last (0: not by count)")
+	signInterval := fs.Duration("sign-interval", 10*time.Second, "with --sign-key: a checkpoint when the last is this old and the log moved (0: not by time)")
 	exportFlags := export.AddFlags(fs)
 	var roots []string
 	fs.Func("workspace-root", "accept calls whose workspace lies in DIR (repeatable; none: no claimed workspace is accepted)", func(v string) error {
@@ -115,6 +119,12 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	if st.startErr != nil {
 		fmt.Fprintln(e.stderr, "veto serve: every call is refused until the state is sound:", stateCause(st.startErr))
 	}
+	stopSigner, err := startSigner(st, *signKey, *signEvery, *signInterval, log)
+	if err != nil {
+		fmt.Fprintln(e.stderr, "veto serve: --sign-key:", err)
+		return ExitUsage
+	}
+	defer stopSigner() // after the server stopped: the last checkpoint covers its last decisions
 	lo := policy.Locate("", "")
 	lo.FlagPath = *policyFile
 	lo.Compiler = &lazyCEL{}

@@ -254,7 +254,7 @@ func fromJSONL(t *testing.T, path string) (got map[string]int, bad []string, raw
 // least once, rsyslog parses each header as RFC 5424 (app-name veto,
 // msgid the event's kind), and the canary in every call's arguments is
 // in neither.
-// E39
+// E40
 func TestExportReachesRsyslogThroughKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs rsyslogd and veto serve")

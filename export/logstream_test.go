@@ -14,9 +14,9 @@ import (
 	"github.com/vetohq/veto/sqlstore"
 )
 
-// veto log export streams a state's decisions to a sink without a
+// veto log stream streams a state's decisions to a sink without a
 // service, until interrupted, and keeps its cursor for the next run.
-func TestLogExportFollows(t *testing.T) {
+func TestLogStreamFollows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs veto")
 	}
@@ -36,7 +36,7 @@ func TestLogExportFollows(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.jsonl")
-	cmd := exec.Command(vetoProgram(t), "log", "export", "--state", path, "--export-jsonl", out, "--export-name", "t")
+	cmd := exec.Command(vetoProgram(t), "log", "stream", "--state", path, "--export-jsonl", out, "--export-name", "t")
 	cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestLogExportFollows(t *testing.T) {
 	})
 	cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("veto log export exited with %v after SIGTERM, want 0", err)
+		t.Fatalf("veto log stream exited with %v after SIGTERM, want 0", err)
 	}
 	at, err := NewCursors(st.DB, sqlstore.Markers("sqlite")).Load(ctx, "t jsonl:"+out)
 	if err != nil || at == 0 {
@@ -70,7 +70,7 @@ func TestStdoutReaderGoneEndsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	cmd := exec.Command(vetoProgram(t), "log", "export", "--state", path, "--export-jsonl", "-")
+	cmd := exec.Command(vetoProgram(t), "log", "stream", "--state", path, "--export-jsonl", "-")
 	cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -94,7 +94,7 @@ func TestStdoutReaderGoneEndsNothing(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	select {
 	case err := <-exited:
-		t.Fatalf("veto log export ended when its reader went away: %v", err)
+		t.Fatalf("veto log stream ended when its reader went away: %v", err)
 	case <-time.After(3 * time.Second): // several attempts to write
 	}
 	cmd.Process.Signal(syscall.SIGTERM)

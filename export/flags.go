@@ -13,7 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/vetohq/veto/sqlstore"
+	"github.com/vetohq/veto/state"
 )
 
 // Flags are veto serve's export flags.
@@ -135,7 +135,7 @@ func (f *Flags) Start(ctx context.Context, src Source) (*Running, error) {
 	if instance == "" {
 		instance, _ = os.Hostname()
 	}
-	cursors := NewCursors(src.DB, sqlstore.Markers(src.Dialect))
+	cursors := NewCursors(src.DB, state.Markers(src.Dialect))
 	ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for _, s := range sinks {
 		x, err := New(Config{Name: instance + " " + s.name, Log: src.Log, Cursors: cursors, Sink: s.s, Acquire: src.Acquire, All: f.all,

@@ -58,14 +58,15 @@ func TestLivePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 0
-	decide := func() veto.Verdict {
+	decideCmd := func(cmd string) veto.Verdict {
 		n++
-		c := &veto.Call{Tool: "Bash", Args: map[string]any{"command": "echo hi"}, Cwd: dir, Run: veto.Run{Ref: "r" + strings.Repeat("x", n), Fresh: true}}
+		c := &veto.Call{Tool: "Bash", Args: map[string]any{"command": cmd}, Cwd: dir, Run: veto.Run{Ref: "r" + strings.Repeat("x", n), Fresh: true}}
 		cur := lv.Current()
 		v := cur.Gate.Decide(ctx, c)
 		lv.Shadow(cur, c, &v)
 		return v
 	}
+	decide := func() veto.Verdict { return decideCmd("echo hi") }
 	first := lv.Current()
 	if first.From != "files" || !decide().Allowed || lv.Check(ctx) {
 		t.Fatalf("at start: from %s, or a check with nothing changed took a policy", first.From)
@@ -82,7 +83,8 @@ func TestLivePolicy(t *testing.T) {
 		t.Fatal("a broken edit was taken")
 	}
 	cur := lv.Current()
-	if cur.Rev != edited || !strings.Contains(cur.Err, "veto.yaml:3:") || decide().Reason != "echo_refused" || lv.Failures.Load() != 1 {
+	if cur.Rev != edited || !strings.Contains(cur.Err, "veto.yaml:3:") || !strings.HasPrefix(cur.ErrWhere, "1 problem(s) at "+file+":3:") ||
+		strings.Contains(cur.ErrWhere, "org.bad") || decide().Reason != "echo_refused" || lv.Failures.Load() != 1 {
 		t.Fatalf("after a broken edit: %s %q (%d failures)", cur.Rev, cur.Err, lv.Failures.Load())
 	}
 	if lv.Check(ctx) || lv.Failures.Load() != 1 {
@@ -114,11 +116,21 @@ func TestLivePolicy(t *testing.T) {
 	if !lv.Check(ctx) || lv.Current().ShadowRev != shadow {
 		t.Fatalf("the shadow was not taken: %+v", lv.Current())
 	}
+	var ids []string
 	for range 3 {
-		if v := decide(); !v.Allowed {
+		v := decide()
+		if !v.Allowed {
 			t.Fatalf("the shadow changed a verdict: %+v", v)
 		}
+		ids = append(ids, v.CallID)
+		// Decided alike by both: no difference.
+		if v := decideCmd("ls"); !v.Allowed {
+			t.Fatalf("ls: %+v", v)
+		}
 	}
+	// A call that was not recorded is not compared.
+	unrecorded := veto.Verdict{Allowed: true, CallID: "never", Tool: "Bash", Run: "r-none"}
+	lv.Shadow(lv.Current(), &veto.Call{Tool: "Bash", Args: map[string]any{"command": "echo x"}}, &unrecorded)
 	var groups []sqlstore.DiffGroup
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if groups, err = revs.Diffs(ctx, shadow); err == nil && len(groups) == 1 && groups[0].Calls == 3 {
@@ -126,8 +138,19 @@ func TestLivePolicy(t *testing.T) {
 		}
 	}
 	if len(groups) != 1 || groups[0].Calls != 3 || groups[0].Active != "allow" || groups[0].Shadow != "deny" ||
-		groups[0].ShadowRule != "org.no-echo" || groups[0].ActiveRev != open {
+		groups[0].ShadowRule != "org.no-echo" || groups[0].ShadowReason != "echo_refused" || groups[0].ActiveRev != open ||
+		time.Since(groups[0].At) > time.Minute {
 		t.Fatalf("differences: %+v", groups)
+	}
+	time.Sleep(100 * time.Millisecond) // the agreeing calls were compared too
+	if got := lv.ShadowDiffs.Load(); got != 3 {
+		t.Fatalf("%d differences counted, want 3", got)
+	}
+	for _, id := range ids {
+		var k int
+		if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM veto_shadow_diffs WHERE call_id = ?`, id).Scan(&k); err != nil || k != 1 {
+			t.Fatalf("call %s: %d differences stored (%v), want 1 under its own id", id, k, err)
+		}
 	}
 
 	// The stored revision is changed behind veto's back: refused, and the
@@ -140,5 +163,40 @@ func TestLivePolicy(t *testing.T) {
 	}
 	if lv.Check(ctx) || !strings.Contains(lv.Current().Err, "stored revision was changed") || lv.Current().Rev != open {
 		t.Fatalf("a changed revision: %+v", lv.Current())
+	}
+}
+
+// A database that cannot be read at start (down, damaged) is no reason to
+// decide with nothing: the instance starts from its files, and looks again
+// each second; a change it cannot see is not taken.
+func TestLiveStartsFromFilesWithoutTheDatabase(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "veto.yaml")
+	if err := os.WriteFile(file, []byte(denyEcho), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cel, err := celrule.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := sqlstore.NewRevisions(func() *sql.DB { return nil }, "postgres")
+	lv, err := live.Start(ctx, live.Source{Files: policy.LoadOptions{FlagPath: file, Compiler: cel}, Revisions: down,
+		Build: func(p *policy.Policy) (*veto.Gate, error) { return p.Gate(policy.BuildOptions{Store: memstore.New(), Home: dir}) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := lv.Current()
+	if cur.From != "files" || cur.Gate == nil {
+		t.Fatalf("started as %+v", cur)
+	}
+	if v := cur.Gate.Decide(ctx, &veto.Call{Tool: "Bash", Args: map[string]any{"command": "echo hi"}, Cwd: dir}); v.Reason != "echo_refused" {
+		t.Fatalf("the files' policy does not decide: %+v", v)
+	}
+	if err := os.WriteFile(file, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if lv.Check(ctx) {
+		t.Fatal("a change was taken while the database could not say which revision is active")
 	}
 }

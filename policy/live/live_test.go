@@ -182,7 +182,9 @@ func TestLiveStartsFromFilesWithoutTheDatabase(t *testing.T) {
 	}
 	down := sqlstore.NewRevisions(func() *sql.DB { return nil }, "postgres")
 	lv, err := live.Start(ctx, live.Source{Files: policy.LoadOptions{FlagPath: file, Compiler: cel}, Revisions: down,
-		Build: func(p *policy.Policy) (*veto.Gate, error) { return p.Gate(policy.BuildOptions{Store: memstore.New(), Home: dir}) }})
+		Build: func(p *policy.Policy) (*veto.Gate, error) {
+			return p.Gate(policy.BuildOptions{Store: memstore.New(), Home: dir})
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,8 +58,13 @@ func main() {
 	pg := flag.String("postgres", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "the PostgreSQL server (a schema of the bench's own is made and dropped)")
 	levels := flag.String("concurrency", "1,16,64", "the concurrency levels")
 	exportMode := flag.Bool("export", false, "measure veto serve with export off and on, and not OPA")
+	fleetMode := flag.Bool("fleet", false, "measure veto serve with each fleet feature on (export, signing, a shadow revision, all three) against off, and not OPA")
 	rounds := flag.Int("rounds", 1, "run every contender at every concurrency this many times, alternating")
 	flag.Parse()
+	if *fleetMode {
+		*exportMode = true // the same instances to start from; fleet adds its own
+	}
+	fleet = *fleetMode
 	if err := run(time.Duration(*seconds*float64(time.Second)), *pg, *levels, *exportMode, *rounds); err != nil {
 		fmt.Fprintln(os.Stderr, "servebench:", err)
 		os.Exit(1)
@@ -82,6 +87,9 @@ type result struct {
 	lat         []time.Duration
 	description string
 }
+
+// fleet: -fleet's contenders instead of -export's.
+var fleet bool
 
 func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds int) error {
 	var levels []int
@@ -238,6 +246,86 @@ func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds i
 		pgExportURL, err := serve(append([]string{"--postgres", dsn2}, exportArgs("postgres")...)...)
 		if err != nil {
 			return err
+		}
+		if fleet {
+			// Each feature on an instance and a state of its own: signing
+			// (a checkpoint every 1000 events or 10 s, the defaults), a
+			// shadow revision (every call decided again, off the decision
+			// path; it agrees, so nothing is stored), and all three.
+			vetoCmd := func(args ...string) error {
+				cmd := exec.Command(filepath.Join(bin, "veto"), args...)
+				cmd.Env = env
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					return fmt.Errorf("veto %s: %v\n%s", args[0], err, out)
+				}
+				return nil
+			}
+			key := filepath.Join(tmp, "sign.pem")
+			if err := vetoCmd("log", "keygen", "--out", key); err != nil {
+				return err
+			}
+			shadowFile := filepath.Join(tmp, "shadow.yaml")
+			if err := os.WriteFile(shadowFile, []byte("rules:\n  - id: bench.shadow\n    deny: 'tool == \"Bash\" && args.command.startsWith(\"rm \")'\n    reason: bench_shadow\n"), 0o644); err != nil {
+				return err
+			}
+			features := []struct {
+				name string
+				args func(name string) []string
+				prep func(store ...string) error
+			}{
+				{"signing", func(string) []string { return []string{"--sign-key", key} }, nil},
+				{"shadow", func(string) []string { return nil }, func(store ...string) error {
+					return vetoCmd(append([]string{"policy", "push", "--shadow", shadowFile}, store...)...)
+				}},
+				{"export, signing, shadow", func(name string) []string { return append(exportArgs(name), "--sign-key", key) }, func(store ...string) error {
+					return vetoCmd(append([]string{"policy", "push", "--shadow", shadowFile}, store...)...)
+				}},
+			}
+			contenders = []contender{
+				{name: "veto serve, SQLite", urls: []string{sqliteURL}, req: vetoReq(sqliteTok, "sqlite")},
+				{name: "veto serve, SQLite, export", urls: []string{sqliteExportURL}, req: vetoReq(sqliteTok2, "sqlite-x")},
+				{name: "veto serve, PostgreSQL", urls: []string{pgURL1}, req: vetoReq(pgTok, "pg")},
+				{name: "veto serve, PostgreSQL, export", urls: []string{pgExportURL}, req: vetoReq(pgTok2, "pg-x")},
+			}
+			for i, f := range features {
+				st := filepath.Join(tmp, fmt.Sprintf("veto-fleet-%d.db", i))
+				if f.prep != nil {
+					if err := f.prep("--state", st); err != nil {
+						return err
+					}
+				}
+				tk, err := token("--state", st)
+				if err != nil {
+					return fmt.Errorf("token: %w", err)
+				}
+				u, err := serve(append([]string{"--state", st}, f.args(fmt.Sprintf("sqlite-f%d", i))...)...)
+				if err != nil {
+					return err
+				}
+				contenders = append(contenders, contender{name: "veto serve, SQLite, " + f.name, urls: []string{u}, req: vetoReq(tk, fmt.Sprintf("sqlite-f%d", i))})
+				sc := fmt.Sprintf("%s_f%d", schema, i)
+				if _, err := db.Exec("CREATE SCHEMA " + sc); err != nil {
+					return err
+				}
+				defer db.Exec("DROP SCHEMA " + sc + " CASCADE")
+				d := pgBase + "&search_path=" + sc
+				if f.prep != nil {
+					if err := f.prep("--postgres", d); err != nil {
+						return err
+					}
+				}
+				tk, err = token("--postgres", d)
+				if err != nil {
+					return fmt.Errorf("token: %w", err)
+				}
+				u, err = serve(append([]string{"--postgres", d}, f.args(fmt.Sprintf("postgres-f%d", i))...)...)
+				if err != nil {
+					return err
+				}
+				contenders = append(contenders, contender{name: "veto serve, PostgreSQL, " + f.name, urls: []string{u}, req: vetoReq(tk, fmt.Sprintf("pg-f%d", i))})
+			}
+			return measure(contenders, levels, each, rounds)
 		}
 		contenders = []contender{
 			{name: "veto serve, SQLite", urls: []string{sqliteURL}, req: vetoReq(sqliteTok, "sqlite")},

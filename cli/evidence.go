@@ -7,11 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/vetohq/veto/evidence"
+	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/state"
 )
 
@@ -216,8 +218,12 @@ func startSigner(st *serviceState, keyFile string, every int, interval time.Dura
 	if err != nil {
 		return nil, err
 	}
+	// While it signs, the key is veto's: the agent neither reads nor
+	// writes it (veto.control).
+	abs, _ := filepath.Abs(keyFile)
+	unhold := control.Holding("serve", abs)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { s.Run(ctx) })
-	return func() { cancel(); wg.Wait() }, nil
+	return func() { cancel(); wg.Wait(); unhold() }, nil
 }

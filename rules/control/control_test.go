@@ -305,6 +305,28 @@ func TestReloadedPolicyFilesRecorded(t *testing.T) {
 	if got := w.decide(t, "Write", map[string]any{"file_path": file, "content": "{}"}); got != "" {
 		t.Errorf("after the process stopped: reason %q, want allow", got)
 	}
+
+	// The key a running veto serve signs with: neither read nor written.
+	key := w.root + "/srv/keys/sign.pem"
+	unhold := control.Holding("serve", key)
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"Read", map[string]any{"file_path": key}, "veto_state_read"},
+		{"Bash", bash("base64 " + key), "veto_state_read"},
+		{"Write", map[string]any{"file_path": key, "content": "x"}, "veto_files_write"},
+		{"Read", map[string]any{"file_path": key + ".pub"}, ""},
+	} {
+		if got := w.decide(t, c.tool, c.args); got != c.want {
+			t.Errorf("%s %v: reason %q, want %q", c.tool, c.args, got, c.want)
+		}
+	}
+	unhold()
+	if got := w.decide(t, "Read", map[string]any{"file_path": key}); got != "" {
+		t.Errorf("after the signer stopped: reason %q, want allow", got)
+	}
 }
 
 // TestSecretsAndSignals: reading VETO_* and signalling veto by name.

@@ -346,17 +346,30 @@ func connectTo(v string) []dest {
 	return nil
 }
 
-// The runtime record of the policy files veto's long-lived processes
-// reload: policy-PID-KIND in the socket directory, a path a line. A file
-// a running veto serve or veto mcp reloads is one of veto's policy files
-// while it runs, wherever it lies: an edit of it would be in force within
-// a second.
-const policyPrefix = "policy-"
+// The runtime records of the files veto's long-lived processes hold: in
+// the socket directory, a path a line. policy-PID-KIND names the policy
+// files a running veto serve or veto mcp reloads: an edit of one would be
+// in force within a second, so while it runs each is one of veto's policy
+// files, wherever it lies. secret-PID-KIND names a key it signs with:
+// neither read nor written by the agent.
+const (
+	policyPrefix = "policy-"
+	secretPrefix = "secret-"
+)
 
 // Reloading records that this process (kind names it) reloads the policy
 // files at paths as they change, so that veto.control refuses the agent's
 // writes of them; it returns the function that removes the record.
 func Reloading(kind string, paths ...string) (remove func()) {
+	return record(policyPrefix, kind, paths)
+}
+
+// Holding records that this process holds the secret files at paths (a
+// signing key), so that veto.control refuses the agent's reads and writes
+// of them; it returns the function that removes the record.
+func Holding(kind string, paths ...string) (remove func()) { return record(secretPrefix, kind, paths) }
+
+func record(prefix, kind string, paths []string) func() {
 	var b strings.Builder
 	for _, p := range paths {
 		if strings.HasPrefix(p, "/") && !strings.ContainsAny(p, "\n\x00") {
@@ -370,22 +383,23 @@ func Reloading(kind string, paths ...string) (remove func()) {
 	if os.MkdirAll(dir, 0o700) != nil {
 		return func() {}
 	}
-	name := path.Join(dir, fmt.Sprintf("%s%d-%s", policyPrefix, os.Getpid(), kind))
+	name := path.Join(dir, fmt.Sprintf("%s%d-%s", prefix, os.Getpid(), kind))
 	if os.WriteFile(name, []byte(b.String()), 0o600) != nil {
 		return func() {}
 	}
 	return func() { os.Remove(name) }
 }
 
-// reloaded are the policy files live processes reload, canonical.
-func (s *Set) reloaded() []string {
+// recorded are the files live processes' records of one prefix name,
+// canonical.
+func (s *Set) recorded(prefix string) []string {
 	ents, err := os.ReadDir(s.records)
 	if err != nil {
 		return nil
 	}
 	var out []string
 	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), policyPrefix)
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
 		if !ok {
 			continue
 		}

@@ -22,6 +22,7 @@ const (
 	whatRegistry = "its list of guarded clients"
 	whatBinary   = "its binaries"
 	whatSettings = "the client settings that register it"
+	whatKey      = "its signing key"
 )
 
 // place is one of veto's locations, canonical.
@@ -324,7 +325,7 @@ var readers = []string{"cat", "tac", "less", "more", "head", "tail", "grep", "eg
 // directory that holds them, a read of its state or socket directory, and
 // a write of the loader's preload list.
 func (s *Set) checkFiles(in *veto.Input, rep *shell.Report) (veto.Decision, bool) {
-	var reloaded []string
+	var reloaded, secrets []string
 	readRecords := false
 	for _, u := range s.uses(in, rep) {
 		raw, dir := u.raw, u.dir
@@ -344,11 +345,17 @@ func (s *Set) checkFiles(in *veto.Input, rep *shell.Report) (veto.Decision, bool
 			if u.write && form == s.places.preload {
 				return vetoPreload.Deny(), true
 			}
-			if u.write && !readRecords {
-				reloaded, readRecords = s.reloaded(), true
+			if !readRecords {
+				reloaded, secrets, readRecords = s.recorded(policyPrefix), s.recorded(secretPrefix), true
 			}
 			if u.write && slices.Contains(reloaded, form) {
 				return vetoFiles.Deny(u.what, whatPolicy), true
+			}
+			if slices.Contains(secrets, form) {
+				if u.write {
+					return vetoFiles.Deny(u.what, whatKey), true
+				}
+				return vetoState.Deny(u.what, strings.TrimPrefix(whatKey, "its ")), true
 			}
 			if what, read, ok := s.places.match(form, s.registeredBinaries()); ok && (u.write || read) {
 				if u.write && !(u.guess && read) {

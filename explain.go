@@ -20,6 +20,9 @@ type RuleStep struct {
 	Rule    string `json:"rule"`
 	Outcome string `json:"outcome"` // allow, deny, failed, needs_complete_history, needs_known_target, not_applicable, not_reached
 	Reason  string `json:"reason,omitempty"`
+	// Monitor: the rule is in monitor mode; a deny of its lets the call
+	// run, recorded as would_deny.
+	Monitor bool `json:"monitor,omitempty"`
 	// Known is what the rule knows of the run (a Knower's notes).
 	Known []string `json:"known,omitempty"`
 	// Taint is, for a rule that counts the run's taint (a Tainter), what
@@ -61,7 +64,7 @@ func (g *Gate) explainRules(ctx context.Context, in *Input, e *Explanation) {
 	e.Rules = nil
 	for i := range g.rules {
 		r := &g.rules[i]
-		step := RuleStep{Rule: r.info.ID}
+		step := RuleStep{Rule: r.info.ID, Monitor: r.monitor}
 		switch {
 		case r.scoped != nil && !r.scoped.AppliesTo(in.Call):
 			step.Outcome = "not_applicable"

@@ -239,8 +239,13 @@ func printExplanation(w io.Writer, x *veto.Explanation, p *policy.Policy) {
 	fmt.Fprintln(tw, "RULE\tOUTCOME\tREASON\t")
 	for _, s := range x.Rules {
 		mark := ""
-		if !v.Allowed && v.Stage == veto.StageRule && s.Rule == v.Rule {
+		switch {
+		case !v.Allowed && v.Stage == veto.StageRule && s.Rule == v.Rule:
 			mark = "<- decides"
+		case v.Allowed && s.Rule == v.WouldDeny:
+			mark = "<- monitor: would deny; the call runs"
+		case s.Monitor:
+			mark = "(monitor)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Rule, s.Outcome, s.Reason, mark)
 	}
@@ -250,6 +255,10 @@ func printExplanation(w io.Writer, x *veto.Explanation, p *policy.Policy) {
 		for _, k := range s.Known {
 			fmt.Fprintf(w, "knows     %s: %s\n", s.Rule, k)
 		}
+	}
+	if v.Allowed && v.WouldDeny != "" {
+		fmt.Fprintf(w, "verdict   allow (monitor mode: %s/%s would deny it)\n", v.WouldDeny, v.WouldReason)
+		return
 	}
 	if v.Allowed {
 		fmt.Fprintln(w, "verdict   allow")

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/vetohq/veto/evidence"
 	"github.com/vetohq/veto/rules/control"
 	"github.com/vetohq/veto/state"
@@ -205,18 +207,24 @@ func logVerifyExport(e *env, pubFiles []string, path string, requireCovered bool
 // startSigner starts veto serve's signer on the service's state, when a
 // key is given; stop ends it after a last checkpoint. Nothing on the
 // decision path waits for it.
-func startSigner(st *serviceState, keyFile string, every int, interval time.Duration, log *slog.Logger) (stop func(), err error) {
+func startSigner(st *serviceState, keyFile string, every int, interval time.Duration, log *slog.Logger) (stop func(), metrics []prometheus.Collector, err error) {
 	if keyFile == "" {
-		return func() {}, nil
+		return func() {}, nil, nil
 	}
 	key, err := evidence.LoadPrivate(keyFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s, err := evidence.NewSigner(evidence.Options{Key: key, Table: state.Checkpoints(st.db, st.dialect),
 		Acquire: st.acquire, Every: every, Interval: interval, Logger: log})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	metrics = []prometheus.Collector{
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "veto_checkpoints_signed_total",
+			Help: "Checkpoints of the decision log this instance signed and stored (--sign-key)."}, func() float64 { return float64(s.Signed.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "veto_checkpoint_failures_total",
+			Help: "Looks for a due checkpoint, or signings, that failed (the state refused them)."}, func() float64 { return float64(s.Failed.Load()) }),
 	}
 	// While it signs, the key is veto's: the agent neither reads nor
 	// writes it (veto.control).
@@ -225,5 +233,5 @@ func startSigner(st *serviceState, keyFile string, every int, interval time.Dura
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { s.Run(ctx) })
-	return func() { cancel(); wg.Wait(); unhold() }, nil
+	return func() { cancel(); wg.Wait(); unhold() }, metrics, nil
 }

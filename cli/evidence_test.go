@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -129,5 +130,15 @@ func TestServeSignsInTheBackground(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "ok: 1 run(s), 4 event(s)") {
 		t.Fatalf("verify: %s", out.String())
+	}
+	// /metrics counts what the instance signed.
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !regexp.MustCompile(`(?m)^veto_checkpoints_signed_total [1-9]`).Match(m) || !strings.Contains(string(m), "veto_checkpoint_failures_total 0") {
+		t.Fatalf("/metrics lacks the checkpoints signed:\n%s", m)
 	}
 }

@@ -119,7 +119,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	if st.startErr != nil {
 		fmt.Fprintln(e.stderr, "veto serve: every call is refused until the state is sound:", stateCause(st.startErr))
 	}
-	stopSigner, err := startSigner(st, *signKey, *signEvery, *signInterval, log)
+	stopSigner, signing, err := startSigner(st, *signKey, *signEvery, *signInterval, log)
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto serve: --sign-key:", err)
 		return ExitUsage
@@ -152,7 +152,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	}
 	defer exporting.Stop() // before the state's close, deferred above
 	cfg := server.Config{Active: activeOf(lv), Decided: shadowOf(lv), Store: st.log, Acquire: st.acquire, Cause: stateCause,
-		Logger: log, Deadline: *deadline, WorkspaceRoots: roots, Collectors: exporting.Collectors()}
+		Logger: log, Deadline: *deadline, WorkspaceRoots: roots, Collectors: append(exporting.Collectors(), signing...)}
 	if !*noAuth {
 		if cfg.Tokens, err = st.tokens(ctx); err != nil {
 			fmt.Fprintln(e.stderr, "veto serve: cannot open the token table:", stateCause(err))

@@ -50,6 +50,9 @@ type Signer struct {
 	// quiet is when a look last found no run moved (Unix nanoseconds):
 	// an idle log is not looked through again for events stored before.
 	quiet atomic.Int64
+	// Signed counts the checkpoints Run stored, Failed the looks or
+	// signings that failed (the state down, a race lost past retrying).
+	Signed, Failed atomic.Int64
 }
 
 // NewSigner returns a signer; Run starts it.
@@ -91,7 +94,10 @@ func (s *Signer) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if _, err := s.SignAll(fctx); err != nil {
+			n, err := s.SignAll(fctx)
+			s.Signed.Add(int64(n))
+			if err != nil {
+				s.Failed.Add(1)
 				s.o.Logger.Warn("evidence: the last checkpoint could not be signed", "err", err)
 			}
 			cancel()
@@ -100,7 +106,12 @@ func (s *Signer) Run(ctx context.Context) {
 		}
 		due, err := s.due(ctx)
 		if err == nil && due {
-			_, err = s.SignAll(ctx)
+			var n int
+			n, err = s.SignAll(ctx)
+			s.Signed.Add(int64(n))
+		}
+		if err != nil && ctx.Err() == nil {
+			s.Failed.Add(1)
 		}
 		if err != nil && ctx.Err() == nil && s.o.Now().Sub(warned) >= time.Minute {
 			s.o.Logger.Warn("evidence: a checkpoint could not be signed", "err", err)

@@ -125,7 +125,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	bo := policy.BuildOptions{Store: st.store, Logger: log}
 	// The policy is the shared database's active revision, else the
 	// files; a change is taken while the gateway runs (watchPolicy).
-	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: st.revisions(), Logger: log,
+	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: st.revisions(), Logger: log, Acquire: st.acquire,
 		Build: func(p *policy.Policy) (*veto.Gate, error) { return p.Gate(bo) }})
 	if err != nil {
 		fmt.Fprintln(e.stderr, "veto mcp: the policy does not load; run: veto validate")

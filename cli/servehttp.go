@@ -132,7 +132,7 @@ func runServeHTTP(ctx context.Context, e *env, args []string) int {
 	// veto's, refused to the agent wherever they lie.
 	defer control.Reloading("serve", policyPaths(lo)...)()
 	revs := st.revisions()
-	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: revs, Logger: log,
+	lv, err := live.Start(ctx, live.Source{Files: lo, Revisions: revs, Logger: log, Acquire: st.acquire,
 		Build: func(p *policy.Policy) (*veto.Gate, error) {
 			return p.Gate(policy.BuildOptions{Store: st.store, Logger: log})
 		}})

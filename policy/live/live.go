@@ -39,6 +39,10 @@ type Source struct {
 	// (default 1s: an instance decides with a pushed revision within 2s).
 	Interval time.Duration
 	Logger   *slog.Logger
+	// Acquire, when set, proves the state sound and holds it while the
+	// shadow revision decides a call again off the request path (an
+	// SQLite file, as every request holds it).
+	Acquire func(ctx context.Context) (release func(), err error)
 }
 
 // Current is the policy an instance decides with now. It is never
@@ -94,7 +98,7 @@ func Start(ctx context.Context, src Source) (*Live, error) {
 	l := &Live{src: src}
 	var heads state.Heads
 	if src.Revisions != nil {
-		h, err := src.Revisions.Heads(ctx)
+		h, err := l.heads(ctx)
 		if err != nil {
 			// The database cannot say now: start from the files, and
 			// take the active revision once it answers.
@@ -146,9 +150,7 @@ func (l *Live) Check(ctx context.Context) (taken bool) {
 	cur := l.cur.Load()
 	var heads state.Heads
 	if l.src.Revisions != nil {
-		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		h, err := l.src.Revisions.Heads(qctx)
-		cancel()
+		h, err := l.heads(ctx)
 		if err != nil {
 			return false // the state is down: every decision says so; the policy waits
 		}
@@ -185,6 +187,21 @@ func (l *Live) Check(ctx context.Context) (taken bool) {
 	l.Reloads.Add(1)
 	l.src.Logger.Info("policy taken", "revision", next.Rev, "from", next.From, "shadow", next.ShadowRev)
 	return true
+}
+
+// heads asks the database which revisions are marked, holding the state
+// (Acquire) while it does.
+func (l *Live) heads(ctx context.Context) (state.Heads, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if l.src.Acquire != nil {
+		release, err := l.src.Acquire(ctx)
+		if err != nil {
+			return state.Heads{}, err
+		}
+		defer release()
+	}
+	return l.src.Revisions.Heads(ctx)
 }
 
 // load builds the policy the heads say: the active revision (else the
@@ -227,6 +244,13 @@ func (l *Live) load(ctx context.Context, heads state.Heads) (*Current, error) {
 func (l *Live) revision(ctx context.Context, id string) (*policy.Policy, *veto.Gate, error) {
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if l.src.Acquire != nil {
+		release, err := l.src.Acquire(qctx)
+		if err != nil {
+			return nil, nil, errors.New("it cannot be read from the state")
+		}
+		defer release()
+	}
 	p, err := Stored(qctx, l.src.Revisions, id, l.src.Files.Compiler)
 	if err != nil {
 		return nil, nil, err
@@ -348,6 +372,14 @@ func (l *Live) shadowLoop() {
 func (l *Live) compare(j shadowJob) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if l.src.Acquire != nil {
+		release, err := l.src.Acquire(ctx)
+		if err != nil {
+			l.ShadowDropped.Add(1)
+			return
+		}
+		defer release()
+	}
 	sv := j.cur.Shadow.DryRun(ctx, &j.call)
 	a, s := verdictOf(&j.v), verdictOf(&sv)
 	if a == s && j.v.Rule == sv.Rule && j.v.Reason == sv.Reason {

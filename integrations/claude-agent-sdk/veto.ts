@@ -137,18 +137,20 @@ export function withVeto<O extends Options>(options?: O, config?: VetoConfig): O
 					// never an input the prompt changed.
 					return { ...r, behavior: "allow", updatedInput: input };
 				}
-				// The person's no is recorded, tried twice (a busy moment of the
-				// state or the hook server), within the module's limit and not
-				// the SDK's signal: the SDK may have given up on the prompt
-				// (bypassPermissions) once it is answered. The call is refused
-				// all the same.
-				for (let i = 0; i < 2; i++) {
+				// The person's no is recorded, tried three times, a moment apart
+				// (a busy moment of the state or the hook server: a reply that
+				// is not exit 0 did not record it either), within the module's
+				// limit and not the SDK's signal: the SDK may have given up on
+				// the prompt (bypassPermissions) once it is answered. The call
+				// is refused all the same.
+				for (let i = 0; i < 3; i++) {
 					try {
-						await send({ ...q.input, hook_event_name: "PermissionDenied" }, { veto_answer: "refused" });
-						break;
+						const r = await send({ ...q.input, hook_event_name: "PermissionDenied" }, { veto_answer: "refused" });
+						if (r.exit === 0) break;
 					} catch {
 						// Not recorded yet.
 					}
+					await new Promise((done) => setTimeout(done, 200 * (i + 1)));
 				}
 				return {
 					behavior: "deny",

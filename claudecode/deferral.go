@@ -66,6 +66,29 @@ func (a Adapter) Ask(ev *agent.Event, v veto.Verdict) (agent.Reply, bool) {
 	return agent.Reply{}, false
 }
 
+var _ agent.Prompter = Adapter{}
+
+// Prompted implements agent.Prompter. Claude Code, interactive (attended,
+// a version that knows defer and ask), runs a call veto answered "ask"
+// only once the person said yes at its permission dialog (or a
+// PermissionRequest hook allowed it: veto's own only with an answer on
+// the page, recorded already). Measured in 2.1.332: yes sends PostToolUse
+// with the call's tool_use_id and the input that ran; no (3, or Esc)
+// sends no hook event at all. The observation's permission mode is one
+// veto asks in, or acceptEdits, which the dialog's second yes switches
+// to; in any other mode veto refused the question (exit 2) and Claude
+// Code did not run the call.
+func (a Adapter) Prompted(ev *agent.Event) (string, bool) {
+	if ev == nil || ev.Kind != agent.Observe || a.Attended != "1" || !deferKnown(a.Agent) {
+		return "", false
+	}
+	switch ev.PermissionMode {
+	case "default", "bypassPermissions", "acceptEdits":
+		return Client.Name, true
+	}
+	return "", false
+}
+
 // PromptReason is what Claude Code's prompt shows the person about a
 // question: the rule, the reason code and its sentence, and where else to
 // answer. Never argument text.

@@ -1,0 +1,315 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// terminal is an interactive client running in tmux (a private server on
+// a socket of the test's own) inside the run's network namespace: unlike
+// script, tmux answers the terminal queries a client sends as it starts,
+// so the client draws its screens, and a test can read them and press
+// keys at its prompts.
+type terminal struct {
+	t      *testing.T
+	sock   string // the tmux server's socket
+	stop   string // the file whose existence ends the session
+	played chan termResult
+}
+
+type termResult struct {
+	o   outcome
+	err error
+}
+
+// startTerminal runs spec's program with its arguments in tmux, in a
+// namespace of its own, until stop() or spec.Timeout. kill, when set, is
+// text of the client's command line its processes are killed by at the
+// end (a client that outlives the tmux server).
+func startTerminal(t *testing.T, s *sandbox, spec runSpec, kill string) *terminal {
+	t.Helper()
+	need(t, "tmux")
+	dir, err := os.MkdirTemp("", "vt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	term := &terminal{t: t, sock: filepath.Join(dir, "s"), stop: filepath.Join(s.root, "terminal-stop"), played: make(chan termResult, 1)}
+	cmd := shellQuote(spec.Program)
+	for _, a := range spec.Args {
+		cmd += " " + shellQuote(a)
+	}
+	tmux := "tmux -S " + shellQuote(term.sock)
+	secs := int(spec.Timeout/time.Second) - 20
+	script := "#!/bin/sh\n" +
+		"exec >/dev/null 2>&1\n" +
+		tmux + " -f /dev/null new-session -d -x 160 -y 50 " + shellQuote(cmd) + " || exit 1\n" +
+		"for i in $(seq " + itoa(secs*2) + "); do [ -f " + shellQuote(term.stop) + " ] && break; sleep 0.5; done\n" +
+		tmux + " kill-server\n" +
+		"sleep 1\n"
+	if kill != "" {
+		script += "pkill -KILL -f " + shellQuote(kill) + "\n"
+	}
+	script += "exit 0\n"
+	s.write("bin/terminal", script, 0o755)
+	spec.Program, spec.Args = filepath.Join(s.bin, "terminal"), nil
+	spec.Env = append(spec.Env, "TERM=xterm-256color")
+	go func() {
+		o, err := playIn(t.TempDir(), spec)
+		term.played <- termResult{o, err}
+	}()
+	t.Cleanup(func() {
+		os.WriteFile(term.stop, nil, 0o644)
+		exec.Command("tmux", "-S", term.sock, "kill-server").Run()
+	})
+	return term
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// screen is what the terminal shows now.
+func (term *terminal) screen() string {
+	out, _ := exec.Command("tmux", "-S", term.sock, "capture-pane", "-p", "-J").Output()
+	return string(out)
+}
+
+// waitFor waits until the screen shows text, and returns it.
+func (term *terminal) waitFor(text string, within time.Duration) (string, bool) {
+	until := time.Now().Add(within)
+	for {
+		sc := term.screen()
+		if strings.Contains(sc, text) {
+			return sc, true
+		}
+		if time.Now().After(until) {
+			return sc, false
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// keys presses keys (tmux's key names).
+func (term *terminal) keys(keys ...string) {
+	term.t.Helper()
+	if out, err := exec.Command("tmux", append([]string{"-S", term.sock, "send-keys"}, keys...)...).CombinedOutput(); err != nil {
+		term.t.Fatalf("tmux send-keys: %v: %s", err, out)
+	}
+}
+
+// end ends the session and returns the run's outcome.
+func (term *terminal) end() outcome {
+	term.t.Helper()
+	os.WriteFile(term.stop, nil, 0o644)
+	r := <-term.played
+	if r.err != nil {
+		term.t.Fatal(r.err)
+	}
+	return r.o
+}
+
+// claudeTerminal is askingSession's Claude Code, interactive, with its
+// first-run screens done, in permission mode mode, under tmux; hooks, when
+// set, is a logging hook registered for every event besides veto's.
+func claudeTerminal(t *testing.T, mode string, logHooks bool) (s *sandbox, term *terminal, notes, hookLog string) {
+	t.Helper()
+	s, first, _, notes := askingSession(t)
+	key := s.apiKey[len(s.apiKey)-20:]
+	cj, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "theme": "dark", "bypassPermissionsModeAccepted": true,
+		"customApiKeyResponses": map[string]any{"approved": []string{key}, "rejected": []string{}},
+		"projects":              map[string]any{s.ws: map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}}})
+	s.write("home/.claude.json", string(cj), 0o600)
+	hookLog = filepath.Join(s.root, "hooks.log")
+	if logHooks {
+		s.write("bin/loghook", "#!/bin/sh\ncat >> "+shellQuote(hookLog)+"\necho >> "+shellQuote(hookLog)+"\n", 0o755)
+		hooks := map[string]any{}
+		for _, ev := range []string{"PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "PermissionRequest", "PermissionDenied",
+			"Notification", "UserPromptSubmit", "Stop", "StopFailure"} {
+			hooks[ev] = []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": filepath.Join(s.bin, "loghook"), "timeout": 5}}}}
+		}
+		b, _ := json.Marshal(map[string]any{"hooks": hooks})
+		s.write("home/.claude/settings.json", string(b), 0o644)
+	}
+	spec := first
+	spec.Args = []string{"--mcp-config", filepath.Join(s.root, "mcp.json"), "--strict-mcp-config"}
+	switch mode {
+	case "bypassPermissions":
+		spec.Args = append(spec.Args, "--dangerously-skip-permissions")
+	default:
+		spec.Args = append(spec.Args, "--permission-mode", mode)
+	}
+	spec.Args = append(spec.Args, "go")
+	spec.Timeout = 4 * time.Minute
+	term = startTerminal(t, s, spec, filepath.Join(s.root, "mcp.json"))
+	return s, term, notes, hookLog
+}
+
+// TestMeasureClaudeCodePrompt: measuring, not checking: what Claude Code
+// sends its hooks when the person answers veto's question at its own
+// prompt (VETO_MEASURE=yes or no).
+func TestMeasureClaudeCodePrompt(t *testing.T) {
+	answer := os.Getenv("VETO_MEASURE")
+	if answer == "" {
+		t.Skip("VETO_MEASURE=yes or no")
+	}
+	mode := os.Getenv("VETO_MEASURE_MODE")
+	if mode == "" {
+		mode = "default"
+	}
+	s, term, notes, hookLog := claudeTerminal(t, mode, true)
+	sc, ok := term.waitFor("veto asks a person", 90*time.Second)
+	t.Logf("screen at the question (%v):\n%s", ok, sc)
+	if !ok {
+		term.end()
+		t.FailNow()
+	}
+	time.Sleep(2 * time.Second)
+	t.Logf("screen before the answer:\n%s", term.screen())
+	switch answer {
+	case "yes":
+		term.keys("Enter")
+	case "no3":
+		term.keys("3")
+	case "yes1":
+		term.keys("1")
+	default:
+		term.keys("Escape")
+	}
+	time.Sleep(8 * time.Second)
+	t.Logf("screen after the answer:\n%s", term.screen())
+	o := term.end()
+	b, _ := os.ReadFile(notes)
+	t.Logf("notes: %q; the model got %+v", b, o.Results)
+	hl, _ := os.ReadFile(hookLog)
+	t.Logf("hooks:\n%s", hl)
+	s.finish()
+	_, text := vetoLog(t, s)
+	t.Logf("veto log:\n%s", text)
+}
+
+// TestClaudeCodeAnsweredAtItsPrompt: an interactive Claude Code session
+// (under tmux, in the permission modes veto asks in) meets a call veto's
+// policy asks a person about. Claude Code's own dialog shows veto's
+// question, and the person answers there: yes (Enter on "1. Yes"), and the
+// call runs once, and veto log holds the question, the person's answer
+// (approval_granted by the OS user at Claude Code's prompt, for the
+// agent) and the call's observation; no ("3. No"), and the call never
+// runs, and veto log holds the question and nothing after it: Claude Code
+// tells no hook of a no, so veto records no answer it has no evidence of.
+func TestClaudeCodeAnsweredAtItsPrompt(t *testing.T) {
+	for _, mode := range []string{"default", "bypassPermissions"} {
+		for _, yes := range []bool{true, false} {
+			name := mode + "/no"
+			if yes {
+				name = mode + "/yes"
+			}
+			t.Run(name, func(t *testing.T) { answerAtPrompt(t, mode, yes) })
+		}
+	}
+}
+
+func answerAtPrompt(t *testing.T, mode string, yes bool) {
+	s, term, notes, _ := claudeTerminal(t, mode, false)
+	sc, ok := term.waitFor("Do you want to create RELEASE.txt?", 90*time.Second)
+	if !ok {
+		term.end()
+		t.Fatalf("Claude Code's prompt did not show up:\n%s", sc)
+	}
+	for _, want := range []string{"Hook PreToolUse:Write requires confirmation", "veto asks a person about this Write call", "release_needs_person"} {
+		if !strings.Contains(strings.Join(strings.Fields(sc), " "), want) {
+			t.Errorf("the prompt does not show %q:\n%s", want, sc)
+		}
+	}
+	if _, err := os.Stat(notes); err == nil {
+		t.Fatal("the call ran before the person answered")
+	}
+	// The question is on record, unanswered, while the prompt waits.
+	if _, out, _ := s.veto("approve"); !strings.Contains(out, callID(0)) {
+		t.Errorf("veto approve does not list the question:\n%s", out)
+	}
+	// The dialog's options: 1. Yes, (in default mode) 2. Yes, and
+	// switch to accept edits, and the last, No.
+	answer, after := "", "Rejected write to RELEASE.txt"
+	if m := regexp.MustCompile(`([0-9])\. No\b`).FindStringSubmatch(sc); m != nil {
+		answer = m[1]
+	}
+	if yes {
+		answer, after = "1", "Wrote 1 line to RELEASE.txt"
+	}
+	if answer == "" {
+		t.Fatalf("the dialog has no No:\n%s", sc)
+	}
+	term.keys(answer)
+	sc, ok = term.waitFor(after, 30*time.Second)
+	if !ok {
+		t.Errorf("after the answer, the screen does not show %q:\n%s", after, sc)
+	}
+	if yes {
+		// The call's report reaches veto just after the screen shows it ran.
+		term.waitFor("Done.", 15*time.Second)
+	} else {
+		time.Sleep(3 * time.Second)
+	}
+	o := term.end()
+	b, err := os.ReadFile(notes)
+	r, answered := o.Results[callID(0)]
+	switch {
+	case yes && string(b) != "ran\n":
+		t.Fatalf("answered yes, the call did not run (%q, %v)", b, err)
+	case yes && (!answered || r.IsError):
+		t.Errorf("answered yes, the model got %+v", r)
+	case !yes && err == nil:
+		t.Fatal("answered no, the call ran")
+	case !yes && answered:
+		t.Errorf("answered no, the model got a result already: %+v", r)
+	}
+	s.finish()
+	byCall, text := vetoLog(t, s)
+	var questions, answers, observations, others int
+	for _, e := range byCall[callID(0)] {
+		switch {
+		case e.Kind == "invocation_denied" && e.Awaiting == "approval" && e.Reason == "release_needs_person":
+			questions++
+		case e.Kind == "approval_granted" && e.Actor.Kind == "user" && e.Actor.ID == "root" && e.Actor.Agent == "prompt:claude-code" &&
+			e.For.Kind == "agent" && e.For.ID == "claude-code":
+			answers++
+		case e.Kind == "observation" && e.Outcome == "succeeded":
+			observations++
+		case e.Kind == "probe":
+		default:
+			others++
+		}
+	}
+	want := [4]int{1, 0, 0, 0}
+	if yes {
+		want = [4]int{1, 1, 1, 0}
+	}
+	if got := [4]int{questions, answers, observations, others}; got != want {
+		t.Errorf("veto log: %d questions, %d answers at the prompt, %d observations, %d other events; want %v\n%s",
+			questions, answers, observations, others, want, text)
+	}
+	if code, out, errOut := s.veto("log", "verify"); code != 0 {
+		t.Errorf("veto log verify: exit %d: %s%s", code, out, errOut)
+	}
+	if yes {
+		printTable("Claude Code interactive ("+mode+"), answered yes at its own prompt", []row{
+			{n: 1, tool: "Write", verdict: "asks", name: "Claude Code's dialog shows veto's question (tmux)"},
+			{n: 2, tool: "Write", verdict: "approved", name: "the person presses 1 (Yes): recorded as user:root at prompt:claude-code"},
+			{n: 3, tool: "Write", verdict: "allowed", ran: true, name: "the call ran once; its observation follows the answer"},
+		}, "")
+	} else {
+		printTable("Claude Code interactive ("+mode+"), answered no at its own prompt", []row{
+			{n: 1, tool: "Write", verdict: "asks", name: "Claude Code's dialog shows veto's question (tmux)"},
+			{n: 2, tool: "Write", verdict: "refused", name: "the person presses " + answer + " (No): no hook event; veto records no answer"},
+			{n: 3, tool: "Write", verdict: "blocked", name: "the call never ran"},
+		}, "")
+	}
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -310,6 +311,191 @@ func answerAtPrompt(t *testing.T, mode string, yes bool) {
 			{n: 1, tool: "Write", verdict: "asks", name: "Claude Code's dialog shows veto's question (tmux)"},
 			{n: 2, tool: "Write", verdict: "refused", name: "the person presses " + answer + " (No): no hook event; veto records no answer"},
 			{n: 3, tool: "Write", verdict: "blocked", name: "the call never ran"},
+		}, "")
+	}
+}
+
+// TestMeasureCopilotCLIPrompt: measuring, not checking: whether Copilot
+// CLI's interactive mode (under tmux) puts a preToolUse hook's "ask" to
+// the person, and what its hooks get after a yes or a no
+// (VETO_MEASURE_COPILOT=yes or no; VETO_MEASURE_ALLOW_ALL=1 adds
+// --allow-all-tools). The hook is a script that asks, not veto.
+func TestMeasureCopilotCLIPrompt(t *testing.T) {
+	answer := os.Getenv("VETO_MEASURE_COPILOT")
+	if answer == "" {
+		t.Skip("VETO_MEASURE_COPILOT=yes or no")
+	}
+	need(t, "tmux")
+	node := clients(t)
+	s := newSandbox(t)
+	copilotUser(t, s)
+	hookLog := filepath.Join(s.root, "hooks.log")
+	s.write("bin/askhook", "#!/bin/sh\nenv | sort | grep -v -e KEY -e TOKEN >> "+shellQuote(hookLog+".env")+"\ncat >> "+shellQuote(hookLog)+"\necho >> "+shellQuote(hookLog)+
+		"\necho '{\"permissionDecision\":\"ask\",\"permissionDecisionReason\":\"veto-measure asks a person\"}'\n", 0o755)
+	s.write("bin/loghook", "#!/bin/sh\ncat >> "+shellQuote(hookLog)+"\necho >> "+shellQuote(hookLog)+"\n", 0o755)
+	hooks := fmt.Sprintf(`{"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": %q, "timeoutSec": 5}],
+		"preToolUse": [{"type": "command", "bash": %q, "timeoutSec": 5}],
+		"postToolUse": [{"type": "command", "bash": %q, "timeoutSec": 5}]}}`,
+		filepath.Join(s.bin, "loghook"), filepath.Join(s.bin, "askhook"), filepath.Join(s.bin, "loghook"))
+	s.write("home/src/project/.github/hooks/measure.json", hooks, 0o644)
+	notes := filepath.Join(s.ws, "NOTES.md")
+	spec := copilotRun(t, s, node, []Call{{Name: "write a new file", Tool: "create",
+		Input: json.RawMessage(`{"path": "` + notes + `", "file_text": "ran\n"}`)}})
+	spec.Args = []string{"-i", "go", "--allow-all-paths", "--no-color"}
+	if os.Getenv("VETO_MEASURE_ALLOW_ALL") == "1" {
+		spec.Args = append(spec.Args, "--allow-all-tools")
+	}
+	if extra := os.Getenv("VETO_MEASURE_COPILOT_ARGS"); extra != "" {
+		spec.Args = append(spec.Args, strings.Fields(extra)...)
+	}
+	spec.Port = 0
+	term := startTerminal(t, s, spec, "copilot")
+	deadline := time.Now().Add(60 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		sc := term.screen()
+		if sc != last {
+			t.Logf("screen:\n%s", sc)
+			last = sc
+		}
+		if strings.Contains(sc, "veto-measure") || strings.Contains(sc, "NOTES.md") {
+			break
+		}
+		time.Sleep(2 * time.Second)
+	}
+	time.Sleep(3 * time.Second)
+	t.Logf("screen before the answer:\n%s", term.screen())
+	switch answer {
+	case "yes":
+		term.keys("Enter")
+	case "no":
+		term.keys("Escape")
+	}
+	time.Sleep(8 * time.Second)
+	t.Logf("screen after the answer:\n%s", term.screen())
+	o := term.end()
+	b, _ := os.ReadFile(notes)
+	hl, _ := os.ReadFile(hookLog)
+	env, _ := os.ReadFile(hookLog + ".env")
+	t.Logf("notes: %q; the model got %+v\nhooks:\n%s\nthe hook's environment:\n%s", b, o.Results, hl, env)
+}
+
+// TestCopilotCLIAnsweredAtItsPrompt: the real Copilot CLI, interactive
+// (under tmux), with and without --allow-all-tools, meets a call veto's
+// policy asks a person about. veto answers "ask"; Copilot CLI's "Hook
+// permission request" dialog shows veto's question, and the person
+// answers there: yes (Enter), and the call runs once, and veto log holds
+// the question, the person's answer (approval_granted by the OS user at
+// prompt:copilot-cli) and the observation; no (Esc), and the call never
+// runs, the model reads Copilot CLI's "Denied by user via preToolUse hook
+// prompt", and veto log holds the question alone (no hook event comes).
+func TestCopilotCLIAnsweredAtItsPrompt(t *testing.T) {
+	for _, allowAll := range []bool{false, true} {
+		for _, yes := range []bool{true, false} {
+			name := map[bool]string{false: "asking", true: "allow-all-tools"}[allowAll] + "/" + map[bool]string{true: "yes", false: "no"}[yes]
+			t.Run(name, func(t *testing.T) { copilotAnswerAtPrompt(t, allowAll, yes) })
+		}
+	}
+}
+
+func copilotAnswerAtPrompt(t *testing.T, allowAll, yes bool) {
+	need(t, "tmux")
+	node := clients(t)
+	s := newSandbox(t)
+	if code, out, errOut := s.veto("init", "copilot-cli"); code != 0 {
+		t.Fatalf("veto init copilot-cli: exit %d\n%s%s", code, out, errOut)
+	}
+	copilotUser(t, s)
+	s.write("config/veto/veto.yaml", "files:\n  temp_dirs: [\""+s.tmp+"\"]\n"+
+		"rules:\n  - id: release-needs-person\n    match: {tool: create}\n"+
+		"    ask: 'args.path.endsWith(\"/RELEASE.txt\")'\n    reason: release_needs_person\n"+
+		"    message: Writing the release notes needs a person's approval.\n", 0o644)
+	notes := filepath.Join(s.ws, "RELEASE.txt")
+	spec := copilotRun(t, s, node, []Call{{Name: "write the release notes", Tool: "create",
+		Input: json.RawMessage(`{"path": "` + notes + `", "file_text": "ran\n"}`)}})
+	spec.Args = []string{"-i", "go", "--allow-all-paths", "--no-color"}
+	if allowAll {
+		spec.Args = append(spec.Args, "--allow-all-tools")
+	}
+	term := startTerminal(t, s, spec, "copilot")
+	sc, ok := term.waitFor("Do you want to allow this tool call?", 90*time.Second)
+	if !ok {
+		term.end()
+		t.Fatalf("Copilot CLI's dialog did not show up:\n%s", sc)
+	}
+	flat := strings.Join(strings.Fields(strings.ReplaceAll(sc, "│", " ")), " ")
+	for _, want := range []string{"Hook permission request", "veto asks a person about this create call", "release_needs_person"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the dialog does not show %q:\n%s", want, sc)
+		}
+	}
+	if _, err := os.Stat(notes); err == nil {
+		t.Fatal("the call ran before the person answered")
+	}
+	if yes {
+		term.keys("Enter")
+	} else {
+		term.keys("Escape")
+	}
+	if sc, ok := term.waitFor("Done.", 30*time.Second); !ok && yes {
+		t.Errorf("after the answer, the session did not go on:\n%s", sc)
+	}
+	time.Sleep(2 * time.Second)
+	o := term.end()
+	b, err := os.ReadFile(notes)
+	r, answered := o.Results[callID(0)]
+	switch {
+	case yes && string(b) != "ran\n":
+		t.Fatalf("answered yes, the call did not run (%q, %v)", b, err)
+	case yes && (!answered || r.IsError || strings.HasPrefix(r.Content, "Denied")):
+		t.Errorf("answered yes, the model got %+v", r)
+	case !yes && err == nil:
+		t.Fatal("answered no, the call ran")
+	case !yes && !strings.HasPrefix(r.Content, "Denied by user via preToolUse hook prompt"):
+		t.Errorf("answered no, the model got %+v", r)
+	}
+	s.finish()
+	byCall, text := vetoLog(t, s)
+	var questions, answers, observations, others int
+	for _, evs := range byCall {
+		for _, e := range evs {
+			switch {
+			case e.Kind == "invocation_denied" && e.Awaiting == "approval" && e.Reason == "release_needs_person":
+				questions++
+			case e.Kind == "approval_granted" && e.Actor.Kind == "user" && e.Actor.ID == "root" && e.Actor.Agent == "prompt:copilot-cli" &&
+				e.For.Kind == "agent" && e.For.ID == "copilot-cli":
+				answers++
+			case e.Kind == "observation" && e.Outcome == "succeeded":
+				observations++
+			case e.Kind == "probe", e.Kind == "run_started":
+			default:
+				others++
+			}
+		}
+	}
+	want := [4]int{1, 0, 0, 0}
+	if yes {
+		want = [4]int{1, 1, 1, 0}
+	}
+	if got := [4]int{questions, answers, observations, others}; got != want {
+		t.Errorf("veto log: %d questions, %d answers at the prompt, %d observations, %d other events; want %v\n%s",
+			questions, answers, observations, others, want, text)
+	}
+	mode := "interactive"
+	if allowAll {
+		mode += ", --allow-all-tools"
+	}
+	if yes {
+		printTable("Copilot CLI ("+mode+"), answered yes at its own prompt", []row{
+			{n: 1, tool: "create", verdict: "asks", name: "Copilot CLI's dialog shows veto's question (tmux)"},
+			{n: 2, tool: "create", verdict: "approved", name: "the person presses Enter (Yes): recorded as user:root at prompt:copilot-cli"},
+			{n: 3, tool: "create", verdict: "allowed", ran: true, name: "the call ran once; its observation follows the answer"},
+		}, "")
+	} else {
+		printTable("Copilot CLI ("+mode+"), answered no at its own prompt", []row{
+			{n: 1, tool: "create", verdict: "asks", name: "Copilot CLI's dialog shows veto's question (tmux)"},
+			{n: 2, tool: "create", verdict: "refused", name: "the person presses Esc (No): no hook event; veto records no answer"},
+			{n: 3, tool: "create", verdict: "blocked", name: "the call never ran; the model reads Copilot CLI's denial"},
 		}, "")
 	}
 }

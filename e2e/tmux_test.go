@@ -499,3 +499,50 @@ func copilotAnswerAtPrompt(t *testing.T, allowAll, yes bool) {
 		}, "")
 	}
 }
+
+// TestCopilotCLIRefusesAQuestionItCannotAsk: where Copilot CLI cannot ask
+// (-p, under --allow-all-tools; --autopilot, which needs --yolo), it
+// refuses a call veto answered "ask": the call never runs, and the model
+// reads "Denied by preToolUse hook (unable to ask user for
+// confirmation)" with veto's question.
+func TestCopilotCLIRefusesAQuestionItCannotAsk(t *testing.T) {
+	for _, autopilot := range []bool{false, true} {
+		t.Run(map[bool]string{false: "print", true: "autopilot"}[autopilot], func(t *testing.T) {
+			need(t, "tmux")
+			node := clients(t)
+			s := newSandbox(t)
+			if code, out, errOut := s.veto("init", "copilot-cli"); code != 0 {
+				t.Fatalf("veto init copilot-cli: exit %d\n%s%s", code, out, errOut)
+			}
+			copilotUser(t, s)
+			s.write("config/veto/veto.yaml", "files:\n  temp_dirs: [\""+s.tmp+"\"]\n"+
+				"rules:\n  - id: release-needs-person\n    match: {tool: create}\n"+
+				"    ask: 'args.path.endsWith(\"/RELEASE.txt\")'\n    reason: release_needs_person\n"+
+				"    message: Writing the release notes needs a person's approval.\n", 0o644)
+			notes := filepath.Join(s.ws, "RELEASE.txt")
+			spec := copilotRun(t, s, node, []Call{{Name: "write the release notes", Tool: "create",
+				Input: json.RawMessage(`{"path": "` + notes + `", "file_text": "ran\n"}`)}})
+			var o outcome
+			if autopilot {
+				spec.Args = []string{"-i", "go", "--autopilot", "--yolo", "--no-color"}
+				term := startTerminal(t, s, spec, "copilot")
+				sc, ok := term.waitFor("Done.", 90*time.Second)
+				if !ok {
+					t.Errorf("the session did not end its turn:\n%s", sc)
+				}
+				o = term.end()
+			} else {
+				o = play(t, spec)
+			}
+			r := o.Results[callID(0)]
+			if _, err := os.Stat(notes); err == nil {
+				t.Fatal("the call ran unasked")
+			}
+			if !strings.HasPrefix(r.Content, "Denied by preToolUse hook (unable to ask user for confirmation)") ||
+				!strings.Contains(r.Content, "release_needs_person") {
+				t.Errorf("the model got %+v", r)
+			}
+			s.finish()
+		})
+	}
+}

@@ -197,7 +197,7 @@ func TestMeasureClaudeCodePrompt(t *testing.T) {
 }
 
 // TestClaudeCodeAnsweredAtItsPrompt: an interactive Claude Code session
-// (under tmux, in the permission modes veto asks in) meets a call veto's
+// (under tmux, in each permission mode: 2.1.332 asks in all) meets a call veto's
 // policy asks a person about. Claude Code's own dialog shows veto's
 // question, and the person answers there: yes (Enter on "1. Yes"), and the
 // call runs once, and veto log holds the question, the person's answer
@@ -206,7 +206,7 @@ func TestMeasureClaudeCodePrompt(t *testing.T) {
 // runs, and veto log holds the question and nothing after it: Claude Code
 // tells no hook of a no, so veto records no answer it has no evidence of.
 func TestClaudeCodeAnsweredAtItsPrompt(t *testing.T) {
-	for _, mode := range []string{"default", "bypassPermissions"} {
+	for _, mode := range []string{"default", "bypassPermissions", "acceptEdits", "plan", "auto", "dontAsk"} {
 		for _, yes := range []bool{true, false} {
 			name := mode + "/no"
 			if yes {
@@ -543,6 +543,56 @@ func TestCopilotCLIRefusesAQuestionItCannotAsk(t *testing.T) {
 				t.Errorf("the model got %+v", r)
 			}
 			s.finish()
+		})
+	}
+}
+
+// TestMeasureClaudeCodeAskModes: measuring, not checking: in each
+// permission mode of VETO_MEASURE_MODES, whether Claude Code's own dialog
+// shows a PreToolUse hook's "ask" (a script, not veto) or runs the call
+// unasked; nobody answers.
+func TestMeasureClaudeCodeAskModes(t *testing.T) {
+	modes := strings.Fields(os.Getenv("VETO_MEASURE_MODES"))
+	if len(modes) == 0 {
+		t.Skip("VETO_MEASURE_MODES=auto acceptEdits ...")
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			s, first, _, notes := askingSession(t)
+			key := s.apiKey[len(s.apiKey)-20:]
+			cj, _ := json.Marshal(map[string]any{"hasCompletedOnboarding": true, "theme": "dark", "bypassPermissionsModeAccepted": true,
+				"customApiKeyResponses": map[string]any{"approved": []string{key}, "rejected": []string{}},
+				"projects":              map[string]any{s.ws: map[string]any{"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}}})
+			s.write("home/.claude.json", string(cj), 0o600)
+			out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse",
+				"permissionDecision": "ask", "permissionDecisionReason": "veto-measure asks a person"}})
+			s.write("bin/askhook", "#!/bin/sh\ncat >/dev/null\necho "+shellQuote(string(out))+"\n", 0o755)
+			hooks := map[string]any{"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command",
+				"command": filepath.Join(s.bin, "askhook"), "timeout": 5}}}}}
+			b, _ := json.Marshal(map[string]any{"hooks": hooks})
+			s.write("home/src/project/.claude/settings.json", string(b), 0o644)
+			spec := first
+			if os.Getenv("VETO_MEASURE_TOOL") == "Bash" {
+				// A file command, which acceptEdits passes unasked.
+				spec.Calls = []Call{{Name: "touch the release notes", Tool: "Bash",
+					Input: json.RawMessage(fmt.Sprintf(`{"command": %q, "description": "Touch"}`, "touch "+notes))}}
+			}
+			spec.Args = []string{"--mcp-config", filepath.Join(s.root, "mcp.json"), "--strict-mcp-config", "--permission-mode", mode, "go"}
+			spec.Timeout = 3 * time.Minute
+			term := startTerminal(t, s, spec, filepath.Join(s.root, "mcp.json"))
+			var sc string
+			for i := 0; i < 40; i++ {
+				sc = term.screen()
+				if strings.Contains(sc, "veto-measure") || strings.Contains(sc, "Done.") {
+					break
+				}
+				time.Sleep(time.Second)
+			}
+			time.Sleep(3 * time.Second)
+			sc = term.screen()
+			term.end()
+			_, err := os.Stat(notes)
+			t.Logf("%s: ran unasked: %v; the dialog shows the question: %v\n%s", mode, err == nil, strings.Contains(sc, "veto-measure"), sc)
 		})
 	}
 }

@@ -596,3 +596,65 @@ func TestMeasureClaudeCodeAskModes(t *testing.T) {
 		})
 	}
 }
+
+// TestMeasureCodexAsk: measuring, not checking: the real Codex TUI (under
+// tmux, approval_policy VETO_MEASURE_CODEX_POLICY, default untrusted)
+// meets a PreToolUse hook (a script, not veto) that answers "ask"; what
+// the screen shows, whether the call runs, and which hook events come
+// (PermissionRequest among them). VETO_MEASURE_CODEX=ask or none (the
+// hook says nothing: Codex's own approval prompt, if any, is what asks).
+func TestMeasureCodexAsk(t *testing.T) {
+	what := os.Getenv("VETO_MEASURE_CODEX")
+	if what == "" {
+		t.Skip("VETO_MEASURE_CODEX=ask or none")
+	}
+	need(t, "tmux")
+	node := clients(t)
+	s := newSandbox(t)
+	codexUser(t, s)
+	policy := os.Getenv("VETO_MEASURE_CODEX_POLICY")
+	if policy == "" {
+		policy = "untrusted"
+	}
+	cfgPath := filepath.Join(s.home, ".codex", "config.toml")
+	cfg, _ := os.ReadFile(cfgPath)
+	c := strings.Replace(string(cfg), `approval_policy = "never"`, `approval_policy = "`+policy+`"`, 1)
+	c = strings.Replace(c, `sandbox_mode = "danger-full-access"`, `sandbox_mode = "workspace-write"`, 1)
+	os.WriteFile(cfgPath, []byte(c), 0o644)
+	hookLog := filepath.Join(s.root, "hooks.log")
+	out, _ := json.Marshal(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse",
+		"permissionDecision": "ask", "permissionDecisionReason": "veto-measure asks a person"}})
+	reply := ""
+	if what == "ask" {
+		reply = "echo " + shellQuote(string(out)) + "\n"
+	}
+	s.write("bin/askhook", "#!/bin/sh\ncat >> "+shellQuote(hookLog)+"\necho >> "+shellQuote(hookLog)+"\n"+reply, 0o755)
+	s.write("bin/loghook", "#!/bin/sh\ncat >> "+shellQuote(hookLog)+"\necho >> "+shellQuote(hookLog)+"\n", 0o755)
+	entry := func(cmd string) []any {
+		return []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": cmd, "timeout": 5}}}}
+	}
+	hooks := map[string]any{"PreToolUse": entry(filepath.Join(s.bin, "askhook")), "PostToolUse": entry(filepath.Join(s.bin, "loghook")),
+		"PermissionRequest": entry(filepath.Join(s.bin, "loghook"))}
+	b, _ := json.Marshal(map[string]any{"hooks": hooks})
+	s.write("home/src/project/.codex/hooks.json", string(b), 0o644)
+	notes := filepath.Join(s.ws, "RELEASE.txt")
+	spec := codexRun(t, s, node, []Call{{Name: "touch the release notes", Tool: "exec_command",
+		Input: json.RawMessage(fmt.Sprintf(`{"cmd": %q}`, "touch "+notes))}})
+	// The pane stays when Codex ends, with its exit status.
+	s.write("bin/codex-then", "#!/bin/sh\n"+shellQuote(spec.Program)+" --dangerously-bypass-hook-trust go\necho CODEX EXITED $?\nsleep 120\n", 0o755)
+	spec.Program, spec.Args = filepath.Join(s.bin, "codex-then"), nil
+	term := startTerminal(t, s, spec, "codex")
+	last := ""
+	for i := 0; i < 30; i++ {
+		sc := term.screen()
+		if sc != last {
+			t.Logf("screen:\n%s", sc)
+			last = sc
+		}
+		time.Sleep(2 * time.Second)
+	}
+	o := term.end()
+	_, err := os.Stat(notes)
+	hl, _ := os.ReadFile(hookLog)
+	t.Logf("ran: %v; the model got %+v\nhooks:\n%s", err == nil, o.Results, hl)
+}

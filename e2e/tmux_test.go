@@ -658,3 +658,80 @@ func TestMeasureCodexAsk(t *testing.T) {
 	hl, _ := os.ReadFile(hookLog)
 	t.Logf("ran: %v; the model got %+v\nhooks:\n%s", err == nil, o.Results, hl)
 }
+
+// TestCopilotCLIQuestionWithBothRegistrations: veto registered for Copilot
+// CLI and for Claude Code (whose hooks Copilot CLI runs too, after its
+// own): a question. The test says what the person meets, the dialog or a
+// refusal, and checks the call never runs unasked.
+func TestCopilotCLIQuestionWithBothRegistrations(t *testing.T) {
+	for _, yes := range []bool{true, false} {
+		t.Run(map[bool]string{true: "yes", false: "no"}[yes], func(t *testing.T) { bothRegistrations(t, yes) })
+	}
+}
+
+func bothRegistrations(t *testing.T, yes bool) {
+	need(t, "tmux")
+	node := clients(t)
+	s := newSandbox(t)
+	for _, c := range []string{"claude-code", "copilot-cli"} {
+		if code, out, errOut := s.veto("init", c); code != 0 {
+			t.Fatalf("veto init %s: exit %d\n%s%s", c, code, out, errOut)
+		}
+	}
+	copilotUser(t, s)
+	s.write("config/veto/veto.yaml", "files:\n  temp_dirs: [\""+s.tmp+"\"]\n"+
+		"rules:\n  - id: release-needs-person\n    match: {tool: create}\n"+
+		"    ask: 'args.path.endsWith(\"/RELEASE.txt\")'\n    reason: release_needs_person\n"+
+		"    message: Writing the release notes needs a person's approval.\n", 0o644)
+	notes := filepath.Join(s.ws, "RELEASE.txt")
+	spec := copilotRun(t, s, node, []Call{{Name: "write the release notes", Tool: "create",
+		Input: json.RawMessage(`{"path": "` + notes + `", "file_text": "ran\n"}`)}})
+	spec.Args = []string{"-i", "go", "--allow-all-paths", "--allow-all-tools", "--no-color"}
+	term := startTerminal(t, s, spec, "copilot")
+	var sc string
+	asked := false
+	for i := 0; i < 60; i++ {
+		sc = term.screen()
+		if strings.Contains(sc, "Do you want to allow this tool call?") {
+			asked = true
+			break
+		}
+		if strings.Contains(sc, "Done.") {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if asked {
+		if yes {
+			term.keys("Enter")
+		} else {
+			term.keys("Escape")
+		}
+		term.waitFor("Done.", 30*time.Second)
+		time.Sleep(2 * time.Second)
+	}
+	o := term.end()
+	s.finish()
+	_, err := os.Stat(notes)
+	ran := err == nil
+	if ran && !(asked && yes) {
+		t.Fatal("the call ran unasked")
+	}
+	r := o.Results[callID(0)]
+	byCall, text := vetoLog(t, s)
+	answers := 0
+	for _, evs := range byCall {
+		for _, e := range evs {
+			if e.Kind == "approval_granted" && e.Actor.Agent == "prompt:copilot-cli" {
+				answers++
+			}
+		}
+	}
+	t.Logf("the dialog asked: %v; the call ran: %v; answers recorded: %d; the model got %q\n%s\n%s", asked, ran, answers, r.Content, sc, text)
+	if !asked && !strings.HasPrefix(r.Content, copilotDenied) {
+		t.Errorf("neither asked nor refused: %+v", r)
+	}
+	if answers != map[bool]int{true: 1, false: 0}[ran] {
+		t.Errorf("%d answers recorded; the call ran: %v", answers, ran)
+	}
+}

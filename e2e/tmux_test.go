@@ -661,8 +661,11 @@ func TestMeasureCodexAsk(t *testing.T) {
 
 // TestCopilotCLIQuestionWithBothRegistrations: veto registered for Copilot
 // CLI and for Claude Code (whose hooks Copilot CLI runs too, after its
-// own): a question. The test says what the person meets, the dialog or a
-// refusal, and checks the call never runs unasked.
+// own, and, measured, after the dialog's answer): a question. The test
+// says what the person meets, the dialog or a refusal, and checks the
+// call never runs unasked and an answer is recorded only when it ran
+// (1.0.102: the dialog asks, and a yes 15 s later is refused by the
+// second registration).
 func TestCopilotCLIQuestionWithBothRegistrations(t *testing.T) {
 	for _, yes := range []bool{true, false} {
 		t.Run(map[bool]string{true: "yes", false: "no"}[yes], func(t *testing.T) { bothRegistrations(t, yes) })
@@ -703,6 +706,8 @@ func bothRegistrations(t *testing.T, yes bool) {
 	}
 	if asked {
 		if yes {
+			// The person takes a while: longer than veto's hook timeout.
+			time.Sleep(15 * time.Second)
 			term.keys("Enter")
 		} else {
 			term.keys("Escape")

@@ -186,6 +186,9 @@ func TestMeasureClaudeCodePrompt(t *testing.T) {
 	}
 	time.Sleep(8 * time.Second)
 	t.Logf("screen after the answer:\n%s", term.screen())
+	// Is veto's PermissionRequest hook still waiting?
+	ps, _ := exec.Command("pgrep", "-af", "veto-hook claude-code").Output()
+	t.Logf("veto-hook processes 8 s after the answer:\n%s", ps)
 	o := term.end()
 	b, _ := os.ReadFile(notes)
 	t.Logf("notes: %q; the model got %+v", b, o.Results)

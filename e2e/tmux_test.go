@@ -743,3 +743,47 @@ func bothRegistrations(t *testing.T, yes bool) {
 		t.Errorf("%d answers recorded; the call ran: %v", answers, ran)
 	}
 }
+
+// TestMeasureCopilotCLIACP: measuring, not checking: Copilot CLI as an
+// Agent Client Protocol server (--acp) under a minimal host
+// (testdata/acp-client.mjs) that rejects every permission request (or
+// answers with the option kind VETO_ACP_ANSWER): what a preToolUse hook's
+// "ask" becomes, and what the hook's environment says of the mode.
+func TestMeasureCopilotCLIACP(t *testing.T) {
+	if os.Getenv("VETO_MEASURE_ACP") == "" {
+		t.Skip("VETO_MEASURE_ACP=1")
+	}
+	need(t, "node")
+	node := clients(t)
+	s := newSandbox(t)
+	copilotUser(t, s)
+	hookLog := filepath.Join(s.root, "hooks.log")
+	s.write("bin/askhook", "#!/bin/sh\nenv | sort | grep -v -e KEY -e TOKEN >> "+shellQuote(hookLog+".env")+"\ncat >> "+shellQuote(hookLog)+"\necho >> "+shellQuote(hookLog)+
+		"\necho '{\"permissionDecision\":\"ask\",\"permissionDecisionReason\":\"veto-measure asks a person\"}'\n", 0o755)
+	s.write("bin/loghook", "#!/bin/sh\ncat >> "+shellQuote(hookLog)+"\necho >> "+shellQuote(hookLog)+"\n", 0o755)
+	hooks := fmt.Sprintf(`{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": %q, "timeoutSec": 5}],
+		"postToolUse": [{"type": "command", "bash": %q, "timeoutSec": 5}]}}`, filepath.Join(s.bin, "askhook"), filepath.Join(s.bin, "loghook"))
+	s.write("home/src/project/.github/hooks/measure.json", hooks, 0o644)
+	notes := filepath.Join(s.ws, "NOTES.md")
+	spec := copilotRun(t, s, node, []Call{{Name: "write a new file", Tool: "create",
+		Input: json.RawMessage(`{"path": "` + notes + `", "file_text": "ran\n"}`)}})
+	acpLog := filepath.Join(s.root, "acp.log")
+	host, _ := filepath.Abs("testdata/acp-client.mjs")
+	program := spec.Program
+	spec.Program = "node"
+	spec.Args = append([]string{host, acpLog, program, "--acp", "--allow-all-paths"}, strings.Fields(os.Getenv("VETO_MEASURE_ACP_ARGS"))...)
+	spec.Env = append(spec.Env, "VETO_ACP_ANSWER="+os.Getenv("VETO_ACP_ANSWER"))
+	o := play(t, spec)
+	b, _ := os.ReadFile(notes)
+	hl, _ := os.ReadFile(hookLog)
+	env, _ := os.ReadFile(hookLog + ".env")
+	al, _ := os.ReadFile(acpLog)
+	var perm []string
+	for _, l := range strings.Split(string(al), "\n") {
+		if (strings.Contains(l, `"method"`) && !strings.Contains(l, "session/update")) || strings.Contains(l, `"outcome"`) || strings.Contains(l, `"error"`) {
+			perm = append(perm, l)
+		}
+	}
+	t.Logf("exit %d; stderr %.1500s\nnotes: %q; the model got %+v\nhooks:\n%s\nthe permission requests and answers:\n%s\nthe hook's environment:\n%s",
+		o.Exit, o.Stderr, b, o.Results, hl, strings.Join(perm, "\n"), env)
+}

@@ -34,16 +34,19 @@ func (g *Gate) ObserveAnswered(ctx context.Context, c *Call, outcome Outcome, by
 	}
 	// The call's first decision must be the question: a call allowed
 	// before it was asked about, or asked about by another decision, was
-	// not answered at the prompt.
-	var first Event
-	if ds, ok := g.store.(Decisions); ok {
-		e, found, err := ds.Decided(ctx, c.Run.Ref, c.ID)
-		if err != nil {
-			return false, fmt.Errorf("veto: observe: %w", err)
+	// not answered at the prompt. It is looked up once, and only for a
+	// call with a question (a call's first decision does not change).
+	var first *Event
+	firstDecision := func() Event {
+		if first == nil {
+			first = &Event{}
+			if ds, ok := g.store.(Decisions); ok {
+				if e, found, err := ds.Decided(ctx, c.Run.Ref, c.ID); err == nil && found {
+					first = &e
+				}
+			}
 		}
-		if found {
-			first = e
-		}
+		return *first
 	}
 	files := g.learnt(ctx, c, outcome)
 	hash := ArgsHash(c)
@@ -52,8 +55,10 @@ func (g *Gate) ObserveAnswered(ctx context.Context, c *Call, outcome Outcome, by
 		obs := observed(p, Event{CallID: c.ID, Tool: c.Tool, Actor: c.Actor, Outcome: outcome, Files: files})
 		q, ok, err := approvalsOf(p).Asked(ctx, c.ID)
 		if err != nil || !ok || q.Answered || q.Tool != c.Tool || q.ArgsHash != hash ||
-			q.Actor.Kind != c.Actor.Kind || q.Actor.ID != c.Actor.ID ||
-			first.Kind != EventDenied || first.Awaiting != AwaitApproval || first.Seq != q.Seq {
+			q.Actor.Kind != c.Actor.Kind || q.Actor.ID != c.Actor.ID {
+			return obs
+		}
+		if f := firstDecision(); f.Kind != EventDenied || f.Awaiting != AwaitApproval || f.Seq != q.Seq {
 			return obs
 		}
 		answered = true

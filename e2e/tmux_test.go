@@ -572,7 +572,12 @@ func TestMeasureClaudeCodeAskModes(t *testing.T) {
 			s.write("bin/askhook", "#!/bin/sh\ncat >/dev/null\necho "+shellQuote(string(out))+"\n", 0o755)
 			hooks := map[string]any{"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command",
 				"command": filepath.Join(s.bin, "askhook"), "timeout": 5}}}}}
-			b, _ := json.Marshal(map[string]any{"hooks": hooks})
+			settings := map[string]any{"hooks": hooks}
+			if allow := os.Getenv("VETO_MEASURE_ALLOW"); allow != "" {
+				// Permission rules that allow the tool outright.
+				settings["permissions"] = map[string]any{"allow": strings.Fields(allow)}
+			}
+			b, _ := json.Marshal(settings)
 			s.write("home/src/project/.claude/settings.json", string(b), 0o644)
 			spec := first
 			if os.Getenv("VETO_MEASURE_TOOL") == "Bash" {

@@ -118,8 +118,9 @@ func (term *terminal) end() outcome {
 }
 
 // claudeTerminal is askingSession's Claude Code, interactive, with its
-// first-run screens done, in permission mode mode, under tmux; hooks, when
-// set, is a logging hook registered for every event besides veto's.
+// first-run screens done, in permission mode mode, under tmux; with
+// logHooks, a hook that logs every event it gets (to hookLog) is
+// registered in the user's settings besides veto's in the project's.
 func claudeTerminal(t *testing.T, mode string, logHooks bool) (s *sandbox, term *terminal, notes, hookLog string) {
 	t.Helper()
 	s, first, _, notes := askingSession(t)
@@ -155,11 +156,14 @@ func claudeTerminal(t *testing.T, mode string, logHooks bool) (s *sandbox, term 
 
 // TestMeasureClaudeCodePrompt: measuring, not checking: what Claude Code
 // sends its hooks when the person answers veto's question at its own
-// prompt (VETO_MEASURE=yes or no).
+// prompt, and whether veto's waiting PermissionRequest hook is still
+// running after: VETO_MEASURE=yes (Enter), yes1 (the key 1), no (Esc) or
+// no3 (the key 3, the dialog's No in default mode); VETO_MEASURE_MODE is
+// the permission mode (default).
 func TestMeasureClaudeCodePrompt(t *testing.T) {
 	answer := os.Getenv("VETO_MEASURE")
 	if answer == "" {
-		t.Skip("VETO_MEASURE=yes or no")
+		t.Skip("VETO_MEASURE=yes, yes1, no or no3")
 	}
 	mode := os.Getenv("VETO_MEASURE_MODE")
 	if mode == "" {
@@ -202,11 +206,11 @@ func TestMeasureClaudeCodePrompt(t *testing.T) {
 // TestClaudeCodeAnsweredAtItsPrompt: an interactive Claude Code session
 // (under tmux, in each permission mode: 2.1.332 asks in all) meets a call veto's
 // policy asks a person about. Claude Code's own dialog shows veto's
-// question, and the person answers there: yes (Enter on "1. Yes"), and the
-// call runs once, and veto log holds the question, the person's answer
+// question, and the person answers there: yes (the key 1, "1. Yes"), and
+// the call runs once, and veto log holds the question, the person's answer
 // (approval_granted by the OS user at Claude Code's prompt, for the
-// agent) and the call's observation; no ("3. No"), and the call never
-// runs, and veto log holds the question and nothing after it: Claude Code
+// agent) and the call's observation; no (the key of the dialog's No), and
+// the call never runs, and veto log holds the question and nothing after it: Claude Code
 // tells no hook of a no, so veto records no answer it has no evidence of.
 func TestClaudeCodeAnsweredAtItsPrompt(t *testing.T) {
 	for _, mode := range []string{"default", "bypassPermissions", "acceptEdits", "plan", "auto", "dontAsk"} {

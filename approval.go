@@ -141,9 +141,27 @@ func (g *Gate) Question(ctx context.Context, c *Call) (callID string, answered, 
 	if err != nil {
 		return "", false, false, err
 	}
-	q, ok, err := approvalsOf(&st).AskedAbout(ctx, c.Tool, ArgsHash(c))
+	a := approvalsOf(&st)
+	h := ArgsHash(c)
+	q, ok, err := a.AskedAbout(ctx, c.Tool, h)
 	if err != nil || !ok {
 		return "", false, false, err
+	}
+	if q.Answered {
+		// An answer no decision can use (used already, expired, or given
+		// at the client's own prompt: the call ran) is no question to
+		// wait on: deciding again would only ask again.
+		grant, err := a.Grant(ctx, c.Tool, h, c.Actor, g.now())
+		if err != nil {
+			return "", false, false, err
+		}
+		refusal, err := a.Refusal(ctx, q.CallID, c.Tool, h)
+		if err != nil {
+			return "", false, false, err
+		}
+		if grant == 0 && refusal == 0 {
+			return "", false, false, nil
+		}
 	}
 	return q.CallID, q.Answered, true, nil
 }

@@ -86,23 +86,29 @@ func (g *Gate) ObserveCall(ctx context.Context, c *Call, outcome Outcome) error 
 	if err := g.checkObserved(c, outcome); err != nil {
 		return err
 	}
-	var files []FileFact
-	if outcome == Succeeded {
-		rp := &recordingProbe{inner: g.probe, max: maxProbes}
-		for _, l := range g.learners {
-			if err := learn(ctx, l, c, g.tools[c.Tool], rp); err != nil {
-				// What the call taught cannot be vouched for: record the
-				// outcome without it, so the run knows less, never more.
-				rp.facts = nil
-				g.log.LogAttrs(ctx, slog.LevelWarn, "knowledge not recorded", slog.String("call_id", c.ID), slog.String("tool", c.Tool))
-				break
-			}
-		}
-		files = rp.facts
-	}
+	files := g.learnt(ctx, c, outcome)
 	return g.appendRetrying(ctx, c.Run.Ref, func(p *RunState) []Event {
 		return observed(p, Event{CallID: c.ID, Tool: c.Tool, Actor: c.Actor, Outcome: outcome, Files: files})
 	})
+}
+
+// learnt is what a call that succeeded taught the run: the facts its
+// learners probed; nothing for any other outcome, or when what it taught
+// cannot be vouched for.
+func (g *Gate) learnt(ctx context.Context, c *Call, outcome Outcome) []FileFact {
+	if outcome != Succeeded {
+		return nil
+	}
+	rp := &recordingProbe{inner: g.probe, max: maxProbes}
+	for _, l := range g.learners {
+		if err := learn(ctx, l, c, g.tools[c.Tool], rp); err != nil {
+			// What the call taught cannot be vouched for: record the
+			// outcome without it, so the run knows less, never more.
+			g.log.LogAttrs(ctx, slog.LevelWarn, "knowledge not recorded", slog.String("call_id", c.ID), slog.String("tool", c.Tool))
+			return nil
+		}
+	}
+	return rp.facts
 }
 
 // checkObserved refuses an observation that is not one: no result, no

@@ -99,6 +99,16 @@ type Permitter interface {
 	Permit(allow bool, reason string) Reply
 }
 
+// Prompter is an adapter whose client, given a question (Ask), asks a
+// person at its own prompt and runs the call only when they say yes
+// (Claude Code, interactive): its report that it ran the call is then
+// the person's answer. Prompted reports whether the observation ev is
+// such a report, where veto put a question to the client's prompt, and
+// names the client (veto.PromptActor).
+type Prompter interface {
+	Prompted(ev *Event) (client string, ok bool)
+}
+
 // MaxReason keeps every reply under the clients' limits (Claude Code:
 // 10,000 characters).
 const MaxReason = clients.MaxReason

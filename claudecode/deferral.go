@@ -37,6 +37,26 @@ import (
 // MinDeferVersion is the first Claude Code that honours defer.
 var MinDeferVersion = [3]int{2, 1, 89}
 
+// MinPromptEveryMode is the first Claude Code whose dialog was seen to
+// show a hook's "ask" in every permission mode (2.1.332, under tmux:
+// acceptEdits, plan, auto and dontAsk besides default and
+// bypassPermissions, for a Write and for a Bash file command acceptEdits
+// would pass unasked; TestMeasureClaudeCodeAskModes). An older one is
+// asked in default and bypassPermissions only, where it was seen first.
+var MinPromptEveryMode = [3]int{2, 1, 332}
+
+// promptMode reports whether Claude Code (by AI_AGENT) in permission mode
+// mode puts a hook's "ask" to the person at its dialog.
+func promptMode(agentEnv, mode string) bool {
+	switch mode {
+	case "default", "bypassPermissions":
+		return deferKnown(agentEnv)
+	case "acceptEdits", "plan", "auto", "dontAsk":
+		return versionAtLeast(agentEnv, MinPromptEveryMode)
+	}
+	return false
+}
+
 // maxTail is how much of a transcript's end is read to find a call's
 // entry: it is written just before the hook runs.
 const maxTail = 8 << 20
@@ -46,7 +66,7 @@ const maxTail = 8 << 20
 // asks the person at the terminal (permissionDecision "ask", shown even
 // under bypassPermissions), and veto's PermissionRequest hook answers for
 // them when they answer on veto's page first; only in the permission
-// modes where that was seen (default, bypassPermissions).
+// modes where that was seen (promptMode).
 func (a Adapter) Ask(ev *agent.Event, v veto.Verdict) (agent.Reply, bool) {
 	if !deferKnown(a.Agent) || ev == nil || ev.Kind != agent.Decide {
 		return agent.Reply{}, false
@@ -58,12 +78,34 @@ func (a Adapter) Ask(ev *agent.Event, v veto.Verdict) (agent.Reply, bool) {
 		}
 		return agent.Write(*Client.Defer, agent.Reason(v)), true
 	case "1":
-		if ev.PermissionMode != "default" && ev.PermissionMode != "bypassPermissions" {
+		if !promptMode(a.Agent, ev.PermissionMode) {
 			return agent.Reply{}, false
 		}
 		return agent.Write(*Client.Prompt, PromptReason(v)), true
 	}
 	return agent.Reply{}, false
+}
+
+var _ agent.Prompter = Adapter{}
+
+// Prompted implements agent.Prompter. Claude Code, interactive (attended,
+// a version that knows defer and ask), runs a call veto answered "ask"
+// only once the person said yes at its permission dialog (or a
+// PermissionRequest hook allowed it: veto's own only with an answer on
+// the page, recorded already). Measured in 2.1.332: yes sends PostToolUse
+// with the call's tool_use_id and the input that ran; no (the dialog's
+// No, or Esc) sends no hook event at all. The observation's permission
+// mode is one veto asks in, or acceptEdits, which the dialog's second
+// yes switches to; in any other mode veto refused the question (exit 2)
+// and Claude Code did not run the call.
+func (a Adapter) Prompted(ev *agent.Event) (string, bool) {
+	if ev == nil || ev.Kind != agent.Observe || a.Attended != "1" || !deferKnown(a.Agent) {
+		return "", false
+	}
+	if ev.PermissionMode == "acceptEdits" || promptMode(a.Agent, ev.PermissionMode) {
+		return Client.Name, true
+	}
+	return "", false
 }
 
 // PromptReason is what Claude Code's prompt shows the person about a
@@ -94,7 +136,11 @@ func (Adapter) Permit(allow bool, reason string) agent.Reply {
 
 // deferKnown reports whether AI_AGENT names a Claude Code that knows
 // defer.
-func deferKnown(agentEnv string) bool {
+func deferKnown(agentEnv string) bool { return versionAtLeast(agentEnv, MinDeferVersion) }
+
+// versionAtLeast reports whether AI_AGENT names a Claude Code of version
+// min or later.
+func versionAtLeast(agentEnv string, min [3]int) bool {
 	rest, ok := strings.CutPrefix(agentEnv, "claude-code_")
 	if !ok {
 		return false
@@ -113,8 +159,8 @@ func deferKnown(agentEnv string) bool {
 		v[i] = n
 	}
 	for i := range v {
-		if v[i] != MinDeferVersion[i] {
-			return v[i] > MinDeferVersion[i]
+		if v[i] != min[i] {
+			return v[i] > min[i]
 		}
 	}
 	return true

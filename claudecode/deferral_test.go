@@ -83,16 +83,25 @@ var question = veto.Verdict{Ask: true, Tool: "Bash", Stage: veto.StageRule, Rule
 	Reason: "deploy_needs_person", Message: "A deploy needs a person's approval."}
 
 // Interactive sessions: Claude Code's own prompt asks, with veto's
-// sentence, in the permission modes where it was seen to ask; elsewhere
-// the question is refused.
+// sentence, in the permission modes where it was seen to ask (every mode
+// from 2.1.332; default and bypassPermissions before); elsewhere the
+// question is refused.
 func TestAskPromptsInteractively(t *testing.T) {
-	for mode, want := range map[string]bool{"default": true, "bypassPermissions": true, "acceptEdits": false,
-		"plan": false, "auto": false, "dontAsk": false, "": false} {
-		a := Adapter{Attended: "1", Agent: "claude-code_2-1-332_harness"}
+	type c struct{ version, mode string }
+	for k, want := range map[c]bool{
+		{"2-1-332", "default"}: true, {"2-1-332", "bypassPermissions"}: true, {"2-1-332", "acceptEdits"}: true,
+		{"2-1-332", "plan"}: true, {"2-1-332", "auto"}: true, {"2-1-332", "dontAsk"}: true, {"2-1-332", ""}: false,
+		{"2-1-332", "unknownMode"}: false, {"2-2-0", "auto"}: true,
+		{"2-1-331", "default"}: true, {"2-1-331", "bypassPermissions"}: true, {"2-1-331", "acceptEdits"}: false,
+		{"2-1-331", "plan"}: false, {"2-1-331", "auto"}: false, {"2-1-331", "dontAsk"}: false,
+		{"2-1-88", "default"}: false,
+	} {
+		mode := k.mode
+		a := Adapter{Attended: "1", Agent: "claude-code_" + k.version + "_harness"}
 		ev := &agent.Event{Kind: agent.Decide, PermissionMode: mode, Call: veto.Call{ID: "toolu_1", Tool: "Bash"}}
 		r, got := a.Ask(ev, question)
 		if got != want {
-			t.Errorf("mode %q: Ask = %v, want %v", mode, got, want)
+			t.Errorf("%s, mode %q: Ask = %v, want %v", k.version, mode, got, want)
 			continue
 		}
 		if got && (r.Exit != 0 || !strings.Contains(r.Stdout, `"permissionDecision":"ask"`) ||
@@ -256,5 +265,35 @@ func TestAskWaitsForTheEntry(t *testing.T) {
 	os.WriteFile(q, []byte(userSays+"\n"), 0o600)
 	if _, ok := a.Ask(&agent.Event{Kind: agent.Decide, Transcript: q, Call: veto.Call{ID: "toolu_1"}}, question); ok {
 		t.Fatal("a call with no entry was held")
+	}
+}
+
+// A report that a call ran is the person's answer only from an attended
+// Claude Code that asks in the report's mode, or in acceptEdits (the
+// dialog's second yes switches to it).
+func TestPrompted(t *testing.T) {
+	for _, c := range []struct {
+		attended, version, mode string
+		kind                    agent.Kind
+		want                    bool
+	}{
+		{"1", "2-1-332", "default", agent.Observe, true},
+		{"1", "2-1-332", "acceptEdits", agent.Observe, true},
+		{"1", "2-1-331", "acceptEdits", agent.Observe, true},
+		{"1", "2-1-331", "plan", agent.Observe, false},
+		{"1", "2-1-332", "plan", agent.Observe, true},
+		{"0", "2-1-332", "default", agent.Observe, false},
+		{"", "2-1-332", "default", agent.Observe, false},
+		{"1", "2-1-88", "default", agent.Observe, false},
+		{"1", "2-1-332", "default", agent.Decide, false},
+	} {
+		a := Adapter{Attended: c.attended, Agent: "claude-code_" + c.version + "_harness"}
+		name, got := a.Prompted(&agent.Event{Kind: c.kind, PermissionMode: c.mode})
+		if got != c.want || (got && name != "claude-code") {
+			t.Errorf("%+v: Prompted = %q %v, want %v", c, name, got, c.want)
+		}
+	}
+	if _, ok := (Adapter{Attended: "1", Agent: "claude-code_2-1-332_harness"}).Prompted(nil); ok {
+		t.Error("Prompted(nil) = true")
 	}
 }

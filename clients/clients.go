@@ -296,7 +296,10 @@ var (
 		Deny:    Reply{Stdout: obj{"permissionDecision": "deny", "permissionDecisionReason": ReasonHere}},
 		Allow:   Reply{},
 		Approve: Reply{Stdout: obj{"permissionDecision": "allow"}},
-		Events:  []Event{{Name: "sessionStart"}, {Name: "preToolUse"}, {Name: "postToolUse"}},
+		// Its "Hook permission request" dialog, interactive; refused
+		// where it cannot ask (-p, autopilot), measured in 1.0.102.
+		Prompt: &Reply{Stdout: obj{"permissionDecision": "ask", "permissionDecisionReason": ReasonHere}},
+		Events: []Event{{Name: "sessionStart"}, {Name: "preToolUse"}, {Name: "postToolUse"}},
 		// init writes the repository's hooks (Copilot CLI's docs name a
 		// user directory too, ~/.copilot/hooks, which init does not write);
 		// Copilot CLI loads them once the folder is trusted. 1.0.102 refuses the call on a hook that errors (a

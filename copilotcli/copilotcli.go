@@ -22,11 +22,19 @@ import (
 var Client = &clients.CopilotCLI
 
 // Adapter is Copilot CLI's hook protocol.
-type Adapter struct{}
+type Adapter struct {
+	// Version is $COPILOT_CLI_BINARY_VERSION, which Copilot CLI sets for
+	// its hooks: whether it puts a question to the person (see Ask).
+	Version string
+}
 
 var _ agent.Adapter = Adapter{}
 
-func init() { agent.Register(Client, func(agent.Env) agent.Adapter { return Adapter{} }) }
+func init() {
+	agent.Register(Client, func(env agent.Env) agent.Adapter {
+		return Adapter{Version: env.Vars["COPILOT_CLI_BINARY_VERSION"]}
+	})
+}
 
 type event struct {
 	HookEventName string          `json:"hookEventName"`

@@ -295,9 +295,14 @@ type logEvent struct {
 	Awaiting string `json:"awaiting"`
 	Approval int    `json:"approval"`
 	Actor    struct {
+		Kind  string `json:"kind"`
+		ID    string `json:"id"`
+		Agent string `json:"agent"`
+	} `json:"actor"`
+	For struct {
 		Kind string `json:"kind"`
 		ID   string `json:"id"`
-	} `json:"actor"`
+	} `json:"for"`
 }
 
 // vetoLog is every event veto log prints, by call id.

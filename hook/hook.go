@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
+	"strconv"
 	"time"
 
 	"github.com/vetohq/veto"
@@ -334,11 +336,33 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 		if twinRegistered(&ev) > 0 {
 			return agent.Reply{}, nil // the client's own registration observes it
 		}
-		if err := g.ObserveCall(ctx, &ev.Call, ev.Outcome); err != nil {
+		var err error
+		if pr, ok := a.(agent.Prompter); ok {
+			if client, ok := pr.Prompted(&ev); ok {
+				// The client ran a call veto put to its own prompt: where
+				// the question waits unanswered, the person said yes there.
+				_, err = g.ObserveAnswered(ctx, &ev.Call, ev.Outcome, veto.PromptActor(osUser(), client))
+			} else {
+				err = g.ObserveCall(ctx, &ev.Call, ev.Outcome)
+			}
+		} else {
+			err = g.ObserveCall(ctx, &ev.Call, ev.Outcome)
+		}
+		if err != nil {
 			return agent.Reply{Exit: 1, Stderr: veto.Because("veto could not record what the call did", err, ".") + "\n"}, nil
 		}
 	}
 	return agent.Reply{}, nil
+}
+
+// osUser is the OS user veto runs as, the person at the client's
+// terminal: the agent runs as the same user, which is why an answer is
+// taken from the client's own report only (agent.Prompter).
+func osUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "uid-" + strconv.Itoa(os.Getuid())
 }
 
 // BusyTimeout is how long a store waits for another writer's lock when

@@ -249,6 +249,15 @@ func (r *resumes) see(run string, ev *veto.Event, c *card) {
 	}
 }
 
+// answerer is who gave an answer: the person (kind:id) and, for one
+// given at a client's own prompt (veto.PromptActor), where.
+func answerer(a veto.Actor) string {
+	if a.Agent != "" {
+		return a.Kind + ":" + a.ID + " at " + a.Agent
+	}
+	return a.Kind + ":" + a.ID
+}
+
 func cardOf(run string, seq uint64, ev *veto.Event, cursor string, now time.Time) card {
 	c := card{Time: ev.Time, Run: run, Seq: seq, Tool: ev.Tool, Verdict: "allow", Cursor: cursor, Approval: ev.Approval, CallID: ev.CallID,
 		Rev: ev.PolicyRev, WouldDeny: ev.WouldDeny, WouldReason: ev.WouldReason}
@@ -258,7 +267,7 @@ func cardOf(run string, seq uint64, ev *veto.Event, cursor string, now time.Time
 		return c
 	case veto.EventApproved, veto.EventApprovalRefused:
 		c.Verdict, c.Answer, c.State, c.Rule, c.Reason = "answer", "granted", grantState(ev, now), ev.Rule, ev.Reason
-		c.By, c.Expires = ev.Actor.Kind+":"+ev.Actor.ID, ev.Expires
+		c.By, c.Expires = answerer(ev.Actor), ev.Expires
 		if ev.Kind == veto.EventApprovalRefused {
 			c.Answer, c.State = "denied", "denied"
 		}
@@ -542,10 +551,10 @@ func (pg *Page) uiRun(w http.ResponseWriter, r *http.Request) {
 			if u := used[e.Seq]; u != "" {
 				st.State = u
 			}
-			st.What = "call " + e.CallID + " by " + e.Actor.Kind + ":" + e.Actor.ID + ", until " + e.Expires.UTC().Format("2006-01-02 15:04:05") + ": " + st.State
+			st.What = "call " + e.CallID + " by " + answerer(e.Actor) + ", until " + e.Expires.UTC().Format("2006-01-02 15:04:05") + ": " + st.State
 		case veto.EventApprovalRefused:
 			st.Rule, st.Reason, st.State = e.Rule, e.Reason, "denied"
-			st.What = "call " + e.CallID + " by " + e.Actor.Kind + ":" + e.Actor.ID
+			st.What = "call " + e.CallID + " by " + answerer(e.Actor)
 		case veto.EventSuspended:
 			st.What, st.State = "call "+e.CallID+" awaits "+string(e.Awaiting), "waiting"
 			suspended[e.CallID] = len(steps)

@@ -41,8 +41,9 @@ var EnvKeys = []string{"HOME", "USER", "TMPDIR", "XDG_CONFIG_HOME", "XDG_STATE_H
 
 // ClientKeys are the variables a client sets for its hook that its
 // adapter reads (Claude Code's: whether the session is attended, and
-// which Claude Code it is); they travel in the request too.
-var ClientKeys = []string{"CLAUDE_CODE_SESSION_ATTENDED", "AI_AGENT"}
+// which Claude Code it is; Copilot CLI's: its version); they travel in
+// the request too.
+var ClientKeys = []string{"CLAUDE_CODE_SESSION_ATTENDED", "AI_AGENT", "COPILOT_CLI_BINARY_VERSION"}
 
 // ClientEnvNow is this process's values of ClientKeys, the ones set.
 func ClientEnvNow() map[string]string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/shell"
@@ -48,6 +49,12 @@ type Set struct {
 
 	registered     sync.Once // the binaries the clients' settings register, read on first need
 	registeredBins []string
+
+	// What the socket directory's records name (recorded), as last read.
+	recMu                sync.Mutex
+	recKey               string
+	recAt                time.Time
+	recPolicy, recSecret []string
 }
 
 // New builds veto.control from cfg.

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/egress"
@@ -59,6 +60,7 @@ func Listening(kind, addr string) (remove func()) {
 	if os.MkdirAll(dir, 0o700) != nil {
 		return func() {}
 	}
+	pruneRecords(dir)
 	name := path.Join(dir, fmt.Sprintf("%s%d-%s", recordPrefix, os.Getpid(), kind))
 	if os.WriteFile(name, []byte(addr+"\n"), 0o600) != nil {
 		return func() {}
@@ -383,6 +385,7 @@ func record(prefix, kind string, paths []string) func() {
 	if os.MkdirAll(dir, 0o700) != nil {
 		return func() {}
 	}
+	pruneRecords(dir)
 	name := path.Join(dir, fmt.Sprintf("%s%d-%s", prefix, os.Getpid(), kind))
 	if os.WriteFile(name, []byte(b.String()), 0o600) != nil {
 		return func() {}
@@ -390,20 +393,40 @@ func record(prefix, kind string, paths []string) func() {
 	return func() { os.Remove(name) }
 }
 
-// recorded are the files live processes' records of one prefix name,
-// canonical.
-func (s *Set) recorded(prefix string) []string {
+// recorded are the files live processes' records name: the policy files
+// they reload and the secrets they hold, canonical. The socket directory is
+// read again only when it changed (a record written or removed: its
+// modification time moves) or a second went by (a process may have died),
+// so a call costs one stat of it, not a read of every record.
+func (s *Set) recorded() (policies, secrets []string) {
+	fi, err := os.Stat(s.records)
+	if err != nil {
+		return nil, nil
+	}
+	key := fmt.Sprint(fi.ModTime().UnixNano(), fi.Size())
+	now := time.Now()
+	s.recMu.Lock()
+	defer s.recMu.Unlock()
+	if s.recKey == key && now.Sub(s.recAt) < time.Second {
+		return s.recPolicy, s.recSecret
+	}
+	s.recKey, s.recAt, s.recPolicy, s.recSecret = key, now, nil, nil
 	ents, err := os.ReadDir(s.records)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	var out []string
 	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok {
+		name := e.Name()
+		var into *[]string
+		switch {
+		case strings.HasPrefix(name, policyPrefix):
+			into, name = &s.recPolicy, name[len(policyPrefix):]
+		case strings.HasPrefix(name, secretPrefix):
+			into, name = &s.recSecret, name[len(secretPrefix):]
+		default:
 			continue
 		}
-		n, _, _ := strings.Cut(rest, "-")
+		n, _, _ := strings.Cut(name, "-")
 		pid, err := strconv.Atoi(n)
 		if err != nil || pid <= 0 || !alive(pid) {
 			continue
@@ -417,9 +440,33 @@ func (s *Set) recorded(prefix string) []string {
 				continue
 			}
 			if p, err := toolpath.Resolve(line, s.env("/")); err == nil {
-				out = append(out, p.Forms()...)
+				*into = append(*into, p.Forms()...)
 			}
 		}
 	}
-	return out
+	return s.recPolicy, s.recSecret
+}
+
+// pruneRecords removes the records of processes that are gone (killed
+// before they could remove their own), so the directory stays small.
+func pruneRecords(dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		rest := ""
+		for _, p := range []string{recordPrefix, policyPrefix, secretPrefix} {
+			if r, ok := strings.CutPrefix(e.Name(), p); ok {
+				rest = r
+			}
+		}
+		n, _, ok := strings.Cut(rest, "-")
+		if !ok {
+			continue
+		}
+		if pid, err := strconv.Atoi(n); err == nil && pid > 0 && !alive(pid) {
+			os.Remove(path.Join(dir, e.Name()))
+		}
+	}
 }

@@ -346,7 +346,8 @@ func (s *Set) checkFiles(in *veto.Input, rep *shell.Report) (veto.Decision, bool
 				return vetoPreload.Deny(), true
 			}
 			if !readRecords {
-				reloaded, secrets, readRecords = s.recorded(policyPrefix), s.recorded(secretPrefix), true
+				reloaded, secrets = s.recorded()
+				readRecords = true
 			}
 			if u.write && slices.Contains(reloaded, form) {
 				return vetoFiles.Deny(u.what, whatPolicy), true

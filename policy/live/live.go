@@ -167,6 +167,15 @@ func (l *Live) Check(ctx context.Context) (taken bool) {
 	default:
 		have = "\x00" + have + "\x00" + l.files
 	}
+	if want == have && cur.Err != "" {
+		// The change that failed was undone (the old revision marked
+		// again, the file restored): what decides is what is asked for.
+		mended := *cur
+		mended.Err, mended.ErrWhere, mended.ErrAt = "", "", time.Time{}
+		l.cur.Store(&mended)
+		l.failed = ""
+		return false
+	}
 	if want == have || want == l.failed {
 		return false
 	}

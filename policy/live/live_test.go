@@ -3,9 +3,11 @@ package live_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,8 +52,12 @@ func TestLivePolicy(t *testing.T) {
 	write("egress:\n  allow: [docs.example.org]\n")
 	revs := sqlstore.NewRevisions(func() *sql.DB { return st.DB() }, "sqlite")
 	store := memstore.New()
+	var brokenBuild atomic.Bool
 	lv, err := live.Start(ctx, live.Source{Files: policy.LoadOptions{FlagPath: file, Compiler: cel}, Revisions: revs,
 		Build: func(p *policy.Policy) (*veto.Gate, error) {
+			if brokenBuild.Load() {
+				return nil, errors.New("no gate")
+			}
 			return p.Gate(policy.BuildOptions{Store: store, Home: dir})
 		}})
 	if err != nil {
@@ -110,6 +116,24 @@ func TestLivePolicy(t *testing.T) {
 	open := push(sqlstore.HeadActive, policy.NamedFile{Name: "open.yaml", Body: []byte("egress:\n  allow: [docs.example.org]\n")})
 	if !lv.Check(ctx) || lv.Current().From != "revision" || lv.Current().Rev != open || lv.Current().Err != "" || !decide().Allowed {
 		t.Fatalf("the active revision: %+v", lv.Current())
+	}
+	if lv.Check(ctx) || lv.Reloads.Load() != 2 {
+		t.Fatalf("a look with nothing changed took a policy, or the reloads are miscounted (%d, want 2)", lv.Reloads.Load())
+	}
+
+	// A policy whose gate cannot be built is not taken either: the last
+	// good one decides.
+	brokenBuild.Store(true)
+	push(sqlstore.HeadActive, policy.NamedFile{Name: "other.yaml", Body: []byte("egress:\n  allow: [other.example.org]\n")})
+	if lv.Check(ctx) || lv.Current().Rev != open || !strings.Contains(lv.Current().Err, "the gate cannot be built") {
+		t.Fatalf("a revision whose gate cannot be built: %+v", lv.Current())
+	}
+	brokenBuild.Store(false)
+	if err := revs.Mark(ctx, sqlstore.HeadActive, open, "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if lv.Check(ctx) || lv.Current().Rev != open || lv.Current().Err != "" {
+		t.Fatalf("back on the open revision, the failed change is still reported: %+v", lv.Current())
 	}
 
 	shadow := push(sqlstore.HeadShadow, policy.NamedFile{Name: "deny.yaml", Body: []byte(denyEcho)})

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/vetohq/veto/eventlog"
 	"github.com/vetohq/veto/evidence"
@@ -22,11 +20,8 @@ import (
 // signed; it is kept in the transaction that adds the checkpoint, so that
 // the next checkpoint names only the runs that moved since.
 type Checkpoints struct {
-	db func() *sql.DB
-	q  func(query string) string
-
-	mu   sync.Mutex
-	made *sql.DB
+	q      func(query string) string
+	tables firstUse
 }
 
 var _ evidence.Table = (*Checkpoints)(nil)
@@ -35,37 +30,9 @@ var _ evidence.Table = (*Checkpoints)(nil)
 // there is none: every use fails, veto.ErrStateUnavailable). dialect is
 // "sqlite" or "postgres".
 func NewCheckpoints(db func() *sql.DB, dialect string) *Checkpoints {
-	return &Checkpoints{db: db, q: Markers(dialect)}
-}
-
-func (c *Checkpoints) use(ctx context.Context) (*sql.DB, error) {
-	db := c.db()
-	if db == nil {
-		return nil, errNoDatabase
-	}
-	c.mu.Lock()
-	made := c.made == db
-	c.mu.Unlock()
-	if made {
-		return db, nil
-	}
-	// Two instances may make the tables at once, and PostgreSQL's IF NOT
-	// EXISTS can still lose that race (a duplicate type): try again, the
-	// statements being idempotent.
-	var err error
-	for range 5 {
-		if err = c.make(ctx, db); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: the checkpoint tables: %w", err)
-	}
-	c.mu.Lock()
-	c.made = db
-	c.mu.Unlock()
-	return db, nil
+	c := &Checkpoints{q: Markers(dialect)}
+	c.tables = firstUse{db: db, what: "the checkpoint tables", make: c.make}
+	return c
 }
 
 func (c *Checkpoints) make(ctx context.Context, db *sql.DB) error {
@@ -86,7 +53,7 @@ func (c *Checkpoints) make(ctx context.Context, db *sql.DB) error {
 
 // Last returns the last checkpoint; N is 0 when there is none.
 func (c *Checkpoints) Last(ctx context.Context) (evidence.Stored, error) {
-	db, err := c.use(ctx)
+	db, err := c.tables.use(ctx)
 	if err != nil {
 		return evidence.Stored{}, err
 	}
@@ -110,7 +77,7 @@ func (c *Checkpoints) Last(ctx context.Context) (evidence.Stored, error) {
 // hash is computed here from the stored bytes, not taken from the run's
 // row.
 func (c *Checkpoints) Moved(ctx context.Context, limit int) ([]evidence.StoredHead, error) {
-	db, err := c.use(ctx)
+	db, err := c.tables.use(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +107,7 @@ func (c *Checkpoints) Moved(ctx context.Context, limit int) ([]evidence.StoredHe
 
 // Pending counts the events stored at or after atNs, up to limit.
 func (c *Checkpoints) Pending(ctx context.Context, atNs int64, limit int) (int, error) {
-	db, err := c.use(ctx)
+	db, err := c.tables.use(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -155,7 +122,7 @@ func (c *Checkpoints) Pending(ctx context.Context, atNs int64, limit int) (int, 
 // Add stores cp and moves the signed heads to heads, in one transaction.
 // A number already taken is evidence.ErrTaken and stores nothing.
 func (c *Checkpoints) Add(ctx context.Context, cp evidence.Stored, heads []evidence.StoredHead) error {
-	db, err := c.use(ctx)
+	db, err := c.tables.use(ctx)
 	if err != nil {
 		return err
 	}
@@ -211,7 +178,7 @@ func (c *Checkpoints) add(ctx context.Context, db *sql.DB, cp evidence.Stored, h
 // Scan calls fn with every checkpoint made at or after atNs, in order of
 // their numbers. fn's error stops the scan.
 func (c *Checkpoints) Scan(ctx context.Context, atNs int64, fn func(evidence.Stored) error) error {
-	db, err := c.use(ctx)
+	db, err := c.tables.use(ctx)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -17,11 +16,8 @@ import (
 // policy's revision hash, so pushing the same files twice stores one.
 // The tables are made at the first use in each database.
 type Revisions struct {
-	db func() *sql.DB
-	q  func(query string) string
-
-	mu   sync.Mutex
-	made *sql.DB
+	q      func(query string) string
+	tables firstUse
 }
 
 // Revision is one pushed policy: its files, in the order they apply, and
@@ -60,21 +56,13 @@ var ErrNoRevision = errors.New("no such policy revision")
 // NewRevisions keeps revisions in the database db returns. dialect is
 // "sqlite" or "postgres".
 func NewRevisions(db func() *sql.DB, dialect string) *Revisions {
-	return &Revisions{db: db, q: Markers(dialect)}
+	r := &Revisions{q: Markers(dialect)}
+	r.tables = firstUse{db: db, what: "the policy revision tables", make: r.make}
+	return r
 }
 
-func (r *Revisions) use(ctx context.Context) (*sql.DB, error) {
-	db := r.db()
-	if db == nil {
-		return nil, errNoDatabase
-	}
-	r.mu.Lock()
-	made := r.made == db
-	r.mu.Unlock()
-	if made {
-		return db, nil
-	}
-	for _, stmt := range []string{
+func (r *Revisions) make(ctx context.Context, db *sql.DB) error {
+	return execAll(ctx, db,
 		`CREATE TABLE IF NOT EXISTS veto_policy_revisions (
 			id TEXT PRIMARY KEY,
 			files TEXT NOT NULL,
@@ -98,16 +86,7 @@ func (r *Revisions) use(ctx context.Context) (*sql.DB, error) {
 			shadow TEXT NOT NULL,
 			shadow_rule TEXT NOT NULL,
 			shadow_reason TEXT NOT NULL,
-			PRIMARY KEY (shadow_rev, run, call_id))`,
-	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
-			return nil, fmt.Errorf("sqlstore: the policy revision tables: %w", err)
-		}
-	}
-	r.mu.Lock()
-	r.made = db
-	r.mu.Unlock()
-	return db, nil
+			PRIMARY KEY (shadow_rev, run, call_id))`)
 }
 
 // Push stores rev (unless a revision of its id is stored already) and
@@ -116,7 +95,7 @@ func (r *Revisions) Push(ctx context.Context, rev Revision, head string) error {
 	if head != HeadActive && head != HeadShadow {
 		return fmt.Errorf("sqlstore: no head %q", head)
 	}
-	db, err := r.use(ctx)
+	db, err := r.tables.use(ctx)
 	if err != nil {
 		return err
 	}
@@ -156,7 +135,7 @@ func (r *Revisions) Mark(ctx context.Context, head, id, by string, at time.Time)
 	if head != HeadActive && head != HeadShadow {
 		return fmt.Errorf("sqlstore: no head %q", head)
 	}
-	db, err := r.use(ctx)
+	db, err := r.tables.use(ctx)
 	if err != nil {
 		return err
 	}
@@ -184,7 +163,7 @@ func (r *Revisions) Mark(ctx context.Context, head, id, by string, at time.Time)
 // which every instance asks each second.
 func (r *Revisions) Heads(ctx context.Context) (Heads, error) {
 	var h Heads
-	db := r.db()
+	db := r.tables.db()
 	if db == nil {
 		return h, errNoDatabase
 	}
@@ -192,7 +171,7 @@ func (r *Revisions) Heads(ctx context.Context) (Heads, error) {
 	// only when the query finds none.
 	rows, err := db.QueryContext(ctx, `SELECT head, id, set_by, set_at FROM veto_policy_heads`)
 	if err != nil {
-		if db, err = r.use(ctx); err != nil {
+		if db, err = r.tables.use(ctx); err != nil {
 			return h, err
 		}
 		if rows, err = db.QueryContext(ctx, `SELECT head, id, set_by, set_at FROM veto_policy_heads`); err != nil {
@@ -220,7 +199,7 @@ func (r *Revisions) Heads(ctx context.Context) (Heads, error) {
 // there is none.
 func (r *Revisions) Get(ctx context.Context, id string) (Revision, error) {
 	rev := Revision{ID: id}
-	db, err := r.use(ctx)
+	db, err := r.tables.use(ctx)
 	if err != nil {
 		return rev, err
 	}
@@ -242,7 +221,7 @@ func (r *Revisions) Get(ctx context.Context, id string) (Revision, error) {
 
 // List returns every stored revision, newest first, without its files.
 func (r *Revisions) List(ctx context.Context) ([]Revision, error) {
-	db, err := r.use(ctx)
+	db, err := r.tables.use(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +258,7 @@ type ShadowDiff struct {
 // RecordDiff stores one difference; the same call recorded again (a
 // retried decision) is stored once.
 func (r *Revisions) RecordDiff(ctx context.Context, d ShadowDiff) error {
-	db, err := r.use(ctx)
+	db, err := r.tables.use(ctx)
 	if err != nil {
 		return err
 	}
@@ -301,7 +280,7 @@ type DiffGroup struct {
 // Diffs returns the differences recorded for the shadow revision id,
 // grouped by what each revision did, most calls first.
 func (r *Revisions) Diffs(ctx context.Context, id string) ([]DiffGroup, error) {
-	db, err := r.use(ctx)
+	db, err := r.tables.use(ctx)
 	if err != nil {
 		return nil, err
 	}

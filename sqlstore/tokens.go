@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/vetohq/veto"
@@ -17,12 +16,9 @@ import (
 // first use in each database, and a table of a veto before roles gains
 // the column then.
 type Tokens struct {
-	db      func() *sql.DB // the database now (an SQLite state is reopened when it moves)
 	q       func(query string) string
 	dialect string
-
-	mu   sync.Mutex
-	made *sql.DB // the database the table is known to exist in
+	tables  firstUse
 }
 
 var _ veto.TokenStore = (*Tokens)(nil)
@@ -31,41 +27,27 @@ var _ veto.TokenStore = (*Tokens)(nil)
 // none: every use fails, veto.ErrStateUnavailable). dialect is "sqlite"
 // or "postgres".
 func NewTokens(db func() *sql.DB, dialect string) *Tokens {
-	return &Tokens{db: db, q: Markers(dialect), dialect: dialect}
+	t := &Tokens{q: Markers(dialect), dialect: dialect}
+	t.tables = firstUse{db: db, what: "the token table", make: t.make}
+	return t
 }
 
-// errNoDatabase is a use while the state has no database.
-var errNoDatabase = fmt.Errorf("%w: the state's database cannot be reached", veto.ErrStateUnavailable)
-
-// use returns the database, with the token table made in it.
-func (t *Tokens) use(ctx context.Context) (*sql.DB, error) {
-	db := t.db()
-	if db == nil {
-		return nil, errNoDatabase
-	}
-	t.mu.Lock()
-	made := t.made == db
-	t.mu.Unlock()
-	if made {
-		return db, nil
-	}
-	_, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS veto_tokens (
+// make makes the token table, with the role column of a table made
+// before roles.
+func (t *Tokens) make(ctx context.Context, db *sql.DB) error {
+	if err := execAll(ctx, db, `CREATE TABLE IF NOT EXISTS veto_tokens (
 		id TEXT PRIMARY KEY,
 		hash TEXT NOT NULL UNIQUE,
 		actor_kind TEXT NOT NULL,
 		actor_id TEXT NOT NULL,
 		created BIGINT NOT NULL,
-		revoked BIGINT NOT NULL DEFAULT 0)`)
-	if err != nil {
-		return nil, fmt.Errorf("sqlstore: the token table: %w", err)
+		revoked BIGINT NOT NULL DEFAULT 0)`); err != nil {
+		return err
 	}
 	if err := t.addRole(ctx, db); err != nil {
-		return nil, fmt.Errorf("sqlstore: the token table's role: %w", err)
+		return fmt.Errorf("its role: %w", err)
 	}
-	t.mu.Lock()
-	t.made = db
-	t.mu.Unlock()
-	return db, nil
+	return nil
 }
 
 // addRole migrates a table made before tokens had roles: the column role
@@ -92,7 +74,7 @@ func (t *Tokens) addRole(ctx context.Context, db *sql.DB) error {
 
 // AddToken stores a new token, its times in whole seconds.
 func (t *Tokens) AddToken(ctx context.Context, rec veto.TokenRecord) error {
-	db, err := t.use(ctx)
+	db, err := t.tables.use(ctx)
 	if err != nil {
 		return err
 	}
@@ -106,7 +88,7 @@ func (t *Tokens) AddToken(ctx context.Context, rec veto.TokenRecord) error {
 
 // LiveToken returns the unrevoked token of hash.
 func (t *Tokens) LiveToken(ctx context.Context, hash string) (veto.TokenRecord, bool, error) {
-	db, err := t.use(ctx)
+	db, err := t.tables.use(ctx)
 	if err != nil {
 		return veto.TokenRecord{}, false, err
 	}
@@ -127,7 +109,7 @@ func (t *Tokens) LiveToken(ctx context.Context, hash string) (veto.TokenRecord, 
 // ListTokens returns every token, oldest first; their hashes are left
 // out, since no caller needs them.
 func (t *Tokens) ListTokens(ctx context.Context) ([]veto.TokenRecord, error) {
-	db, err := t.use(ctx)
+	db, err := t.tables.use(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +137,7 @@ func (t *Tokens) ListTokens(ctx context.Context) ([]veto.TokenRecord, error) {
 // RevokeToken marks the live token id revoked at at (a time before 1970
 // is stored as its first second: 0 means live).
 func (t *Tokens) RevokeToken(ctx context.Context, id string, at time.Time) (bool, error) {
-	db, err := t.use(ctx)
+	db, err := t.tables.use(ctx)
 	if err != nil {
 		return false, err
 	}

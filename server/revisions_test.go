@@ -145,31 +145,6 @@ func TestRevisionsReachEveryInstance(t *testing.T) {
 	}
 }
 
-// waitFor waits until the instance decides with rev, and returns when.
-func waitFor(t *testing.T, in *instance, rev string) time.Time {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		req, _ := http.NewRequest("GET", in.url+"/readyz", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			var body struct {
-				Policy struct {
-					Revision string `json:"revision"`
-				} `json:"policy"`
-			}
-			json.NewDecoder(resp.Body).Decode(&body)
-			resp.Body.Close()
-			if body.Policy.Revision == rev {
-				return time.Now()
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s never took revision %s", in.url, rev)
-	return time.Time{}
-}
-
 // policyRev is the revision GET /v1/policy names.
 func policyRev(t *testing.T, in *instance, tok string) string {
 	t.Helper()
@@ -257,27 +232,12 @@ func TestServeReloadsItsFiles(t *testing.T) {
 	}
 
 	edit(string(base) + "  - id: org.bad\n    deny: 'tool =='\n    reason: x\n")
-	var ready map[string]any
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(in.url + "/readyz")
-		if err == nil {
-			ready = nil
-			json.NewDecoder(resp.Body).Decode(&ready)
-			resp.Body.Close()
-			if p, _ := ready["policy"].(map[string]any); p != nil && p["reload_error"] != nil {
-				break
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
+	pol, _ := waitReady(t, in, "said the broken edit was not taken", func(p readyPolicy) bool { return p.ReloadError != "" })
+	if !strings.Contains(pol.ReloadError, filepath.Base(w.policy)+":") || pol.Revision != second || resp200(t, in.url+"/readyz") != http.StatusOK {
+		t.Fatalf("/readyz after a broken edit: %+v", pol)
 	}
-	pol, _ := ready["policy"].(map[string]any)
-	if pol == nil || !strings.Contains(pol["reload_error"].(string), filepath.Base(w.policy)+":") || pol["revision"] != second ||
-		resp200(t, in.url+"/readyz") != http.StatusOK {
-		t.Fatalf("/readyz after a broken edit: %v", ready)
-	}
-	if strings.Contains(pol["reload_error"].(string), "org.bad") {
-		t.Fatalf("/readyz, which takes no token, says what the policy holds: %v", pol["reload_error"])
+	if strings.Contains(pol.ReloadError, "org.bad") {
+		t.Fatalf("/readyz, which takes no token, says what the policy holds: %v", pol.ReloadError)
 	}
 	req, _ := http.NewRequest("GET", in.url+"/v1/policy", nil)
 	req.Header.Set("Authorization", "Bearer "+tok)
@@ -314,31 +274,6 @@ func resp200(t *testing.T, url string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
-}
-
-// waitForChange waits until the instance decides with another revision
-// than rev, and returns it.
-func waitForChange(t *testing.T, in *instance, rev string) string {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(in.url + "/readyz")
-		if err == nil {
-			var body struct {
-				Policy struct {
-					Revision string `json:"revision"`
-				} `json:"policy"`
-			}
-			json.NewDecoder(resp.Body).Decode(&body)
-			resp.Body.Close()
-			if body.Policy.Revision != "" && body.Policy.Revision != rev {
-				return body.Policy.Revision
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s still decides with %s", in.url, rev)
-	return ""
 }
 
 // TestShadowAndMonitorOnTheService: a shadow revision decides every live
@@ -448,28 +383,6 @@ func TestShadowAndMonitorOnTheService(t *testing.T) {
 	waitForShadow(t, in, "")
 }
 
-func waitForShadow(t *testing.T, in *instance, rev string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(in.url + "/readyz")
-		if err == nil {
-			var body struct {
-				Policy struct {
-					Shadow string `json:"shadow"`
-				} `json:"policy"`
-			}
-			json.NewDecoder(resp.Body).Decode(&body)
-			resp.Body.Close()
-			if body.Policy.Shadow == rev {
-				return
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s never took shadow %q", in.url, rev)
-}
-
 func metricsText(t *testing.T, in *instance) string {
 	t.Helper()
 	resp, err := http.Get(in.url + "/metrics")
@@ -479,4 +392,53 @@ func metricsText(t *testing.T, in *instance) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// readyPolicy is /readyz's account of the policy deciding now.
+type readyPolicy struct {
+	Revision    string `json:"revision"`
+	Shadow      string `json:"shadow"`
+	ReloadError string `json:"reload_error"`
+}
+
+// waitReady waits until the instance's /readyz says what ok wants, and
+// returns that account and when it came; what names the wait in a failure.
+func waitReady(t *testing.T, in *instance, what string, ok func(readyPolicy) bool) (readyPolicy, time.Time) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(in.url + "/readyz")
+		if err != nil {
+			continue
+		}
+		var body struct {
+			Policy readyPolicy `json:"policy"`
+		}
+		json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if ok(body.Policy) {
+			return body.Policy, time.Now()
+		}
+	}
+	t.Fatalf("%s never %s", in.url, what)
+	return readyPolicy{}, time.Time{}
+}
+
+// waitFor waits until the instance decides with rev, and returns when.
+func waitFor(t *testing.T, in *instance, rev string) time.Time {
+	t.Helper()
+	_, at := waitReady(t, in, "took revision "+rev, func(p readyPolicy) bool { return p.Revision == rev })
+	return at
+}
+
+// waitForChange waits until the instance decides with another revision
+// than rev, and returns it.
+func waitForChange(t *testing.T, in *instance, rev string) string {
+	t.Helper()
+	p, _ := waitReady(t, in, "left revision "+rev, func(p readyPolicy) bool { return p.Revision != "" && p.Revision != rev })
+	return p.Revision
+}
+
+func waitForShadow(t *testing.T, in *instance, rev string) {
+	t.Helper()
+	waitReady(t, in, "took shadow "+rev, func(p readyPolicy) bool { return p.Shadow == rev })
 }

@@ -10,8 +10,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,6 +19,7 @@ import (
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/hook/wire"
 	"github.com/vetohq/veto/policy"
+	"github.com/vetohq/veto/policy/live"
 	"github.com/vetohq/veto/probe"
 	"github.com/vetohq/veto/state"
 )
@@ -371,30 +370,9 @@ type cachedGate struct {
 }
 
 func (gc *gateCache) key(lo policy.LoadOptions, state string) string {
-	var b strings.Builder
 	// The state by name only: the gate holds the state's store, which
 	// follows its file itself (state.Cache).
-	b.WriteString(state)
-	b.WriteByte(0)
-	var buf [64]byte
-	for _, f := range []string{lo.UserPath, lo.ProjectPath, lo.FlagPath, lo.ManagedPath} {
-		b.WriteString(f)
-		if f == "" {
-			b.WriteByte(0) // a path not given (no --policy): no file to stat
-			continue
-		}
-		if fi, err := os.Stat(f); err == nil {
-			n := strconv.AppendInt(append(buf[:0], '|'), fi.Size(), 10)
-			n = strconv.AppendInt(append(n, '|'), fi.ModTime().UnixNano(), 10)
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				n = strconv.AppendUint(append(n, '|'), uint64(st.Dev), 10)
-				n = strconv.AppendUint(append(n, '|'), uint64(st.Ino), 10)
-			}
-			b.Write(n)
-		}
-		b.WriteByte(0)
-	}
-	return b.String()
+	return state + "\x00" + live.FileKey(lo)
 }
 
 // get returns the cached policy and gate; g is nil on a miss.

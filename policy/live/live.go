@@ -158,7 +158,7 @@ func (l *Live) Check(ctx context.Context) (taken bool) {
 	}
 	want := heads.Active + "\x00" + heads.Shadow
 	if heads.Active == "" {
-		want += "\x00" + fileKey(l.src.Files)
+		want += "\x00" + FileKey(l.src.Files)
 	}
 	have := cur.ShadowRev
 	switch cur.From {
@@ -224,7 +224,7 @@ func (l *Live) load(ctx context.Context, heads state.Heads) (*Current, error) {
 		}
 		cur = &Current{Policy: p, Gate: g, Rev: heads.Active, From: "revision"}
 	} else {
-		key := fileKey(l.src.Files)
+		key := FileKey(l.src.Files)
 		p, err := policy.Load(l.src.Files)
 		if err != nil {
 			return nil, err
@@ -300,9 +300,10 @@ func NamedFiles(fs []state.RevisionFile) []policy.NamedFile {
 	return out
 }
 
-// fileKey is what the policy files are now: each path's size, time and
-// inode, so an edit or a replaced file is a new key.
-func fileKey(lo policy.LoadOptions) string {
+// FileKey is what the policy files are now: each path's size, time and
+// inode, so an edit or a replaced file is a new key (a path not given, or
+// missing, is its name alone). The hook server keys its built gates by it.
+func FileKey(lo policy.LoadOptions) string {
 	var b strings.Builder
 	for _, f := range []string{lo.UserPath, lo.ProjectPath, lo.FlagPath, lo.ManagedPath} {
 		b.WriteString(f)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -146,24 +145,7 @@ func versionAtLeast(agentEnv string, min [3]int) bool {
 		return false
 	}
 	ver, _, _ := strings.Cut(rest, "_")
-	parts := strings.Split(ver, "-")
-	if len(parts) != 3 {
-		return false
-	}
-	var v [3]int
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || strconv.Itoa(n) != p {
-			return false
-		}
-		v[i] = n
-	}
-	for i := range v {
-		if v[i] != min[i] {
-			return v[i] > min[i]
-		}
-	}
-	return true
+	return agent.VersionAtLeast(ver, "-", min)
 }
 
 // transcriptLag is how long the call's entry may take to reach the

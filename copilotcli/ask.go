@@ -1,7 +1,6 @@
 package copilotcli
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/vetohq/veto"
@@ -63,23 +62,4 @@ func PromptReason(v veto.Verdict) string {
 }
 
 // askKnown reports whether version (1.0.102) is MinAskVersion or later.
-func askKnown(version string) bool {
-	parts := strings.Split(version, ".")
-	if len(parts) != 3 {
-		return false
-	}
-	var v [3]int
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || strconv.Itoa(n) != p {
-			return false
-		}
-		v[i] = n
-	}
-	for i := range v {
-		if v[i] != MinAskVersion[i] {
-			return v[i] > MinAskVersion[i]
-		}
-	}
-	return true
-}
+func askKnown(version string) bool { return agent.VersionAtLeast(version, ".", MinAskVersion) }

@@ -18,36 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vetohq/veto/internal/programtest"
 	"github.com/vetohq/veto/postgres/pgtest"
 )
 
-var (
-	buildOnce sync.Once
-	vetoBin   string
-	buildErr  error
-)
-
-// vetoProgram builds the veto program once per test binary.
-func vetoProgram(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "veto-export-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		vetoBin = filepath.Join(dir, "veto")
-		cmd := exec.Command("go", "build", "-o", vetoBin, "github.com/vetohq/veto/cmd/veto")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return vetoBin
-}
+// vetoProgram is the veto program, built once per test binary.
+func vetoProgram(t *testing.T) string { return programtest.Veto(t) }
 
 // freePort is a TCP port on 127.0.0.1 nobody listens on now.
 func freePort(t *testing.T) int {

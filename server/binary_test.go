@@ -29,38 +29,11 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/client"
+	"github.com/vetohq/veto/internal/programtest"
 )
 
-var (
-	buildOnce sync.Once
-	vetoBin   string
-	buildErr  error
-)
-
-// veto builds the veto program once per test binary.
-func vetoProgram(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the veto program")
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "veto-serve-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		vetoBin = filepath.Join(dir, "veto")
-		cmd := exec.Command("go", "build", "-o", vetoBin, "github.com/vetohq/veto/cmd/veto")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return vetoBin
-}
+// vetoProgram is the veto program, built once per test binary.
+func vetoProgram(t *testing.T) string { return programtest.Veto(t) }
 
 // instance is one veto serve process.
 type instance struct {

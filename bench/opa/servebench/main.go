@@ -76,11 +76,14 @@ type contender struct {
 	urls  []string // the workers alternate between them
 	token string
 	req   func(url string, worker, i int) *http.Request
+	// direct, when set, is the contender's call instead of a request:
+	// the commit floor, which is no service.
+	direct func(worker, i int) error
 }
 
 type result struct {
 	name        string
-	conc        int
+	conc, round int
 	n, failed   int
 	elapsed     time.Duration
 	p50, p99    time.Duration
@@ -380,7 +383,50 @@ func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds i
 			return r
 		}},
 	}
-	return measure(contenders, levels, each, rounds)
+	floor, err := commitFloor(db, schema)
+	if err != nil {
+		return err
+	}
+	contenders = append(contenders, floor)
+	if err := measure(contenders, levels, each, rounds); err != nil {
+		return err
+	}
+	return verify(filepath.Join(bin, "veto"), env, []string{"--state", state}, []string{"--postgres", dsn})
+}
+
+// commitFloor is the floor a durable decision on PostgreSQL cannot go
+// under, measured beside the contenders: one round trip that inserts a
+// row of about a decision event's stored bytes and commits it, on the
+// same server, through the same driver, with synchronous_commit as the
+// server has it.
+func commitFloor(db *sql.DB, schema string) (contender, error) {
+	table := schema + ".commit_floor"
+	if _, err := db.Exec("CREATE TABLE " + table + " (worker BIGINT, i BIGINT, body BYTEA NOT NULL, PRIMARY KEY (worker, i))"); err != nil {
+		return contender{}, err
+	}
+	body := make([]byte, 600)
+	insert := "INSERT INTO " + table + " (worker, i, body) VALUES ($1, $2, $3)"
+	db.SetMaxOpenConns(128)
+	db.SetMaxIdleConns(128)
+	return contender{name: "PostgreSQL insert+commit (floor)", direct: func(worker, i int) error {
+		_, err := db.Exec(insert, worker, i, body)
+		return err
+	}}, nil
+}
+
+// verify runs veto log verify on each store the contenders recorded in:
+// every chain must hold after the run.
+func verify(veto string, env []string, stores ...[]string) error {
+	for _, st := range stores {
+		cmd := exec.Command(veto, append([]string{"log", "verify"}, st...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		fmt.Printf("veto log verify %s: %s", st[0], out)
+		if err != nil {
+			return fmt.Errorf("veto log verify %s: %w", st[0], err)
+		}
+	}
+	return nil
 }
 
 // measure runs each contender at each level, rounds times, alternating,
@@ -397,7 +443,9 @@ func measure(contenders []contender, levels []int, each time.Duration, rounds in
 		for _, conc := range levels {
 			for _, c := range contenders {
 				fmt.Fprintf(os.Stderr, "%s at concurrency %d (round %d)\n", c.name, conc, round+1)
-				results = append(results, load(c, conc, each))
+				r := load(c, conc, each, round)
+				r.round = round
+				results = append(results, r)
 			}
 		}
 	}
@@ -464,6 +512,9 @@ func startOPA(cmd *exec.Cmd, procs *[]*exec.Cmd) (string, error) {
 }
 
 func warm(c contender) error {
+	if c.direct != nil {
+		return c.direct(999, 0)
+	}
 	for _, u := range c.urls {
 		resp, err := http.DefaultClient.Do(c.req(u, 999, 0))
 		if err != nil {
@@ -479,7 +530,11 @@ func warm(c contender) error {
 }
 
 // load runs conc workers for d, each sending one request after another.
-func load(c contender, conc int, d time.Duration) result {
+// Each worker decides in a run of its own, kept from round to round (a
+// run grows as a session does), with call ids new in every round: a call
+// id seen before in the run would be a retry, which veto records apart
+// and answers on a slower path than a new call.
+func load(c contender, conc int, d time.Duration, round int) result {
 	tr := &http.Transport{MaxIdleConns: conc * 2, MaxIdleConnsPerHost: conc * 2, IdleConnTimeout: time.Minute}
 	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	defer tr.CloseIdleConnections()
@@ -497,9 +552,17 @@ func load(c contender, conc int, d time.Duration) result {
 			defer wg.Done()
 			var mine []time.Duration
 			for i := 0; time.Now().Before(deadline); i++ {
-				u := c.urls[(w+i)%len(c.urls)]
 				t0 := time.Now()
-				resp, err := hc.Do(c.req(u, w+conc*1000, i))
+				if c.direct != nil {
+					if err := c.direct(w+conc*1000, round*100_000_000+i); err != nil {
+						failed.Add(1)
+						continue
+					}
+					mine = append(mine, time.Since(t0))
+					continue
+				}
+				u := c.urls[(w+i)%len(c.urls)]
+				resp, err := hc.Do(c.req(u, w+conc*1000, round*100_000_000+i))
 				if err != nil {
 					failed.Add(1)
 					continue
@@ -530,15 +593,16 @@ func load(c contender, conc int, d time.Duration) result {
 func report(w io.Writer, rs []result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "contender\tconcurrency\tdecisions/s\tp50\tp99\tfailed\tp50 ÷ OPA's\t")
-	opa := map[int]time.Duration{}
+	type at struct{ conc, round int }
+	opa := map[at]time.Duration{} // OPA's p50 in the same round
 	for _, r := range rs {
 		if strings.HasPrefix(r.name, "opa") {
-			opa[r.conc] = r.p50
+			opa[at{r.conc, r.round}] = r.p50
 		}
 	}
 	for _, r := range rs {
 		ratio := "-"
-		if o := opa[r.conc]; o > 0 && !strings.HasPrefix(r.name, "opa") {
+		if o := opa[at{r.conc, r.round}]; o > 0 && !strings.HasPrefix(r.name, "opa") {
 			ratio = fmt.Sprintf("%.2f", float64(r.p50)/float64(o))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%d\t%s\t\n", r.name, r.conc, float64(r.n)/r.elapsed.Seconds(),

@@ -417,3 +417,43 @@ func TestGroupedAppendReturnsOnlyOnceCommitted(t *testing.T) {
 		t.Error(b)
 	}
 }
+
+// TestClaimCostDoesNotGrowWithTheRun: the guard of a pipelined append
+// looks each call of its batch up by the unique (run, call_id), so it
+// reads about one index entry whatever the run's length, on the generic
+// plan a long-lived connection ends up with. The sixth migration's
+// "call_id = ANY (calls)" was planned there as a scan of every
+// observation of the run: 8000 entries read for a run of 8000.
+func TestClaimCostDoesNotGrowWithTheRun(t *testing.T) {
+	s := open(t, fresh(t))
+	started(t, s, "r")
+	db := s.DB()
+	if _, err := db.ExecContext(ctx, `INSERT INTO veto_observations (run, idx, seq, call_id, tool, outcome, target_kind, target_id)
+		SELECT 'r', 100 + g, 100 + g, 'x-' || g, 'Read', 'allowed', 'file', '/w' FROM generate_series(1, 5000) g`); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var next int64
+	var last string
+	if err := tx.QueryRowContext(ctx, `SELECT next, last_hash FROM veto_runs WHERE run = 'r'`).Scan(&next, &last); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	var ok bool
+	if err := tx.QueryRowContext(ctx, `SELECT veto_claim($1, $2, $3, false, ARRAY['new-call', 'x-0'])`, "r", next, last).Scan(&ok); err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	var read int64
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(pg_stat_get_xact_tuples_returned(indexrelid)), 0) FROM pg_index WHERE indrelid = 'veto_observations'::regclass`).Scan(&read); err != nil {
+		t.Fatal(err)
+	}
+	if read > 4 {
+		t.Fatalf("the guard of a batch of two new calls read %d index entries of a run's 5002 observations, want at most 4", read)
+	}
+}

@@ -21,7 +21,7 @@ import (
 
 var dialect = sqlstore.Dialect{
 	Name:        "postgres",
-	Migrations:  []string{sqlstore.Schema("BYTEA", "BIGINT", "BOOLEAN"), sqlstore.EgressSchema("BIGINT"), sqlstore.TallySchema("BIGINT"), sqlstore.ApprovalSchema("BYTEA", "BIGINT", "BOOLEAN"), sqlstore.ActorSchema(), claimSchema},
+	Migrations:  []string{sqlstore.Schema("BYTEA", "BIGINT", "BOOLEAN"), sqlstore.EgressSchema("BIGINT"), sqlstore.TallySchema("BIGINT"), sqlstore.ApprovalSchema("BYTEA", "BIGINT", "BOOLEAN"), sqlstore.ActorSchema(), claimSchema, claimByCallSchema},
 	Placeholder: placeholder,
 	LockRun: func(ctx context.Context, tx *sql.Tx, q func(string) string, run string) error {
 		if _, err := tx.ExecContext(ctx, q(`INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns)

@@ -457,3 +457,77 @@ func TestClaimCostDoesNotGrowWithTheRun(t *testing.T) {
 		t.Fatalf("the guard of a batch of two new calls read %d index entries of a run's 5002 observations, want at most 4", read)
 	}
 }
+
+// A grouped batch whose commit fails refuses every append in it and
+// stores none of them: here a deferred constraint trigger the test adds
+// fails the commit of the queued runs' batch, after every statement of it
+// ran. The leads, committed before, are untouched.
+func TestGroupedPipelineCommitFailureRefusesEveryAppend(t *testing.T) {
+	dsn := fresh(t)
+	s, b := traced(t, dsn)
+	other := open(t, dsn)
+	leads := []string{"l1", "l2", "l3", "l4"}
+	runs := []string{"r1", "r2", "r3", "r4", "r5"}
+	next := map[string]uint64{}
+	for _, r := range append(append([]string{}, leads...), runs...) {
+		next[r] = started(t, s, r).Next
+	}
+	if _, err := other.DB().ExecContext(ctx, `CREATE FUNCTION refuse_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'the test refuses this commit'; END $$;
+		CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER INSERT ON veto_events DEFERRABLE INITIALLY DEFERRED
+		FOR EACH ROW WHEN (NEW.run LIKE 'r%' AND NEW.seq = 3) EXECUTE FUNCTION refuse_commit()`); err != nil {
+		t.Fatal(err)
+	}
+	hold, err := other.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	if _, err := hold.ExecContext(ctx, `SELECT 1 FROM veto_runs WHERE run = ANY($1) FOR UPDATE`, leads); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, len(leads))
+	for _, r := range leads {
+		go func() { errs <- s.Append(ctx, r, next[r], []veto.Event{pe(r, next[r], veto.EventAllowed, "lead")}) }()
+	}
+	waitFor(t, "the leads' appends to wait on their rows", func() bool {
+		var n int
+		other.DB().QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%veto_claim%'`).Scan(&n)
+		return n == len(leads)
+	})
+	got := make(map[string]chan error, len(runs))
+	for _, r := range runs {
+		c := make(chan error, 1)
+		got[r] = c
+		go func() { c <- s.Append(ctx, r, 3, []veto.Event{pe(r, 3, veto.EventAllowed, "late")}) }()
+	}
+	waitFor(t, "the runs' appends to queue", func() bool { return s.Queued() == len(runs) })
+	b.batch.Store(0)
+	hold.Rollback()
+	for range leads {
+		if err := <-errs; err != nil {
+			t.Fatalf("a lead's append: %v", err)
+		}
+	}
+	for _, r := range runs {
+		err := <-got[r]
+		if err == nil || errors.Is(err, veto.ErrConflict) {
+			t.Errorf("%s: the append of a batch whose commit failed returned %v, want a failure of the state", r, err)
+		}
+		evs, lerr := s.Events(ctx, r, 0)
+		if lerr != nil || len(evs) != 2 {
+			t.Errorf("%s: %d events (%v) after its batch's commit failed, want the 2 before it", r, len(evs), lerr)
+		}
+		if st, err := other.Load(ctx, r); err != nil || st.Next != 3 || st.History.Len() != 1 {
+			t.Errorf("%s: another instance loads next %d, %d observations (%v): want the run as it was", r, st.Next, st.History.Len(), err)
+		}
+	}
+	if n := b.batch.Load(); n != 1 {
+		t.Errorf("the five queued appends were sent in %d batches, want one", n)
+	}
+	for _, r := range leads {
+		if evs, err := s.Events(ctx, r, 0); err != nil || len(evs) != 3 {
+			t.Errorf("lead %s: %d events (%v), want 3", r, len(evs), err)
+		}
+	}
+}

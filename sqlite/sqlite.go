@@ -156,11 +156,23 @@ func open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 			return nil, err
 		}
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
+	if err := private(path); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// private makes path's mode 0600 when it is not. A chmod moves the file's
+// change time even when the mode stays, and a held file (File) counts that
+// as the file moving: every process that opened the state would cost the
+// hook server a full verification at its next answer.
+func private(path string) error {
+	fi, err := os.Stat(path)
+	if err == nil && fi.Mode().Perm() == 0o600 {
+		return nil
+	}
+	return os.Chmod(path, 0o600)
 }
 
 // openDB is the driver's DB at dsn: sql.Open, which a test of this

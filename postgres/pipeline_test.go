@@ -531,3 +531,34 @@ func TestGroupedPipelineCommitFailureRefusesEveryAppend(t *testing.T) {
 		}
 	}
 }
+
+// Concurrent appends keep the store's connections: none is closed for
+// want of an idle slot and opened again for the next append. With
+// database/sql's default of two idle connections, sixteen writers
+// closed and opened a connection (a PostgreSQL backend forked, its
+// statements prepared again) for most appends: servebench measured 1020
+// decisions/s at concurrency 16 with that, 1622 without.
+func TestConcurrentAppendsKeepTheirConnections(t *testing.T) {
+	s := open(t, fresh(t))
+	const writers, each = 16, 10
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			run := fmt.Sprintf("w%d", w)
+			started(t, s, run)
+			for i := range each {
+				seq := uint64(3 + i)
+				if err := s.Append(ctx, run, seq, []veto.Event{pe(run, seq, veto.EventAllowed, fmt.Sprintf("c%d", i))}); err != nil {
+					t.Errorf("%s append %d: %v", run, seq, err)
+					return
+				}
+				s.Load(ctx, run)
+			}
+		})
+	}
+	wg.Wait()
+	st := s.DB().Stats()
+	if st.MaxIdleClosed != 0 || st.OpenConnections > 8 {
+		t.Fatalf("%d connections closed for want of an idle slot, %d open (of at most 8): the store churns its connections", st.MaxIdleClosed, st.OpenConnections)
+	}
+}

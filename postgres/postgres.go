@@ -40,6 +40,9 @@ var dialect = sqlstore.Dialect{
 	},
 }
 
+// maxConns is the most connections a store opens, and keeps.
+const maxConns = 8
+
 func placeholder(i int) string { return fmt.Sprintf("$%d", i) }
 
 // Name is a PostgreSQL state's name in a refusal's reason: never the
@@ -54,7 +57,12 @@ func Open(ctx context.Context, dsn string) (*sqlstore.Store, error) {
 	if err != nil {
 		return nil, refusal(err)
 	}
-	db.SetMaxOpenConns(8)
+	// As many connections kept idle as may be open: database/sql keeps
+	// two by default, and closes the rest as each is released, so that
+	// under concurrency most appends forked a backend and prepared their
+	// statements again (TestConcurrentAppendsKeepTheirConnections).
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
 	s, err := sqlstore.New(ctx, db, dialect)
 	if err != nil {
 		return nil, refusal(err)

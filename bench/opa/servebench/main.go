@@ -89,10 +89,56 @@ type result struct {
 	p50, p99    time.Duration
 	lat         []time.Duration
 	description string
+	cpu         time.Duration // the service's processes' CPU per decision (not the database's); 0: not known
+	dbCPU       time.Duration // PostgreSQL's processes' CPU per decision, for the contenders that use it
 }
 
 // fleet: -fleet's contenders instead of -export's.
 var fleet bool
+
+// pidOf is the process that answers at each URL.
+var pidOf = map[string]int{}
+
+// postgresPIDs are the machine's PostgreSQL server processes.
+func postgresPIDs() []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/comm"); err == nil && strings.TrimSpace(string(b)) == "postgres" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// cpuOf is the CPU time (user and system) the processes have used, read
+// from /proc; 0 where it cannot be read.
+func cpuOf(pids []int) time.Duration {
+	var t time.Duration
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // gone
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 > len(b) {
+			return 0
+		}
+		f := strings.Fields(string(b[i+2:]))
+		if len(f) < 13 {
+			return 0
+		}
+		var u, s int64
+		fmt.Sscan(f[11], &u)
+		fmt.Sscan(f[12], &s)
+		t += time.Duration(u+s) * time.Second / 100 // USER_HZ
+	}
+	return t
+}
 
 func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds int) error {
 	var levels []int
@@ -474,6 +520,7 @@ func start(cmd *exec.Cmd, procs *[]*exec.Cmd, prefix string) (string, error) {
 	}()
 	select {
 	case u := <-got:
+		pidOf[u] = cmd.Process.Pid
 		return u, nil
 	case <-time.After(30 * time.Second):
 		return "", fmt.Errorf("%s did not say where it listens", cmd.Path)
@@ -498,6 +545,7 @@ func startOPA(cmd *exec.Cmd, procs *[]*exec.Cmd) (string, error) {
 	}
 	*procs = append(*procs, cmd)
 	u := "http://" + l
+	pidOf[u] = cmd.Process.Pid
 	for range 300 {
 		resp, err := http.Get(u + "/health")
 		if err == nil {
@@ -544,6 +592,18 @@ func load(c contender, conc int, d time.Duration, round int) result {
 		failed atomic.Int64
 		wg     sync.WaitGroup
 	)
+	var pids []int
+	for _, u := range c.urls {
+		pids = append(pids, pidOf[u])
+	}
+	cpu0 := cpuOf(pids)
+	usesPG := strings.Contains(c.name, "PostgreSQL")
+	var pg []int
+	var pg0 time.Duration
+	if usesPG {
+		pg = postgresPIDs()
+		pg0 = cpuOf(pg)
+	}
 	deadline := time.Now().Add(d)
 	began := time.Now()
 	for w := range conc {
@@ -582,6 +642,24 @@ func load(c contender, conc int, d time.Duration, round int) result {
 	}
 	wg.Wait()
 	r := result{name: c.name, conc: conc, n: len(lat), failed: int(failed.Load()), elapsed: time.Since(began), lat: lat}
+	if cpu1 := cpuOf(pids); len(pids) > 0 && cpu0 > 0 && len(lat) > 0 {
+		r.cpu = (cpu1 - cpu0) / time.Duration(len(lat))
+	}
+	if usesPG && len(lat) > 0 {
+		// Backends started during the load count whole: they were not
+		// there before it.
+		seen := map[int]bool{}
+		for _, p := range pg {
+			seen[p] = true
+		}
+		all := pg
+		for _, p := range postgresPIDs() {
+			if !seen[p] {
+				all = append(all, p)
+			}
+		}
+		r.dbCPU = (cpuOf(all) - pg0) / time.Duration(len(lat))
+	}
 	slices.Sort(lat)
 	if len(lat) > 0 {
 		r.p50 = lat[len(lat)/2]
@@ -592,7 +670,7 @@ func load(c contender, conc int, d time.Duration, round int) result {
 
 func report(w io.Writer, rs []result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "contender\tconcurrency\tdecisions/s\tp50\tp99\tfailed\tp50 ÷ OPA's\t")
+	fmt.Fprintln(tw, "contender\tconcurrency\tdecisions/s\tp50\tp99\tfailed\tp50 ÷ OPA's\tservice CPU/decision\tPostgreSQL CPU/decision\t")
 	type at struct{ conc, round int }
 	opa := map[at]time.Duration{} // OPA's p50 in the same round
 	for _, r := range rs {
@@ -605,8 +683,16 @@ func report(w io.Writer, rs []result) {
 		if o := opa[at{r.conc, r.round}]; o > 0 && !strings.HasPrefix(r.name, "opa") {
 			ratio = fmt.Sprintf("%.2f", float64(r.p50)/float64(o))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%d\t%s\t\n", r.name, r.conc, float64(r.n)/r.elapsed.Seconds(),
-			r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.failed, ratio)
+		cpu := "-"
+		if r.cpu > 0 {
+			cpu = r.cpu.Round(time.Microsecond).String()
+		}
+		db := "-"
+		if r.dbCPU > 0 {
+			db = r.dbCPU.Round(time.Microsecond).String()
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%d\t%s\t%s\t%s\t\n", r.name, r.conc, float64(r.n)/r.elapsed.Seconds(),
+			r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.failed, ratio, cpu, db)
 	}
 	tw.Flush()
 }

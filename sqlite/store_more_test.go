@@ -2,10 +2,12 @@ package sqlite_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,5 +174,37 @@ func TestDecidedFindsEveryKindOfDecision(t *testing.T) {
 	}
 	if _, ok, err := s.Decided(ctx, "d", "none"); ok || err != nil {
 		t.Errorf("a call never decided: %v %v", ok, err)
+	}
+}
+
+// TestConcurrentDecisionsKeepTheirConnections: sixteen gates deciding at
+// once on one store keep its connections; none is closed for want of an
+// idle slot and opened again (its pragmas and veto's schema parsed, its
+// statements prepared again) for the next decision.
+func TestConcurrentDecisionsKeepTheirConnections(t *testing.T) {
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "veto.db"), testOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g, err := veto.NewGate(veto.Config{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			for i := range 10 {
+				run := fmt.Sprintf("w%d", w)
+				if v := g.Decide(ctx, &veto.Call{ID: fmt.Sprintf("%s-%d", run, i), Tool: "Read", Run: veto.Run{Ref: run, Fresh: true}}); !v.Allowed {
+					t.Errorf("%s decision %d: %s", run, i, v.Reason)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if st := s.DB().Stats(); st.MaxIdleClosed != 0 {
+		t.Fatalf("%d connections closed for want of an idle slot (%d open): the store churns its connections", st.MaxIdleClosed, st.OpenConnections)
 	}
 }

@@ -82,7 +82,7 @@ func (pg *Page) uiInput(w http.ResponseWriter, r *http.Request) {
 func (pg *Page) uiInputs(w http.ResponseWriter, r *http.Request) {
 	se := sessionOf(r)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	uiTemplates.ExecuteTemplate(w, "inputs", pg.inputsData(r.URL.Query().Get("run"), se))
+	uiTemplates().ExecuteTemplate(w, "inputs", pg.inputsData(r.URL.Query().Get("run"), se))
 }
 
 // inputsData is what the section of the requests for input is drawn from.

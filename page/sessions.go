@@ -257,7 +257,7 @@ func signInFailed(w http.ResponseWriter, status int, reason, msg string) {
 		w.Header().Set("Retry-After", strconv.Itoa(60))
 	}
 	w.WriteHeader(status)
-	uiTemplates.ExecuteTemplate(w, "login.html", map[string]string{"Error": msg})
+	uiTemplates().ExecuteTemplate(w, "login.html", map[string]string{"Error": msg})
 }
 
 // uiLogin is GET /ui/login: with ?k=, a one-time key of veto ui opens a
@@ -269,7 +269,7 @@ func (pg *Page) uiLogin(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case k == "":
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		uiTemplates.ExecuteTemplate(w, "login.html", nil)
+		uiTemplates().ExecuteTemplate(w, "login.html", nil)
 	case pg.ui.takeKey(k):
 		pg.signIn(w, r, pg.actor, "")
 	case strings.HasPrefix(k, "veto_"):

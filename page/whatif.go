@@ -55,7 +55,7 @@ func (pg *Page) uiWhatIf(w http.ResponseWriter, r *http.Request) {
 	show := func(status int) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(status)
-		uiTemplates.ExecuteTemplate(w, "whatif.html", data)
+		uiTemplates().ExecuteTemplate(w, "whatif.html", data)
 	}
 	if r.Method == http.MethodGet {
 		show(http.StatusOK)

@@ -133,8 +133,13 @@ func open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 	// database/sql's default of two idle: a connection opened again parses
 	// its DSN's pragmas and veto's whole schema, and prepares its
 	// statements again (a fifth of a service's CPU at concurrency 16,
-	// measured, before; TestConcurrentDecisionsKeepTheirConnections).
-	db.SetMaxIdleConns(maxIdle)
+	// measured, before; TestConcurrentDecisionsKeepTheirConnections). And
+	// they are bounded: with 64 requests at once each on a connection of
+	// its own, the WAL's few read marks were contended past SQLite's
+	// retries, and a call in about 7000 was refused with the state
+	// unreachable (servebench at concurrency 64; none with the bound).
+	db.SetMaxIdleConns(maxConns)
+	db.SetMaxOpenConns(maxConns)
 	// veto's schema marker: a SQLite file without it is another program's
 	// database, or one whose first pages were lost.
 	var marked int
@@ -181,8 +186,11 @@ func private(path string) error {
 	return os.Chmod(path, 0o600)
 }
 
-// maxIdle is how many connections a store keeps open while unused.
-const maxIdle = 16
+// maxConns is the most connections a store opens, and keeps open while
+// unused. No path holds one while it waits for another (statements are
+// prepared outside transactions, sqlstore/stmt.go), so the bound makes
+// requests wait their turn, never each other.
+const maxConns = 16
 
 // openDB is the driver's DB at dsn: sql.Open, which a test of this
 // package replaces to fail the calls it chooses (internal/faultdb).

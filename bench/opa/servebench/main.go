@@ -60,6 +60,7 @@ func main() {
 	exportMode := flag.Bool("export", false, "measure veto serve with export off and on, and not OPA")
 	fleetMode := flag.Bool("fleet", false, "measure veto serve with each fleet feature on (export, signing, a shadow revision, all three) against off, and not OPA")
 	rounds := flag.Int("rounds", 1, "run every contender at every concurrency this many times, alternating")
+	flag.StringVar(&only, "only", "", "run only the contenders whose name holds this")
 	flag.Parse()
 	if *fleetMode {
 		*exportMode = true // the same instances to start from; fleet adds its own
@@ -95,6 +96,9 @@ type result struct {
 
 // fleet: -fleet's contenders instead of -export's.
 var fleet bool
+
+// only: run only the contenders whose name holds it (-only).
+var only string
 
 // pidOf is the process that answers at each URL.
 var pidOf = map[string]int{}
@@ -478,6 +482,15 @@ func verify(veto string, env []string, stores ...[]string) error {
 // measure runs each contender at each level, rounds times, alternating,
 // and prints the table.
 func measure(contenders []contender, levels []int, each time.Duration, rounds int) error {
+	if only != "" {
+		var kept []contender
+		for _, c := range contenders {
+			if strings.Contains(c.name, only) {
+				kept = append(kept, c)
+			}
+		}
+		contenders = kept
+	}
 	// Each contender answers once before the clock starts (and must allow).
 	for _, c := range contenders {
 		if err := warm(c); err != nil {
@@ -590,7 +603,9 @@ func load(c contender, conc int, d time.Duration, round int) result {
 		mu     sync.Mutex
 		lat    []time.Duration
 		failed atomic.Int64
-		wg     sync.WaitGroup
+		// firstFailure is what the first call that failed was answered.
+		firstFailure atomic.Value
+		wg           sync.WaitGroup
 	)
 	var pids []int
 	for _, u := range c.urls {
@@ -624,13 +639,17 @@ func load(c contender, conc int, d time.Duration, round int) result {
 				u := c.urls[(w+i)%len(c.urls)]
 				resp, err := hc.Do(c.req(u, w+conc*1000, round*100_000_000+i))
 				if err != nil {
-					failed.Add(1)
+					if failed.Add(1) == 1 {
+						firstFailure.Store(err.Error())
+					}
 					continue
 				}
-				io.Copy(io.Discard, resp.Body)
+				b, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				if resp.StatusCode != 200 {
-					failed.Add(1)
+					if failed.Add(1) == 1 {
+						firstFailure.Store(fmt.Sprintf("%d %.300s", resp.StatusCode, b))
+					}
 					continue
 				}
 				mine = append(mine, time.Since(t0))
@@ -642,6 +661,9 @@ func load(c contender, conc int, d time.Duration, round int) result {
 	}
 	wg.Wait()
 	r := result{name: c.name, conc: conc, n: len(lat), failed: int(failed.Load()), elapsed: time.Since(began), lat: lat}
+	if f, ok := firstFailure.Load().(string); ok {
+		fmt.Fprintf(os.Stderr, "%s at concurrency %d: %d call(s) failed, the first: %s\n", c.name, conc, r.failed, f)
+	}
 	if cpu1 := cpuOf(pids); len(pids) > 0 && cpu0 > 0 && len(lat) > 0 {
 		r.cpu = (cpu1 - cpu0) / time.Duration(len(lat))
 	}

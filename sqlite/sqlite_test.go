@@ -37,9 +37,22 @@ func open(t testing.TB, path string) *sqlstore.Store {
 	return s
 }
 
-func TestConformance(t *testing.T) {
+func TestConformance(t *testing.T) { storetest.Run(t, harness()) }
+
+// TestConformanceOnOneConnection runs the conformance suite with stores
+// that open one connection each: a path that held a connection while it
+// waited for another (rows left open while it queries, a query outside
+// its transaction) would wait forever here, where the store's bound
+// (16) would only make it wait under load, and deadlock.
+func TestConformanceOnOneConnection(t *testing.T) {
+	defer sqlite.SetMaxConns(1)()
+	storetest.Run(t, harness())
+}
+
+// harness is the conformance suite's view of this package's stores.
+func harness() storetest.Harness {
 	paths := map[storetest.Store]string{}
-	storetest.Run(t, storetest.Harness{
+	return storetest.Harness{
 		Open: func(t testing.TB) storetest.Store {
 			p := filepath.Join(t.TempDir(), "state", "veto.db")
 			s := open(t, p)
@@ -71,7 +84,7 @@ func TestConformance(t *testing.T) {
 		ChildEnv: func(t testing.TB, s storetest.Store) []string {
 			return []string{"VETO_STORETEST_PATH=" + paths[s]}
 		},
-	})
+	}
 }
 
 func TestFileIsPrivate(t *testing.T) {
@@ -85,6 +98,14 @@ func TestFileIsPrivate(t *testing.T) {
 		if fi.Mode().Perm() != want {
 			t.Errorf("%s has mode %v, want %v", path, fi.Mode().Perm(), want)
 		}
+	}
+	// A state found readable by others is made private again when opened.
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open(t, p)
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("a state found 0644 is %v after it was opened (%v), want 0600", fi.Mode().Perm(), err)
 	}
 }
 

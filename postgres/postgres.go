@@ -40,8 +40,9 @@ var dialect = sqlstore.Dialect{
 	},
 }
 
-// maxConns is the most connections a store opens, and keeps.
-const maxConns = 8
+// maxConns is the most connections a store opens, and keeps. No path
+// holds one while it waits for another (TestConformanceOnOneConnection).
+var maxConns = 8 // a test sets it (SetMaxConns)
 
 func placeholder(i int) string { return fmt.Sprintf("$%d", i) }
 

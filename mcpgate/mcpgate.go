@@ -36,6 +36,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -82,6 +83,10 @@ type Gateway struct {
 	rule *pinRule
 
 	decideMu sync.Mutex // one decision or record of the run at a time
+
+	// deadline is cfg.Deadline, in nanoseconds, read by every decision and
+	// sync (a test changes it on a running gateway).
+	deadline atomic.Int64
 
 	mu       sync.Mutex
 	impl     string // what the upstream calls itself
@@ -132,6 +137,7 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		cfg.Now = time.Now
 	}
 	g := &Gateway{cfg: cfg, log: cfg.Logger, rule: &pinRule{server: cfg.Name}, syncing: make(chan struct{}, 1), resyncCh: make(chan struct{}, 1)}
+	g.deadline.Store(int64(cfg.Deadline))
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -456,9 +462,12 @@ func (g *Gateway) offered(ctx context.Context, gate *veto.Gate, offer veto.Offer
 	return err == nil && denial == ""
 }
 
+// within is how long a decision or a sync may take.
+func (g *Gateway) within() time.Duration { return time.Duration(g.deadline.Load()) }
+
 // withState runs f with the state proved sound, within the deadline.
 func (g *Gateway) withState(ctx context.Context, f func(ctx context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, g.cfg.Deadline)
+	ctx, cancel := context.WithTimeout(ctx, g.within())
 	defer cancel()
 	if g.cfg.Acquire != nil {
 		release, err := g.cfg.Acquire(ctx)
@@ -490,7 +499,7 @@ func (g *Gateway) callOf(name string, arguments json.RawMessage) (*veto.Call, bo
 
 // decide is one decision within the deadline, the state proved sound.
 func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
-	ctx, cancel := context.WithTimeout(ctx, g.cfg.Deadline)
+	ctx, cancel := context.WithTimeout(ctx, g.within())
 	defer cancel()
 	refuse := func(reason, msg string) veto.Verdict {
 		return veto.Verdict{CallID: c.ID, Tool: c.Tool, Run: c.Run.Ref, Stage: veto.StageState, Reason: reason,

@@ -391,7 +391,7 @@ func TestDefinitionHashIsStable(t *testing.T) {
 func TestGatewayDeadlineIsDenial(t *testing.T) {
 	n := newNotes()
 	h := newHarness(t, "notes", n.transport(t), harnessOpts{})
-	h.gw.cfg.Deadline = time.Nanosecond
+	h.gw.deadline.Store(int64(time.Nanosecond))
 	h.denied("greet", map[string]any{"who": "ada"}, veto.ReasonCancelled)
 	if n.reached.Load() != 0 {
 		t.Fatal("the upstream saw a call veto did not decide in time")

@@ -134,7 +134,7 @@ func (g *Gateway) Serve(ctx context.Context, t Transport) error {
 // Close waits for the records of the calls answered, and ends the
 // upstream connection (its command).
 func (g *Gateway) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*g.cfg.Deadline)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*g.within())
 	defer cancel()
 	_ = g.waitRecords(ctx)
 	var err error

@@ -220,7 +220,7 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 	// is the policy (veto policy push), in place of the files.
 	active, err := activeRevision(ctx, o, name, s)
 	if err != nil {
-		return failed("veto cannot read the policy revision its database marks active, so the call is blocked."), nil
+		return failed("veto cannot read the policy revision its database marks active: " + causeText(err) + ", so the call is blocked (state_unavailable)."), nil
 	}
 	var key string
 	if o.gates != nil {

@@ -320,8 +320,32 @@ func TestGroupedPipelineRefusesOnlyTheMovedRun(t *testing.T) {
 	if err := other.Append(ctx, "r3", 3, []veto.Event{pe("r3", 3, veto.EventAllowed, "other")}); err != nil {
 		t.Fatal(err)
 	}
-	// The leads' rows are held, so the appends that commit them (as many
-	// as commit at once) wait in their guards, and the next appends queue.
+	got := queueBehindLeads(t, s, other, leads, runs, next, nil)
+	for _, r := range runs {
+		err := <-got[r]
+		evs, lerr := s.Events(ctx, r, 0)
+		if lerr != nil || len(evs) != 3 {
+			t.Fatalf("%s: %d events (%v), want 3", r, len(evs), lerr)
+		}
+		switch {
+		case r == "r3" && !errors.Is(err, veto.ErrConflict):
+			t.Errorf("r3, moved by another instance: %v, want a conflict", err)
+		case r == "r3" && evs[2].CallID != "other":
+			t.Errorf("r3's third event is %s's, want the other instance's", evs[2].CallID)
+		case r != "r3" && (err != nil || evs[2].CallID != "late"):
+			t.Errorf("%s: %v, third event %s; want it stored", r, err, evs[2].CallID)
+		}
+	}
+}
+
+// queueBehindLeads makes s's appends of runs share one grouped batch: the
+// leads' rows are held by other, so the appends that commit them (as
+// many as commit at once) wait in their guards, and the runs' appends
+// (at seq 3) queue behind them. Once they have, released runs (when
+// set), then the hold; the leads' appends must succeed. It returns each
+// run's append's answer.
+func queueBehindLeads(t *testing.T, s, other *sqlstore.Store, leads, runs []string, next map[string]uint64, released func()) map[string]chan error {
+	t.Helper()
 	hold, err := other.DB().BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -346,27 +370,16 @@ func TestGroupedPipelineRefusesOnlyTheMovedRun(t *testing.T) {
 		go func() { c <- s.Append(ctx, r, 3, []veto.Event{pe(r, 3, veto.EventAllowed, "late")}) }()
 	}
 	waitFor(t, "the runs' appends to queue", func() bool { return s.Queued() == len(runs) })
+	if released != nil {
+		released()
+	}
 	hold.Rollback()
 	for range leads {
 		if err := <-errs; err != nil {
 			t.Fatalf("a lead's append: %v", err)
 		}
 	}
-	for _, r := range runs {
-		err := <-got[r]
-		evs, lerr := s.Events(ctx, r, 0)
-		if lerr != nil || len(evs) != 3 {
-			t.Fatalf("%s: %d events (%v), want 3", r, len(evs), lerr)
-		}
-		switch {
-		case r == "r3" && !errors.Is(err, veto.ErrConflict):
-			t.Errorf("r3, moved by another instance: %v, want a conflict", err)
-		case r == "r3" && evs[2].CallID != "other":
-			t.Errorf("r3's third event is %s's, want the other instance's", evs[2].CallID)
-		case r != "r3" && (err != nil || evs[2].CallID != "late"):
-			t.Errorf("%s: %v, third event %s; want it stored", r, err, evs[2].CallID)
-		}
-	}
+	return got
 }
 
 // waitFor polls cond for up to 10 s.
@@ -478,37 +491,7 @@ func TestGroupedPipelineCommitFailureRefusesEveryAppend(t *testing.T) {
 		FOR EACH ROW WHEN (NEW.run LIKE 'r%' AND NEW.seq = 3) EXECUTE FUNCTION refuse_commit()`); err != nil {
 		t.Fatal(err)
 	}
-	hold, err := other.DB().BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Rollback()
-	if _, err := hold.ExecContext(ctx, `SELECT 1 FROM veto_runs WHERE run = ANY($1) FOR UPDATE`, leads); err != nil {
-		t.Fatal(err)
-	}
-	errs := make(chan error, len(leads))
-	for _, r := range leads {
-		go func() { errs <- s.Append(ctx, r, next[r], []veto.Event{pe(r, next[r], veto.EventAllowed, "lead")}) }()
-	}
-	waitFor(t, "the leads' appends to wait on their rows", func() bool {
-		var n int
-		other.DB().QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%veto_claim%'`).Scan(&n)
-		return n == len(leads)
-	})
-	got := make(map[string]chan error, len(runs))
-	for _, r := range runs {
-		c := make(chan error, 1)
-		got[r] = c
-		go func() { c <- s.Append(ctx, r, 3, []veto.Event{pe(r, 3, veto.EventAllowed, "late")}) }()
-	}
-	waitFor(t, "the runs' appends to queue", func() bool { return s.Queued() == len(runs) })
-	b.batch.Store(0)
-	hold.Rollback()
-	for range leads {
-		if err := <-errs; err != nil {
-			t.Fatalf("a lead's append: %v", err)
-		}
-	}
+	got := queueBehindLeads(t, s, other, leads, runs, next, func() { b.batch.Store(0) })
 	for _, r := range runs {
 		err := <-got[r]
 		if err == nil || errors.Is(err, veto.ErrConflict) {

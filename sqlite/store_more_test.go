@@ -183,11 +183,7 @@ func TestDecidedFindsEveryKindOfDecision(t *testing.T) {
 // veto's schema parsed, its statements prepared again) for the next
 // decision, and no more are opened than the WAL's read marks bear.
 func TestConcurrentDecisionsKeepTheirConnections(t *testing.T) {
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "veto.db"), testOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := open(t, filepath.Join(t.TempDir(), "veto.db"))
 	g, err := veto.NewGate(veto.Config{Store: s})
 	if err != nil {
 		t.Fatal(err)
@@ -195,8 +191,8 @@ func TestConcurrentDecisionsKeepTheirConnections(t *testing.T) {
 	var wg sync.WaitGroup
 	for w := range 32 {
 		wg.Go(func() {
+			run := fmt.Sprintf("w%d", w)
 			for i := range 10 {
-				run := fmt.Sprintf("w%d", w)
 				if v := g.Decide(ctx, &veto.Call{ID: fmt.Sprintf("%s-%d", run, i), Tool: "Read", Run: veto.Run{Ref: run, Fresh: true}}); !v.Allowed {
 					t.Errorf("%s decision %d: %s", run, i, v.Reason)
 					return

@@ -136,8 +136,9 @@ func open(ctx context.Context, path string, o Options) (*sqlstore.Store, error) 
 	// measured, before; TestConcurrentDecisionsKeepTheirConnections). And
 	// they are bounded: with 64 requests at once each on a connection of
 	// its own, the WAL's few read marks were contended past SQLite's
-	// retries, and a call in about 7000 was refused with the state
-	// unreachable (servebench at concurrency 64; none with the bound).
+	// retries, and 1 to 3 calls in a round of 3300–6500 were refused with
+	// the state unreachable, in 3 of the 9 rounds measured (servebench at
+	// concurrency 64; none in 7 rounds with the bound).
 	db.SetMaxIdleConns(maxConns)
 	db.SetMaxOpenConns(maxConns)
 	// veto's schema marker: a SQLite file without it is another program's

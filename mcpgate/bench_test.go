@@ -54,6 +54,10 @@ func BenchmarkGatewayDecide(b *testing.B) {
 	n := newNotes()
 	h := newHarness(b, "notes", n.transport(b), harnessOpts{})
 	ctx := context.Background()
+	// The tool is offerable once the server's first listing pinned it.
+	if _, err := h.agent.ListTools(ctx, nil); err != nil {
+		b.Fatal(err)
+	}
 	b.ResetTimer()
 	for b.Loop() {
 		c, _ := h.gw.callOf("greet", []byte(`{"who":"ada"}`))

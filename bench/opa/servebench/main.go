@@ -15,6 +15,11 @@
 // policy and records each decision durably (a token checked per request);
 // OPA gets the path already resolved and records nothing.
 //
+// Beside them run the floors no such service goes under (floor.go): the
+// bare PostgreSQL insert+commit, in this process; and, each a server of
+// its own over the same HTTP, an answer with nothing decided, and an
+// answer after one row inserted and committed in SQLite or PostgreSQL.
+//
 //	cd bench/opa && go run ./servebench [-seconds 3] [-postgres DSN]
 //
 // With -export it measures what exporting costs a decision instead: veto
@@ -61,7 +66,16 @@ func main() {
 	fleetMode := flag.Bool("fleet", false, "measure veto serve with each fleet feature on (export, signing, a shadow revision, all three) against off, and not OPA")
 	rounds := flag.Int("rounds", 1, "run every contender at every concurrency this many times, alternating")
 	flag.StringVar(&only, "only", "", "run only the contenders whose name holds this")
+	floorServer := flag.String("floor-server", "", "serve as the floor of this kind (http, sqlite, postgres): servebench runs itself so")
+	floorSQLite := flag.String("floor-sqlite", "", "the SQLite file of the sqlite floor server")
 	flag.Parse()
+	if *floorServer != "" {
+		if err := serveFloor(*floorServer, *floorSQLite, *pg); err != nil {
+			fmt.Fprintln(os.Stderr, "servebench floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *fleetMode {
 		*exportMode = true // the same instances to start from; fleet adds its own
 	}
@@ -120,28 +134,32 @@ func postgresPIDs() []int {
 }
 
 // cpuOf is the CPU time (user and system) the processes have used, read
-// from /proc; 0 where it cannot be read.
-func cpuOf(pids []int) time.Duration {
-	var t time.Duration
+// from /proc; ok is false when a process's cannot be read (a process
+// that is gone counts nothing). A process started a moment ago may have
+// used none yet: 0 is a reading.
+func cpuOf(pids []int) (t time.Duration, ok bool) {
 	for _, pid := range pids {
+		if pid <= 0 {
+			return 0, false
+		}
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
 			continue // gone
 		}
 		i := bytes.LastIndexByte(b, ')')
 		if i < 0 || i+2 > len(b) {
-			return 0
+			return 0, false
 		}
 		f := strings.Fields(string(b[i+2:]))
 		if len(f) < 13 {
-			return 0
+			return 0, false
 		}
 		var u, s int64
 		fmt.Sscan(f[11], &u)
 		fmt.Sscan(f[12], &s)
 		t += time.Duration(u+s) * time.Second / 100 // USER_HZ
 	}
-	return t
+	return t, true
 }
 
 func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds int) error {
@@ -438,6 +456,13 @@ func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds i
 		return err
 	}
 	contenders = append(contenders, floor)
+	for _, kind := range floorKinds {
+		u, err := startFloor(kind, filepath.Join(tmp, "floor.db"), dsn, &procs)
+		if err != nil {
+			return fmt.Errorf("the %s floor: %w", kind, err)
+		}
+		contenders = append(contenders, contender{name: floorName(kind), urls: []string{u}, req: vetoReq("", "floor-"+kind)})
+	}
 	if err := measure(contenders, levels, each, rounds); err != nil {
 		return err
 	}
@@ -611,13 +636,13 @@ func load(c contender, conc int, d time.Duration, round int) result {
 	for _, u := range c.urls {
 		pids = append(pids, pidOf[u])
 	}
-	cpu0 := cpuOf(pids)
+	cpu0, cpuOK := cpuOf(pids)
 	usesPG := strings.Contains(c.name, "PostgreSQL")
 	var pg []int
 	var pg0 time.Duration
 	if usesPG {
 		pg = postgresPIDs()
-		pg0 = cpuOf(pg)
+		pg0, _ = cpuOf(pg)
 	}
 	deadline := time.Now().Add(d)
 	began := time.Now()
@@ -664,7 +689,7 @@ func load(c contender, conc int, d time.Duration, round int) result {
 	if f, ok := firstFailure.Load().(string); ok {
 		fmt.Fprintf(os.Stderr, "%s at concurrency %d: %d call(s) failed, the first: %s\n", c.name, conc, r.failed, f)
 	}
-	if cpu1 := cpuOf(pids); len(pids) > 0 && cpu0 > 0 && len(lat) > 0 {
+	if cpu1, ok := cpuOf(pids); len(pids) > 0 && cpuOK && ok && len(lat) > 0 {
 		r.cpu = (cpu1 - cpu0) / time.Duration(len(lat))
 	}
 	if usesPG && len(lat) > 0 {
@@ -680,7 +705,8 @@ func load(c contender, conc int, d time.Duration, round int) result {
 				all = append(all, p)
 			}
 		}
-		r.dbCPU = (cpuOf(all) - pg0) / time.Duration(len(lat))
+		pg1, _ := cpuOf(all)
+		r.dbCPU = (pg1 - pg0) / time.Duration(len(lat))
 	}
 	slices.Sort(lat)
 	if len(lat) > 0 {

@@ -2,9 +2,13 @@
 // process, side by side in one interleaved run: (a) the floor program,
 // (b) veto-hook claude-code as veto init registers it, with durable state
 // and the server it starts on demand, (b') veto-hook with no server (every
-// event handed to veto hook), (b”) veto hook claude-code itself, and (c)
-// cc-safety-net from npm when it is installed, on the same mix of Claude
-// Code PreToolUse events (Bash, Read, Edit).
+// event handed to veto hook), (b”) veto hook claude-code itself, (c)
+// cc-safety-net from npm when it is installed, and (d) the floors of a
+// hook a server answers: the floor's work and a Unix socket round trip to
+// a server that answers at once (floorask, floorserve), or that first
+// commits one row in SQLite, and the floor of a hook that commits that
+// row itself (floorcommit); on the same mix of Claude Code PreToolUse
+// events (Bash, Read, Edit).
 //
 //	go run ./bench [-rounds 60] [-ccsn path/to/cc-safety-net.js]
 //
@@ -54,7 +58,7 @@ func run(rounds int, ccsn string) error {
 	}
 	defer os.RemoveAll(tmp)
 	bin := filepath.Join(tmp, "bin")
-	for _, b := range []struct{ out, pkg string }{{"floor", "./bench/floor"}, {"veto", "./cmd/veto"}, {"veto-hook", "./cmd/veto-hook"}} {
+	for _, b := range []struct{ out, pkg string }{{"floor", "./bench/floor"}, {"floorask", "./bench/floorask"}, {"floorserve", "./bench/floorserve"}, {"floorcommit", "./bench/floorcommit"}, {"veto", "./cmd/veto"}, {"veto-hook", "./cmd/veto-hook"}} {
 		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(bin, b.out), b.pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.Stderr = os.Stderr
@@ -97,6 +101,36 @@ func run(rounds int, ccsn string) error {
 		{name: "veto-hook, no server", argv: []string{filepath.Join(bin, "veto-hook"), "claude-code"}, env: []string{"VETO_STATE=" + state, "VETO_NO_SERVER=1"}},
 		{name: "veto hook claude-code (full)", argv: []string{filepath.Join(bin, "veto"), "hook", "claude-code"}, env: []string{"VETO_STATE=" + state}},
 	}
+	// The floors of a hook a server answers (floorask, floorserve): the
+	// floor's work and one round trip over a Unix socket to a server
+	// that answers at once, or that first commits one row in SQLite with
+	// veto's settings; and of a hook that records alone (floorcommit):
+	// the floor's work and that row committed in its own process. Nothing
+	// that hands its event to a server, or records it in SQLite itself,
+	// costs less.
+	asked := []*contender{
+		{name: "floor + a server's answer", argv: []string{filepath.Join(bin, "floorask"), filepath.Join(tmp, "run", "floor.sock")}},
+		{name: "floor + a server's commit", argv: []string{filepath.Join(bin, "floorask"), filepath.Join(tmp, "run", "floor-db.sock")}},
+		{name: "floor + its own commit", argv: []string{filepath.Join(bin, "floorcommit"), filepath.Join(tmp, "floor-own.db")}},
+	}
+	if err := os.MkdirAll(filepath.Join(tmp, "run"), 0o700); err != nil {
+		return err
+	}
+	for i, args := range [][]string{{filepath.Join(tmp, "run", "floor.sock")}, {filepath.Join(tmp, "run", "floor-db.sock"), filepath.Join(tmp, "floor.db")}} {
+		srv := exec.Command(filepath.Join(bin, "floorserve"), args...)
+		srv.Stderr = os.Stderr
+		if err := srv.Start(); err != nil {
+			return err
+		}
+		defer func() { srv.Process.Kill(); srv.Wait() }()
+		asked[i].server = srv.Process.Pid
+		for range 100 {
+			if _, err := os.Stat(args[0]); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	if abs, err := filepath.Abs(ccsn); err == nil {
 		ccsn = abs
 	}
@@ -107,6 +141,7 @@ func run(rounds int, ccsn string) error {
 	} else {
 		fmt.Fprintf(os.Stderr, "bench: %s not found; cc-safety-net skipped (npm install --prefix bench/node cc-safety-net@2.4.5)\n", ccsn)
 	}
+	cs = append(cs, asked...)
 	// Open the session the way Claude Code does (this starts the server),
 	// wait for the server, then warm every contender once.
 	start := `{"session_id":"bench","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`
@@ -166,8 +201,13 @@ func run(rounds int, ccsn string) error {
 	}
 	fmt.Printf("veto-hook, no server / floor     %.2f×\n", float64(med[cs[2].name])/float64(floor))
 	fmt.Printf("veto hook (full) / floor         %.2f×\n", float64(med[cs[3].name])/float64(floor))
-	if len(cs) > 4 {
-		fmt.Printf("cc-safety-net / veto-hook        %.1f×\n", float64(med[cs[4].name])/float64(veto))
+	for _, a := range asked {
+		fmt.Printf("%-32s %.2f×\n", a.name+" / floor", float64(med[a.name])/float64(floor))
+	}
+	for _, c := range cs {
+		if strings.HasPrefix(c.name, "cc-safety-net") {
+			fmt.Printf("cc-safety-net / veto-hook        %.1f×\n", float64(med[c.name])/float64(veto))
+		}
 	}
 	return nil
 }

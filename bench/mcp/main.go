@@ -11,7 +11,9 @@
 // instead (the direct call then goes over HTTP too, and veto mcp is given
 // --url). -before names another veto binary (an older build): each round
 // then measures it too, between the direct call and this build's, so that
-// before and after come from one interleaved run.
+// before and after come from one interleaved run. Over stdio each round
+// also measures the floor of any gateway that runs as a process of its
+// own: a relay that passes the bytes each way and judges nothing.
 //
 // The server is a Go echo server of this program's own (-server echo), or
 // the reference everything server from npm (-server everything: its echo
@@ -25,6 +27,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -41,6 +44,7 @@ const (
 	asVeto     = "VETO_BENCH_MCP_AS_VETO"
 	asEcho     = "VETO_BENCH_MCP_AS_ECHO"
 	asEchoHTTP = "VETO_BENCH_MCP_AS_ECHO_HTTP" // the file to write the server's URL to
+	asRelay    = "VETO_BENCH_MCP_AS_RELAY"
 )
 
 // extraGatewayEnv is added to veto mcp's environment ($VETO_BENCH_MCP_GATEWAY_ENV, one
@@ -60,6 +64,8 @@ func main() {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	case os.Getenv(asRelay) == "1":
+		os.Exit(relay(os.Args[1:]))
 	case os.Getenv(asEchoHTTP) != "":
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -171,11 +177,27 @@ func run(n, rounds int, which, node string, gap time.Duration, via, before strin
 		return &mcp.CommandTransport{Command: c}
 	}
 	fmt.Printf("%d calls of echo per measurement, %s server over %s, %v between calls\n", n, which, via, gap)
-	var d50, b50, g50 []time.Duration
+	// The relay floor (stdio only): a process between the client and the
+	// server that passes the bytes each way, judging nothing.
+	relayed := func() mcp.Transport {
+		c := exec.Command(self, upstream...)
+		c.Env, c.Dir = append(env, asRelay+"=1"), home
+		c.Stderr = os.Stderr
+		return &mcp.CommandTransport{Command: c}
+	}
+	var d50, b50, g50, r50 []time.Duration
 	for r := 0; r < rounds; r++ {
 		d, err := measure(direct(), n, gap)
 		if err != nil {
 			return fmt.Errorf("direct: %w", err)
+		}
+		if url == "" {
+			rl, err := measure(relayed(), n, gap)
+			if err != nil {
+				return fmt.Errorf("through the relay: %w", err)
+			}
+			fmt.Printf("round %d: through a relay (the floor of a gateway in a process of its own) p50 %v, gained p50 %v\n", r+1, pct(rl, 50), pct(rl, 50)-pct(d, 50))
+			r50 = append(r50, pct(rl, 50)-pct(d, 50))
 		}
 		var b []time.Duration
 		if before != "" {
@@ -207,7 +229,42 @@ func run(n, rounds int, which, node string, gap time.Duration, via, before strin
 	}
 	fmt.Printf("median of rounds: direct p50 %v, through veto mcp p50 %v: a call gains %v at p50\n",
 		d50[len(d50)/2], g50[len(g50)/2], g50[len(g50)/2]-d50[len(d50)/2])
+	if len(r50) > 0 {
+		slices.Sort(r50)
+		fmt.Printf("median of rounds: a call through the relay gains %v at p50\n", r50[len(r50)/2])
+	}
 	return nil
+}
+
+// relay runs argv as a child and passes bytes between it and this
+// process's stdin and stdout, each way as they come: the least a gateway
+// of its own process adds to a call over stdio.
+func relay(argv []string) int {
+	if len(argv) == 0 {
+		return 64
+	}
+	c := exec.Command(argv[0], argv[1:]...)
+	c.Stderr = os.Stderr
+	in, err := c.StdinPipe()
+	if err != nil {
+		return 1
+	}
+	out, err := c.StdoutPipe()
+	if err != nil {
+		return 1
+	}
+	if err := c.Start(); err != nil {
+		return 1
+	}
+	go func() {
+		io.Copy(in, os.Stdin)
+		in.Close()
+	}()
+	io.Copy(os.Stdout, out)
+	if c.Wait() != nil {
+		return 1
+	}
+	return 0
 }
 
 // measure connects to the server t reaches and times n calls of echo,

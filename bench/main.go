@@ -124,9 +124,12 @@ func run(rounds int, ccsn string) error {
 		}
 		defer func() { srv.Process.Kill(); srv.Wait() }()
 		asked[i].server = srv.Process.Pid
-		for range 100 {
+		for tries := 0; ; tries++ {
 			if _, err := os.Stat(args[0]); err == nil {
 				break
+			}
+			if tries == 100 {
+				return fmt.Errorf("floorserve %v did not listen", args)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

@@ -10,12 +10,12 @@
 package main
 
 import (
-	"database/sql"
+	"context"
 	"encoding/json"
 	"os"
 	"time"
 
-	_ "modernc.org/sqlite"
+	"github.com/vetohq/veto/bench/internal/floordb"
 )
 
 func main() {
@@ -26,16 +26,12 @@ func main() {
 	if err := json.NewDecoder(os.Stdin).Decode(&v); err != nil {
 		os.Exit(1)
 	}
-	db, err := sql.Open("sqlite", "file:"+os.Args[1]+"?mode=rwc&_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"+
-		"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=secure_delete(1)&_txlock=immediate")
+	db, err := floordb.Open(os.Args[1])
 	if err != nil {
 		os.Exit(1)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS floor (run TEXT NOT NULL, seq INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (run, seq))`); err != nil {
-		os.Exit(1)
-	}
-	if _, err := db.Exec(`INSERT INTO floor (run, seq, body) VALUES (?, ?, ?)`, "floor", time.Now().UnixNano(), make([]byte, 600)); err != nil {
+	if err := floordb.Commit(context.Background(), db, time.Now().UnixNano()); err != nil {
 		os.Exit(1)
 	}
 }

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"io"
@@ -17,7 +18,7 @@ import (
 	"os"
 	"sync/atomic"
 
-	_ "modernc.org/sqlite"
+	"github.com/vetohq/veto/bench/internal/floordb"
 )
 
 func main() {
@@ -28,14 +29,7 @@ func main() {
 	var db *sql.DB
 	if len(os.Args) == 3 {
 		var err error
-		db, err = sql.Open("sqlite", "file:"+os.Args[2]+"?mode=rwc&_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"+
-			"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=secure_delete(1)&_txlock=immediate")
-		if err == nil {
-			db.SetMaxOpenConns(16)
-			db.SetMaxIdleConns(16)
-			_, err = db.Exec(`CREATE TABLE IF NOT EXISTS floor (run TEXT NOT NULL, seq INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (run, seq))`)
-		}
-		if err != nil {
+		if db, err = floordb.Open(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "floorserve:", err)
 			os.Exit(1)
 		}
@@ -45,7 +39,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "floorserve:", err)
 		os.Exit(1)
 	}
-	body := make([]byte, 600)
 	var seq atomic.Int64
 	for {
 		c, err := l.Accept()
@@ -58,7 +51,7 @@ func main() {
 				return
 			}
 			if db != nil {
-				if _, err := db.Exec(`INSERT INTO floor (run, seq, body) VALUES (?, ?, ?)`, "floor", seq.Add(1), body); err != nil {
+				if err := floordb.Commit(context.Background(), db, seq.Add(1)); err != nil {
 					return // no answer: floorask fails, and the bench with it
 				}
 			}

@@ -6,7 +6,6 @@ require (
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/open-policy-agent/opa v1.22.3
 	github.com/vetohq/veto v0.0.0
-	modernc.org/sqlite v1.62.0
 )
 
 require (
@@ -106,6 +105,7 @@ require (
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
+	modernc.org/sqlite v1.62.0 // indirect
 	oras.land/oras-go/v2 v2.7.0 // indirect
 )
 

@@ -10,7 +10,7 @@ import (
 	"os/exec"
 	"sync/atomic"
 
-	_ "modernc.org/sqlite"
+	"github.com/vetohq/veto/bench/internal/floordb"
 )
 
 // The floors of a decision service, each in a process of its own as the
@@ -64,17 +64,9 @@ func serveFloor(kind, sqlitePath, dsn string) error {
 	case "http":
 	case "sqlite":
 		var err error
-		db, err = sql.Open("sqlite", "file:"+sqlitePath+"?mode=rwc&_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)"+
-			"&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=secure_delete(1)&_txlock=immediate")
-		if err != nil {
+		if db, err = floordb.Open(sqlitePath); err != nil {
 			return err
 		}
-		db.SetMaxOpenConns(16)
-		db.SetMaxIdleConns(16)
-		if _, err := db.Exec(`CREATE TABLE floor (run TEXT NOT NULL, seq INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (run, seq))`); err != nil {
-			return err
-		}
-		insert = `INSERT INTO floor (run, seq, body) VALUES (?, ?, ?)`
 	case "postgres":
 		var err error
 		db, err = sql.Open("pgx", dsn)
@@ -99,11 +91,16 @@ func serveFloor(kind, sqlitePath, dsn string) error {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if db != nil {
-			if _, err := db.ExecContext(r.Context(), insert, "floor", seq.Add(1), body); err != nil {
-				http.Error(w, err.Error(), http.StatusServiceUnavailable)
-				return
-			}
+		var err error
+		switch kind {
+		case "sqlite":
+			err = floordb.Commit(r.Context(), db, seq.Add(1))
+		case "postgres":
+			_, err = db.ExecContext(r.Context(), insert, "floor", seq.Add(1), body)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(answer)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/rules/sequence"
+	"github.com/vetohq/veto/sqlite"
 	"github.com/vetohq/veto/sqlstore"
 	"github.com/vetohq/veto/tools"
 )
@@ -25,6 +26,34 @@ func BenchmarkAppendDecision(b *testing.B) {
 	for b.Loop() {
 		i++
 		if v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint(i), Tool: "Read", Run: veto.Run{Ref: "bench", Fresh: true}}); !v.Allowed {
+			b.Fatal(v.Reason)
+		}
+	}
+}
+
+// BenchmarkHeldFileDecision is BenchmarkAppendDecision as a long-lived
+// process makes it (the hook server, veto serve, veto mcp): the file
+// proved unmoved at each Acquire, and the WAL checkpointed by the store
+// itself.
+func BenchmarkHeldFileDecision(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "veto.db")
+	open(b, path).Close()
+	f := sqlite.OpenFile(path, sqlite.Options{Verify: true})
+	defer f.Close()
+	g, err := veto.NewGate(veto.Config{Store: f})
+	if err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	for b.Loop() {
+		i++
+		release, err := f.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint(i), Tool: "Read", Run: veto.Run{Ref: "bench", Fresh: true}})
+		release()
+		if !v.Allowed {
 			b.Fatal(v.Reason)
 		}
 	}

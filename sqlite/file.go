@@ -31,8 +31,9 @@ type File struct {
 	rw    sync.RWMutex // read: a request uses s; write: s is replaced, or checkpointed
 	s     *sqlstore.Store
 	fp    fingerprint
-	err   error // why s is nil
-	opens int64 // verified opens, for tests
+	walFP fingerprint // the WAL as the last checkpoint left it
+	err   error       // why s is nil
+	opens int64       // verified opens, for tests
 }
 
 var _ veto.Store = (*File)(nil)
@@ -66,7 +67,11 @@ func OpenFile(path string, o Options) *File {
 }
 
 // checkpointAt is the WAL size past which a File copies the WAL into the
-// database (SQLite's own default is 1000 pages).
+// database (SQLite's own default is 1000 pages). It is also the size the
+// WAL is cut back to when it starts again (journal_size_limit, in the
+// DSN): the WAL keeps its blocks, and each frame overwrites one where
+// appending would grow the file (1.1-1.6 µs a page where growing takes
+// 3.8 here, two writes a frame, about nine frames a decision).
 const checkpointAt = 4 << 20
 
 // Verifications is how many times the file was opened and verified.
@@ -129,23 +134,30 @@ func (f *File) sound(ctx context.Context) bool {
 	return err == nil
 }
 
-// walFull reports whether the store should checkpoint its WAL.
+// walFull reports whether the store should checkpoint its WAL: it has
+// grown past checkpointAt and was written since the last checkpoint
+// (which leaves it its size until the next write starts it again).
 func (f *File) walFull() bool {
 	if !f.o.ownCheckpoints {
 		return false
 	}
-	fi, err := os.Stat(f.path + "-wal")
-	return err == nil && fi.Size() > checkpointAt
+	fp, err := stat(f.path + "-wal")
+	return err == nil && fp.size > checkpointAt && fp != f.walFP
 }
 
 // checkpoint copies the WAL into the database, under the write lock, the
-// file proved unmoved just before; what it moved is the fingerprint.
+// file proved unmoved just before; what it moved is the fingerprint. The
+// next write starts the WAL again from its beginning (RESTART), and cuts
+// it back to checkpointAt.
 func (f *File) checkpoint(ctx context.Context) {
-	if _, err := f.s.DB().ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+	if _, err := f.s.DB().ExecContext(ctx, `PRAGMA wal_checkpoint(RESTART)`); err != nil {
 		return // tried again at the next request
 	}
 	if fp, err := stat(f.path); err == nil {
 		f.fp = fp
+	}
+	if fp, err := stat(f.path + "-wal"); err == nil {
+		f.walFP = fp
 	}
 }
 

@@ -255,7 +255,7 @@ func dsn(path string, o Options, wal bool) string {
 		d += "&_pragma=journal_mode(WAL)"
 	}
 	if o.ownCheckpoints {
-		d += "&_pragma=wal_autocheckpoint(0)"
+		d += fmt.Sprintf("&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%d)", checkpointAt)
 	}
 	return d
 }

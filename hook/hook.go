@@ -101,7 +101,7 @@ func replyTo(ctx context.Context, a agent.Adapter, b []byte, err error, o Option
 		err error
 	}
 	done := make(chan answer, 1)
-	go func() {
+	deciders.run(func() {
 		defer func() {
 			if recover() != nil {
 				done <- answer{r: a.Deny("veto failed while deciding, so the call is blocked.")}
@@ -125,7 +125,7 @@ func replyTo(ctx context.Context, a agent.Adapter, b []byte, err error, o Option
 			r, err = handle(ctx, a, b, o)
 		}
 		done <- answer{r, err}
-	}()
+	})
 	late := func() agent.Reply {
 		return a.Deny(fmt.Sprintf("veto did not decide within %s, so the call is blocked.", o.Timeout))
 	}

@@ -87,10 +87,10 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 		last = time.Now()
 		mu.Unlock()
 		inflight.Add(1)
-		go func() {
+		deciders.run(func() {
 			defer inflight.Done()
 			serveOne(base, c, o, own, build, stores, gates)
-		}()
+		})
 	}
 }
 

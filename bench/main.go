@@ -10,7 +10,12 @@
 // row itself (floorcommit); on the same mix of Claude Code PreToolUse
 // events (Bash, Read, Edit).
 //
-//	go run ./bench [-rounds 60] [-ccsn path/to/cc-safety-net.js]
+//	go run ./bench [-rounds 60] [-ccsn path/to/cc-safety-net.js] [-before DIR]
+//
+// -before names a directory holding another build's veto and veto-hook
+// (an older one): it then runs as a contender too, with a server and a
+// state of its own, between the others, so that before and after come
+// from one interleaved run on a machine whose speed moves between runs.
 //
 // cc-safety-net: npm install --prefix bench/node cc-safety-net@2.4.5 (the
 // harness looks there by default).
@@ -32,8 +37,9 @@ import (
 func main() {
 	rounds := flag.Int("rounds", 60, "rounds; each runs every event through every contender")
 	ccsn := flag.String("ccsn", "bench/node/node_modules/cc-safety-net/dist/bin/cc-safety-net.js", "cc-safety-net's script (skipped when missing)")
+	before := flag.String("before", "", "a directory with another build's veto and veto-hook, measured beside this one")
 	flag.Parse()
-	if err := run(*rounds, *ccsn); err != nil {
+	if err := run(*rounds, *ccsn, *before); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -51,7 +57,7 @@ type contender struct {
 	serverCPU time.Duration
 }
 
-func run(rounds int, ccsn string) error {
+func run(rounds int, ccsn, before string) error {
 	tmp, err := os.MkdirTemp("", "veto-bench-")
 	if err != nil {
 		return err
@@ -134,6 +140,24 @@ func run(rounds int, ccsn string) error {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	// The other build, with a server and a state of its own (its
+	// veto-hook hands events to the veto beside it).
+	var prior *contender
+	beforeSock := filepath.Join(tmp, "run", "hook-before.sock")
+	if before != "" {
+		dir, err := filepath.Abs(before)
+		if err != nil {
+			return err
+		}
+		for _, f := range []string{"veto", "veto-hook"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				return fmt.Errorf("-before: %w", err)
+			}
+		}
+		prior = &contender{name: "veto-hook (before)", argv: []string{filepath.Join(dir, "veto-hook"), "claude-code"},
+			env: []string{"VETO_STATE=" + filepath.Join(tmp, "state", "served-before.db"), "VETO_SOCKET=" + beforeSock}}
+		cs = append(cs, prior)
+	}
 	if abs, err := filepath.Abs(ccsn); err == nil {
 		ccsn = abs
 	}
@@ -154,14 +178,23 @@ func run(rounds int, ccsn string) error {
 	if _, err := once(cs[3], start, ws); err != nil {
 		return fmt.Errorf("veto SessionStart: %w", err)
 	}
-	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(sock); err == nil {
-			break
+	socks := []string{sock}
+	if prior != nil {
+		if _, err := once(prior, start, ws); err != nil {
+			return fmt.Errorf("veto SessionStart (before): %w", err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		socks = append(socks, beforeSock)
 	}
-	if _, err := os.Stat(sock); err != nil {
-		return fmt.Errorf("veto-hook started no server: %w", err)
+	for _, sk := range socks {
+		for i := 0; i < 100; i++ {
+			if _, err := os.Stat(sk); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if _, err := os.Stat(sk); err != nil {
+			return fmt.Errorf("veto-hook started no server at %s: %w", sk, err)
+		}
 	}
 	for _, c := range cs {
 		for _, e := range events {
@@ -174,6 +207,9 @@ func run(rounds int, ccsn string) error {
 	// CPU time moves less with the machine's load than wall time does:
 	// each run's own, and the server's during veto-hook's runs.
 	cs[1].server = serverPID(sock)
+	if prior != nil {
+		prior.server = serverPID(beforeSock)
+	}
 	for r := 0; r < rounds; r++ {
 		for _, e := range events {
 			for _, c := range cs {
@@ -201,6 +237,12 @@ func run(rounds int, ccsn string) error {
 		fcpu := cs[0].cpu / time.Duration(len(cs[0].runs))
 		fmt.Printf("veto-hook CPU, own + server's / floor's CPU  %.2f× (%s + %s, %s)\n", float64(cs[1].cpu/n+cs[1].serverCPU/n)/float64(fcpu),
 			round(cs[1].cpu/n), round(cs[1].serverCPU/n), round(fcpu))
+	}
+	if prior != nil {
+		fmt.Printf("veto-hook (before) / floor       %.2f×\n", float64(med[prior.name])/float64(floor))
+		if n, pn := time.Duration(len(cs[1].runs)), time.Duration(len(prior.runs)); n > 0 && pn > 0 && prior.server > 0 {
+			fmt.Printf("server CPU per call, this build / before  %s / %s\n", round(cs[1].serverCPU/n), round(prior.serverCPU/pn))
+		}
 	}
 	fmt.Printf("veto-hook, no server / floor     %.2f×\n", float64(med[cs[2].name])/float64(floor))
 	fmt.Printf("veto hook (full) / floor         %.2f×\n", float64(med[cs[3].name])/float64(floor))

@@ -97,8 +97,8 @@ func Serve(ctx context.Context, l net.Listener, o Options, idle time.Duration) e
 func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string, build string, stores *state.Cache, gates *gateCache) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Second))
-	var rq wire.Request
-	if err := json.NewDecoder(c).Decode(&rq); err != nil || rq.V != 1 {
+	rq, err := wire.ReadRequest(c, maxRequest)
+	if err != nil || rq.V != 1 {
 		return // the client answers in process
 	}
 	a := agent.For(rq.Client, agent.Env{ProjectDir: rq.ProjectDir, Vars: rq.ClientEnv})
@@ -167,8 +167,12 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 		served.Add(1)
 		<-noted
 	}
-	json.NewEncoder(c).Encode(rs)
+	c.Write(wire.AppendResponse(nil, &rs))
 }
+
+// maxRequest is the longest request the server reads: an event veto-hook
+// may send, and room for the rest (the environment's few paths).
+const maxRequest = wire.MaxEvent + 64<<10
 
 // ServerTimeout is the deadline a server answers within when veto-hook
 // waits timeout more: nine tenths of it.

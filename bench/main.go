@@ -156,7 +156,6 @@ func run(rounds int, ccsn, before string) error {
 		}
 		prior = &contender{name: "veto-hook (before)", argv: []string{filepath.Join(dir, "veto-hook"), "claude-code"},
 			env: []string{"VETO_STATE=" + filepath.Join(tmp, "state", "served-before.db"), "VETO_SOCKET=" + beforeSock}}
-		cs = append(cs, prior)
 	}
 	if abs, err := filepath.Abs(ccsn); err == nil {
 		ccsn = abs
@@ -169,6 +168,13 @@ func run(rounds int, ccsn, before string) error {
 		fmt.Fprintf(os.Stderr, "bench: %s not found; cc-safety-net skipped (npm install --prefix bench/node cc-safety-net@2.4.5)\n", ccsn)
 	}
 	cs = append(cs, asked...)
+	// The other build runs next to this one, first in every other round,
+	// so that neither always follows the same contender.
+	order, swapped := cs, cs
+	if prior != nil {
+		order = append([]*contender{cs[0], cs[1], prior}, cs[2:]...)
+		swapped = append([]*contender{cs[0], prior, cs[1]}, cs[2:]...)
+	}
 	// Open the session the way Claude Code does (this starts the server),
 	// wait for the server, then warm every contender once.
 	start := `{"session_id":"bench","cwd":"` + ws + `","hook_event_name":"SessionStart","source":"startup"}`
@@ -196,13 +202,13 @@ func run(rounds int, ccsn, before string) error {
 			return fmt.Errorf("veto-hook started no server at %s: %w", sk, err)
 		}
 	}
-	for _, c := range cs {
+	for _, c := range order {
 		for _, e := range events {
 			if _, err := once(c, e, ws); err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
 		}
-		c.runs, c.cpu = nil, 0
+		c.runs, c.cpu, c.serverCPU = nil, 0, 0
 	}
 	// CPU time moves less with the machine's load than wall time does:
 	// each run's own, and the server's during veto-hook's runs.
@@ -211,8 +217,12 @@ func run(rounds int, ccsn, before string) error {
 		prior.server = serverPID(beforeSock)
 	}
 	for r := 0; r < rounds; r++ {
+		turn := order
+		if r%2 == 1 {
+			turn = swapped
+		}
 		for _, e := range events {
-			for _, c := range cs {
+			for _, c := range turn {
 				if _, err := once(c, e, ws); err != nil {
 					return fmt.Errorf("%s: %w", c.name, err)
 				}
@@ -222,7 +232,7 @@ func run(rounds int, ccsn, before string) error {
 	fmt.Printf("%d rounds × %d events (Bash, Read, Edit PreToolUse), interleaved; whole-process wall time; load average %s\n\n", rounds, len(events), loadavg())
 	fmt.Printf("%-30s %10s %10s %10s %10s %12s\n", "contender", "median", "p90", "runs", "cpu/run", "server/run")
 	med := map[string]time.Duration{}
-	for _, c := range cs {
+	for _, c := range order {
 		m, p90 := quantile(c.runs, 0.5), quantile(c.runs, 0.9)
 		med[c.name] = m
 		srv := ""

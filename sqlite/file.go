@@ -134,15 +134,18 @@ func (f *File) sound(ctx context.Context) bool {
 	return err == nil
 }
 
-// walFull reports whether the store should checkpoint its WAL: it has
-// grown past checkpointAt and was written since the last checkpoint
-// (which leaves it its size until the next write starts it again).
+// walFull reports whether the store should checkpoint its WAL: it is
+// past checkpointAt, and its size is not the one the last checkpoint
+// left it (the WAL keeps that size until a write starts it again and
+// grows it past, or this store's first write cuts it back). Its times are
+// not compared: another process's writes, starting it again within its
+// blocks, would have each request checkpoint an already copied WAL.
 func (f *File) walFull() bool {
 	if !f.o.ownCheckpoints {
 		return false
 	}
 	fp, err := stat(f.path + "-wal")
-	return err == nil && fp.size > checkpointAt && fp != f.walFP
+	return err == nil && fp.size > checkpointAt && fp.size != f.walFP.size
 }
 
 // checkpoint copies the WAL into the database, under the write lock, the

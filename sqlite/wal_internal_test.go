@@ -68,3 +68,73 @@ func TestHeldFileWALKeepsItsBlocks(t *testing.T) {
 		t.Fatalf("verified %d times", n)
 	}
 }
+
+// A held file that only reads while another process writes does not
+// checkpoint at each request: after its checkpoint the other's writes
+// start the WAL again within its blocks (no size limit of this store's
+// cuts it back), and the WAL, written again, has the size it had.
+func TestHeldFileDoesNotCheckpointAnotherWritersWAL(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "veto.db")
+	f := OpenFile(p, Options{Verify: true})
+	defer f.Close()
+	g, err := veto.NewGate(veto.Config{Store: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The held file's own decisions, to its first checkpoint.
+	var first fingerprint
+	for i := 0; first == (fingerprint{}); i++ {
+		if i > 2000 {
+			t.Fatal("no checkpoint in 2000 decisions")
+		}
+		release, err := f.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first = f.walFP; first != (fingerprint{}) {
+			release() // checkpointed: the next write is the other's
+			break
+		}
+		v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint("c", i), Tool: "Read", Run: veto.Run{Ref: "mine", Fresh: true}})
+		release()
+		if !v.Allowed {
+			t.Fatalf("decision %d: %+v", i, v)
+		}
+	}
+	if first.size <= checkpointAt {
+		t.Fatalf("the WAL was %d bytes at the checkpoint", first.size)
+	}
+	// Another process's store, then the held file only proving the
+	// state (as a page's request does) between its writes.
+	other, err := Open(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	og, err := veto.NewGate(veto.Config{Store: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkpoints := 0
+	for i := 0; i < 200; i++ {
+		if v := og.Decide(ctx, &veto.Call{ID: fmt.Sprint("o", i), Tool: "Read", Run: veto.Run{Ref: "other", Fresh: true}}); !v.Allowed {
+			t.Fatalf("the other's decision %d: %+v", i, v)
+		}
+		before := f.walFP
+		release, err := f.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.walFP != before {
+			checkpoints++
+		}
+		release()
+	}
+	if checkpoints > 4 {
+		t.Fatalf("%d checkpoints in 200 requests between another's writes", checkpoints)
+	}
+	if fi, err := os.Stat(p + "-wal"); err != nil || fi.Size() > 2*checkpointAt {
+		t.Fatalf("the WAL: %v, %v", fi, err)
+	}
+}

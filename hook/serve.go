@@ -158,8 +158,16 @@ func serveOne(ctx context.Context, c net.Conn, o Options, own map[string]string,
 		rctx, gone := context.WithTimeout(ctx, ro.Timeout)
 		defer gone()
 		go func() {
-			var b [1]byte
-			c.Read(b[:]) // veto-hook sends nothing more: this ends when it closes
+			// veto-hook sends nothing after the request but its newline,
+			// which a read that ended at the closing brace leaves here:
+			// what comes is read and dropped, and only the end of the
+			// connection (veto-hook gone, or the answer given) ends it.
+			var b [64]byte
+			for {
+				if _, err := c.Read(b[:]); err != nil {
+					break
+				}
+			}
 			gone()
 		}()
 		r, _ := replyTo(rctx, a, rq.Event, nil, ro)

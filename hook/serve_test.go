@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -302,4 +303,38 @@ func TestServerFinishesRequestsUnderWay(t *testing.T) {
 		t.Fatalf("answer %+v %v, want the allow veto hook gives", rs, err)
 	}
 	srv.stop(t)
+}
+
+// The newline veto-hook writes after its request, left in the socket when
+// a read ends at the request's closing brace, is not veto-hook going away:
+// the decision goes on and is answered. Requests of every length around
+// the reader's buffer sizes (its first read is 4096 bytes; encoding/json's
+// was 512) are decided, none cancelled.
+func TestServerAnswersWhateverTheRequestsLength(t *testing.T) {
+	srv := startServer(t)
+	ws, sock, state := srv.ws, srv.sock, os.Getenv("VETO_STATE")
+	base := wire.Request{V: 1, Build: wire.Build(), Client: "claude-code", State: state, Env: wire.EnvNow()}
+	for _, size := range []int{513, 1537, 3585, 4096, 4097, 4098, 7681, 8193, 8194, 12289, 16385} {
+		pad := 0
+		for ; ; pad++ {
+			ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` +
+				ws + `/main.go"},"tool_use_id":"t` + strconv.Itoa(size) + `","pad":"` + strings.Repeat("x", pad) + `"}`
+			rq := base
+			rq.Event = []byte(ev)
+			// The closing brace at byte size, the newline after it.
+			if n := len(wire.AppendRequest(nil, &rq)) - 1; n < size {
+				continue
+			} else if n > size {
+				if pad == 0 && size < 4096 {
+					break // shorter than the least request here (its paths are long)
+				}
+				t.Fatalf("no padding makes a request of %d bytes", size)
+			}
+			rs, err := wire.Ask(sock, rq, 2*time.Second)
+			if err != nil || rs.Exit != 0 || strings.Contains(rs.Stderr, "did not decide") {
+				t.Fatalf("a request of %d bytes: %+v %v", size, rs, err)
+			}
+			break
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/sqlstore"
@@ -32,8 +33,11 @@ type File struct {
 	s     *sqlstore.Store
 	fp    fingerprint
 	walFP fingerprint // the WAL as the last checkpoint left it
-	err   error       // why s is nil
-	opens int64       // verified opens, for tests
+	// ckptAfter: no checkpoint before then, the last one having been
+	// unable to copy the whole WAL (another process reading it).
+	ckptAfter time.Time
+	err       error // why s is nil
+	opens     int64 // verified opens, for tests
 }
 
 var _ veto.Store = (*File)(nil)
@@ -145,16 +149,27 @@ func (f *File) walFull() bool {
 		return false
 	}
 	fp, err := stat(f.path + "-wal")
-	return err == nil && fp.size > checkpointAt && fp.size != f.walFP.size
+	return err == nil && fp.size > checkpointAt && fp.size != f.walFP.size && time.Now().After(f.ckptAfter)
 }
 
+// ckptBackoff is how long a store waits after a checkpoint that could not
+// copy the whole WAL before it tries again (each one syncs the file).
+const ckptBackoff = time.Second
+
 // checkpoint copies the WAL into the database, under the write lock, the
-// file proved unmoved just before; what it moved is the fingerprint. The
-// next write starts the WAL again from its beginning (RESTART), and cuts
-// it back to checkpointAt.
+// file proved unmoved just before; what it moved is the fingerprint. It
+// waits for no one (PASSIVE): no request of this process reads while it
+// holds the lock, and one of another process's (veto log, say) is not
+// waited for, where RESTART would hold every request for up to the busy
+// timeout. Once the whole WAL is copied, the next write starts it again
+// from its beginning, and cuts it back to checkpointAt.
 func (f *File) checkpoint(ctx context.Context) {
-	if _, err := f.s.DB().ExecContext(ctx, `PRAGMA wal_checkpoint(RESTART)`); err != nil {
+	var busy, frames, copied int
+	if err := f.s.DB().QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied); err != nil {
 		return // tried again at the next request
+	}
+	if busy != 0 || copied < frames {
+		f.ckptAfter = time.Now().Add(ckptBackoff)
 	}
 	if fp, err := stat(f.path); err == nil {
 		f.fp = fp

@@ -247,15 +247,17 @@ func classify(err error) (veto.Cause, string) {
 // that URIs give a meaning to escaped, so that "?", "#" and "%" in a
 // directory name open exactly that file; mode=rw, since a file is only
 // ever created by create. wal switches the file to WAL mode as each
-// connection opens (create's new file).
+// connection opens (create's new file). Every connection cuts the WAL
+// back to checkpointAt when it starts it again, so that no process leaves
+// it at the largest size it ever reached.
 func dsn(path string, o Options, wal bool) string {
-	d := fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=secure_delete(1)&_txlock=immediate",
-		escape(path), o.BusyTimeout.Milliseconds())
+	d := fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=secure_delete(1)&_pragma=journal_size_limit(%d)&_txlock=immediate",
+		escape(path), o.BusyTimeout.Milliseconds(), checkpointAt)
 	if wal {
 		d += "&_pragma=journal_mode(WAL)"
 	}
 	if o.ownCheckpoints {
-		d += fmt.Sprintf("&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%d)", checkpointAt)
+		d += "&_pragma=wal_autocheckpoint(0)"
 	}
 	return d
 }

@@ -2,10 +2,12 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/vetohq/veto"
 )
@@ -136,5 +138,126 @@ func TestHeldFileDoesNotCheckpointAnotherWritersWAL(t *testing.T) {
 	}
 	if fi, err := os.Stat(p + "-wal"); err != nil || fi.Size() > 2*checkpointAt {
 		t.Fatalf("the WAL: %v, %v", fi, err)
+	}
+}
+
+// While another process reads the WAL (a transaction open on an older
+// view), a held file's checkpoint cannot copy all of it: it does not wait
+// for that reader (every request would wait with it), and it does not try
+// again at every request, each try syncing the file, but after a pause.
+func TestHeldFileCheckpointWaitsForNoReader(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "veto.db")
+	f := OpenFile(p, Options{Verify: true, BusyTimeout: 2 * time.Second})
+	defer f.Close()
+	g, err := veto.NewGate(veto.Config{Store: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decide := func(i int) time.Duration {
+		t0 := time.Now()
+		release, err := f.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint("c", i), Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}})
+		release()
+		if !v.Allowed {
+			t.Fatalf("decision %d: %+v", i, v)
+		}
+		return time.Since(t0)
+	}
+	decide(0)
+	// The other process's reader, on the WAL as it is now.
+	other, err := Open(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.DB().BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM veto_events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	tries, slowest := 0, time.Duration(0)
+	for i := 1; i < 400; i++ {
+		before := f.walFP
+		slowest = max(slowest, decide(i))
+		if f.walFP != before {
+			tries++
+		}
+	}
+	tx.Rollback()
+	if tries == 0 || tries > 2 {
+		t.Fatalf("%d checkpoints tried in 400 decisions with the WAL past %d bytes and held by a reader", tries, checkpointAt)
+	}
+	if slowest > time.Second {
+		t.Fatalf("a decision waited %s for the reader", slowest)
+	}
+	// The reader gone, the next checkpoint (after the pause) copies it all.
+	f.ckptAfter = time.Time{}
+	for i := 400; i < 800; i++ {
+		decide(i)
+		if fi, err := os.Stat(p + "-wal"); err == nil && fi.Size() <= checkpointAt {
+			return // cut back: checkpointed whole, started again
+		}
+	}
+	t.Fatal("the WAL was never checkpointed whole once the reader was gone")
+}
+
+// Every process's store cuts the WAL back when it starts it again: one
+// that grew while a reader held it (no checkpoint could copy it all) is
+// not left at that size for good.
+func TestEveryStoreCutsTheWALBack(t *testing.T) {
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "veto.db")
+	s, err := Open(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	g, err := veto.NewGate(veto.Config{Store: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decide := func(i int) {
+		if v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint("c", i), Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}}); !v.Allowed {
+			t.Fatalf("decision %d: %+v", i, v)
+		}
+	}
+	walSize := func() int64 {
+		fi, err := os.Stat(p + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	decide(0)
+	reader, err := Open(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	tx, err := reader.DB().BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM veto_events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	i := 1
+	for ; walSize() < 2*checkpointAt; i++ {
+		decide(i)
+	}
+	tx.Rollback()
+	for start := i; walSize() > checkpointAt; i++ {
+		if i-start > 2000 {
+			t.Fatalf("the WAL is still %d bytes, %d decisions after its reader left", walSize(), i-start)
+		}
+		decide(i)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/vetohq/veto/internal/loaded"
 )
 
 // Decide decides one call: allow, or deny with a reason. It never returns
@@ -52,7 +54,10 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 		}
 	}()
 	for attempt := 0; ; attempt++ {
-		v, base, evs := g.evaluate(ctx, scratch, opts)
+		// Each try's load and append share a note: a store that trusted a
+		// row it kept proves it at the append (internal/loaded).
+		actx := loaded.With(ctx)
+		v, base, evs := g.evaluate(actx, scratch, opts)
 		if base == 0 { // the run's state could not be loaded or keyed: nothing to record
 			g.logVerdict(ctx, &v)
 			return v
@@ -65,7 +70,7 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 			return v // a dry run: nothing is recorded
 		}
 		g.stamp(v.Run, base, c.Time, evs)
-		err := g.store.Append(ctx, v.Run, base, evs)
+		err := g.store.Append(actx, v.Run, base, evs)
 		if errors.Is(err, ErrConflict) && attempt < maxAttempts && backoff(ctx, attempt+1) {
 			continue // someone else appended to this run: decide again on the new history
 		}

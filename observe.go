@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/vetohq/veto/internal/loaded"
 )
 
 // Start opens a run explicitly, as a client's session start does: it
@@ -32,7 +34,8 @@ func (g *Gate) Start(ctx context.Context, r Run) error {
 // first. build returning nothing appends nothing.
 func (g *Gate) appendRetrying(ctx context.Context, run string, build func(p *RunState) []Event) error {
 	for attempt := 0; ; attempt++ {
-		p, err := g.store.Load(ctx, run)
+		actx := loaded.With(ctx) // see Gate.decide
+		p, err := g.store.Load(actx, run)
 		if err != nil {
 			return fmt.Errorf("veto: load run: %w", err)
 		}
@@ -42,7 +45,7 @@ func (g *Gate) appendRetrying(ctx context.Context, run string, build func(p *Run
 			return nil
 		}
 		g.stamp(run, next, g.now(), evs)
-		err = g.store.Append(ctx, run, next, evs)
+		err = g.store.Append(actx, run, next, evs)
 		if errors.Is(err, ErrConflict) && attempt < maxAttempts && backoff(ctx, attempt+1) {
 			continue
 		}

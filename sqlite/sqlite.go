@@ -47,7 +47,10 @@ type Options struct {
 }
 
 var dialect = sqlstore.Dialect{
-	Name:       "sqlite",
+	Name: "sqlite",
+	// A decision in a run this store appended to a moment ago reads its
+	// row once, under the append's write lock, not also at the load.
+	OwnRows:    true,
 	Migrations: []string{sqlstore.Schema("BLOB", "INTEGER", "INTEGER"), sqlstore.EgressSchema("INTEGER"), sqlstore.TallySchema("INTEGER"), sqlstore.ApprovalSchema("BLOB", "INTEGER", "INTEGER"), sqlstore.ActorSchema()},
 	// Deleted rows are overwritten (secure_delete, in the DSN); the WAL
 	// still holds the frames that wrote them until it is checkpointed

@@ -56,28 +56,48 @@ func (s *Store) claim(ctx context.Context, tx *sql.Tx, run string, kept *header)
 }
 
 // append writes events within tx, on the row claim returns (kept: see
-// claim); kept is left as the append leaves the row.
-func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64, events []veto.Event, kept *header) error {
+// claim); kept is left as the append leaves the row, and so is the row it
+// returns. seen, when set, is the row the events were computed on (the
+// decision's load, Dialect.OwnRows): the row read under the write lock
+// must be it, or nothing is written and the run is decided again on a
+// fresh load.
+func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64, events []veto.Event, kept, seen *header) (header, error) {
+	h, err := s.appendRow(ctx, tx, run, next, events, kept, seen)
+	if h == nil {
+		return header{}, err
+	}
+	return *h, err
+}
+
+func (s *Store) appendRow(ctx context.Context, tx *sql.Tx, run string, next uint64, events []veto.Event, kept, seen *header) (*header, error) {
 	h, err := s.claim(ctx, tx, run, kept)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if seen != nil && (h.next != next || !sameRow(*h, *seen)) {
+		// Another writer moved the row since the load, or damage in place
+		// was found: the row this store kept is not trusted for a while,
+		// and the run is decided again on a fresh load.
+		s.moved(run)
+		s.forget(run)
+		return nil, veto.ErrConflict
 	}
 	if h.next != next {
-		return veto.ErrConflict
+		return nil, veto.ErrConflict
 	}
 	for _, e := range events {
 		e.Prev = h.last
 		b, err := eventlog.EncodeEvent(e)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := s.exec(ctx, tx, `INSERT INTO veto_events (run, seq, at_ns, kind, tool, body) VALUES (?, ?, ?, ?, ?, ?)`,
 			run, int64(e.Seq), e.Time.UnixNano(), string(e.Kind), e.Tool, b); err != nil {
-			return err
+			return nil, err
 		}
 		h.last = eventlog.ChainHash(b)
 		if err := s.apply(ctx, tx, run, h, e); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if h.exists {
@@ -87,7 +107,14 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64,
 		_, err = s.exec(ctx, tx, `INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, n_grants, n_suspended, updated_ns) VALUES (?, ?, ?, ?, ?, ?, ?, 1, '', ?, ?, ?)`,
 			run, int64(h.next), h.started, h.startComplete, h.damaged, h.last, h.nObs, h.nGrants, h.nSuspended, time.Now().UnixNano())
 	}
-	return err
+	return h, err
+}
+
+// sameRow reports whether two reads of a run's row agree on all a decision
+// reads of it.
+func sameRow(a, b header) bool {
+	return a.exists == b.exists && a.next == b.next && a.started == b.started && a.startComplete == b.startComplete &&
+		a.damaged == b.damaged && a.last == b.last && a.nObs == b.nObs && a.nGrants == b.nGrants && a.nSuspended == b.nSuspended
 }
 
 // apply folds one event into the run's projections, as eventlog.Projection

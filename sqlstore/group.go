@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/internal/loaded"
 )
 
 // Group commit. Appends that arrive while another is being committed wait
@@ -56,8 +57,9 @@ type pending struct {
 	run    string
 	next   uint64
 	events []veto.Event
-	piece  *Piece // built for the dialect's Pipeline; nil: appended in a transaction
-	h      header // the row the piece was computed on
+	piece  *Piece  // built for the dialect's Pipeline; nil: appended in a transaction
+	h      header  // the row the piece was computed on
+	seen   *header // the row the events were computed on, from the load's note (Dialect.OwnRows)
 	err    error
 	done   chan struct{} // closed once err is the append's answer
 	// lead is sent to once when a leader that has its own answer hands
@@ -95,6 +97,13 @@ func (s *Store) groupMax() int {
 // carry other runs' appends too (group commit, above).
 func (s *Store) Append(ctx context.Context, run string, next uint64, events []veto.Event) error {
 	p := &pending{ctx: ctx, run: run, next: next, events: events}
+	if s.d.OwnRows {
+		if n := loaded.From(ctx); n != nil {
+			if h, ok := n.V.(header); ok {
+				p.seen = &h
+			}
+		}
+	}
 	if err := s.piece(p); err != nil {
 		return err
 	}
@@ -246,6 +255,9 @@ func batchContext(batch []*pending) (context.Context, func()) {
 // store keeps p's run's row at p.next (see pipeline.go); otherwise p is
 // appended in a transaction.
 func (s *Store) piece(p *pending) error {
+	if s.d.Pipeline == nil {
+		return nil
+	}
 	h, ok := s.take(p.run)
 	if !ok || h.next != p.next {
 		return nil
@@ -257,7 +269,7 @@ func (s *Store) piece(p *pending) error {
 	g := Guard{Run: p.run, Next: p.next, Last: h.last, Damaged: h.damaged, Calls: calls} // the row as read
 	pl := &pipeline{}
 	h.exists = true // the guard makes the row of a new run
-	if err := s.append(context.WithValue(p.ctx, pipelineKey{}, pl), nil, p.run, p.next, p.events, &h); err != nil {
+	if _, err := s.append(context.WithValue(p.ctx, pipelineKey{}, pl), nil, p.run, p.next, p.events, &h, nil); err != nil {
 		return unavailable(err)
 	}
 	p.piece = &Piece{Guard: g, Stmts: pl.stmts}
@@ -371,8 +383,9 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 			return
 		}
 		failed := -1
+		rows := make([]header, len(batch))
 		for i, p := range batch {
-			if err = s.append(ctx, tx, p.run, p.next, p.events, nil); err != nil {
+			if rows[i], err = s.append(ctx, tx, p.run, p.next, p.events, nil, p.seen); err != nil {
 				failed = i
 				break
 			}
@@ -386,6 +399,16 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 		if err := tx.Commit(); err != nil {
 			for _, p := range batch {
 				p.err = s.failure(err)
+			}
+			return
+		}
+		if s.d.OwnRows {
+			now := time.Now()
+			for i, p := range batch {
+				h := rows[i]
+				// The row as a read would find it now.
+				h.exists, h.recorded, h.appended = true, h.damaged, now
+				s.keep(p.run, h)
 			}
 		}
 		return

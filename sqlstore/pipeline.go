@@ -59,7 +59,7 @@ const maxHeads = 4096
 
 // keep holds run's row for the next append, when the dialect pipelines.
 func (s *Store) keep(run string, h header) {
-	if s.d.Pipeline == nil {
+	if s.d.Pipeline == nil && !s.d.OwnRows {
 		return
 	}
 	s.mu.Lock()
@@ -86,7 +86,7 @@ const sharedFor = 10 * time.Second
 // under ownFor ago, when no other writer moved the run within sharedFor;
 // a load then reads nothing.
 func (s *Store) own(run string) (header, bool) {
-	if s.d.Pipeline == nil {
+	if s.d.Pipeline == nil && !s.d.OwnRows {
 		return header{}, false
 	}
 	now := time.Now()
@@ -123,7 +123,7 @@ func (s *Store) moved(run string) {
 
 // take removes and returns the row kept for run.
 func (s *Store) take(run string) (header, bool) {
-	if s.d.Pipeline == nil {
+	if s.d.Pipeline == nil && !s.d.OwnRows {
 		return header{}, false
 	}
 	s.mu.Lock()

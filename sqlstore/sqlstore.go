@@ -42,6 +42,13 @@ type Dialect struct {
 	// Group is the most appends one commit carries (group.go); 0 or 1:
 	// each append commits alone.
 	Group int
+	// OwnRows: with no Pipeline, a decision's load within a second of
+	// this store's own append to the run reads nothing and takes the row
+	// that append left; the append, reading the row under the write lock
+	// as it always does, proves it the row the decision was made on
+	// (internal/loaded), else nothing is written and the run is decided
+	// again on a fresh load. A load of anything else reads the row.
+	OwnRows bool
 }
 
 // Store is a veto.Store and veto.Log on a SQL database.
@@ -53,8 +60,8 @@ type Store struct {
 	stmts  map[string]*sql.Stmt // the hot path's statements, prepared once
 	wanted map[string]bool      // met inside a transaction, to prepare after
 	rounds int                  // appends so far: a one-shot process prepares nothing
-	heads  map[string]header    // with a Pipeline: each run's row as last read or appended (pipeline.go)
-	shared map[string]time.Time // with a Pipeline: when another writer last moved a run under an append
+	heads  map[string]header    // with a Pipeline or OwnRows: each run's row as last read or appended (pipeline.go)
+	shared map[string]time.Time // with a Pipeline or OwnRows: when another writer last moved a run under an append
 
 	g group // appends waiting for the next commit (group.go)
 }

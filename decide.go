@@ -55,8 +55,12 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 	}()
 	for attempt := 0; ; attempt++ {
 		// Each try's load and append share a note: a store that trusted a
-		// row it kept proves it at the append (internal/loaded).
-		actx := loaded.With(ctx)
+		// row it kept proves it at the append (internal/loaded). A dry run
+		// or an explanation appends nothing to prove it: it loads without.
+		actx := ctx
+		if opts == nil || (!opts.dry && opts.explain == nil) {
+			actx = loaded.With(ctx)
+		}
 		v, base, evs := g.evaluate(actx, scratch, opts)
 		if base == 0 { // the run's state could not be loaded or keyed: nothing to record
 			g.logVerdict(ctx, &v)

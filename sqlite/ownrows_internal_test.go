@@ -126,6 +126,11 @@ func TestOwnRowDamagedInPlaceIsFound(t *testing.T) {
 	if _, err := other.DB().ExecContext(fctx, `UPDATE veto_events SET body = CAST(REPLACE(CAST(body AS TEXT), '"c1"', '"cX"') AS BLOB) WHERE run = 'r' AND seq = 2`); err != nil {
 		t.Fatal(err)
 	}
+	// A dry run (a shadow policy's) proves nothing at an append: it reads
+	// the row, and finds the damage.
+	if v := g.DryRun(fctx, &veto.Call{ID: "c2", Tool: "Read", Run: veto.Run{Ref: "r"}}); v.Allowed || v.Reason != veto.ReasonHistoryIncomplete {
+		t.Fatalf("a dry run on a run damaged in place: %+v, want denied %s", v, veto.ReasonHistoryIncomplete)
+	}
 	v := g.Decide(fctx, &veto.Call{ID: "c2", Tool: "Read", Run: veto.Run{Ref: "r"}})
 	if v.Allowed || v.Reason != veto.ReasonHistoryIncomplete {
 		t.Fatalf("on a run damaged in place: %+v, want denied %s", v, veto.ReasonHistoryIncomplete)

@@ -408,7 +408,7 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 				h := rows[i]
 				// The row as a read would find it now.
 				h.exists, h.recorded, h.appended = true, h.damaged, now
-				s.keep(p.run, h)
+				s.keepNewer(p.run, h)
 			}
 		}
 		return

@@ -70,6 +70,19 @@ func (s *Store) keep(run string, h header) {
 	s.mu.Unlock()
 }
 
+// keepNewer is keep, unless the row kept for run is a later one: two
+// appends to one run committed one after the other may reach here in
+// either order.
+func (s *Store) keepNewer(run string, h header) {
+	s.mu.Lock()
+	if k, ok := s.heads[run]; ok && k.next > h.next {
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.keep(run, h)
+}
+
 // ownFor is how long a load trusts the row its store's own append left
 // without reading it: the decision made on it is recorded only if the
 // append's guard proves it still the row, and what else reads a load (the

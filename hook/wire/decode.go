@@ -18,74 +18,78 @@ var errAnswer = errors.New("wire: the answer is not one veto-hook reads")
 func ParseResponse(b []byte) (Response, error) {
 	var rs Response
 	p := parser{b: b}
-	p.space()
-	if !p.eat('{') {
+	ok := p.object(func(key string) bool {
+		if p.lit("null") {
+			return true // encoding/json leaves the field as it was
+		}
+		switch key {
+		case "mismatch":
+			v, ok := p.bool()
+			rs.Mismatch = v
+			return ok
+		case "exit":
+			n, ok := p.int()
+			rs.Exit = n
+			return ok
+		case "build", "stdout", "stderr":
+			s, ok := p.str()
+			switch key {
+			case "build":
+				rs.Build = s
+			case "stdout":
+				rs.Stdout = s
+			default:
+				rs.Stderr = s
+			}
+			return ok
+		}
+		return false
+	})
+	if !ok {
 		return rs, errAnswer
 	}
-	p.space()
-	if p.eat('}') {
-		return rs, p.end()
-	}
-	for {
-		p.space()
-		key, ok := p.str()
-		if !ok {
-			return rs, errAnswer
-		}
-		p.space()
-		if !p.eat(':') {
-			return rs, errAnswer
-		}
-		p.space()
-		if p.lit("null") {
-			// encoding/json leaves the field as it was
-		} else {
-			switch key {
-			case "mismatch":
-				switch {
-				case p.lit("true"):
-					rs.Mismatch = true
-				case p.lit("false"):
-					rs.Mismatch = false
-				default:
-					return rs, errAnswer
-				}
-			case "exit":
-				n, ok := p.int()
-				if !ok {
-					return rs, errAnswer
-				}
-				rs.Exit = n
-			case "build", "stdout", "stderr":
-				s, ok := p.str()
-				if !ok {
-					return rs, errAnswer
-				}
-				switch key {
-				case "build":
-					rs.Build = s
-				case "stdout":
-					rs.Stdout = s
-				default:
-					rs.Stderr = s
-				}
-			default:
-				return rs, errAnswer
-			}
-		}
-		p.space()
-		if p.eat('}') {
-			return rs, p.end()
-		}
-		if !p.eat(',') {
-			return rs, errAnswer
-		}
-	}
+	return rs, p.end()
 }
 
 type parser struct {
 	b []byte
 	i int
+}
+
+// object reads a JSON object: for each member, its key, and member with
+// the parser at its value, which member reads (false: the object is not
+// one the caller reads).
+func (p *parser) object(member func(key string) bool) bool {
+	p.space()
+	if !p.eat('{') {
+		return false
+	}
+	p.space()
+	if p.eat('}') {
+		return true
+	}
+	for {
+		p.space()
+		key, ok := p.str()
+		if !ok {
+			return false
+		}
+		p.space()
+		if !p.eat(':') {
+			return false
+		}
+		p.space()
+		if !member(key) {
+			return false
+		}
+		p.space()
+		if p.eat('}') {
+			return true
+		}
+		if !p.eat(',') {
+			return false
+		}
+	}
 }
 
 func (p *parser) space() {
@@ -124,9 +128,15 @@ func (p *parser) end() error {
 	return nil
 }
 
-// int reads a JSON number that is an int: an optional minus and digits,
-// no leading zero, no fraction or exponent.
+// int reads a JSON number that is an int (int64 on this platform's size).
 func (p *parser) int() (int, bool) {
+	n, ok := p.int64()
+	return int(n), ok && int64(int(n)) == n
+}
+
+// int64 reads a JSON number that is an int64: an optional minus and
+// digits, no leading zero, no fraction or exponent.
+func (p *parser) int64() (int64, bool) {
 	start := p.i
 	p.eat('-')
 	digits := p.i
@@ -139,8 +149,18 @@ func (p *parser) int() (int, bool) {
 	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
 		return 0, false
 	}
-	n, err := strconv.Atoi(string(p.b[start:p.i]))
+	n, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64)
 	return n, err == nil
+}
+
+func (p *parser) bool() (bool, bool) {
+	switch {
+	case p.lit("true"):
+		return true, true
+	case p.lit("false"):
+		return false, true
+	}
+	return false, false
 }
 
 // str reads a JSON string: its escapes decoded, and each byte that is not

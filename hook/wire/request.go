@@ -100,63 +100,41 @@ func (s *objectScan) feed(b []byte) int {
 func ParseRequest(b []byte) (Request, error) {
 	var rq Request
 	p := parser{b: b}
-	p.space()
-	if !p.eat('{') {
-		return rq, errRequest
-	}
-	p.space()
-	if p.eat('}') {
-		return rq, p.endRequest()
-	}
-	for {
-		p.space()
-		key, ok := p.str()
-		if !ok {
-			return rq, errRequest
-		}
-		p.space()
-		if !p.eat(':') {
-			return rq, errRequest
-		}
-		p.space()
+	ok := p.object(func(key string) bool {
 		if key == "event" {
 			// json.RawMessage: the value's bytes as they are, null too.
 			v, ok := p.rawValue()
-			if !ok {
-				return rq, errRequest
-			}
 			rq.Event = append(json.RawMessage(nil), v...)
-		} else if p.lit("null") {
-			switch key {
-			case "env":
-				rq.Env = nil
-			case "client_env":
-				rq.ClientEnv = nil
-			case "v", "build", "client", "state", "approve", "timeout_ms", "deadline_ns", "project_dir", "status":
-				// encoding/json leaves the field as it was
-			default:
-				return rq, errRequest
-			}
-		} else if !p.field(&rq, key) {
-			return rq, errRequest
+			return ok
 		}
-		p.space()
-		if p.eat('}') {
-			return rq, p.endRequest()
+		if !p.lit("null") {
+			return p.field(&rq, key)
 		}
-		if !p.eat(',') {
-			return rq, errRequest
+		switch key {
+		case "env":
+			rq.Env = nil
+		case "client_env":
+			rq.ClientEnv = nil
+		case "v", "build", "client", "state", "approve", "timeout_ms", "deadline_ns", "project_dir", "status":
+			// encoding/json leaves the field as it was
+		default:
+			return false
 		}
+		return true
+	})
+	if !ok || p.end() != nil {
+		return rq, errRequest
 	}
+	return rq, nil
 }
 
 // field reads the value of one of Request's fields but event.
 func (p *parser) field(rq *Request, key string) bool {
 	switch key {
 	case "v":
-		n, ok := p.int64()
-		rq.V = int(n)
-		return ok && int64(rq.V) == n
+		n, ok := p.int()
+		rq.V = n
+		return ok
 	case "timeout_ms":
 		n, ok := p.int64()
 		rq.TimeoutMS = n
@@ -206,77 +184,13 @@ func (p *parser) field(rq *Request, key string) bool {
 	return false
 }
 
-// endRequest: nothing but white space after the object.
-func (p *parser) endRequest() error {
-	p.space()
-	if p.i != len(p.b) {
-		return errRequest
-	}
-	return nil
-}
-
-func (p *parser) bool() (bool, bool) {
-	switch {
-	case p.lit("true"):
-		return true, true
-	case p.lit("false"):
-		return false, true
-	}
-	return false, false
-}
-
-// int64 reads a JSON number that is an int64: an optional minus and
-// digits, no leading zero, no fraction or exponent.
-func (p *parser) int64() (int64, bool) {
-	start := p.i
-	p.eat('-')
-	digits := p.i
-	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-		p.i++
-	}
-	if p.i == digits || (p.b[digits] == '0' && p.i-digits > 1) {
-		return 0, false
-	}
-	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64)
-	return n, err == nil
-}
-
 // strings reads a JSON object of strings into m.
 func (p *parser) strings(m map[string]string) bool {
-	if !p.eat('{') {
-		return false
-	}
-	p.space()
-	if p.eat('}') {
-		return true
-	}
-	for {
-		p.space()
-		k, ok := p.str()
-		if !ok {
-			return false
-		}
-		p.space()
-		if !p.eat(':') {
-			return false
-		}
-		p.space()
+	return p.object(func(k string) bool {
 		v, ok := p.str()
-		if !ok {
-			return false
-		}
 		m[k] = v
-		p.space()
-		if p.eat('}') {
-			return true
-		}
-		if !p.eat(',') {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 // rawValue reads one JSON value and returns its bytes, checked valid by

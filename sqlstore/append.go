@@ -61,15 +61,7 @@ func (s *Store) claim(ctx context.Context, tx *sql.Tx, run string, kept *header)
 // decision's load, Dialect.OwnRows): the row read under the write lock
 // must be it, or nothing is written and the run is decided again on a
 // fresh load.
-func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64, events []veto.Event, kept, seen *header) (header, error) {
-	h, err := s.appendRow(ctx, tx, run, next, events, kept, seen)
-	if h == nil {
-		return header{}, err
-	}
-	return *h, err
-}
-
-func (s *Store) appendRow(ctx context.Context, tx *sql.Tx, run string, next uint64, events []veto.Event, kept, seen *header) (*header, error) {
+func (s *Store) append(ctx context.Context, tx *sql.Tx, run string, next uint64, events []veto.Event, kept, seen *header) (*header, error) {
 	h, err := s.claim(ctx, tx, run, kept)
 	if err != nil {
 		return nil, err

@@ -383,7 +383,7 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 			return
 		}
 		failed := -1
-		rows := make([]header, len(batch))
+		rows := make([]*header, len(batch))
 		for i, p := range batch {
 			if rows[i], err = s.append(ctx, tx, p.run, p.next, p.events, nil, p.seen); err != nil {
 				failed = i
@@ -405,7 +405,7 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 		if s.d.OwnRows {
 			now := time.Now()
 			for i, p := range batch {
-				h := rows[i]
+				h := *rows[i]
 				// The row as a read would find it now.
 				h.exists, h.recorded, h.appended = true, h.damaged, now
 				s.keepNewer(p.run, h)

@@ -32,10 +32,7 @@ func rowReads(fs *faultdb.Faults) *faultdb.Fault {
 // row once, under its append's write lock, and not also at its load.
 func TestDecisionAfterOwnAppendReadsTheRowOnce(t *testing.T) {
 	s, fs, _ := faulty(t)
-	g, err := veto.NewGate(veto.Config{Store: s})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gateOn(t, s)
 	reads := rowReads(fs)
 	decide := func(i int) veto.Verdict {
 		return g.Decide(fctx, &veto.Call{ID: fmt.Sprint("c", i), Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}})
@@ -68,22 +65,11 @@ func TestDecisionAfterOwnAppendReadsTheRowOnce(t *testing.T) {
 // after the other's.
 func TestOwnRowMovedByAnotherWriterIsDecidedAgain(t *testing.T) {
 	s, _, p := faulty(t)
-	g, err := veto.NewGate(veto.Config{Store: s})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gateOn(t, s)
 	if v := g.Decide(fctx, &veto.Call{ID: "mine-1", Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}}); !v.Allowed || v.Seq != 2 {
 		t.Fatal(v)
 	}
-	other, err := Open(fctx, p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	og, err := veto.NewGate(veto.Config{Store: other})
-	if err != nil {
-		t.Fatal(err)
-	}
+	og := gateOn(t, otherStore(t, p))
 	for i := range 3 {
 		if v := og.Decide(fctx, &veto.Call{ID: fmt.Sprint("theirs-", i), Tool: "Read", Run: veto.Run{Ref: "r"}}); !v.Allowed {
 			t.Fatal(v)
@@ -111,19 +97,11 @@ func TestOwnRowMovedByAnotherWriterIsDecidedAgain(t *testing.T) {
 // would have.
 func TestOwnRowDamagedInPlaceIsFound(t *testing.T) {
 	s, _, p := faulty(t)
-	g, err := veto.NewGate(veto.Config{Store: s, Rules: []veto.Rule{completeOnly{}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gateOn(t, s, completeOnly{})
 	if v := g.Decide(fctx, &veto.Call{ID: "c1", Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}}); !v.Allowed || v.Seq != 2 {
 		t.Fatal(v)
 	}
-	other, err := Open(fctx, p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.DB().ExecContext(fctx, `UPDATE veto_events SET body = CAST(REPLACE(CAST(body AS TEXT), '"c1"', '"cX"') AS BLOB) WHERE run = 'r' AND seq = 2`); err != nil {
+	if _, err := otherStore(t, p).DB().ExecContext(fctx, `UPDATE veto_events SET body = CAST(REPLACE(CAST(body AS TEXT), '"c1"', '"cX"') AS BLOB) WHERE run = 'r' AND seq = 2`); err != nil {
 		t.Fatal(err)
 	}
 	// A dry run (a shadow policy's) proves nothing at an append: it reads

@@ -6,51 +6,122 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/sqlstore"
 )
 
-// A held file's checkpoints start its WAL again from the beginning and
-// keep its blocks (RESTART, journal_size_limit): after each checkpoint
-// the next decision's frames overwrite the WAL where a truncated WAL
-// would grow the file again page by page; and the WAL stays within one
-// decision's frames of checkpointAt, however many checkpoints there are,
-// and the checkpoints come a WAL's worth of decisions apart, not at every
-// decision once the WAL is past checkpointAt.
-func TestHeldFileWALKeepsItsBlocks(t *testing.T) {
-	ctx := context.Background()
-	p := filepath.Join(t.TempDir(), "veto.db")
-	f := OpenFile(p, Options{Verify: true})
-	defer f.Close()
-	g, err := veto.NewGate(veto.Config{Store: f})
+// gateOn is a gate on s with the rules given.
+func gateOn(t *testing.T, s veto.Store, rules ...veto.Rule) *veto.Gate {
+	t.Helper()
+	g, err := veto.NewGate(veto.Config{Store: s, Rules: rules})
 	if err != nil {
 		t.Fatal(err)
 	}
-	walSize := func() int64 {
-		fi, err := os.Stat(p + "-wal")
-		if err != nil {
+	return g
+}
+
+// decideIn has g allow the Read call id in a fresh run, with f's state
+// proved first as a long-lived process proves it (f nil: nothing to
+// prove); it returns how long that took.
+func decideIn(t *testing.T, f *File, g *veto.Gate, id, run string) time.Duration {
+	t.Helper()
+	t0 := time.Now()
+	release := func() {}
+	if f != nil {
+		var err error
+		if release, err = f.Acquire(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		return fi.Size()
 	}
+	v := g.Decide(context.Background(), &veto.Call{ID: id, Tool: "Read", Run: veto.Run{Ref: run, Fresh: true}})
+	release()
+	if !v.Allowed {
+		t.Fatalf("decision %s: %+v", id, v)
+	}
+	return time.Since(t0)
+}
+
+func walSize(t *testing.T, p string) int64 {
+	t.Helper()
+	fi, err := os.Stat(p + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// otherStore opens the state at p as another process does.
+func otherStore(t *testing.T, p string) *sqlstore.Store {
+	t.Helper()
+	s, err := Open(context.Background(), p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// unlimitedStore opens the state at p as a process whose connections set
+// no journal_size_limit does (a veto from before it, another program):
+// starting the WAL again, it leaves it its size.
+func unlimitedStore(t *testing.T, p string) *sqlstore.Store {
+	t.Helper()
+	limit := fmt.Sprintf("&_pragma=journal_size_limit(%d)", checkpointAt)
+	d := dsn(p, Options{BusyTimeout: time.Second}, true)
+	if !strings.Contains(d, limit) {
+		t.Fatalf("the DSN %q sets no size limit to leave out", d)
+	}
+	db, err := sql.Open("sqlite", strings.Replace(d, limit, "", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sqlstore.New(context.Background(), db, dialect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// pinReader opens a read transaction on s that holds the WAL as it is
+// now, until it is rolled back.
+func pinReader(t *testing.T, s *sqlstore.Store) *sql.Tx {
+	t.Helper()
+	tx, err := s.DB().BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := tx.QueryRow(`SELECT COUNT(*) FROM veto_events`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
+// A held file's checkpoints start its WAL again from the beginning and
+// keep its blocks (journal_size_limit): after each checkpoint the next
+// decision's frames overwrite the WAL where a truncated WAL would grow
+// the file again page by page; and the WAL stays within one decision's
+// frames of checkpointAt, however many checkpoints there are, and the
+// checkpoints come a WAL's worth of decisions apart, not at every
+// decision once the WAL is past checkpointAt.
+func TestHeldFileWALKeepsItsBlocks(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "veto.db")
+	f := OpenFile(p, Options{Verify: true})
+	defer f.Close()
+	g := gateOn(t, f)
 	checkpoints, last, since := 0, fingerprint{}, 0
 	for i := 0; checkpoints < 3; i++ {
 		if i > 5000 {
 			t.Fatalf("%d checkpoints in %d decisions", checkpoints, i)
 		}
-		release, err := f.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fp := f.walFP
-		v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint("c", i), Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}})
-		release()
-		if !v.Allowed {
-			t.Fatalf("decision %d: %+v", i, v)
-		}
-		if n := walSize(); n > checkpointAt+1<<20 {
+		decideIn(t, f, g, fmt.Sprint("c", i), "r")
+		fp := f.walFP // as this decision's Acquire left it
+		if n := walSize(t, p); n > checkpointAt+1<<20 {
 			t.Fatalf("after %d checkpoints the WAL is %d bytes", checkpoints, n)
 		}
 		since++
@@ -61,7 +132,7 @@ func TestHeldFileWALKeepsItsBlocks(t *testing.T) {
 				t.Fatalf("checkpoint %d came %d decisions after the one before", checkpoints+1, since)
 			}
 			checkpoints, last, since = checkpoints+1, fp, 0
-			if n := walSize(); n < checkpointAt {
+			if n := walSize(t, p); n < checkpointAt {
 				t.Fatalf("the WAL is %d bytes after checkpoint %d and one decision: cut back, not kept", n, checkpoints)
 			}
 		}
@@ -73,17 +144,15 @@ func TestHeldFileWALKeepsItsBlocks(t *testing.T) {
 
 // A held file that only reads while another process writes does not
 // checkpoint at each request: after its checkpoint the other's writes
-// start the WAL again within its blocks (no size limit of this store's
-// cuts it back), and the WAL, written again, has the size it had.
+// start the WAL again within its blocks (a process that sets no size
+// limit leaves it its size), and the WAL, written again, has the size it
+// had.
 func TestHeldFileDoesNotCheckpointAnotherWritersWAL(t *testing.T) {
 	ctx := context.Background()
 	p := filepath.Join(t.TempDir(), "veto.db")
 	f := OpenFile(p, Options{Verify: true})
 	defer f.Close()
-	g, err := veto.NewGate(veto.Config{Store: f})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := gateOn(t, f)
 	// The held file's own decisions, to its first checkpoint.
 	var first fingerprint
 	for i := 0; first == (fingerprint{}); i++ {
@@ -109,20 +178,10 @@ func TestHeldFileDoesNotCheckpointAnotherWritersWAL(t *testing.T) {
 	}
 	// Another process's store, then the held file only proving the
 	// state (as a page's request does) between its writes.
-	other, err := Open(ctx, p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	og, err := veto.NewGate(veto.Config{Store: other})
-	if err != nil {
-		t.Fatal(err)
-	}
+	og := gateOn(t, unlimitedStore(t, p))
 	checkpoints := 0
 	for i := 0; i < 200; i++ {
-		if v := og.Decide(ctx, &veto.Call{ID: fmt.Sprint("o", i), Tool: "Read", Run: veto.Run{Ref: "other", Fresh: true}}); !v.Allowed {
-			t.Fatalf("the other's decision %d: %+v", i, v)
-		}
+		decideIn(t, nil, og, fmt.Sprint("o", i), "other")
 		before := f.walFP
 		release, err := f.Acquire(ctx)
 		if err != nil {
@@ -136,8 +195,8 @@ func TestHeldFileDoesNotCheckpointAnotherWritersWAL(t *testing.T) {
 	if checkpoints > 4 {
 		t.Fatalf("%d checkpoints in 200 requests between another's writes", checkpoints)
 	}
-	if fi, err := os.Stat(p + "-wal"); err != nil || fi.Size() > 2*checkpointAt {
-		t.Fatalf("the WAL: %v, %v", fi, err)
+	if n := walSize(t, p); n > 2*checkpointAt {
+		t.Fatalf("the WAL is %d bytes", n)
 	}
 }
 
@@ -146,46 +205,16 @@ func TestHeldFileDoesNotCheckpointAnotherWritersWAL(t *testing.T) {
 // for that reader (every request would wait with it), and it does not try
 // again at every request, each try syncing the file, but after a pause.
 func TestHeldFileCheckpointWaitsForNoReader(t *testing.T) {
-	ctx := context.Background()
 	p := filepath.Join(t.TempDir(), "veto.db")
 	f := OpenFile(p, Options{Verify: true, BusyTimeout: 2 * time.Second})
 	defer f.Close()
-	g, err := veto.NewGate(veto.Config{Store: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	decide := func(i int) time.Duration {
-		t0 := time.Now()
-		release, err := f.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint("c", i), Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}})
-		release()
-		if !v.Allowed {
-			t.Fatalf("decision %d: %+v", i, v)
-		}
-		return time.Since(t0)
-	}
-	decide(0)
-	// The other process's reader, on the WAL as it is now.
-	other, err := Open(ctx, p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	tx, err := other.DB().BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM veto_events`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	g := gateOn(t, f)
+	decideIn(t, f, g, "c0", "r")
+	tx := pinReader(t, otherStore(t, p))
 	tries, slowest := 0, time.Duration(0)
 	for i := 1; i < 400; i++ {
 		before := f.walFP
-		slowest = max(slowest, decide(i))
+		slowest = max(slowest, decideIn(t, f, g, fmt.Sprint("c", i), "r"))
 		if f.walFP != before {
 			tries++
 		}
@@ -200,8 +229,8 @@ func TestHeldFileCheckpointWaitsForNoReader(t *testing.T) {
 	// The reader gone, the next checkpoint (after the pause) copies it all.
 	f.ckptAfter = time.Time{}
 	for i := 400; i < 800; i++ {
-		decide(i)
-		if fi, err := os.Stat(p + "-wal"); err == nil && fi.Size() <= checkpointAt {
+		decideIn(t, f, g, fmt.Sprint("c", i), "r")
+		if walSize(t, p) <= checkpointAt {
 			return // cut back: checkpointed whole, started again
 		}
 	}
@@ -212,52 +241,19 @@ func TestHeldFileCheckpointWaitsForNoReader(t *testing.T) {
 // that grew while a reader held it (no checkpoint could copy it all) is
 // not left at that size for good.
 func TestEveryStoreCutsTheWALBack(t *testing.T) {
-	ctx := context.Background()
 	p := filepath.Join(t.TempDir(), "veto.db")
-	s, err := Open(ctx, p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	g, err := veto.NewGate(veto.Config{Store: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	decide := func(i int) {
-		if v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint("c", i), Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}}); !v.Allowed {
-			t.Fatalf("decision %d: %+v", i, v)
-		}
-	}
-	walSize := func() int64 {
-		fi, err := os.Stat(p + "-wal")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fi.Size()
-	}
-	decide(0)
-	reader, err := Open(ctx, p, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
-	tx, err := reader.DB().BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM veto_events`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	g := gateOn(t, otherStore(t, p))
+	decideIn(t, nil, g, "c0", "r")
+	tx := pinReader(t, otherStore(t, p))
 	i := 1
-	for ; walSize() < 2*checkpointAt; i++ {
-		decide(i)
+	for ; walSize(t, p) < 2*checkpointAt; i++ {
+		decideIn(t, nil, g, fmt.Sprint("c", i), "r")
 	}
 	tx.Rollback()
-	for start := i; walSize() > checkpointAt; i++ {
+	for start := i; walSize(t, p) > checkpointAt; i++ {
 		if i-start > 2000 {
-			t.Fatalf("the WAL is still %d bytes, %d decisions after its reader left", walSize(), i-start)
+			t.Fatalf("the WAL is still %d bytes, %d decisions after its reader left", walSize(t, p), i-start)
 		}
-		decide(i)
+		decideIn(t, nil, g, fmt.Sprint("c", i), "r")
 	}
 }

@@ -50,8 +50,11 @@ var dialect = sqlstore.Dialect{
 	Name: "sqlite",
 	// A decision in a run this store appended to a moment ago reads its
 	// row once, under the append's write lock, not also at the load.
-	OwnRows:    true,
-	Migrations: []string{sqlstore.Schema("BLOB", "INTEGER", "INTEGER"), sqlstore.EgressSchema("INTEGER"), sqlstore.TallySchema("INTEGER"), sqlstore.ApprovalSchema("BLOB", "INTEGER", "INTEGER"), sqlstore.ActorSchema()},
+	OwnRows: true,
+	// BEGIN IMMEDIATE takes the write lock (_txlock, in the DSN); in WAL
+	// mode nothing an append runs after it waits for a lock.
+	LockAtBegin: true,
+	Migrations:  []string{sqlstore.Schema("BLOB", "INTEGER", "INTEGER"), sqlstore.EgressSchema("INTEGER"), sqlstore.TallySchema("INTEGER"), sqlstore.ApprovalSchema("BLOB", "INTEGER", "INTEGER"), sqlstore.ActorSchema()},
 	// Deleted rows are overwritten (secure_delete, in the DSN); the WAL
 	// still holds the frames that wrote them until it is checkpointed
 	// and truncated.

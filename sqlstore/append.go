@@ -158,27 +158,36 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, run string, h *header, e 
 
 // observe records the observation an event makes or changes, and moves
 // the run's tally (see veto.Tally) from the call's old state to its new.
+// A call's first observation is inserted without a read: pipelined, the
+// guard proves the call was not observed before; in a transaction, the
+// insert does nothing for a call observed before, which is then read and
+// changed.
 func (s *Store) observe(ctx context.Context, tx *sql.Tx, run string, h *header, e veto.Event, o veto.Outcome) error {
-	var old veto.Observation
-	var idx, seq int64
-	var outcome string
-	err := sql.ErrNoRows // pipelined: the guard proves the call was not observed before
+	idx := h.nObs
+	first := veto.Observation{Seq: e.Seq, CallID: e.CallID, Tool: e.Tool, Outcome: o, Target: e.Target}
+	insert := `INSERT INTO veto_observations (run, idx, seq, call_id, tool, outcome, target_kind, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	if pipelined(ctx) == nil {
-		err = s.queryRow(ctx, tx, `SELECT idx, seq, tool, outcome, target_kind, target_id FROM veto_observations WHERE run = ? AND call_id = ?`,
-			run, e.CallID).Scan(&idx, &seq, &old.Tool, &outcome, &old.Target.Kind, &old.Target.ID)
+		insert += ` ON CONFLICT (run, call_id) DO NOTHING`
 	}
-	existed := err == nil
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		idx = h.nObs
-		now := veto.Observation{Seq: e.Seq, CallID: e.CallID, Tool: e.Tool, Outcome: o, Target: e.Target}
-		if _, err := s.exec(ctx, tx, `INSERT INTO veto_observations (run, idx, seq, call_id, tool, outcome, target_kind, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			run, idx, int64(e.Seq), e.CallID, e.Tool, string(o), string(e.Target.Kind), e.Target.ID); err != nil {
-			return err
-		}
+	res, err := s.exec(ctx, tx, insert, run, idx, int64(e.Seq), e.CallID, e.Tool, string(o), string(e.Target.Kind), e.Target.ID)
+	if err != nil {
+		return err
+	}
+	if pipelined(ctx) != nil {
 		h.nObs++
-		return s.tally(ctx, tx, run, idx, veto.Observation{}, false, now)
-	case err != nil:
+		return s.tally(ctx, tx, run, idx, veto.Observation{}, false, first)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 1 {
+		h.nObs++
+		return s.tally(ctx, tx, run, idx, veto.Observation{}, false, first)
+	}
+	var old veto.Observation
+	var seq int64
+	var outcome string
+	if err := s.queryRow(ctx, tx, `SELECT idx, seq, tool, outcome, target_kind, target_id FROM veto_observations WHERE run = ? AND call_id = ?`,
+		run, e.CallID).Scan(&idx, &seq, &old.Tool, &outcome, &old.Target.Kind, &old.Target.ID); err != nil {
 		return err
 	}
 	old.Seq, old.CallID, old.Outcome = uint64(seq), e.CallID, veto.Outcome(outcome)
@@ -191,7 +200,7 @@ func (s *Store) observe(ctx context.Context, tx *sql.Tx, run string, h *header, 
 		string(now.Outcome), string(now.Target.Kind), now.Target.ID, run, idx); err != nil {
 		return err
 	}
-	return s.tally(ctx, tx, run, idx, old, existed, now)
+	return s.tally(ctx, tx, run, idx, old, true, now)
 }
 
 // tally moves the run's tally tables from observation old (existed: it

@@ -375,7 +375,7 @@ func (s *Store) commitPiped(ctx context.Context, batch []*pending) (txed []*pend
 // commitTx appends the batch in one transaction.
 func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 	for len(batch) > 0 {
-		tx, err := s.db.BeginTx(ctx, nil)
+		tx, err := s.begin(ctx)
 		if err != nil {
 			for _, p := range batch {
 				p.err = unavailable(err)
@@ -385,7 +385,7 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 		failed := -1
 		rows := make([]*header, len(batch))
 		for i, p := range batch {
-			if rows[i], err = s.append(ctx, tx, p.run, p.next, p.events, nil, p.seen); err != nil {
+			if rows[i], err = s.append(s.Unwatched(ctx), tx, p.run, p.next, p.events, nil, p.seen); err != nil {
 				failed = i
 				break
 			}
@@ -396,7 +396,15 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 			batch = slices.Delete(slices.Clone(batch), failed, failed+1)
 			continue
 		}
-		if err := tx.Commit(); err != nil {
+		// An append whose context ended is not committed: unwatched
+		// (Dialect.LockAtBegin), the transaction would not end with it.
+		err = ctx.Err()
+		if err != nil {
+			tx.Rollback()
+		} else {
+			err = tx.Commit()
+		}
+		if err != nil {
 			for _, p := range batch {
 				p.err = s.failure(err)
 			}

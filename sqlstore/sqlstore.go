@@ -49,6 +49,15 @@ type Dialect struct {
 	// (internal/loaded), else nothing is written and the run is decided
 	// again on a fresh load. A load of anything else reads the row.
 	OwnRows bool
+	// LockAtBegin: a write transaction takes the database's one write
+	// lock at BEGIN (SQLite's BEGIN IMMEDIATE), and no statement an append
+	// runs after it waits for a lock, so those statements run without the
+	// context's cancellation (unwatched): the driver watches a cancellable
+	// context with a goroutine of its own for each statement, and an
+	// append runs half a dozen. The context is still checked before each,
+	// and the BEGIN, which can wait for another process's writer, still
+	// ends with it.
+	LockAtBegin bool
 }
 
 // Store is a veto.Store and veto.Log on a SQL database.

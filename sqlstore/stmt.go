@@ -94,12 +94,60 @@ func (s *Store) use(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
 	return s.prepare(ctx, query)
 }
 
+// unwatchedKey marks a context whose statements run without its
+// cancellation (Dialect.LockAtBegin); the value is the context itself.
+type unwatchedKey struct{}
+
+// begin begins an append's write transaction. With Dialect.LockAtBegin
+// the transaction is unwatched: database/sql would watch its context
+// with a goroutine for the transaction and one for each query's rows,
+// and the driver with one for the BEGIN and one for the COMMIT. Its
+// BEGIN, which waits for another process's write lock, then waits up to
+// the database's busy timeout (SQLite: Options.BusyTimeout, 2 s unless
+// set, as the service's and the gateway's deadlines are), not until ctx
+// ends; a ctx that ended meanwhile refuses the append's first statement
+// (Unwatched), so nothing is written.
+func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+	if !s.d.LockAtBegin {
+		return s.db.BeginTx(ctx, nil)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s.db.BeginTx(context.WithoutCancel(ctx), nil)
+}
+
+// Unwatched is ctx for statements that, with Dialect.LockAtBegin, wait
+// for no lock and are short (a point read of one row in WAL mode, say):
+// each is refused once ctx has ended, and runs without its cancellation,
+// which the driver would watch with a goroutine of its own (see watched).
+// Without LockAtBegin it is ctx.
+func (s *Store) Unwatched(ctx context.Context) context.Context {
+	if !s.d.LockAtBegin {
+		return ctx
+	}
+	return context.WithValue(ctx, unwatchedKey{}, ctx)
+}
+
+// watched returns the context to run one statement with: within
+// Unwatched, once the context is checked, one without its cancellation,
+// which the driver would watch with a goroutine of its own. A context
+// that has ended is returned as it is, and the statement is refused
+// with its error before it runs.
+func watched(ctx context.Context) context.Context {
+	if c, ok := ctx.Value(unwatchedKey{}).(context.Context); ok && c.Err() == nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
 // exec runs query within tx (nil: on the database), prepared when it can.
 func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
 	if p := pipelined(ctx); p != nil {
 		p.stmts = append(p.stmts, Stmt{Query: query, Args: args})
 		return pipedResult{}, nil
 	}
+	ctx = watched(ctx)
 	if st := s.use(ctx, tx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -111,6 +159,7 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 
 // query is exec for rows.
 func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	ctx = watched(ctx)
 	if st := s.use(ctx, tx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -122,6 +171,7 @@ func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any
 
 // queryRow is exec for one row.
 func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	ctx = watched(ctx)
 	if st := s.use(ctx, tx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}

@@ -1,0 +1,179 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime/metrics"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/internal/faultdb"
+)
+
+// goroutinesCreated is how many goroutines the process has started.
+func goroutinesCreated(t *testing.T) uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		t.Fatal("this Go counts no goroutines created")
+	}
+	return s[0].Value.Uint64()
+}
+
+// A decision on a held file, as the hook server, veto serve and veto mcp
+// make it (the file proved, the run's row read under the write lock, the
+// event and its projections written, committed), starts at most two
+// goroutines: database/sql's watch of the transaction and of the one
+// query's rows. The driver watched every statement's context with one of
+// its own: 12 a decision, each a wake-up of an idle process's threads.
+func TestHeldFileDecisionStartsNoGoroutinePerStatement(t *testing.T) {
+	p, _ := heldState(t)
+	f := OpenFile(p, Options{Verify: true, BusyTimeout: time.Second})
+	t.Cleanup(func() { f.Close() })
+	g := gateOn(t, f)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a deadline, as every decision has
+	defer cancel()
+	decide := func(i int) {
+		release, err := f.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		if v := g.Decide(ctx, &veto.Call{ID: fmt.Sprint("c", i), Tool: "Read", Run: veto.Run{Ref: "r", Fresh: true}}); !v.Allowed {
+			t.Fatalf("decision %d: %+v", i, v)
+		}
+	}
+	for i := range 3 { // the statements prepared, the run's row kept
+		decide(i)
+	}
+	const n = 20
+	before := goroutinesCreated(t)
+	for i := 3; i < 3+n; i++ {
+		decide(i)
+	}
+	if got := goroutinesCreated(t) - before; got > 2*n {
+		t.Fatalf("%d decisions started %d goroutines, want at most %d", n, got, 2*n)
+	}
+}
+
+// holdWriteLock has another connection take the state's write lock, as
+// another process's writer would; release ends its transaction.
+func holdWriteLock(t *testing.T, p string) (release func()) {
+	t.Helper()
+	holder, err := sql.Open("sqlite", dsn(p, Options{BusyTimeout: 1}, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := holder.BeginTx(context.Background(), nil) // _txlock=immediate
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`UPDATE veto_meta SET value = value`); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	release = func() {
+		if !done {
+			done = true
+			tx.Rollback()
+			holder.Close()
+		}
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// An append's statements run unwatched, but the append still ends with
+// its context: one already ended stores nothing; one that ends while the
+// append waits for another writer's lock stores nothing once it has the
+// lock (the BEGIN itself waits up to the busy timeout); and a wait the
+// busy timeout ends is refused as the state locked.
+func TestUnwatchedAppendEndsWithItsContext(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "veto.db")
+	s, err := Open(context.Background(), p, Options{BusyTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	yes := true
+	start := []veto.Event{
+		{V: veto.EventVersion, Run: "r", Seq: 1, Kind: veto.EventRunStarted, Time: t0, Complete: &yes},
+		{V: veto.EventVersion, Run: "r", Seq: 2, Kind: veto.EventAllowed, CallID: "c", Tool: "Read", Time: t0},
+	}
+	stored := func() uint64 {
+		st, err := s.Load(context.Background(), "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Next
+	}
+
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.Append(ended, "r", 1, start); !errors.Is(err, context.Canceled) {
+		t.Fatalf("an append with its context ended: %v, want context.Canceled", err)
+	}
+	if n := stored(); n != 1 {
+		t.Fatalf("an ended append stored events: next %d", n)
+	}
+
+	release := holdWriteLock(t, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+		time.Sleep(50 * time.Millisecond)
+		release()
+	}()
+	err = s.Append(ctx, "r", 1, start)
+	<-released
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("an append whose context ended while it waited for the lock: %v, want context.Canceled", err)
+	}
+	if n := stored(); n != 1 {
+		t.Fatalf("an append whose context ended while it waited stored events: next %d", n)
+	}
+
+	holdWriteLock(t, p)
+	began := time.Now()
+	err = s.Append(context.Background(), "r", 1, start)
+	if c, _ := classify(err); !errors.Is(err, veto.ErrStateUnavailable) || c != veto.CauseLocked {
+		t.Fatalf("an append past the busy timeout: %v, want the state refused as locked", err)
+	}
+	if waited := time.Since(began); waited < 250*time.Millisecond {
+		t.Fatalf("the append gave up after %s, before the busy timeout", waited)
+	}
+	if n := stored(); n != 1 {
+		t.Fatalf("a refused append stored events: next %d", n)
+	}
+}
+
+// A context that ends while an append's last statement runs, its
+// statements all run unwatched, is found before the commit: nothing is
+// committed (a hook server stopped past veto-hook's wait, and continued,
+// records nothing).
+func TestUnwatchedAppendIsNotCommittedOnceItsContextEnded(t *testing.T) {
+	s, fs, _ := faulty(t)
+	hold := make(chan struct{})
+	last := fs.Add(faultdb.Fault{Op: faultdb.Exec, Match: "INSERT INTO veto_runs", Hold: hold})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- s.Append(ctx, "r", 1, prefix()) }()
+	for fs.Fired(last) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	close(hold)
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("an append whose context ended before its commit: %v, want context.Canceled", err)
+	}
+	if st, err := s.Load(context.Background(), "r"); err != nil || st.Next != 1 {
+		t.Fatalf("the run after it: next %d (%v), want nothing stored", st.Next, err)
+	}
+}

@@ -65,7 +65,7 @@ func main() {
 	exportMode := flag.Bool("export", false, "measure veto serve with export off and on, and not OPA")
 	fleetMode := flag.Bool("fleet", false, "measure veto serve with each fleet feature on (export, signing, a shadow revision, all three) against off, and not OPA")
 	rounds := flag.Int("rounds", 1, "run every contender at every concurrency this many times, alternating")
-	flag.StringVar(&only, "only", "", "run only the contenders whose name holds this")
+	flag.StringVar(&only, "only", "", "run only the contenders whose name holds this (or one of these, separated by |)")
 	floorServer := flag.String("floor-server", "", "serve as the floor of this kind (http, sqlite, postgres): servebench runs itself so")
 	floorSQLite := flag.String("floor-sqlite", "", "the SQLite file of the sqlite floor server")
 	flag.Parse()
@@ -111,7 +111,8 @@ type result struct {
 // fleet: -fleet's contenders instead of -export's.
 var fleet bool
 
-// only: run only the contenders whose name holds it (-only).
+// only: run only the contenders whose name holds it, or one of its
+// |-separated parts (-only).
 var only string
 
 // pidOf is the process that answers at each URL.
@@ -510,8 +511,11 @@ func measure(contenders []contender, levels []int, each time.Duration, rounds in
 	if only != "" {
 		var kept []contender
 		for _, c := range contenders {
-			if strings.Contains(c.name, only) {
-				kept = append(kept, c)
+			for _, o := range strings.Split(only, "|") {
+				if strings.Contains(c.name, o) {
+					kept = append(kept, c)
+					break
+				}
 			}
 		}
 		contenders = kept

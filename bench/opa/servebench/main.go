@@ -20,7 +20,7 @@
 // its own over the same HTTP, an answer with nothing decided, and an
 // answer after one row inserted and committed in SQLite or PostgreSQL.
 //
-//	cd bench/opa && go run ./servebench [-seconds 3] [-postgres DSN]
+//	cd bench/opa && go run ./servebench [-seconds 3] [-postgres DSN] [-before DIR]
 //
 // With -export it measures what exporting costs a decision instead: veto
 // serve on SQLite and on PostgreSQL, each with no export and with every
@@ -65,7 +65,8 @@ func main() {
 	exportMode := flag.Bool("export", false, "measure veto serve with export off and on, and not OPA")
 	fleetMode := flag.Bool("fleet", false, "measure veto serve with each fleet feature on (export, signing, a shadow revision, all three) against off, and not OPA")
 	rounds := flag.Int("rounds", 1, "run every contender at every concurrency this many times, alternating")
-	flag.StringVar(&only, "only", "", "run only the contenders whose name holds this (or one of these, separated by |)")
+	flag.StringVar(&before, "before", "", "a directory with another build's veto: its veto serve on SQLite and on PostgreSQL run as contenders too, each beside this build's")
+	flag.StringVar(&only, "only", "", "run only the contenders whose name holds this (or one of these, separated by |; =NAME: that name only)")
 	floorServer := flag.String("floor-server", "", "serve as the floor of this kind (http, sqlite, postgres): servebench runs itself so")
 	floorSQLite := flag.String("floor-sqlite", "", "the SQLite file of the sqlite floor server")
 	flag.Parse()
@@ -111,8 +112,12 @@ type result struct {
 // fleet: -fleet's contenders instead of -export's.
 var fleet bool
 
+// before: a directory holding another build's veto (-before), measured
+// beside this one.
+var before string
+
 // only: run only the contenders whose name holds it, or one of its
-// |-separated parts (-only).
+// |-separated parts; a part "=NAME" is that name only (-only).
 var only string
 
 // pidOf is the process that answers at each URL.
@@ -234,17 +239,21 @@ func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds i
 	dsn := pgBase + "&search_path=" + schema
 	state := filepath.Join(tmp, "veto.db")
 
-	token := func(args ...string) (string, error) {
-		cmd := exec.Command(filepath.Join(bin, "veto"), append([]string{"token", "create", "--actor", "agent:bench"}, args...)...)
+	// tokenBy and serveBy run a veto's token create and veto serve; token
+	// and serve, this build's.
+	tokenBy := func(veto string, args ...string) (string, error) {
+		cmd := exec.Command(veto, append([]string{"token", "create", "--actor", "agent:bench"}, args...)...)
 		cmd.Env = env
 		out, err := cmd.Output()
 		return strings.TrimSpace(string(out)), err
 	}
-	serve := func(args ...string) (string, error) {
-		cmd := exec.Command(filepath.Join(bin, "veto"), append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "off", "--workspace-root", ws}, args...)...)
+	serveBy := func(veto string, args ...string) (string, error) {
+		cmd := exec.Command(veto, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "off", "--workspace-root", ws}, args...)...)
 		cmd.Env = env
 		return start(cmd, &procs, "veto serve: listening on ")
 	}
+	token := func(args ...string) (string, error) { return tokenBy(filepath.Join(bin, "veto"), args...) }
+	serve := func(args ...string) (string, error) { return serveBy(filepath.Join(bin, "veto"), args...) }
 	sqliteTok, err := token("--state", state)
 	if err != nil {
 		return fmt.Errorf("token: %w", err)
@@ -446,12 +455,42 @@ func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds i
 	contenders = []contender{
 		{name: "veto serve, SQLite", urls: []string{sqliteURL}, req: vetoReq(sqliteTok, "sqlite")},
 		{name: "veto serve, PostgreSQL", urls: []string{pgURL1}, req: vetoReq(pgTok, "pg")},
+	}
+	if before != "" {
+		// Another build's veto, on a state and a schema of its own,
+		// beside this build's in every round.
+		old, err := filepath.Abs(filepath.Join(before, "veto"))
+		if err != nil {
+			return err
+		}
+		oldSchema := schema + "_before"
+		if _, err := db.Exec("CREATE SCHEMA " + oldSchema); err != nil {
+			return err
+		}
+		defer db.Exec("DROP SCHEMA " + oldSchema + " CASCADE")
+		oldState, oldDSN := filepath.Join(tmp, "veto-before.db"), pgBase+"&search_path="+oldSchema
+		for _, st := range []struct{ name, flag, at, tag string }{
+			{"veto serve, SQLite (before)", "--state", oldState, "sqlite-b"},
+			{"veto serve, PostgreSQL (before)", "--postgres", oldDSN, "pg-b"},
+		} {
+			tk, err := tokenBy(old, st.flag, st.at)
+			if err != nil {
+				return fmt.Errorf("the build before: token: %w", err)
+			}
+			u, err := serveBy(old, st.flag, st.at)
+			if err != nil {
+				return fmt.Errorf("the build before: %w", err)
+			}
+			contenders = append(contenders, contender{name: st.name, urls: []string{u}, req: vetoReq(tk, st.tag)})
+		}
+	}
+	contenders = append(contenders, []contender{
 		{name: "veto serve, PostgreSQL ×2", urls: []string{pgURL1, pgURL2}, req: vetoReq(pgTok, "pg2")},
 		{name: "opa run --server", urls: []string{opaURL}, req: func(url string, _, _ int) *http.Request {
 			r, _ := http.NewRequest("POST", url+"/v1/data/veto/policy/files/decision", bytes.NewReader(opaBody))
 			return r
 		}},
-	}
+	}...)
 	floor, err := commitFloor(db, schema)
 	if err != nil {
 		return err
@@ -512,7 +551,7 @@ func measure(contenders []contender, levels []int, each time.Duration, rounds in
 		var kept []contender
 		for _, c := range contenders {
 			for _, o := range strings.Split(only, "|") {
-				if strings.Contains(c.name, o) {
+				if exact, ok := strings.CutPrefix(o, "="); ok && c.name == exact || !ok && strings.Contains(c.name, o) {
 					kept = append(kept, c)
 					break
 				}

@@ -134,9 +134,7 @@ func (f *File) sound(ctx context.Context) bool {
 	if err != nil || fp != f.fp {
 		return false
 	}
-	// The marker is one row read in WAL mode, which waits for no lock:
-	// unwatched, it starts no goroutine of the driver's.
-	_, err = f.s.Migrations(f.s.Unwatched(ctx))
+	_, err = f.s.Migrations(ctx)
 	return err == nil
 }
 

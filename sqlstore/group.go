@@ -375,38 +375,15 @@ func (s *Store) commitPiped(ctx context.Context, batch []*pending) (txed []*pend
 // commitTx appends the batch in one transaction.
 func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 	for len(batch) > 0 {
-		tx, err := s.begin(ctx)
-		if err != nil {
-			for _, p := range batch {
-				p.err = unavailable(err)
-			}
-			return
-		}
-		failed := -1
-		rows := make([]*header, len(batch))
-		for i, p := range batch {
-			if rows[i], err = s.append(s.Unwatched(ctx), tx, p.run, p.next, p.events, nil, p.seen); err != nil {
-				failed = i
-				break
-			}
-		}
+		rows, failed, err := s.commitOnce(ctx, batch)
 		if failed >= 0 {
-			tx.Rollback()
 			batch[failed].err = s.failure(err)
 			batch = slices.Delete(slices.Clone(batch), failed, failed+1)
 			continue
 		}
-		// An append whose context ended is not committed: unwatched
-		// (Dialect.LockAtBegin), the transaction would not end with it.
-		err = ctx.Err()
-		if err != nil {
-			tx.Rollback()
-		} else {
-			err = tx.Commit()
-		}
 		if err != nil {
 			for _, p := range batch {
-				p.err = s.failure(err)
+				p.err = err
 			}
 			return
 		}
@@ -421,6 +398,35 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 		}
 		return
 	}
+}
+
+// commitOnce appends the batch in one transaction and commits it: the
+// rows the appends left, or the batch's index whose append failed with
+// err (nothing is committed), or failed < 0 and err, the batch's error.
+// The transaction is rolled back on every way out but its commit, a
+// panic's included: unwatched (Dialect.LockAtBegin), nothing else would
+// end it, and SQLite's write lock with it.
+func (s *Store) commitOnce(ctx context.Context, batch []*pending) (rows []*header, failed int, err error) {
+	tx, end, err := s.begin(ctx)
+	if err != nil {
+		return nil, -1, unavailable(err)
+	}
+	defer end()
+	rows = make([]*header, len(batch))
+	for i, p := range batch {
+		if rows[i], err = s.append(s.Unwatched(ctx), tx, p.run, p.next, p.events, nil, p.seen); err != nil {
+			return nil, i, err
+		}
+	}
+	// An append whose context ended is not committed: unwatched, the
+	// transaction would not end with it.
+	if err := ctx.Err(); err != nil {
+		return nil, -1, s.failure(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, -1, s.failure(err)
+	}
+	return rows, -1, nil
 }
 
 // failure is err as an append's: ErrConflict when another writer won,

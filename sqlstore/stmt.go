@@ -98,30 +98,41 @@ func (s *Store) use(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
 // cancellation (Dialect.LockAtBegin); the value is the context itself.
 type unwatchedKey struct{}
 
-// begin begins an append's write transaction. With Dialect.LockAtBegin
-// the transaction is unwatched: database/sql would watch its context
-// with a goroutine for the transaction and one for each query's rows,
-// and the driver with one for the BEGIN and one for the COMMIT. Its
-// BEGIN, which waits for another process's write lock, then waits up to
-// the database's busy timeout (SQLite: Options.BusyTimeout, 2 s unless
-// set, as the service's and the gateway's deadlines are), not until ctx
-// ends; a ctx that ended meanwhile refuses the append's first statement
-// (Unwatched), so nothing is written.
-func (s *Store) begin(ctx context.Context) (*sql.Tx, error) {
+// begin begins an append's write transaction; end rolls it back unless
+// it was committed, and gives its connection back. With
+// Dialect.LockAtBegin the transaction is unwatched: database/sql would
+// watch its context with a goroutine for the transaction and one for
+// each query's rows, and the driver with one for the BEGIN and one for
+// the COMMIT. The pool's connection is still waited for only until ctx
+// ends; the BEGIN, which waits for another process's write lock, then
+// waits up to the database's busy timeout (SQLite: Options.BusyTimeout;
+// 1 s for a service, three quarters of a hook's timeout, below the
+// deadline either way), not until ctx ends; a ctx that ended meanwhile
+// refuses the append's first statement (Unwatched), and its commit, so
+// nothing is written.
+func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(), err error) {
 	if !s.d.LockAtBegin {
-		return s.db.BeginTx(ctx, nil)
+		if tx, err = s.db.BeginTx(ctx, nil); err != nil {
+			return nil, nil, err
+		}
+		return tx, func() { tx.Rollback() }, nil
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	return s.db.BeginTx(context.WithoutCancel(ctx), nil)
+	if tx, err = c.BeginTx(context.WithoutCancel(ctx), nil); err != nil {
+		c.Close()
+		return nil, nil, err
+	}
+	return tx, func() { tx.Rollback(); c.Close() }, nil
 }
 
-// Unwatched is ctx for statements that, with Dialect.LockAtBegin, wait
-// for no lock and are short (a point read of one row in WAL mode, say):
-// each is refused once ctx has ended, and runs without its cancellation,
-// which the driver would watch with a goroutine of its own (see watched).
-// Without LockAtBegin it is ctx.
+// Unwatched is ctx for the statements of a transaction that holds the
+// database's write lock (Dialect.LockAtBegin), which wait for no lock
+// and for no connection of the pool: each is refused once ctx has ended,
+// and runs without its cancellation, which the driver would watch with a
+// goroutine of its own (see watched). Without LockAtBegin it is ctx.
 func (s *Store) Unwatched(ctx context.Context) context.Context {
 	if !s.d.LockAtBegin {
 		return ctx

@@ -51,6 +51,9 @@ type Fault struct {
 	// and then reach the real driver: it holds the call, it does not fail
 	// it.
 	Hold <-chan struct{}
+	// Panic, when set, makes the matching call panic with it, as a
+	// driver's bug would, instead of failing.
+	Panic any
 
 	seen  int
 	fired int
@@ -109,10 +112,13 @@ func (fs *Faults) check(op Op, query string) error {
 				holds = append(holds, f.Hold)
 				continue
 			}
-			err, n := f.Err, f.seen
+			err, n, p := f.Err, f.seen, f.Panic
 			fs.mu.Unlock()
 			for _, h := range holds {
 				<-h
+			}
+			if p != nil {
+				panic(p)
 			}
 			if err != nil {
 				return err

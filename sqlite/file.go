@@ -134,7 +134,7 @@ func (f *File) sound(ctx context.Context) bool {
 	if err != nil || fp != f.fp {
 		return false
 	}
-	_, err = f.s.Migrations(ctx)
+	_, err = f.s.MigrationsUnwatched(ctx)
 	return err == nil
 }
 

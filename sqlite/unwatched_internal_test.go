@@ -27,12 +27,12 @@ func goroutinesCreated(t *testing.T) uint64 {
 
 // A decision on a held file, as the hook server, veto serve and veto mcp
 // make it (the file proved, the run's row read under the write lock, the
-// event and its projections written, committed), starts four goroutines:
+// event and its projections written, committed), starts two goroutines:
 // database/sql's watch of the transaction and of the one query's rows in
-// it, and the file's proof (its marker read, watched). The driver watched
-// every statement of the append with one of its own: 13 a decision, each
-// a wake-up of an idle process's threads. A collection that falls in the
-// window starts one more a processor.
+// it. The driver watched every statement with one of its own, the
+// file's proof included: 13 a decision, each a wake-up of an idle
+// process's threads. A collection that falls in the window starts one
+// more a processor.
 func TestHeldFileDecisionStartsNoGoroutinePerStatement(t *testing.T) {
 	p, _ := heldState(t)
 	f := OpenFile(p, Options{Verify: true, BusyTimeout: time.Second})
@@ -59,7 +59,7 @@ func TestHeldFileDecisionStartsNoGoroutinePerStatement(t *testing.T) {
 	for i := 3; i < 3+n; i++ {
 		decide(i)
 	}
-	if got, most := goroutinesCreated(t)-before, uint64(4*n+runtime.GOMAXPROCS(0)); got > most {
+	if got, most := goroutinesCreated(t)-before, uint64(2*n+runtime.GOMAXPROCS(0)); got > most {
 		t.Fatalf("%d decisions started %d goroutines, want at most %d", n, got, most)
 	}
 }
@@ -233,4 +233,42 @@ func TestUnwatchedAppendWaitsForAConnectionOnlyUntilItsContextEnds(t *testing.T)
 	if st, err := s.Load(context.Background(), "r"); err != nil || st.Next != 1 {
 		t.Fatalf("the run after it: next %d (%v), want nothing stored", st.Next, err)
 	}
+}
+
+// A held file's proof before a request reads its marker unwatched, but
+// waits for a connection of the pool only until the request's context
+// ends; a later request, with a connection free, is answered.
+func TestHeldFileProofWaitsForAConnectionOnlyUntilItsContextEnds(t *testing.T) {
+	defer SetMaxConns(1)()
+	p, _ := heldState(t)
+	f := OpenFile(p, Options{Verify: true, BusyTimeout: time.Second})
+	t.Cleanup(func() { f.Close() })
+	release, err := f.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := f.Store().DB().Conn(context.Background()) // the pool's one connection
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	free := time.AfterFunc(2*time.Second, func() { held.Close() }) // a proof that waits regardless returns, late
+	began := time.Now()
+	if release, err := f.Acquire(ctx); err == nil {
+		release()
+	}
+	waited := time.Since(began)
+	if free.Stop() {
+		held.Close()
+	}
+	if waited > time.Second {
+		t.Fatalf("the proof waited %s for a connection, past its 100ms deadline", waited)
+	}
+	release, err = f.Acquire(context.Background())
+	if err != nil {
+		t.Fatalf("a request once a connection is free: %v", err)
+	}
+	release()
 }

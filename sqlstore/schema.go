@@ -61,7 +61,35 @@ func (s *Store) migrate(ctx context.Context) error {
 // veto.CauseNewer.
 func (s *Store) Migrations(ctx context.Context) (int, error) {
 	var done int
-	err := s.queryRow(ctx, nil, `SELECT CAST(value AS INTEGER) FROM veto_meta WHERE key = 'migrations'`).Scan(&done)
+	err := s.queryRow(ctx, nil, markerQuery).Scan(&done)
+	return s.migrations(done, err)
+}
+
+// markerQuery reads veto's schema marker.
+const markerQuery = `SELECT CAST(value AS INTEGER) FROM veto_meta WHERE key = 'migrations'`
+
+// MigrationsUnwatched is Migrations, read on a connection of the pool
+// waited for until ctx ends, and run without ctx's cancellation, which
+// the driver and database/sql would each watch with a goroutine: a
+// long-lived process proves its file with it before every request
+// (sqlite.File). The read is of one row and, with Dialect.LockAtBegin
+// (WAL mode), waits for no lock. Without LockAtBegin it is Migrations.
+func (s *Store) MigrationsUnwatched(ctx context.Context) (int, error) {
+	if !s.d.LockAtBegin {
+		return s.Migrations(ctx)
+	}
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return 0, unavailable(err)
+	}
+	defer c.Close()
+	var done int
+	err = c.QueryRowContext(context.WithoutCancel(ctx), markerQuery).Scan(&done)
+	return s.migrations(done, err)
+}
+
+// migrations is Migrations' answer for the marker done, read with err.
+func (s *Store) migrations(done int, err error) (int, error) {
 	if err != nil {
 		return 0, unavailable(err)
 	}

@@ -76,3 +76,50 @@ func TestAppendFailingAtTheLockStoresNothing(t *testing.T) {
 		})
 	}
 }
+
+// An append whose statement panics in the driver (a bug) under the run's
+// row lock, prepared or not, leaves the row unlocked: the panic goes on
+// to the caller (the gate recovers it and refuses the call), the
+// transaction is rolled back on its connection, and the same append
+// succeeds after. Ended through database/sql, the transaction waited
+// forever for a lock the statement took, the row locked all along.
+func TestAppendPanickingUnderTheLockLeavesTheRowFree(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		op    faultdb.Op
+		match string
+	}{
+		{faultdb.Query, "FOR UPDATE"},
+		{faultdb.Exec, "INSERT INTO veto_events"},
+		{faultdb.Commit, ""},
+	} {
+		t.Run(string(tc.op)+" "+tc.match, func(t *testing.T) {
+			s, fs := faulty(t)
+			for i, e := range []veto.Event{pev(1, veto.EventRunStarted, ""), pev(2, veto.EventAllowed, "a"), pev(3, veto.EventAllowed, "b")} {
+				if err := s.Append(ctx, "r", uint64(i)+1, []veto.Event{e}); err != nil { // the statements prepared
+					t.Fatal(err)
+				}
+			}
+			fs.Add(faultdb.Fault{Op: tc.op, Match: tc.match, N: 1, Panic: "a driver's bug"})
+			panicked := make(chan any, 1)
+			go func() {
+				defer func() { panicked <- recover() }()
+				s.Append(ctx, "r", 4, []veto.Event{pev(4, veto.EventAllowed, "c")})
+			}()
+			select {
+			case p := <-panicked:
+				if p == nil {
+					t.Fatal("the append did not panic")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the append whose statement panicked did not return in 10 s")
+			}
+			fs.Clear()
+			actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := s.Append(actx, "r", 4, []veto.Event{pev(4, veto.EventAllowed, "c")}); err != nil {
+				t.Fatalf("the append after the panic: %v", err)
+			}
+		})
+	}
+}

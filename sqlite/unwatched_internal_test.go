@@ -272,3 +272,54 @@ func TestHeldFileProofWaitsForAConnectionOnlyUntilItsContextEnds(t *testing.T) {
 	}
 	release()
 }
+
+// A driver that panics in the middle of an append's statement, prepared
+// or not, a write or a read under the write lock, leaves the decision
+// answered (refused, the gate recovering) and no lock held: the next
+// decision, in another run, is allowed. Ended through database/sql, the
+// transaction waited forever for a lock the statement took.
+func TestPanickingStatementsLeaveNoLockAndNoHang(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		fault  faultdb.Fault
+		warmup int
+	}{
+		{"a write, prepared", faultdb.Fault{Op: faultdb.Exec, Match: "INSERT INTO veto_observations"}, 4},
+		{"the run's row, read under the lock", faultdb.Fault{Op: faultdb.Query, Match: "FROM veto_runs r LEFT JOIN"}, 4},
+		{"the commit", faultdb.Fault{Op: faultdb.Commit}, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, fs, _ := faulty(t)
+			g := gateOn(t, s)
+			decide := func(id, run string) veto.Verdict {
+				t.Helper()
+				done := make(chan veto.Verdict, 1)
+				go func() { done <- g.Decide(fctx, &veto.Call{ID: id, Tool: "Read", Run: veto.Run{Ref: run, Fresh: true}}) }()
+				select {
+				case v := <-done:
+					return v
+				case <-time.After(10 * time.Second):
+					t.Fatalf("the decision of %s did not return in 10 s", id)
+				}
+				return veto.Verdict{}
+			}
+			for i := range c.warmup { // the statements prepared
+				if v := decide(fmt.Sprint("w", i), "warm"); !v.Allowed {
+					t.Fatalf("warm-up %d: %+v", i, v)
+				}
+			}
+			f := c.fault
+			f.N, f.Panic = 1, "a driver's bug"
+			fs.Add(f)
+			if v := decide("c1", "a"); v.Allowed || v.Reason != veto.ReasonInternal {
+				t.Fatalf("the call whose append panicked: %+v, want refused %s", v, veto.ReasonInternal)
+			}
+			if v := decide("c2", "b"); !v.Allowed {
+				t.Fatalf("a call in another run after it: %+v, want allowed", v)
+			}
+			if st, err := s.Load(fctx, "a"); err != nil || st.Next != 1 {
+				t.Fatalf("the run whose append panicked: next %d (%v), want nothing stored", st.Next, err)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"slices"
 	"strings"
@@ -403,15 +404,23 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 // commitOnce appends the batch in one transaction and commits it: the
 // rows the appends left, or the batch's index whose append failed with
 // err (nothing is committed), or failed < 0 and err, the batch's error.
-// The transaction is rolled back on every way out but its commit, a
-// panic's included: unwatched (Dialect.LockAtBegin), nothing else would
-// end it, and SQLite's write lock with it.
+// The transaction is ended on every way out, a panic's included (begin):
+// unwatched (Dialect.LockAtBegin), nothing else would end it, and
+// SQLite's write lock with it.
 func (s *Store) commitOnce(ctx context.Context, batch []*pending) (rows []*header, failed int, err error) {
 	tx, end, err := s.begin(ctx)
 	if err != nil {
 		return nil, -1, unavailable(err)
 	}
-	defer end()
+	finished := false
+	defer func() { end(!finished) }()
+	rows, failed, err = s.appendAll(ctx, tx, batch)
+	finished = true
+	return rows, failed, err
+}
+
+// appendAll is commitOnce's work within tx.
+func (s *Store) appendAll(ctx context.Context, tx *sql.Tx, batch []*pending) (rows []*header, failed int, err error) {
 	rows = make([]*header, len(batch))
 	for i, p := range batch {
 		if rows[i], err = s.append(s.Unwatched(ctx), tx, p.run, p.next, p.events, nil, p.seen); err != nil {

@@ -82,9 +82,18 @@ func (s *Store) MigrationsUnwatched(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, unavailable(err)
 	}
-	defer c.Close()
+	// A read that panics (a driver's bug) leaves a lock of database/sql's
+	// on c held, which closing c would wait for forever: c is then lost
+	// to the pool, not closed.
+	read := false
+	defer func() {
+		if read {
+			c.Close()
+		}
+	}()
 	var done int
 	err = c.QueryRowContext(context.WithoutCancel(ctx), markerQuery).Scan(&done)
+	read = true
 	return s.migrations(done, err)
 }
 

@@ -3,9 +3,12 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"io"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The hot path's statements are prepared once per store: parsing SQL costs
@@ -98,34 +101,62 @@ func (s *Store) use(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
 // cancellation (Dialect.LockAtBegin); the value is the context itself.
 type unwatchedKey struct{}
 
-// begin begins an append's write transaction; end rolls it back unless
-// it was committed, and gives its connection back. With
-// Dialect.LockAtBegin the transaction is unwatched: database/sql would
-// watch its context with a goroutine for the transaction and one for
-// each query's rows, and the driver with one for the BEGIN and one for
-// the COMMIT. The pool's connection is still waited for only until ctx
-// ends; the BEGIN, which waits for another process's write lock, then
-// waits up to the database's busy timeout (SQLite: Options.BusyTimeout;
-// 1 s for a service, three quarters of a hook's timeout, below the
-// deadline either way), not until ctx ends; a ctx that ended meanwhile
-// refuses the append's first statement (Unwatched), and its commit, so
-// nothing is written.
-func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(), err error) {
-	if !s.d.LockAtBegin {
-		if tx, err = s.db.BeginTx(ctx, nil); err != nil {
-			return nil, nil, err
-		}
-		return tx, func() { tx.Rollback() }, nil
-	}
+// begin begins an append's write transaction on a connection of the
+// pool, waited for until ctx ends. end ends it: rolled back unless it
+// was committed, its connection given back; or, after a panic in the
+// middle of a statement (a driver's bug), rolled back on the connection
+// itself, which is closed and lost to the pool: database/sql still holds
+// a lock the statement took, and ending the transaction through it would
+// wait for that lock forever, the database's write lock held (SQLite) or
+// the run's row locked (PostgreSQL) all along.
+//
+// With Dialect.LockAtBegin the transaction is unwatched: database/sql
+// would watch its context with a goroutine for the transaction and one
+// for each query's rows, and the driver with one for the BEGIN and one
+// for the COMMIT. The BEGIN, which waits for another process's write
+// lock, then waits up to the database's busy timeout (SQLite:
+// Options.BusyTimeout; 1 s for a service, three quarters of a hook's
+// timeout, below the deadline either way), not until ctx ends; a ctx
+// that ended meanwhile refuses the append's first statement
+// (Unwatched), and its commit, so nothing is written.
+func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool), err error) {
 	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	if tx, err = c.BeginTx(context.WithoutCancel(ctx), nil); err != nil {
+	tctx := ctx
+	if s.d.LockAtBegin {
+		tctx = context.WithoutCancel(ctx)
+	}
+	if tx, err = c.BeginTx(tctx, nil); err != nil {
 		c.Close()
 		return nil, nil, err
 	}
-	return tx, func() { tx.Rollback(); c.Close() }, nil
+	return tx, func(panicked bool) {
+		if panicked {
+			abandon(c)
+			return
+		}
+		tx.Rollback() // after a commit, ErrTxDone
+		c.Close()
+	}, nil
+}
+
+// abandon rolls back the transaction open on c and closes c's
+// connection, without the locks of database/sql's that a panicking
+// statement left held; c is not given back.
+func abandon(c *sql.Conn) {
+	c.Raw(func(dc any) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if ex, ok := dc.(driver.ExecerContext); ok {
+			ex.ExecContext(ctx, "ROLLBACK", nil)
+		}
+		if cl, ok := dc.(io.Closer); ok {
+			cl.Close()
+		}
+		return nil
+	})
 }
 
 // Unwatched is ctx for the statements of a transaction that holds the

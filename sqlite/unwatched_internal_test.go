@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"testing"
 	"time"
 
@@ -287,6 +288,7 @@ func TestPanickingStatementsLeaveNoLockAndNoHang(t *testing.T) {
 		{"a write, prepared", faultdb.Fault{Op: faultdb.Exec, Match: "INSERT INTO veto_observations"}, 4},
 		{"the run's row, read under the lock", faultdb.Fault{Op: faultdb.Query, Match: "FROM veto_runs r LEFT JOIN"}, 4},
 		{"the commit", faultdb.Fault{Op: faultdb.Commit}, 4},
+		{"the commit, and the rollback after it", faultdb.Fault{Op: faultdb.Commit}, 4},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, fs, _ := faulty(t)
@@ -311,8 +313,20 @@ func TestPanickingStatementsLeaveNoLockAndNoHang(t *testing.T) {
 			f := c.fault
 			f.N, f.Panic = 1, "a driver's bug"
 			fs.Add(f)
+			again := strings.Contains(c.name, "rollback")
+			if again { // the rollback on the connection itself panics too
+				fs.Add(faultdb.Fault{Op: faultdb.Exec, Match: "ROLLBACK", N: 1, Panic: "the same bug again"})
+			}
 			if v := decide("c1", "a"); v.Allowed || v.Reason != veto.ReasonInternal {
 				t.Fatalf("the call whose append panicked: %+v, want refused %s", v, veto.ReasonInternal)
+			}
+			if again {
+				// The write lock stays held: refused, never allowed, and
+				// answered.
+				if v := decide("c2", "b"); v.Allowed {
+					t.Fatalf("a call after a rollback that failed: %+v, want refused", v)
+				}
+				return
 			}
 			if v := decide("c2", "b"); !v.Allowed {
 				t.Fatalf("a call in another run after it: %+v, want allowed", v)

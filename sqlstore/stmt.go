@@ -144,9 +144,16 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool),
 
 // abandon rolls back the transaction open on c and closes c's
 // connection, without the locks of database/sql's that a panicking
-// statement left held; c is not given back.
+// statement left held; c is not given back. A driver that panics again
+// here is let be: Raw would then close c, and wait for the transaction's
+// lock forever. A rollback that fails leaves the write lock held (SQLite)
+// until the process ends, and every later decision refused as locked;
+// each abandoned connection is one fewer in the pool, until the process
+// ends (fail closed: a store with none left refuses every decision at
+// its deadline).
 func abandon(c *sql.Conn) {
 	c.Raw(func(dc any) error {
+		defer func() { recover() }()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		if ex, ok := dc.(driver.ExecerContext); ok {

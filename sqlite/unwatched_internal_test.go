@@ -183,23 +183,25 @@ func TestUnwatchedAppendIsNotCommittedOnceItsContextEnded(t *testing.T) {
 	}
 }
 
-// A driver that panics in the middle of an append (recovered by the gate,
-// which refuses the call) leaves no transaction open: unwatched, nothing
-// but the append would roll it back, and SQLite's write lock would refuse
-// every later decision, of every run and every process, as locked.
-func TestPanickingAppendLeavesNoWriteLock(t *testing.T) {
-	s, fs, _ := faulty(t)
-	g := gateOn(t, s)
-	fs.Add(faultdb.Fault{Op: faultdb.Exec, Match: "INSERT INTO veto_observations", N: 1, Panic: "a driver's bug"})
-	if v := g.Decide(fctx, &veto.Call{ID: "c1", Tool: "Read", Run: veto.Run{Ref: "a", Fresh: true}}); v.Allowed || v.Reason != veto.ReasonInternal {
-		t.Fatalf("the call whose append panicked: %+v, want refused %s", v, veto.ReasonInternal)
+// whileThePoolIsHeld runs do with a context of 100 ms while db's one
+// connection is held, and returns how long do took; one that waits for a
+// connection regardless returns 2 s later, when the connection is freed.
+func whileThePoolIsHeld(t *testing.T, db *sql.DB, do func(ctx context.Context)) time.Duration {
+	t.Helper()
+	held, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
-	if v := g.Decide(fctx, &veto.Call{ID: "c2", Tool: "Read", Run: veto.Run{Ref: "b", Fresh: true}}); !v.Allowed {
-		t.Fatalf("a call in another run after it: %+v, want allowed", v)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	free := time.AfterFunc(2*time.Second, func() { held.Close() })
+	began := time.Now()
+	do(ctx)
+	waited := time.Since(began)
+	if free.Stop() {
+		held.Close()
 	}
-	if st, err := s.Load(fctx, "a"); err != nil || st.Next != 1 {
-		t.Fatalf("the run whose append panicked: next %d (%v), want nothing stored", st.Next, err)
-	}
+	return waited
 }
 
 // An append waits for a connection of the pool only until its context
@@ -212,19 +214,7 @@ func TestUnwatchedAppendWaitsForAConnectionOnlyUntilItsContextEnds(t *testing.T)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	held, err := s.DB().Conn(context.Background()) // the pool's one connection
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	release := time.AfterFunc(2*time.Second, func() { held.Close() }) // an append that waits regardless returns, late
-	began := time.Now()
-	err = s.Append(ctx, "r", 1, prefix())
-	waited := time.Since(began)
-	if release.Stop() {
-		held.Close()
-	}
+	waited := whileThePoolIsHeld(t, s.DB(), func(ctx context.Context) { err = s.Append(ctx, "r", 1, prefix()) })
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("an append with no connection free: %v, want context.DeadlineExceeded", err)
 	}
@@ -248,22 +238,12 @@ func TestHeldFileProofWaitsForAConnectionOnlyUntilItsContextEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held, err := f.Store().DB().Conn(context.Background()) // the pool's one connection
 	release()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	free := time.AfterFunc(2*time.Second, func() { held.Close() }) // a proof that waits regardless returns, late
-	began := time.Now()
-	if release, err := f.Acquire(ctx); err == nil {
-		release()
-	}
-	waited := time.Since(began)
-	if free.Stop() {
-		held.Close()
-	}
+	waited := whileThePoolIsHeld(t, f.Store().DB(), func(ctx context.Context) {
+		if release, err := f.Acquire(ctx); err == nil {
+			release()
+		}
+	})
 	if waited > time.Second {
 		t.Fatalf("the proof waited %s for a connection, past its 100ms deadline", waited)
 	}
@@ -277,14 +257,18 @@ func TestHeldFileProofWaitsForAConnectionOnlyUntilItsContextEnds(t *testing.T) {
 // A driver that panics in the middle of an append's statement, prepared
 // or not, a write or a read under the write lock, leaves the decision
 // answered (refused, the gate recovering) and no lock held: the next
-// decision, in another run, is allowed. Ended through database/sql, the
-// transaction waited forever for a lock the statement took.
+// decision, in another run, is allowed. Unwatched, nothing but the append
+// would roll the transaction back, and SQLite's write lock would refuse
+// every later decision, of every run and every process, as locked; ended
+// through database/sql after a prepared statement's panic, it waited
+// forever for a lock the statement took.
 func TestPanickingStatementsLeaveNoLockAndNoHang(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		fault  faultdb.Fault
 		warmup int
 	}{
+		{"a write, unprepared (the store's first append)", faultdb.Fault{Op: faultdb.Exec, Match: "INSERT INTO veto_observations"}, 0},
 		{"a write, prepared", faultdb.Fault{Op: faultdb.Exec, Match: "INSERT INTO veto_observations"}, 4},
 		{"the run's row, read under the lock", faultdb.Fault{Op: faultdb.Query, Match: "FROM veto_runs r LEFT JOIN"}, 4},
 		{"the commit", faultdb.Fault{Op: faultdb.Commit}, 4},

@@ -165,21 +165,22 @@ func (s *Store) apply(ctx context.Context, tx *sql.Tx, run string, h *header, e 
 func (s *Store) observe(ctx context.Context, tx *sql.Tx, run string, h *header, e veto.Event, o veto.Outcome) error {
 	idx := h.nObs
 	first := veto.Observation{Seq: e.Seq, CallID: e.CallID, Tool: e.Tool, Outcome: o, Target: e.Target}
+	piped := pipelined(ctx) != nil
 	insert := `INSERT INTO veto_observations (run, idx, seq, call_id, tool, outcome, target_kind, target_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
-	if pipelined(ctx) == nil {
+	if !piped {
 		insert += ` ON CONFLICT (run, call_id) DO NOTHING`
 	}
 	res, err := s.exec(ctx, tx, insert, run, idx, int64(e.Seq), e.CallID, e.Tool, string(o), string(e.Target.Kind), e.Target.ID)
 	if err != nil {
 		return err
 	}
-	if pipelined(ctx) != nil {
-		h.nObs++
-		return s.tally(ctx, tx, run, idx, veto.Observation{}, false, first)
+	inserted := int64(1)
+	if !piped {
+		if inserted, err = res.RowsAffected(); err != nil {
+			return err
+		}
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 1 {
+	if inserted == 1 {
 		h.nObs++
 		return s.tally(ctx, tx, run, idx, veto.Observation{}, false, first)
 	}

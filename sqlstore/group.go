@@ -423,7 +423,7 @@ func (s *Store) commitOnce(ctx context.Context, batch []*pending) (rows []*heade
 func (s *Store) appendAll(ctx context.Context, tx *sql.Tx, batch []*pending) (rows []*header, failed int, err error) {
 	rows = make([]*header, len(batch))
 	for i, p := range batch {
-		if rows[i], err = s.append(s.Unwatched(ctx), tx, p.run, p.next, p.events, nil, p.seen); err != nil {
+		if rows[i], err = s.append(s.unwatched(ctx), tx, p.run, p.next, p.events, nil, p.seen); err != nil {
 			return nil, i, err
 		}
 	}

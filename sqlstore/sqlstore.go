@@ -51,12 +51,12 @@ type Dialect struct {
 	OwnRows bool
 	// LockAtBegin: a write transaction takes the database's one write
 	// lock at BEGIN (SQLite's BEGIN IMMEDIATE), and no statement an append
-	// runs after it waits for a lock, so those statements run without the
-	// context's cancellation (unwatched): the driver watches a cancellable
-	// context with a goroutine of its own for each statement, and an
-	// append runs half a dozen. The context is still checked before each,
-	// and the BEGIN, which can wait for another process's writer, still
-	// ends with it.
+	// runs after it waits for a lock, so the transaction and its
+	// statements run without the context's cancellation (unwatched, see
+	// begin): database/sql and the driver watch a cancellable context with
+	// a goroutine each, per transaction, query and statement. The context
+	// is still checked before each statement and before the commit; the
+	// BEGIN waits for another process's writer up to the busy timeout.
 	LockAtBegin bool
 }
 

@@ -98,7 +98,7 @@ func (s *Store) use(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
 }
 
 // unwatchedKey marks a context whose statements run without its
-// cancellation (Dialect.LockAtBegin); the value is the context itself.
+// cancellation (Dialect.LockAtBegin).
 type unwatchedKey struct{}
 
 // begin begins an append's write transaction on a connection of the
@@ -118,7 +118,7 @@ type unwatchedKey struct{}
 // Options.BusyTimeout; 1 s for a service, three quarters of a hook's
 // timeout, below the deadline either way), not until ctx ends; a ctx
 // that ended meanwhile refuses the append's first statement
-// (Unwatched), and its commit, so nothing is written.
+// (unwatched), and its commit, so nothing is written.
 func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool), err error) {
 	c, err := s.db.Conn(ctx)
 	if err != nil {
@@ -166,25 +166,25 @@ func abandon(c *sql.Conn) {
 	})
 }
 
-// Unwatched is ctx for the statements of a transaction that holds the
+// unwatched is ctx for the statements of a transaction that holds the
 // database's write lock (Dialect.LockAtBegin), which wait for no lock
 // and for no connection of the pool: each is refused once ctx has ended,
 // and runs without its cancellation, which the driver would watch with a
 // goroutine of its own (see watched). Without LockAtBegin it is ctx.
-func (s *Store) Unwatched(ctx context.Context) context.Context {
+func (s *Store) unwatched(ctx context.Context) context.Context {
 	if !s.d.LockAtBegin {
 		return ctx
 	}
-	return context.WithValue(ctx, unwatchedKey{}, ctx)
+	return context.WithValue(ctx, unwatchedKey{}, true)
 }
 
 // watched returns the context to run one statement with: within
-// Unwatched, once the context is checked, one without its cancellation,
+// unwatched, once the context is checked, one without its cancellation,
 // which the driver would watch with a goroutine of its own. A context
 // that has ended is returned as it is, and the statement is refused
 // with its error before it runs.
 func watched(ctx context.Context) context.Context {
-	if c, ok := ctx.Value(unwatchedKey{}).(context.Context); ok && c.Err() == nil {
+	if ctx.Value(unwatchedKey{}) != nil && ctx.Err() == nil {
 		return context.WithoutCancel(ctx)
 	}
 	return ctx

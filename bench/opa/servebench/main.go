@@ -232,11 +232,25 @@ func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds i
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+	// ownSchema makes a schema named so, dropped when run returns, and
+	// returns the DSN that uses it.
+	var made []string
+	defer func() {
+		for _, sc := range made {
+			db.Exec("DROP SCHEMA " + sc + " CASCADE")
+		}
+	}()
+	ownSchema := func(name string) (string, error) {
+		if _, err := db.Exec("CREATE SCHEMA " + name); err != nil {
+			return "", err
+		}
+		made = append(made, name)
+		return pgBase + "&search_path=" + name, nil
+	}
+	dsn, err := ownSchema(schema)
+	if err != nil {
 		return fmt.Errorf("PostgreSQL at %s: %w", pgBase, err)
 	}
-	defer db.Exec("DROP SCHEMA " + schema + " CASCADE")
-	dsn := pgBase + "&search_path=" + schema
 	state := filepath.Join(tmp, "veto.db")
 
 	// tokenBy and serveBy run a veto's token create and veto serve; token
@@ -314,12 +328,10 @@ func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds i
 		if err != nil {
 			return err
 		}
-		schema2 := schema + "_export"
-		if _, err := db.Exec("CREATE SCHEMA " + schema2); err != nil {
+		dsn2, err := ownSchema(schema + "_export")
+		if err != nil {
 			return err
 		}
-		defer db.Exec("DROP SCHEMA " + schema2 + " CASCADE")
-		dsn2 := pgBase + "&search_path=" + schema2
 		pgTok2, err := token("--postgres", dsn2)
 		if err != nil {
 			return fmt.Errorf("token: %w", err)
@@ -385,12 +397,10 @@ func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds i
 					return err
 				}
 				contenders = append(contenders, contender{name: "veto serve, SQLite, " + f.name, urls: []string{u}, req: vetoReq(tk, fmt.Sprintf("sqlite-f%d", i))})
-				sc := fmt.Sprintf("%s_f%d", schema, i)
-				if _, err := db.Exec("CREATE SCHEMA " + sc); err != nil {
+				d, err := ownSchema(fmt.Sprintf("%s_f%d", schema, i))
+				if err != nil {
 					return err
 				}
-				defer db.Exec("DROP SCHEMA " + sc + " CASCADE")
-				d := pgBase + "&search_path=" + sc
 				if f.prep != nil {
 					if err := f.prep("--postgres", d); err != nil {
 						return err
@@ -463,12 +473,11 @@ func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds i
 		if err != nil {
 			return err
 		}
-		oldSchema := schema + "_before"
-		if _, err := db.Exec("CREATE SCHEMA " + oldSchema); err != nil {
+		oldDSN, err := ownSchema(schema + "_before")
+		if err != nil {
 			return err
 		}
-		defer db.Exec("DROP SCHEMA " + oldSchema + " CASCADE")
-		oldState, oldDSN := filepath.Join(tmp, "veto-before.db"), pgBase+"&search_path="+oldSchema
+		oldState := filepath.Join(tmp, "veto-before.db")
 		for _, st := range []struct{ name, flag, at, tag string }{
 			{"veto serve, SQLite (before)", "--state", oldState, "sqlite-b"},
 			{"veto serve, PostgreSQL (before)", "--postgres", oldDSN, "pg-b"},

@@ -22,7 +22,7 @@ import (
 // PostgreSQL up to four batches commit at once (leaders). SQLite's
 // dialect does not group (Dialect.Group): with synchronous=NORMAL a
 // commit there has no fsync to share, and its appends already take turns
-// for the one write lock; measured, a batch made it slower. Nothing
+// for the one write lock (Store.turn); measured, a batch made it slower. Nothing
 // waits for company: an append that finds no commit running commits at
 // once, alone.
 //
@@ -408,6 +408,14 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 // unwatched (Dialect.LockAtBegin), nothing else would end it, and
 // SQLite's write lock with it.
 func (s *Store) commitOnce(ctx context.Context, batch []*pending) (rows []*header, failed int, err error) {
+	if s.turn != nil {
+		select {
+		case s.turn <- struct{}{}:
+		case <-ctx.Done():
+			return nil, -1, unavailable(ctx.Err())
+		}
+		defer func() { <-s.turn }() // after end, deferred below
+	}
 	tx, end, err := s.begin(ctx)
 	if err != nil {
 		return nil, -1, unavailable(err)

@@ -73,6 +73,15 @@ type Store struct {
 	shared map[string]time.Time // with a Pipeline or OwnRows: when another writer last moved a run under an append
 
 	g group // appends waiting for the next commit (group.go)
+
+	// With Dialect.LockAtBegin the process's appends take turns here,
+	// before the database's write lock: a turn is waited for until the
+	// append's context ends, in the order asked, where SQLite's busy
+	// handler would have each waiting writer sleep 1, 2, 5, 10 ms and
+	// more between tries. writer is the connection they write on, kept
+	// between turns (see begin).
+	turn   chan struct{}
+	writer *sql.Conn
 }
 
 var (
@@ -98,6 +107,9 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 		return nil, fmt.Errorf("%w: %w", veto.ErrStateUnavailable, err)
 	}
 	s := &Store{db: db, d: d}
+	if d.LockAtBegin {
+		s.turn = make(chan struct{}, 1)
+	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, unavailable(err)
@@ -110,6 +122,16 @@ func (s *Store) DB() *sql.DB { return s.db }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	if s.turn != nil {
+		// The kept connection is in use to database/sql, which would not
+		// close it: the last append's turn is waited for, and it is.
+		s.turn <- struct{}{}
+		if s.writer != nil {
+			s.writer.Close()
+			s.writer = nil
+		}
+		<-s.turn
+	}
 	s.mu.Lock()
 	stmts := s.stmts
 	s.stmts = nil

@@ -119,17 +119,32 @@ type unwatchedKey struct{}
 // timeout, below the deadline either way), not until ctx ends; a ctx
 // that ended meanwhile refuses the append's first statement
 // (unwatched), and its commit, so nothing is written.
+//
+// The caller holds the turn (commitOnce). Where the pool has more than
+// one connection, the connection is kept for the next turn (s.writer),
+// not given back: the only one of the process's connections that writes
+// keeps its page cache, which SQLite empties on any connection that
+// finds the database written by another since its last transaction (the
+// B-tree pages each append walks, read again, most of them from the
+// WAL, on whichever connection of the pool the append took). A kept
+// connection whose BEGIN fails is given back (database/sql closes it if
+// it failed as a connection), and the next append takes one of the
+// pool's.
 func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool), err error) {
-	c, err := s.db.Conn(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
 	tctx := ctx
 	if s.d.LockAtBegin {
 		tctx = context.WithoutCancel(ctx)
 	}
+	keep := s.turn != nil && s.db.Stats().MaxOpenConnections != 1
+	c := s.writer
+	s.writer = nil
+	if c == nil {
+		if c, err = s.db.Conn(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 	if tx, err = c.BeginTx(tctx, nil); err != nil {
-		c.Close()
+		c.Close() // given back to the pool, or let go by it
 		return nil, nil, err
 	}
 	return tx, func(panicked bool) {
@@ -138,6 +153,10 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool),
 			return
 		}
 		tx.Rollback() // after a commit, ErrTxDone
+		if keep {
+			s.writer = c
+			return
+		}
 		c.Close()
 	}, nil
 }

@@ -1,0 +1,93 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+)
+
+// The process's appends take turns before SQLite's write lock, each
+// waiting until its own context ends: none is refused because the
+// database's busy timeout ran out while another append of the same
+// process held the lock. Without the turn, 16 appends at once on a
+// timeout of 1 ms each waited in SQLite's busy handler, which sleeps
+// 1 ms and gives up, and most were refused as locked.
+func TestConcurrentAppendsTakeTurnsNotTheBusyTimeout(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "veto.db"), Options{BusyTimeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const runs, each = 16, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, runs*each)
+	for r := range runs {
+		wg.Go(func() {
+			run := fmt.Sprint("r", r)
+			for i := range each {
+				actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				evs := []veto.Event{{Kind: veto.EventObserved, CallID: fmt.Sprint("c", i), Tool: "Read", Outcome: veto.Succeeded}}
+				if i == 0 {
+					f := false
+					evs = append([]veto.Event{{Kind: veto.EventRunStarted, Complete: &f}}, evs...)
+				}
+				next := uint64(1)
+				if i > 0 {
+					next = uint64(i + 2)
+				}
+				for j := range evs {
+					evs[j].Seq, evs[j].Run = next+uint64(j), run
+				}
+				if err := s.Append(actx, run, next, evs); err != nil {
+					errs <- fmt.Errorf("%s, append %d: %w", run, i, err)
+				}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	n := 0
+	for err := range errs {
+		if n++; n <= 3 {
+			t.Error(err)
+		}
+	}
+	if n > 0 {
+		t.Fatalf("%d of %d appends refused", n, runs*each)
+	}
+}
+
+// The connection the appends keep between their turns is closed with the
+// store: a long-lived server that closes a state and opens it again (its
+// checks found it moved) holds no descriptor of the old one.
+func TestClosedStoreKeepsNoWriter(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts /proc/self/fd")
+	}
+	ctx := context.Background()
+	p := filepath.Join(t.TempDir(), "veto.db")
+	before := openFDs(t)
+	for range 3 {
+		s, err := Open(ctx, p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := false
+		run := fmt.Sprint("r", time.Now().UnixNano())
+		if err := s.Append(ctx, run, 1, []veto.Event{{Kind: veto.EventRunStarted, Complete: &f, Run: run, Seq: 1}}); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	if n := openFDs(t); n != before {
+		t.Fatalf("three stores, each appended to and closed, left %d descriptors open", n-before)
+	}
+}

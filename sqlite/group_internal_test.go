@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"errors"
 	"sync"
 	"testing"
@@ -145,5 +146,40 @@ func TestGroupCommitOneFailureLeavesTheOthers(t *testing.T) {
 		if c.Broken != 0 || c.Marked {
 			t.Errorf("run %s after the batch: %+v", c.Run, c)
 		}
+	}
+}
+
+// A driver that panics while a batch commits refuses that batch's
+// appends, and the store goes on committing: the panic left the lead
+// held and the batch's others waiting, so that every later append of
+// the process waited for good (SQLite has one leader, PostgreSQL four).
+func TestGroupCommitPanicRefusesItsBatchAndLeavesTheLead(t *testing.T) {
+	s, fs, _ := faulty(t)
+	s.SetGroup(sqlstore.DefaultGroup)
+	fs.Add(faultdb.Fault{Op: faultdb.Exec, Match: "INSERT INTO veto_events", N: 1, Panic: "a driver's bug"})
+	ctx, cancel := context.WithTimeout(fctx, 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- s.Append(ctx, "r1", 1, runEvents("r1")) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, veto.ErrStateUnavailable) {
+			t.Fatalf("the append whose statement panicked: %v, want the state unavailable", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the append whose statement panicked did not return in 10 s")
+	}
+	next := make(chan error, 1)
+	go func() { next <- s.Append(ctx, "r2", 1, runEvents("r2")) }()
+	select {
+	case err := <-next:
+		if err != nil {
+			t.Fatalf("the append after the panic: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the append after the panic did not return in 10 s: the lead was never given back")
+	}
+	if evs, err := s.Events(fctx, "r1", 0); err != nil || len(evs) != 0 {
+		t.Fatalf("r1: %d events stored by the append that panicked (%v)", len(evs), err)
 	}
 }

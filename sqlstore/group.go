@@ -160,7 +160,7 @@ func (s *Store) lead(own *pending) {
 		batch := s.g.take(s.groupMax())
 		s.g.mu.Unlock()
 		bctx, stop := batchContext(batch)
-		s.commit(bctx, batch)
+		s.commitBatch(bctx, batch)
 		stop()
 		for _, q := range batch {
 			close(q.done)
@@ -169,6 +169,28 @@ func (s *Store) lead(own *pending) {
 	}
 	s.g.leading--
 	s.g.mu.Unlock()
+}
+
+// commitBatch is commit for a batch lead took. A driver that panics in
+// it (a bug) refuses every append of the batch, where the panic, going
+// on up the leader's stack, left each of the others waiting for an
+// answer for good, and the lead held: with no leader left (SQLite has
+// one, PostgreSQL four), every later append of the process waited too.
+// The transaction was rolled back on its connection (begin).
+func (s *Store) commitBatch(ctx context.Context, batch []*pending) {
+	defer func() {
+		if recover() != nil {
+			// The panic's value is not carried: it may quote a statement's
+			// arguments.
+			err := unavailable(errors.New("the database driver failed (it panicked)"))
+			for _, q := range batch {
+				if q.err == nil {
+					q.err = err
+				}
+			}
+		}
+	}()
+	s.commit(ctx, batch)
 }
 
 // answered reports whether p has its answer.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/internal/faultdb"
 )
 
 // The process's appends take turns before SQLite's write lock, each
@@ -89,5 +90,74 @@ func TestClosedStoreKeepsNoWriter(t *testing.T) {
 	}
 	if n := openFDs(t); n != before {
 		t.Fatalf("three stores, each appended to and closed, left %d descriptors open", n-before)
+	}
+}
+
+// A held file's proof before a request reads the schema marker on the
+// connection the appends keep when no append is writing, and on one of
+// the pool's while one is: it never queues behind an append, here one
+// held in the middle of its transaction.
+func TestProofDoesNotWaitForAnAppend(t *testing.T) {
+	s, fs, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil { // the kept connection
+		t.Fatal(err)
+	}
+	if _, err := s.MigrationsUnwatched(fctx); err != nil { // read, and prepared, on it
+		t.Fatal(err)
+	}
+	hold := make(chan struct{})
+	held := fs.Add(faultdb.Fault{Op: faultdb.Exec, Match: "INSERT INTO veto_events", Hold: hold})
+	done := make(chan error)
+	go func() { done <- s.Append(fctx, "r", 3, batch()) }()
+	for fs.Fired(held) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(fctx, 2*time.Second)
+	defer cancel()
+	began := time.Now()
+	n, err := s.MigrationsUnwatched(ctx)
+	waited := time.Since(began)
+	close(hold)
+	if err != nil || n == 0 {
+		t.Fatalf("the proof while an append writes: %d migrations, %v", n, err)
+	}
+	if waited > time.Second {
+		t.Fatalf("the proof waited %s for the append", waited)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A driver that panics reading the marker on the kept connection leaves
+// the appends' turn free and the connection let go: the next append and
+// the next proof are answered, on a connection of the pool.
+func TestProofPanickingOnTheWriterLeavesTheTurn(t *testing.T) {
+	s, fs, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
+		t.Fatal(err)
+	}
+	boom := fs.Add(faultdb.Fault{Op: faultdb.Query, Match: "FROM veto_meta WHERE key", N: 1, Panic: "driver bug"})
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the proof did not panic")
+			}
+		}()
+		s.MigrationsUnwatched(fctx)
+	}()
+	if fs.Fired(boom) != 1 {
+		t.Fatal("the fault never fired")
+	}
+	ctx, cancel := context.WithTimeout(fctx, 2*time.Second)
+	defer cancel()
+	if err := s.Append(ctx, "r", 3, batch()); err != nil {
+		t.Fatalf("the append after the proof's panic: %v", err)
+	}
+	if _, err := s.MigrationsUnwatched(ctx); err != nil {
+		t.Fatalf("the proof after it: %v", err)
+	}
+	if st, err := s.Load(ctx, "r"); err != nil || st.Next != 8 {
+		t.Fatalf("the run after it: next %d (%v), want 8", st.Next, err)
 	}
 }

@@ -74,9 +74,19 @@ const markerQuery = `SELECT CAST(value AS INTEGER) FROM veto_meta WHERE key = 'm
 // long-lived process proves its file with it before every request
 // (sqlite.File). The read is of one row and, with Dialect.LockAtBegin
 // (WAL mode), waits for no lock. Without LockAtBegin it is Migrations.
+//
+// When no append of the process is writing, it is read on the
+// connection the appends keep (see begin), prepared there once: SQLite
+// parsed the query at every request, and, on a connection the appends
+// do not write on, read its page again after each append. While an
+// append has the turn it is read on a connection of the pool, as the
+// proof is not worth queueing behind the append for.
 func (s *Store) MigrationsUnwatched(ctx context.Context) (int, error) {
 	if !s.d.LockAtBegin {
 		return s.Migrations(ctx)
+	}
+	if done, ok, err := s.markerOnWriter(ctx); ok {
+		return s.migrations(done, err)
 	}
 	c, err := s.db.Conn(ctx)
 	if err != nil {
@@ -95,6 +105,46 @@ func (s *Store) MigrationsUnwatched(ctx context.Context) (int, error) {
 	err = c.QueryRowContext(context.WithoutCancel(ctx), markerQuery).Scan(&done)
 	read = true
 	return s.migrations(done, err)
+}
+
+// markerOnWriter reads the marker on the appends' kept connection, when
+// there is one and the turn is free (ok); the statement is prepared on it
+// at its first read, and let go with it (begin, Close). A read that
+// panics (a driver's bug) leaves a lock of database/sql's on the
+// connection held: it is let go, neither closed nor used again, and the
+// next append takes one of the pool's.
+func (s *Store) markerOnWriter(ctx context.Context) (done int, ok bool, err error) {
+	if ctx.Err() != nil {
+		return 0, false, nil // refused by the pool's wait
+	}
+	select {
+	case s.turn <- struct{}{}:
+	default:
+		return 0, false, nil
+	}
+	read := false
+	defer func() {
+		if !read {
+			s.writer, s.marker = nil, nil
+		}
+		<-s.turn
+	}()
+	if s.writer == nil {
+		read = true
+		return 0, false, nil
+	}
+	uctx := context.WithoutCancel(ctx)
+	if s.marker == nil {
+		st, err := s.writer.PrepareContext(uctx, markerQuery)
+		if err != nil {
+			read = true
+			return 0, false, nil // read on the pool's, unprepared
+		}
+		s.marker = st
+	}
+	err = s.marker.QueryRowContext(uctx).Scan(&done)
+	read = true
+	return done, true, err
 }
 
 // migrations is Migrations' answer for the marker done, read with err.

@@ -82,6 +82,7 @@ type Store struct {
 	// between turns (see begin).
 	turn   chan struct{}
 	writer *sql.Conn
+	marker *sql.Stmt // the schema marker's read, prepared on writer (MigrationsUnwatched)
 }
 
 var (
@@ -126,10 +127,13 @@ func (s *Store) Close() error {
 		// The kept connection is in use to database/sql, which would not
 		// close it: the last append's turn is waited for, and it is.
 		s.turn <- struct{}{}
+		if s.marker != nil {
+			s.marker.Close()
+		}
 		if s.writer != nil {
 			s.writer.Close()
-			s.writer = nil
 		}
+		s.writer, s.marker = nil, nil
 		<-s.turn
 	}
 	s.mu.Lock()

@@ -135,15 +135,24 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool),
 	if s.d.LockAtBegin {
 		tctx = context.WithoutCancel(ctx)
 	}
+	// s.writer and s.marker are the turn's: PostgreSQL's appends, which
+	// take no turn, write side by side on the pool's connections.
+	var c *sql.Conn
+	var marker *sql.Stmt
 	keep := s.turn != nil && s.db.Stats().MaxOpenConnections != 1
-	c := s.writer
-	s.writer = nil
+	if s.turn != nil {
+		c, marker = s.writer, s.marker
+		s.writer, s.marker = nil, nil
+	}
 	if c == nil {
 		if c, err = s.db.Conn(ctx); err != nil {
 			return nil, nil, err
 		}
 	}
 	if tx, err = c.BeginTx(tctx, nil); err != nil {
+		if marker != nil {
+			marker.Close()
+		}
 		c.Close() // given back to the pool, or let go by it
 		return nil, nil, err
 	}
@@ -154,8 +163,11 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool),
 		}
 		tx.Rollback() // after a commit, ErrTxDone
 		if keep {
-			s.writer = c
+			s.writer, s.marker = c, marker
 			return
+		}
+		if marker != nil {
+			marker.Close()
 		}
 		c.Close()
 	}, nil

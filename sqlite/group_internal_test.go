@@ -183,3 +183,33 @@ func TestGroupCommitPanicRefusesItsBatchAndLeavesTheLead(t *testing.T) {
 		t.Fatalf("r1: %d events stored by the append that panicked (%v)", len(evs), err)
 	}
 }
+
+// A panic in the middle of a batch of several appends refuses each of
+// them, and stores none.
+func TestGroupCommitPanicRefusesEveryAppendOfItsBatch(t *testing.T) {
+	s, fs, _ := faulty(t)
+	s.SetGroup(sqlstore.DefaultGroup)
+	// The held first append inserted its two events before its commit:
+	// the batch's first insert is the third.
+	boom := fs.Add(faultdb.Fault{Op: faultdb.Exec, Match: "INSERT INTO veto_events", N: 3, Panic: "a driver's bug"})
+	runs := []string{"r1", "r2", "r3"}
+	appends := map[string]func() error{}
+	for _, r := range runs {
+		appends[r] = func() error { return s.Append(fctx, r, 1, runEvents(r)) }
+	}
+	got := grouped(t, s, fs, appends)
+	if fs.Fired(boom) != 1 {
+		t.Fatal("the fault never fired")
+	}
+	for _, r := range runs {
+		if !errors.Is(got[r], veto.ErrStateUnavailable) {
+			t.Errorf("%s: %v, want the state unavailable", r, got[r])
+		}
+		if evs, err := s.Events(fctx, r, 0); err != nil || len(evs) != 0 {
+			t.Errorf("%s: %d events stored by a batch that panicked (%v)", r, len(evs), err)
+		}
+	}
+	if err := s.Append(fctx, "r1", 1, runEvents("r1")); err != nil {
+		t.Fatalf("an append after the batch: %v", err)
+	}
+}

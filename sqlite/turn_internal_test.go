@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -159,5 +161,92 @@ func TestProofPanickingOnTheWriterLeavesTheTurn(t *testing.T) {
 	}
 	if st, err := s.Load(ctx, "r"); err != nil || st.Next != 8 {
 		t.Fatalf("the run after it: next %d (%v), want 8", st.Next, err)
+	}
+}
+
+// The marker read of every proof is prepared once, on the connection the
+// appends keep, while no append has the turn: SQLite parsed it at every
+// request.
+func TestProofIsPreparedOnceOnTheKeptConnection(t *testing.T) {
+	s, fs, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
+		t.Fatal(err)
+	}
+	passed := make(chan struct{})
+	close(passed)
+	prepared := fs.Add(faultdb.Fault{Op: faultdb.Prepare, Match: "FROM veto_meta WHERE key", Hold: passed})
+	read := fs.Add(faultdb.Fault{Op: faultdb.Query, Match: "FROM veto_meta WHERE key", Hold: passed})
+	for i := range 20 {
+		if _, err := s.MigrationsUnwatched(fctx); err != nil {
+			t.Fatal(err)
+		}
+		if i == 10 {
+			if err := s.Append(fctx, "r", 3, batch()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n, m := fs.Fired(prepared), fs.Fired(read); n != 1 || m != 20 {
+		t.Fatalf("20 proofs prepared the marker's read %d times and ran it %d times, want once and 20", n, m)
+	}
+}
+
+// A kept connection that database/sql closed (the driver answered
+// driver.ErrBadConn) is let go, its prepared statement with it, not
+// finalized a second time: the next proof and the next append are
+// answered on one of the pool's. Kept, the proof failed as "connection
+// is already closed" (the file verified again for nothing) and the next
+// append's BEGIN failed, then crashed closing the statement.
+func TestKeptConnectionClosedByTheDriverIsLetGo(t *testing.T) {
+	s, fs, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MigrationsUnwatched(fctx); err != nil { // prepared on the kept connection
+		t.Fatal(err)
+	}
+	fs.Add(faultdb.Fault{Op: faultdb.Commit, N: 1, Err: driver.ErrBadConn})
+	if err := s.Append(fctx, "r", 3, batch()); !errors.Is(err, veto.ErrStateUnavailable) {
+		t.Fatalf("the append whose commit lost its connection: %v, want the state unavailable", err)
+	}
+	if _, err := s.MigrationsUnwatched(fctx); err != nil {
+		t.Fatalf("the proof after it: %v", err)
+	}
+	if err := s.Append(fctx, "r", 3, batch()); err != nil {
+		t.Fatalf("the append after it: %v", err)
+	}
+	if _, err := s.MigrationsUnwatched(fctx); err != nil {
+		t.Fatalf("the proof after that: %v", err)
+	}
+}
+
+// An append whose context has ended when its turn comes begins nothing:
+// with another process holding the write lock, its BEGIN would have
+// waited up to the busy timeout (every append of the process behind it)
+// before its first statement refused it. The turn and the context's end
+// both ready, the turn was taken half of the time.
+func TestEndedAppendBeginsNothingOnItsTurn(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "veto.db")
+	s, err := Open(fctx, p, Options{BusyTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil { // the kept connection
+		t.Fatal(err)
+	}
+	release := holdWriteLock(t, p)
+	defer release()
+	ended, cancel := context.WithCancel(fctx)
+	cancel()
+	for i := range 20 {
+		began := time.Now()
+		err := s.Append(ended, "r", 3, batch())
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("append %d with its context ended: %v, want context.Canceled", i, err)
+		}
+		if took := time.Since(began); took > 500*time.Millisecond {
+			t.Fatalf("append %d with its context ended took %s: it began, and waited for the lock", i, took)
+		}
 	}
 }

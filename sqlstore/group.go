@@ -62,6 +62,7 @@ type pending struct {
 	h      header  // the row the piece was computed on
 	seen   *header // the row the events were computed on, from the load's note (Dialect.OwnRows)
 	err    error
+	stored bool          // committed: a panic later in the batch's commit does not refuse it
 	done   chan struct{} // closed once err is the append's answer
 	// lead is sent to once when a leader that has its own answer hands
 	// the committing of batches to this waiting append (promoted).
@@ -178,19 +179,23 @@ func (s *Store) lead(own *pending) {
 // one, PostgreSQL four), every later append of the process waited too.
 // The transaction was rolled back on its connection (begin).
 func (s *Store) commitBatch(ctx context.Context, batch []*pending) {
-	defer func() {
-		if recover() != nil {
-			// The panic's value is not carried: it may quote a statement's
-			// arguments.
-			err := unavailable(errors.New("the database driver failed (it panicked)"))
-			for _, q := range batch {
-				if q.err == nil {
-					q.err = err
-				}
-			}
-		}
-	}()
+	defer refuseOnPanic(batch)
 	s.commit(ctx, batch)
+}
+
+// refuseOnPanic, deferred, recovers a driver's panic and refuses each
+// append of batch that was not stored and has no answer yet. The
+// panic's value is not carried: it may quote a statement's arguments.
+func refuseOnPanic(batch []*pending) {
+	if recover() == nil {
+		return
+	}
+	err := unavailable(errors.New("the database driver failed (it panicked)"))
+	for _, q := range batch {
+		if !q.stored && q.err == nil {
+			q.err = err
+		}
+	}
 }
 
 // answered reports whether p has its answer.
@@ -317,6 +322,7 @@ func (s *Store) commit(ctx context.Context, batch []*pending) {
 		var wg sync.WaitGroup
 		for _, p := range txed {
 			wg.Go(func() {
+				defer refuseOnPanic([]*pending{p})
 				s.commitTx(ctx, []*pending{p})
 			})
 		}
@@ -343,6 +349,7 @@ func (s *Store) commitPiped(ctx context.Context, batch []*pending) (txed []*pend
 		if err == nil {
 			now := time.Now()
 			for _, p := range batch {
+				p.stored = true
 				p.h.appended = now
 				s.keep(p.run, p.h)
 			}
@@ -383,6 +390,7 @@ func (s *Store) commitPiped(ctx context.Context, batch []*pending) (txed []*pend
 		var wg sync.WaitGroup
 		for _, q := range rest {
 			wg.Go(func() {
+				defer refuseOnPanic([]*pending{q})
 				t := s.commitPiped(ctx, []*pending{q})
 				mu.Lock()
 				txed = append(txed, t...)
@@ -409,6 +417,9 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 				p.err = err
 			}
 			return
+		}
+		for _, p := range batch {
+			p.stored = true
 		}
 		if s.d.OwnRows {
 			now := time.Now()
@@ -437,6 +448,12 @@ func (s *Store) commitOnce(ctx context.Context, batch []*pending) (rows []*heade
 			return nil, -1, unavailable(ctx.Err())
 		}
 		defer func() { <-s.turn }() // after end, deferred below
+		if err := ctx.Err(); err != nil {
+			// Both were ready, and select took the turn: an append whose
+			// context ended begins nothing (a BEGIN would wait up to the
+			// busy timeout for another process, every append behind it).
+			return nil, -1, unavailable(err)
+		}
 	}
 	tx, end, err := s.begin(ctx)
 	if err != nil {

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
@@ -144,6 +145,13 @@ func (s *Store) markerOnWriter(ctx context.Context) (done int, ok bool, err erro
 	}
 	err = s.marker.QueryRowContext(uctx).Scan(&done)
 	read = true
+	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
+		// The connection failed as one (database/sql closes it): let go,
+		// its statement with it, and read on one of the pool's.
+		letGo(s.writer, s.marker)
+		s.writer, s.marker = nil, nil
+		return 0, false, nil
+	}
 	return done, true, err
 }
 

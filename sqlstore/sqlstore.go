@@ -83,6 +83,7 @@ type Store struct {
 	turn   chan struct{}
 	writer *sql.Conn
 	marker *sql.Stmt // the schema marker's read, prepared on writer (MigrationsUnwatched)
+	closed bool      // Close has let writer go: an append ending after gives its connection back
 }
 
 var (
@@ -127,13 +128,10 @@ func (s *Store) Close() error {
 		// The kept connection is in use to database/sql, which would not
 		// close it: the last append's turn is waited for, and it is.
 		s.turn <- struct{}{}
-		if s.marker != nil {
-			s.marker.Close()
-		}
 		if s.writer != nil {
-			s.writer.Close()
+			letGo(s.writer, s.marker)
 		}
-		s.writer, s.marker = nil, nil
+		s.writer, s.marker, s.closed = nil, nil, true
 		<-s.turn
 	}
 	s.mu.Lock()

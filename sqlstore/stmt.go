@@ -127,9 +127,9 @@ type unwatchedKey struct{}
 // finds the database written by another since its last transaction (the
 // B-tree pages each append walks, read again, most of them from the
 // WAL, on whichever connection of the pool the append took). A kept
-// connection whose BEGIN fails is given back (database/sql closes it if
-// it failed as a connection), and the next append takes one of the
-// pool's.
+// connection whose BEGIN fails is given back, and the next append takes
+// one of the pool's; one database/sql has closed (a driver's
+// driver.ErrBadConn) is let go, and this append takes one of the pool's.
 func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool), err error) {
 	tctx := ctx
 	if s.d.LockAtBegin {
@@ -139,21 +139,26 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool),
 	// take no turn, write side by side on the pool's connections.
 	var c *sql.Conn
 	var marker *sql.Stmt
-	keep := s.turn != nil && s.db.Stats().MaxOpenConnections != 1
+	keep := s.turn != nil && !s.closed && s.db.Stats().MaxOpenConnections != 1
 	if s.turn != nil {
 		c, marker = s.writer, s.marker
 		s.writer, s.marker = nil, nil
+	}
+	if c != nil {
+		if tx, err = c.BeginTx(tctx, nil); errors.Is(err, sql.ErrConnDone) {
+			// Closed with its statements by database/sql: closing the
+			// marker's again would finalize it twice.
+			c, marker = nil, nil
+		}
 	}
 	if c == nil {
 		if c, err = s.db.Conn(ctx); err != nil {
 			return nil, nil, err
 		}
+		tx, err = c.BeginTx(tctx, nil)
 	}
-	if tx, err = c.BeginTx(tctx, nil); err != nil {
-		if marker != nil {
-			marker.Close()
-		}
-		c.Close() // given back to the pool, or let go by it
+	if err != nil {
+		letGo(c, marker)
 		return nil, nil, err
 	}
 	return tx, func(panicked bool) {
@@ -162,15 +167,27 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool),
 			return
 		}
 		tx.Rollback() // after a commit, ErrTxDone
-		if keep {
+		if keep && usable(c) {
 			s.writer, s.marker = c, marker
 			return
 		}
-		if marker != nil {
-			marker.Close()
-		}
-		c.Close()
+		letGo(c, marker)
 	}, nil
+}
+
+// usable reports whether database/sql has not closed c (after a driver's
+// driver.ErrBadConn on it).
+func usable(c *sql.Conn) bool {
+	return c.Raw(func(any) error { return nil }) == nil
+}
+
+// letGo gives c back to the pool, and closes marker, prepared on it,
+// first; a c database/sql has closed closed marker with it.
+func letGo(c *sql.Conn, marker *sql.Stmt) {
+	if marker != nil && usable(c) {
+		marker.Close()
+	}
+	c.Close()
 }
 
 // abandon rolls back the transaction open on c and closes c's

@@ -99,23 +99,14 @@ func (f *File) Path() string { return f.path }
 // the file is verified again.
 func (f *File) Acquire(ctx context.Context) (release func(), err error) {
 	f.rw.RLock()
-	if f.s != nil && f.sound(ctx) && !f.walFull() {
+	if f.s != nil && f.soundOrUnlock(ctx) && !f.walFull() {
 		return f.rw.RUnlock, nil
 	}
 	f.rw.RUnlock()
 
-	f.rw.Lock()
-	if f.s == nil || !f.sound(ctx) {
-		f.reopen(ctx)
-	} else if f.walFull() {
-		f.checkpoint(ctx)
-	}
-	if f.s == nil {
-		err := f.err
-		f.rw.Unlock()
+	if err := f.proveHeld(ctx); err != nil {
 		return nil, err
 	}
-	f.rw.Unlock()
 	// Another request may replace the store between these locks: it then
 	// proved the new one sound, and this request checks again.
 	f.rw.RLock()
@@ -125,6 +116,38 @@ func (f *File) Acquire(ctx context.Context) (release func(), err error) {
 		return nil, err
 	}
 	return f.rw.RUnlock, nil
+}
+
+// soundOrUnlock is sound for a caller holding the read lock, which a
+// panic in it (a driver's bug) gives back before it goes on: held, it
+// kept every later reopen, checkpoint and Close waiting for good.
+func (f *File) soundOrUnlock(ctx context.Context) bool {
+	proved := false
+	defer func() {
+		if !proved {
+			f.rw.RUnlock()
+		}
+	}()
+	ok := f.sound(ctx)
+	proved = true
+	return ok
+}
+
+// proveHeld proves the file sound under the write lock, reopening it when
+// anything moved, or checkpoints it; the lock is given back on every way
+// out, a panic's included. It returns why the file is refused.
+func (f *File) proveHeld(ctx context.Context) error {
+	f.rw.Lock()
+	defer f.rw.Unlock()
+	if f.s == nil || !f.sound(ctx) {
+		f.reopen(ctx)
+	} else if f.walFull() {
+		f.checkpoint(ctx)
+	}
+	if f.s == nil {
+		return f.err
+	}
+	return nil
 }
 
 // sound reports whether the open store is still the file at the path,

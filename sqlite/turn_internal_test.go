@@ -250,3 +250,37 @@ func TestEndedAppendBeginsNothingOnItsTurn(t *testing.T) {
 		}
 	}
 }
+
+// A driver that panics while a held file is proved before a request
+// gives the file's lock back: the panic goes on to the caller (the gate
+// refuses the call), and the file can still be closed, reopened and
+// used. Held, the read lock kept Close, and every reopen and checkpoint,
+// waiting for good.
+func TestHeldFileProofPanickingGivesTheLockBack(t *testing.T) {
+	fs := &faultdb.Faults{}
+	withFaults(t, fs)
+	p := filepath.Join(t.TempDir(), "veto.db")
+	f := OpenFile(p, Options{Verify: true})
+	g := gateOn(t, f)
+	decideIn(t, f, g, "c0", "r")
+	fs.Add(faultdb.Fault{Op: faultdb.Query, Match: "FROM veto_meta WHERE key", N: 1, Panic: "a driver's bug"})
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the proof did not panic")
+			}
+		}()
+		f.Acquire(fctx)
+	}()
+	decideIn(t, f, g, "c1", "r")
+	closed := make(chan struct{})
+	go func() {
+		f.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waited past 5 s for the lock the panicking proof took")
+	}
+}

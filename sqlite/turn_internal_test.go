@@ -36,17 +36,11 @@ func TestConcurrentAppendsTakeTurnsNotTheBusyTimeout(t *testing.T) {
 			run := fmt.Sprint("r", r)
 			for i := range each {
 				actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				evs := []veto.Event{{Kind: veto.EventObserved, CallID: fmt.Sprint("c", i), Tool: "Read", Outcome: veto.Succeeded}}
-				if i == 0 {
-					f := false
-					evs = append([]veto.Event{{Kind: veto.EventRunStarted, Complete: &f}}, evs...)
-				}
-				next := uint64(1)
+				next, evs := uint64(1), runEvents(run)
 				if i > 0 {
-					next = uint64(i + 2)
-				}
-				for j := range evs {
-					evs[j].Seq, evs[j].Run = next+uint64(j), run
+					e := fev(uint64(i+2), veto.EventAllowed, fmt.Sprint("c", i))
+					e.Run = run
+					next, evs = e.Seq, []veto.Event{e}
 				}
 				if err := s.Append(actx, run, next, evs); err != nil {
 					errs <- fmt.Errorf("%s, append %d: %w", run, i, err)
@@ -78,14 +72,13 @@ func TestClosedStoreKeepsNoWriter(t *testing.T) {
 	ctx := context.Background()
 	p := filepath.Join(t.TempDir(), "veto.db")
 	before := openFDs(t)
-	for range 3 {
+	for i := range 3 {
 		s, err := Open(ctx, p, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := false
-		run := fmt.Sprint("r", time.Now().UnixNano())
-		if err := s.Append(ctx, run, 1, []veto.Event{{Kind: veto.EventRunStarted, Complete: &f, Run: run, Seq: 1}}); err != nil {
+		run := fmt.Sprint("r", i)
+		if err := s.Append(ctx, run, 1, runEvents(run)); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()

@@ -123,28 +123,27 @@ func (s *Store) markerOnWriter(ctx context.Context) (done int, ok bool, err erro
 	default:
 		return 0, false, nil
 	}
-	read := false
-	defer func() {
-		if !read {
-			s.writer, s.marker = nil, nil
-		}
-		<-s.turn
-	}()
+	defer func() { <-s.turn }()
 	if s.writer == nil {
-		read = true
 		return 0, false, nil
 	}
+	panicked := true
+	defer func() {
+		if panicked {
+			s.writer, s.marker = nil, nil
+		}
+	}()
 	uctx := context.WithoutCancel(ctx)
 	if s.marker == nil {
 		st, err := s.writer.PrepareContext(uctx, markerQuery)
 		if err != nil {
-			read = true
+			panicked = false
 			return 0, false, nil // read on the pool's, unprepared
 		}
 		s.marker = st
 	}
 	err = s.marker.QueryRowContext(uctx).Scan(&done)
-	read = true
+	panicked = false
 	if errors.Is(err, sql.ErrConnDone) || errors.Is(err, driver.ErrBadConn) {
 		// The connection failed as one (database/sql closes it): let go,
 		// its statement with it, and read on one of the pool's.

@@ -78,17 +78,50 @@ var claimByCallSchema = strings.Replace(strings.Replace(claimSchema, "CREATE FUN
 // notPipelined is veto_claim's SQLSTATE for a batch that must read first.
 const notPipelined = "VT001"
 
-// pipeline runs appends' statements as one pgx batch on one connection:
+// pipeline is pipelineOnce, made once more on another connection when
+// the server had ended the first one's session before it ran the batch
+// (gone): a PostgreSQL restarted, or the connection's backend terminated,
+// leaves every connection the pool kept ended, and each would refuse the
+// decision that took it next. Nothing of a batch is committed before the
+// server answers its last statement, so a batch refused in place of one
+// of its statements ran none of them; one refused at its commit may have
+// committed, and is not sent again.
+func pipeline(ctx context.Context, db *sql.DB, pieces []sqlstore.Piece) (at int, err error) {
+	at, err, unrun := pipelineOnce(ctx, db, pieces)
+	if unrun && gone(err) {
+		sqlstore.LetIdleGo(db)
+		at, err, _ = pipelineOnce(ctx, db, pieces)
+	}
+	return at, err
+}
+
+// gone reports an error that says the server ended the session of the
+// connection it came on: shut down or restarted (57P01, 57P02), the
+// database dropped (57P04), idle too long (57P05); or one pgx knows came
+// before anything was sent.
+func gone(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "57P01", "57P02", "57P04", "57P05":
+			return true
+		}
+		return false
+	}
+	return err != nil && pgconn.SafeToRetry(err)
+}
+
+// pipelineOnce runs appends' statements as one pgx batch on one connection:
 // the extended protocol's messages for all of them and one Sync, so one
 // round trip, run by the server as one implicit transaction and committed
 // once, each piece's statements after veto_claim proved its row
 // (sqlstore.Guard). An error aborts the rest; nothing is stored. at is the
 // piece whose guard or statement failed, -1 when the batch failed as a
 // whole.
-func pipeline(ctx context.Context, db *sql.DB, pieces []sqlstore.Piece) (at int, err error) {
+func pipelineOnce(ctx context.Context, db *sql.DB, pieces []sqlstore.Piece) (at int, err error, unrun bool) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return -1, err
+		return -1, err, false
 	}
 	defer conn.Close()
 	at = -1
@@ -116,6 +149,7 @@ func pipeline(ctx context.Context, db *sql.DB, pieces []sqlstore.Piece) (at int,
 		br := c.Conn().SendBatch(ctx, b)
 		for k := range b.Len() {
 			if _, err := br.Exec(); err != nil {
+				unrun = true // refused in place of a statement: the batch's commit never ran
 				br.Close()
 				var pe *pgconn.PgError
 				if errors.As(err, &pe) {
@@ -131,7 +165,7 @@ func pipeline(ctx context.Context, db *sql.DB, pieces []sqlstore.Piece) (at int,
 		if at < 0 {
 			at = 0
 		}
-		return at, sqlstore.ErrNotPipelined
+		return at, sqlstore.ErrNotPipelined, false
 	}
-	return at, err
+	return at, err, unrun
 }

@@ -32,6 +32,7 @@ var dialect = sqlstore.Dialect{
 		return tx.QueryRowContext(ctx, q(`SELECT 1 FROM veto_runs WHERE run = ? FOR UPDATE`), run).Scan(&one)
 	},
 	Pipeline: pipeline,
+	Gone:     gone,
 	Group:    sqlstore.DefaultGroup,
 	Conflict: func(err error) bool {
 		var pe *pgconn.PgError

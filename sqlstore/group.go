@@ -379,7 +379,7 @@ func (s *Store) commitPiped(ctx context.Context, batch []*pending) (txed []*pend
 			s.moved(p.run)
 			p.err = veto.ErrConflict
 		default:
-			p.err = unavailable(err)
+			p.err = s.failure(err)
 		}
 		rest := slices.Delete(slices.Clone(batch), at, at+1)
 		if len(rest) == 1 {
@@ -491,6 +491,7 @@ func (s *Store) failure(err error) error {
 	if errors.Is(err, veto.ErrConflict) || (s.d.Conflict != nil && s.d.Conflict(err)) {
 		return veto.ErrConflict
 	}
+	s.gone(err)
 	return unavailable(err)
 }
 

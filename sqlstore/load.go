@@ -68,7 +68,10 @@ func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
 	}
 	if !ok {
 		var err error
-		if h, err = s.header(ctx, nil, run); err != nil {
+		if h, err = s.header(ctx, nil, run); s.gone(err) {
+			h, err = s.header(ctx, nil, run) // once more, on a connection that is not
+		}
+		if err != nil {
 			return veto.RunState{}, unavailable(err)
 		}
 		if s.d.Pipeline != nil {

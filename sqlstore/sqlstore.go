@@ -58,6 +58,34 @@ type Dialect struct {
 	// is still checked before each statement and before the commit; the
 	// BEGIN waits for another process's writer up to the busy timeout.
 	LockAtBegin bool
+	// Gone, when set, reports an error that says the server ended the
+	// session of the connection it came on before running the statement
+	// (PostgreSQL: shut down, restarted, the backend terminated). The
+	// pool's idle connections ended with it, and each would fail the
+	// request that took it next: the store lets them go (LetIdleGo), and a
+	// read of the decision's load is made once more on a new one.
+	Gone func(err error) bool
+}
+
+// LetIdleGo closes db's idle connections now, keeping as many idle after
+// as it may open: the server ended their sessions (Dialect.Gone).
+func LetIdleGo(db *sql.DB) {
+	n := db.Stats().MaxOpenConnections
+	if n <= 0 {
+		n = 2 // database/sql's own default
+	}
+	db.SetMaxIdleConns(0)
+	db.SetMaxIdleConns(n)
+}
+
+// gone reports whether err says the connection it came on had ended
+// (Dialect.Gone), and then lets the pool's idle connections go.
+func (s *Store) gone(err error) bool {
+	if err == nil || s.d.Gone == nil || !s.d.Gone(err) {
+		return false
+	}
+	LetIdleGo(s.db)
+	return true
 }
 
 // Store is a veto.Store and veto.Log on a SQL database.

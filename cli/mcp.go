@@ -144,7 +144,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	ctx, quit := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer quit()
 	gw, err := mcpgate.New(ctx, mcpgate.Config{
-		Name: *name, Upstream: upstream, Pins: pins, Acquire: st.acquire, Run: ref, Actor: actor, Cwd: cwd,
+		Name: *name, Upstream: upstream, Pins: pins, Acquire: st.acquire, Together: st.together, Run: ref, Actor: actor, Cwd: cwd,
 		Build:    mcpgate.PolicyBuild(lv.Current().Policy, bo),
 		Deadline: *deadline, Logger: log,
 	})

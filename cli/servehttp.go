@@ -285,10 +285,13 @@ type serviceState struct {
 	store   veto.Store
 	log     server.Store
 	acquire func(ctx context.Context) (func(), error)
-	db      func() *sql.DB
-	dialect string
-	toks    veto.TokenStore
-	close   func()
+	// together holds one write transaction for a decision and the records
+	// before it (state.Service.Together).
+	together func(ctx context.Context, f func(ctx context.Context)) error
+	db       func() *sql.DB
+	dialect  string
+	toks     veto.TokenStore
+	close    func()
 	// startErr is why the state could not be used at start (a service
 	// starts anyway and refuses until it can).
 	startErr error
@@ -302,7 +305,7 @@ func openServiceState(ctx context.Context, path, dsn string, lazy bool) (*servic
 	if err != nil {
 		return nil, err
 	}
-	return &serviceState{store: sv.Store, log: sv.Log, acquire: sv.Acquire, db: sv.DBFunc(), dialect: sv.Dialect(),
+	return &serviceState{store: sv.Store, log: sv.Log, acquire: sv.Acquire, together: sv.Together, db: sv.DBFunc(), dialect: sv.Dialect(),
 		toks: sv.Tokens(), close: sv.Close, startErr: sv.StartErr}, nil
 }
 

@@ -69,3 +69,27 @@ func BenchmarkGatewayDecide(b *testing.B) {
 		h.gw.decideMu.Unlock()
 	}
 }
+
+// BenchmarkGatewayDecideAfterResult is BenchmarkGatewayDecide as an agent
+// calling again at once makes it: each call's result is asked to be
+// recorded, and the next decision takes that record into its own commit.
+func BenchmarkGatewayDecideAfterResult(b *testing.B) {
+	n := newNotes()
+	h := newHarness(b, "notes", n.transport(b), harnessOpts{})
+	ctx := context.Background()
+	if _, err := h.agent.ListTools(ctx, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		c, _ := h.gw.callOf("greet", []byte(`{"who":"ada"}`))
+		if v := h.gw.decide(ctx, c); !v.Allowed {
+			b.Fatal(v)
+		}
+		h.gw.enqueue(c, veto.Succeeded)
+	}
+	b.StopTimer()
+	if err := h.gw.waitRecords(ctx); err != nil {
+		b.Fatal(err)
+	}
+}

@@ -42,6 +42,9 @@ type harnessOpts struct {
 	policyYAML string
 	actor      veto.Actor
 	postgres   bool // a fresh PostgreSQL schema instead of an SQLite file
+	// together, when set, stands in for the state's Config.Together, given
+	// the state's own.
+	together func(ctx context.Context, f func(context.Context), state func(context.Context, func(context.Context)) error) error
 }
 
 func newHarness(t testing.TB, name string, upstream mcp.Transport, o harnessOpts) *harness {
@@ -86,6 +89,7 @@ func newGatewayOnly(t testing.TB, name string, upstream Transport, o harnessOpts
 	t.Cleanup(cancel)
 	var store veto.Store
 	var acquire func(context.Context) (func(), error)
+	var together func(context.Context, func(context.Context)) error
 	if o.postgres {
 		pg, err := postgres.Open(ctx, pgtest.Fresh(t))
 		if err != nil {
@@ -99,7 +103,7 @@ func newGatewayOnly(t testing.TB, name string, upstream Transport, o harnessOpts
 	} else {
 		h.file = sqlite.OpenFile(filepath.Join(t.TempDir(), "veto.db"), sqlite.Options{Verify: true, BusyTimeout: time.Second})
 		t.Cleanup(func() { h.file.Close() })
-		store, acquire = h.file, h.file.Acquire
+		store, acquire, together = h.file, h.file.Acquire, h.file.Together
 		release, err := h.file.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -109,6 +113,9 @@ func newGatewayOnly(t testing.TB, name string, upstream Transport, o harnessOpts
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	if inner := together; o.together != nil && inner != nil {
+		together = func(ctx context.Context, f func(context.Context)) error { return o.together(ctx, f, inner) }
 	}
 	lo := policy.LoadOptions{}
 	if o.policyYAML != "" {
@@ -126,7 +133,7 @@ func newGatewayOnly(t testing.TB, name string, upstream Transport, o harnessOpts
 	}
 	h.bo = policy.BuildOptions{Store: store, Home: h.home, TempDirs: []string{}, Vars: map[string]string{"HOME": h.home}}
 	h.gw, err = New(ctx, Config{
-		Name: name, Upstream: upstream, Pins: h.pins, Acquire: acquire, Run: h.run,
+		Name: name, Upstream: upstream, Pins: h.pins, Acquire: acquire, Together: together, Run: h.run,
 		Build: PolicyBuild(p, h.bo),
 		Actor: o.actor, Cwd: h.ws, Workspace: h.ws, Poll: 50 * time.Millisecond, Logger: testLogger(t),
 	})

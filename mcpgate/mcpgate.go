@@ -59,6 +59,11 @@ type Config struct {
 	// Acquire, when set, proves the state sound before each use and holds
 	// it until release (an SQLite file); nil for PostgreSQL.
 	Acquire func(ctx context.Context) (release func(), err error)
+	// Together, when set, runs f with one write transaction held for it
+	// (an SQLite file: state.Service.Together), its appends stored in one
+	// commit or none, the error that commit's. A decision made right
+	// after a result then stores the result's record and itself at once.
+	Together func(ctx context.Context, f func(ctx context.Context)) error
 
 	Run       string // the run every call belongs to; started fresh by Start
 	Actor     veto.Actor
@@ -505,9 +510,26 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 		return veto.Verdict{CallID: c.ID, Tool: c.Tool, Run: c.Run.Ref, Stage: veto.StageState, Reason: reason,
 			Risk: veto.RiskHigh, Message: msg}
 	}
-	// The run's observations made so far come first: the decision sees
-	// every result the agent has been given.
-	if err := g.waitRecords(ctx); err != nil {
+	// The run's observations asked for so far come first: the decision
+	// sees every result the agent has been given. Those no one has begun
+	// to record, it records itself, in its own commit (Config.Together);
+	// it waits for the others.
+	var taken []obsJob
+	target := uint64(0)
+	if g.cfg.Together != nil {
+		taken, target = g.takeRecords()
+	} else {
+		g.obsMu.Lock()
+		target = g.queued
+		g.obsMu.Unlock()
+	}
+	made := false
+	defer func() {
+		if !made {
+			g.giveBack(taken) // recordLoop makes them
+		}
+	}()
+	if err := g.waitDone(ctx, target); err != nil {
 		return refuse(veto.ReasonCancelled, "the decision ran out of time, so the call is refused.")
 	}
 	g.decideMu.Lock()
@@ -550,7 +572,44 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 			status = pinChanged
 		}
 	}
-	return gate.Decide(withPin(ctx, status), c)
+	if len(taken) == 0 {
+		return gate.Decide(withPin(ctx, status), c)
+	}
+	// The records taken and the decision, in one commit.
+	made = true
+	defer g.recorded(len(taken))
+	var v veto.Verdict
+	err := g.cfg.Together(ctx, func(ctx context.Context) {
+		for _, j := range taken {
+			g.observeWith(ctx, gate, j)
+		}
+		v = gate.Decide(withPin(ctx, status), c)
+	})
+	if err == nil {
+		return v
+	}
+	// Nothing was stored: the records are made again, each alone, and the
+	// call, whose decision was not recorded, is refused.
+	g.log.Warn("veto mcp: a decision and the results before it could not be recorded; the call is refused", "server", g.cfg.Name, "call_id", c.ID)
+	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.within())
+	defer cancel()
+	for _, j := range taken {
+		g.observeWith(octx, gate, j)
+	}
+	return refuse(veto.ReasonStateUnavailable, "veto could not record this decision, so the call is refused.")
+}
+
+// observeWith records a result with gate, the state acquired by the
+// caller, which holds decideMu; a failure is logged, as recordLoop's.
+func (g *Gateway) observeWith(ctx context.Context, gate *veto.Gate, j obsJob) {
+	defer func() {
+		if recover() != nil {
+			g.log.Error("veto mcp: recording a call's result failed", "server", g.cfg.Name, "call_id", j.c.ID)
+		}
+	}()
+	if err := gate.ObserveCall(ctx, j.c, j.outcome); err != nil {
+		g.log.Warn("veto mcp: a call's result could not be recorded", "server", g.cfg.Name, "call_id", j.c.ID)
+	}
 }
 
 // observe records what an allowed call did, within the deadline even when

@@ -46,7 +46,9 @@ type relay struct {
 	listedCh chan struct{}          // closed once the first listing is served
 	listOnce sync.Once              //
 	protocol func(version string)   // told the protocol version (an HTTP upstream)
-	obsCh    chan obsJob            // records to make, in order
+	obsQ     []obsJob               // records asked for and not yet taken, in order (obsMu)
+	obsWake  chan struct{}          // a record was asked for (1-buffered)
+	window   time.Duration          // recordWindow, as the gateway started
 	obsMu    sync.Mutex             //
 	queued   uint64                 // records asked for
 	done     uint64                 // records made (or given up)
@@ -68,7 +70,8 @@ func (g *Gateway) startRelay() {
 	g.internal = map[string]chan *frame{}
 	g.idPrefix = "veto-mcp-" + hex.EncodeToString(b[:]) + "-"
 	g.listedCh = make(chan struct{})
-	g.obsCh = make(chan obsJob, maxPending)
+	g.obsWake = make(chan struct{}, 1)
+	g.window = recordWindow
 	g.obsSig = make(chan struct{})
 	g.quit = make(chan struct{})
 	if p, ok := g.up.(interface{ setProtocol(string) }); ok {
@@ -789,20 +792,50 @@ func (g *Gateway) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 
 // enqueue asks for a call's outcome to be recorded. It is asked for
 // before the agent is given the answer, and every decision waits for
-// the records asked for before it began (waitRecords): the run's next
-// decision sees this observation.
+// the records asked for before it began (waitRecords), or takes them
+// (takeRecords): the run's next decision sees this observation.
 func (g *Gateway) enqueue(c *veto.Call, outcome veto.Outcome) {
 	g.obsMu.Lock()
 	g.queued++
+	g.obsQ = append(g.obsQ, obsJob{c: c, outcome: outcome})
 	g.obsMu.Unlock()
-	g.obsCh <- obsJob{c: c, outcome: outcome}
+	select {
+	case g.obsWake <- struct{}{}:
+	default:
+	}
 }
 
-// recordLoop makes the records asked for, one at a time, in order.
+// recordWindow is how long a record asked for waits, where the state can
+// hold a transaction for several appends (Config.Together), for a
+// decision to take it into its own commit (takeRecords): an agent that
+// calls again at once after a result (the calls of one turn of its
+// model) then pays for one commit a call, not two. With no call after
+// it, the record is made alone once the window has passed.
+var recordWindow = 2 * time.Millisecond // a test lengthens it
+
+// recordLoop makes the records asked for that no decision took, one at a
+// time, in order.
 func (g *Gateway) recordLoop() {
 	for {
 		select {
-		case j := <-g.obsCh:
+		case <-g.obsWake:
+		case <-g.quit:
+			return
+		}
+		if g.cfg.Together != nil {
+			t := time.NewTimer(g.window)
+			select {
+			case <-t.C:
+			case <-g.quit:
+				t.Stop()
+				return
+			}
+		}
+		g.obsMu.Lock()
+		jobs := g.obsQ
+		g.obsQ = nil
+		g.obsMu.Unlock()
+		for _, j := range jobs {
 			func() {
 				defer func() {
 					if recover() != nil {
@@ -813,14 +846,46 @@ func (g *Gateway) recordLoop() {
 				defer g.decideMu.Unlock()
 				g.observe(context.Background(), j.c, j.outcome)
 			}()
-			g.obsMu.Lock()
-			g.done++
-			close(g.obsSig)
-			g.obsSig = make(chan struct{})
-			g.obsMu.Unlock()
-		case <-g.quit:
-			return
+			g.recorded(1)
 		}
+	}
+}
+
+// recorded notes n records made (or given up).
+func (g *Gateway) recorded(n int) {
+	if n == 0 {
+		return
+	}
+	g.obsMu.Lock()
+	g.done += uint64(n)
+	close(g.obsSig)
+	g.obsSig = make(chan struct{})
+	g.obsMu.Unlock()
+}
+
+// takeRecords takes the records asked for that no one has begun to make,
+// for a decision to make in its own commit; before is how many were asked
+// for before them, which the decision waits for (waitDone). A decision
+// that cannot make them gives them back (giveBack).
+func (g *Gateway) takeRecords() (jobs []obsJob, before uint64) {
+	g.obsMu.Lock()
+	defer g.obsMu.Unlock()
+	jobs, g.obsQ = g.obsQ, nil
+	return jobs, g.queued - uint64(len(jobs))
+}
+
+// giveBack returns records taken and not made to the front of the queue,
+// for recordLoop.
+func (g *Gateway) giveBack(jobs []obsJob) {
+	if len(jobs) == 0 {
+		return
+	}
+	g.obsMu.Lock()
+	g.obsQ = append(jobs, g.obsQ...)
+	g.obsMu.Unlock()
+	select {
+	case g.obsWake <- struct{}{}:
+	default:
 	}
 }
 
@@ -829,6 +894,11 @@ func (g *Gateway) waitRecords(ctx context.Context) error {
 	g.obsMu.Lock()
 	target := g.queued
 	g.obsMu.Unlock()
+	return g.waitDone(ctx, target)
+}
+
+// waitDone waits until target records are made.
+func (g *Gateway) waitDone(ctx context.Context, target uint64) error {
 	for {
 		g.obsMu.Lock()
 		done, sig := g.done, g.obsSig

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,12 +95,14 @@ type rawWorld struct {
 	agent, server *wire
 }
 
-func newRawWorld(t *testing.T) *rawWorld {
+func newRawWorld(t *testing.T) *rawWorld { return newRawWorldWith(t, harnessOpts{}) }
+
+func newRawWorldWith(t *testing.T, o harnessOpts) *rawWorld {
 	upR, gwUpW := io.Pipe() // the gateway writes to the server
 	gwUpR, upW := io.Pipe() // the server writes to the gateway
 	dnR, gwDnW := io.Pipe() // the gateway writes to the agent
 	gwDnR, dnW := io.Pipe() // the agent writes to the gateway
-	h := newGatewayOnly(t, "raw", &IOTransport{Reader: gwUpR, Writer: gwUpW}, harnessOpts{})
+	h := newGatewayOnly(t, "raw", &IOTransport{Reader: gwUpR, Writer: gwUpW}, o)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go h.gw.Serve(ctx, &IOTransport{Reader: gwDnR, Writer: gwDnW})
@@ -288,6 +292,97 @@ func TestRelayNextDecisionWaitsForTheObservation(t *testing.T) {
 		if kinds[i] != want[i] {
 			t.Fatalf("events %v, want %v", kinds, want)
 		}
+	}
+}
+
+// kinds is the events' kinds, in order.
+func kinds(evs []veto.Event) []veto.EventKind {
+	var out []veto.EventKind
+	for _, e := range evs {
+		out = append(out, e.Kind)
+	}
+	return out
+}
+
+// A call made right after a result is decided in the commit that records
+// the result: the decision takes the record no one has begun to make,
+// where it would have waited for the record's own commit. Here no record
+// is made alone (the window is an hour): the second call is decided at
+// once, and its decision comes after the first call's result.
+func TestRelayDecisionRecordsTheResultBeforeItInItsCommit(t *testing.T) {
+	defer func(w time.Duration) { recordWindow = w }(recordWindow)
+	recordWindow = time.Hour
+	var held, commits atomic.Int32
+	w := newRawWorldWith(t, harnessOpts{together: func(ctx context.Context, f func(context.Context), state func(context.Context, func(context.Context)) error) error {
+		held.Add(1)
+		err := state(ctx, f)
+		if err == nil {
+			commits.Add(1)
+		}
+		return err
+	}})
+	w.agent.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"who":"a"}}}`)
+	w.server.recv()
+	w.server.send(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
+	w.agent.recv()
+	w.agent.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"who":"b"}}}`)
+	w.server.recv() // decided, with the record an hour from being made alone
+	w.server.send(`{"jsonrpc":"2.0","id":2,"result":{"content":[]}}`)
+	w.agent.recv()
+	if held.Load() != 1 || commits.Load() != 1 {
+		t.Fatalf("%d transactions held, %d committed; want the second decision's, one", held.Load(), commits.Load())
+	}
+	// The second call's record is still waiting: the next decision takes it.
+	w.gw.obsMu.Lock()
+	waiting := len(w.gw.obsQ)
+	w.gw.obsMu.Unlock()
+	if waiting != 1 {
+		t.Fatalf("%d records waiting, want the second call's", waiting)
+	}
+	w.agent.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"greet","arguments":{"who":"c"}}}`)
+	w.server.recv()
+	got := kinds(w.events())
+	want := []veto.EventKind{veto.EventRunStarted, veto.EventAllowed, veto.EventObserved, veto.EventAllowed, veto.EventObserved, veto.EventAllowed}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+// A decision whose commit, the records taken with it, fails refuses its
+// call, as any decision not recorded does; the records are then made
+// each alone: no result the agent was given goes unrecorded.
+func TestRelayDecisionWhoseCommitFailsIsRefusedAndTheResultKept(t *testing.T) {
+	defer func(w time.Duration) { recordWindow = w }(recordWindow)
+	recordWindow = time.Hour
+	var fail atomic.Bool
+	w := newRawWorldWith(t, harnessOpts{together: func(ctx context.Context, f func(context.Context), state func(context.Context, func(context.Context)) error) error {
+		if !fail.Load() {
+			return state(ctx, f)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		return state(ctx, func(ctx context.Context) {
+			f(ctx)
+			cancel() // the commit is refused: nothing of it is stored
+		})
+	}})
+	w.agent.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"who":"a"}}}`)
+	w.server.recv()
+	w.server.send(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
+	w.agent.recv()
+	fail.Store(true)
+	w.agent.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"who":"b"}}}`)
+	got := w.agent.recv()
+	if !strings.Contains(got, `"isError":true`) || !strings.Contains(got, "could not record this decision") {
+		t.Fatalf("the call whose decision was not stored: %s", got)
+	}
+	w.server.quiet() // refused: it never reached the server
+	evs := w.events()
+	if k := fmt.Sprint(kinds(evs)); k != fmt.Sprint([]veto.EventKind{veto.EventRunStarted, veto.EventAllowed, veto.EventObserved}) {
+		t.Fatalf("events %v, want the first call's decision and result only", k)
+	}
+	if evs[2].Outcome != veto.Succeeded {
+		t.Fatalf("the result recorded as %q", evs[2].Outcome)
 	}
 }
 

@@ -287,6 +287,19 @@ func (f *File) Append(ctx context.Context, run string, next uint64, events []vet
 	return f.failed(s.Append(ctx, run, next, events))
 }
 
+// Together runs fn with one write transaction held for it
+// (sqlstore.Store.Together): its appends are stored in one commit, or
+// none is, and its error is that commit's. The caller holds Acquire. A
+// file refused now runs fn as it would alone, and its calls are refused.
+func (f *File) Together(ctx context.Context, fn func(ctx context.Context)) error {
+	s, err := f.store()
+	if err != nil {
+		fn(ctx)
+		return nil
+	}
+	return f.failed(s.Together(ctx, fn))
+}
+
 // Events implements veto.Store.
 func (f *File) Events(ctx context.Context, run string, after uint64) ([]veto.Event, error) {
 	s, err := f.store()

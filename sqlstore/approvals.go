@@ -212,6 +212,13 @@ func (a *approvals) Keep(ctx context.Context, sh veto.Shown) error {
 	if err != nil {
 		return err
 	}
+	if h := a.s.heldIn(ctx); h != nil {
+		// Kept once the transaction held commits (Together): its own
+		// transaction would wait for the write lock that one holds, and
+		// its scrub cannot run inside one.
+		h.after = append(h.after, func(ctx context.Context) error { return a.Keep(ctx, sh) })
+		return nil
+	}
 	tx, err := a.s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return unavailable(err)

@@ -106,6 +106,9 @@ func (s *Store) Append(ctx context.Context, run string, next uint64, events []ve
 			}
 		}
 	}
+	if h := s.heldIn(ctx); h != nil {
+		return s.appendHeld(ctx, h, p)
+	}
 	if err := s.piece(p); err != nil {
 		return err
 	}

@@ -63,7 +63,13 @@ func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
 		note = loaded.From(ctx)
 	}
 	h, ok := header{}, false
-	if s.d.Pipeline != nil || note != nil {
+	held := s.heldIn(ctx)
+	if held != nil {
+		// Held (Together): the row an append of the transaction left,
+		// which no other writer can have moved since.
+		h, ok = held.rows[run]
+	}
+	if !ok && (s.d.Pipeline != nil || note != nil) {
 		h, ok = s.own(run)
 	}
 	if !ok {
@@ -74,7 +80,7 @@ func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
 		if err != nil {
 			return veto.RunState{}, unavailable(err)
 		}
-		if s.d.Pipeline != nil {
+		if s.d.Pipeline != nil && held == nil {
 			s.keep(run, h) // the append's guard proves it still the row (pipeline.go)
 		}
 	}

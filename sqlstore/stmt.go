@@ -244,6 +244,12 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 		p.stmts = append(p.stmts, Stmt{Query: query, Args: args})
 		return pipedResult{}, nil
 	}
+	if tx == nil {
+		if h := s.heldIn(ctx); h != nil {
+			tx = h.tx
+			defer h.notePanic()
+		}
+	}
 	ctx = watched(ctx)
 	if st := s.use(ctx, tx, query); st != nil {
 		return st.ExecContext(ctx, args...)
@@ -256,6 +262,12 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 
 // query is exec for rows.
 func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	if tx == nil {
+		if h := s.heldIn(ctx); h != nil {
+			tx = h.tx
+			defer h.notePanic()
+		}
+	}
 	ctx = watched(ctx)
 	if st := s.use(ctx, tx, query); st != nil {
 		return st.QueryContext(ctx, args...)
@@ -268,6 +280,12 @@ func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any
 
 // queryRow is exec for one row.
 func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	if tx == nil {
+		if h := s.heldIn(ctx); h != nil {
+			tx = h.tx
+			defer h.notePanic()
+		}
+	}
 	ctx = watched(ctx)
 	if st := s.use(ctx, tx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)

@@ -25,10 +25,12 @@ type Service struct {
 	StartErr error
 
 	acquire func(ctx context.Context) (func(), error)
-	db      db
-	dialect string
-	tokens  *sqlstore.Tokens
-	close   func()
+	// together holds one write transaction for several appends (Together).
+	together func(ctx context.Context, f func(ctx context.Context)) error
+	db       db
+	dialect  string
+	tokens   *sqlstore.Tokens
+	close    func()
 }
 
 // ServiceOptions are how a service opens its state.
@@ -87,7 +89,7 @@ func OpenService(ctx context.Context, n Name, o ServiceOptions) (*Service, error
 	// full): every request is refused with the cause, and the file is
 	// proved again at each one, as veto state repair or the disk mends it.
 	fl := &fileLog{f: f}
-	return withTokens(&Service{Store: fl, Log: fl, StartErr: err, acquire: f.Acquire, db: func() *sql.DB {
+	return withTokens(&Service{Store: fl, Log: fl, StartErr: err, acquire: f.Acquire, together: f.Together, db: func() *sql.DB {
 		if st := f.Store(); st != nil {
 			return st.DB()
 		}
@@ -111,6 +113,18 @@ func (s *Service) Acquire(ctx context.Context) (release func(), err error) {
 		return func() {}, nil
 	}
 	return s.acquire(ctx)
+}
+
+// Together runs f with one write transaction held for it, on an SQLite
+// file (sqlite.File.Together): what f appends is stored in one commit, or
+// none of it is, and the error is that commit's. Elsewhere f runs as it
+// would alone. The caller holds Acquire.
+func (s *Service) Together(ctx context.Context, f func(ctx context.Context)) error {
+	if s.together == nil {
+		f(ctx)
+		return nil
+	}
+	return s.together(ctx, f)
 }
 
 // Tokens is veto serve's tokens, kept in the state's database beside the

@@ -1,0 +1,241 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/internal/faultdb"
+	"github.com/vetohq/veto/internal/loaded"
+	"github.com/vetohq/veto/sqlstore"
+)
+
+// commits counts the store's commits from now on (a fault that fails
+// none).
+func commits(fs *faultdb.Faults) func() int {
+	pass := make(chan struct{})
+	close(pass)
+	f := fs.Add(faultdb.Fault{Op: faultdb.Commit, Hold: pass})
+	return func() int { return fs.Fired(f) }
+}
+
+// observed is call's result, at seq.
+func observed(seq uint64, call string) veto.Event {
+	o := fev(seq, veto.EventObserved, call)
+	o.Outcome = veto.Succeeded
+	return o
+}
+
+// stored is the kinds and calls of run r's events, as stored.
+func stored(t *testing.T, s *sqlstore.Store) []string {
+	t.Helper()
+	evs, err := s.Events(fctx, "r", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs {
+		out = append(out, fmt.Sprintf("%d %s %s", e.Seq, e.Kind, e.CallID))
+	}
+	return out
+}
+
+// A call's result and the next call's decision, appended within one
+// transaction held (Together), are stored in one commit: the load
+// between them reads the result, another connection sees neither until
+// the commit, and both once it is made.
+func TestTogetherStoresItsAppendsInOneCommit(t *testing.T) {
+	s, fs, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
+		t.Fatal(err)
+	}
+	n := commits(fs)
+	err := s.Together(fctx, func(ctx context.Context) {
+		if err := s.Append(ctx, "r", 3, []veto.Event{observed(3, "c0")}); err != nil {
+			t.Error(err)
+		}
+		st, err := s.Load(loaded.With(ctx), "r") // as a decision loads: the row its store's append left is trusted
+		if err != nil || st.Next != 4 {
+			t.Errorf("the load between: next %d, %v; want 4", st.Next, err)
+		}
+		if h := st.History.Observations(); len(h) != 1 || h[0].Outcome != veto.Succeeded {
+			t.Errorf("the load between reads the history %+v; want c0 succeeded", h)
+		}
+		var seen int
+		if err := s.DB().QueryRowContext(fctx, `SELECT COUNT(*) FROM veto_events`).Scan(&seen); err != nil || seen != 2 {
+			t.Errorf("another connection sees %d events (%v) before the commit, want 2", seen, err)
+		}
+		if err := s.Append(ctx, "r", 4, []veto.Event{fev(4, veto.EventAllowed, "c1")}); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := n(); got != 1 {
+		t.Fatalf("%d commits, want 1", got)
+	}
+	want := []string{"1 run_started ", "2 invocation_allowed c0", "3 observation c0", "4 invocation_allowed c1"}
+	if got := stored(t, s); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("stored %q, want %q", got, want)
+	}
+	// The row the transaction left is the store's own now: the next
+	// append builds on it.
+	if err := s.Append(fctx, "r", 5, []veto.Event{observed(5, "c1")}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A transaction held whose commit fails stores none of its appends, and
+// says the state is unavailable; the store goes on from the rows as
+// stored.
+func TestTogetherStoresNothingWhenItsCommitFails(t *testing.T) {
+	s, fs, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
+		t.Fatal(err)
+	}
+	fs.Fail(faultdb.Commit, "", 1)
+	err := s.Together(fctx, func(ctx context.Context) {
+		if err := s.Append(ctx, "r", 3, []veto.Event{observed(3, "c0")}); err != nil {
+			t.Error(err)
+		}
+		if err := s.Append(ctx, "r", 4, []veto.Event{fev(4, veto.EventAllowed, "c1")}); err != nil {
+			t.Error(err)
+		}
+	})
+	if !errors.Is(err, veto.ErrStateUnavailable) {
+		t.Fatalf("Together = %v, want the state unavailable", err)
+	}
+	want := []string{"1 run_started ", "2 invocation_allowed c0"}
+	if got := stored(t, s); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("stored %q, want %q", got, want)
+	}
+	if err := s.Append(fctx, "r", 3, []veto.Event{observed(3, "c0")}); err != nil {
+		t.Fatalf("the append after: %v", err)
+	}
+}
+
+// An append that fails within a transaction held, after some of its
+// statements ran, leaves nothing of its own in it: the appends before and
+// after it are stored, and it is not, not even its event.
+func TestTogetherAppendThatFailsLeavesTheOthers(t *testing.T) {
+	s, fs, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Together(fctx, func(ctx context.Context) {
+		if err := s.Append(ctx, "r", 3, []veto.Event{observed(3, "c0")}); err != nil {
+			t.Error(err)
+		}
+		// Its event is inserted, then its observation fails.
+		fs.Fail(faultdb.Exec, "INSERT INTO veto_observations", 1)
+		if err := s.Append(ctx, "r", 4, []veto.Event{fev(4, veto.EventAllowed, "c1")}); err == nil {
+			t.Error("the append whose observation failed was not refused")
+		}
+		if err := s.Append(ctx, "r", 9, []veto.Event{fev(9, veto.EventAllowed, "c9")}); !errors.Is(err, veto.ErrConflict) {
+			t.Errorf("an append on a row it was not computed on: %v, want a conflict", err)
+		}
+		if err := s.Append(ctx, "r", 4, []veto.Event{fev(4, veto.EventAllowed, "c2")}); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1 run_started ", "2 invocation_allowed c0", "3 observation c0", "4 invocation_allowed c2"}
+	if got := stored(t, s); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("stored %q, want %q", got, want)
+	}
+	st, err := s.Load(fctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := st.History.Observations(); len(h) != 2 || h[1].CallID != "c2" {
+		t.Fatalf("history %+v; want c0's and c2's, and nothing of c1", h)
+	}
+}
+
+// A statement that panics within a transaction held (a driver's bug,
+// recovered by the caller as the gate recovers it) commits nothing, and
+// leaves neither the turn nor SQLite's write lock held: the next append
+// is stored.
+func TestTogetherStatementPanicCommitsNothing(t *testing.T) {
+	s, fs, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
+		t.Fatal(err)
+	}
+	fs.Add(faultdb.Fault{Op: faultdb.Exec, Match: "INSERT INTO veto_events", N: 1, Panic: "driver bug"})
+	err := s.Together(fctx, func(ctx context.Context) {
+		func() {
+			defer func() { recover() }()
+			s.Append(ctx, "r", 3, []veto.Event{observed(3, "c0")})
+		}()
+		if err := s.Append(ctx, "r", 3, []veto.Event{fev(3, veto.EventAllowed, "c1")}); err != nil {
+			t.Logf("the append after the panic: %v", err)
+		}
+	})
+	if !errors.Is(err, veto.ErrStateUnavailable) {
+		t.Fatalf("Together = %v, want the state unavailable", err)
+	}
+	want := []string{"1 run_started ", "2 invocation_allowed c0"}
+	if got := stored(t, s); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("stored %q, want %q", got, want)
+	}
+	ctx, cancel := context.WithTimeout(fctx, 5*time.Second)
+	defer cancel()
+	if err := s.Append(ctx, "r", 3, []veto.Event{observed(3, "c0")}); err != nil {
+		t.Fatalf("the append after: %v", err)
+	}
+}
+
+// What a person is shown of a question asked within a transaction held
+// (Approvals.Keep, in a transaction of its own that would wait for the
+// held one's write lock) is kept once that one commits: not before, and
+// not when it fails.
+func TestTogetherKeepsWhatIsShownOnceCommitted(t *testing.T) {
+	s, fs, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	shownOf := func(call string) bool {
+		t.Helper()
+		st, err := s.Load(fctx, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ok, err := st.Approvals.Shown(fctx, call, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for _, fail := range []bool{true, false} {
+		call := fmt.Sprint("asked-", fail)
+		if fail {
+			fs.Fail(faultdb.Commit, "", 1)
+		}
+		err := s.Together(fctx, func(ctx context.Context) {
+			st, err := s.Load(ctx, "r")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sh := veto.Shown{Run: "r", CallID: call, Tool: "Read", Asked: now, Expires: now.Add(time.Hour)}
+			if err := st.Approvals.Keep(ctx, sh); err != nil {
+				t.Error(err)
+			}
+			if shownOf(call) {
+				t.Errorf("%s is shown before its transaction committed", call)
+			}
+		})
+		if (err != nil) != fail {
+			t.Fatalf("Together = %v", err)
+		}
+		if got := shownOf(call); got == fail {
+			t.Fatalf("%s shown: %v, with the commit failing: %v", call, got, fail)
+		}
+	}
+}

@@ -155,7 +155,7 @@ func runMCP(ctx context.Context, e *env, args []string) int {
 	go watchPolicy(ctx, lv, gw, bo, log)
 	code := ExitAllow
 	if *listen == "" {
-		err = gw.Serve(ctx, &mcpgate.IOTransport{Reader: pollable(e.stdin), Writer: e.stdout})
+		err = gw.Serve(ctx, &mcpgate.IOTransport{Reader: e.stdin, Writer: e.stdout})
 		if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 			fmt.Fprintln(e.stderr, "veto mcp: the agent's session ended:", err)
 		}

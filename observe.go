@@ -86,12 +86,41 @@ func (g *Gate) Observe(ctx context.Context, run string, o Observation) error {
 // the facts become the run's knowledge, recorded in the same event. A call
 // that failed, was cancelled or was denied teaches nothing.
 func (g *Gate) ObserveCall(ctx context.Context, c *Call, outcome Outcome) error {
-	if err := g.checkObserved(c, outcome); err != nil {
+	r, err := g.Learn(ctx, c, outcome)
+	if err != nil {
 		return err
 	}
-	files := g.learnt(ctx, c, outcome)
+	return g.RecordLearnt(ctx, r)
+}
+
+// Learnt is a call's outcome and what its learners probed of it, made by
+// Learn and recorded by RecordLearnt: ObserveCall in two steps, for a
+// caller that records where the state's write lock is held, and probes
+// the files (hashing up to probe.MaxHash bytes of each) before it takes
+// the lock.
+type Learnt struct {
+	c       *Call
+	outcome Outcome
+	files   []FileFact
+}
+
+// Learn checks an observation as ObserveCall does and probes what the
+// call taught the run.
+func (g *Gate) Learn(ctx context.Context, c *Call, outcome Outcome) (Learnt, error) {
+	if err := g.checkObserved(c, outcome); err != nil {
+		return Learnt{}, err
+	}
+	return Learnt{c: c, outcome: outcome, files: g.learnt(ctx, c, outcome)}, nil
+}
+
+// RecordLearnt records what Learn made, as ObserveCall does.
+func (g *Gate) RecordLearnt(ctx context.Context, r Learnt) error {
+	if r.c == nil {
+		return errors.New("veto: observe: nothing learnt")
+	}
+	c := r.c
 	return g.appendRetrying(ctx, c.Run.Ref, func(p *RunState) []Event {
-		return observed(p, Event{CallID: c.ID, Tool: c.Tool, Actor: c.Actor, Outcome: outcome, Files: files})
+		return observed(p, Event{CallID: c.ID, Tool: c.Tool, Actor: c.Actor, Outcome: r.outcome, Files: r.files})
 	})
 }
 

@@ -511,27 +511,9 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 			Risk: veto.RiskHigh, Message: msg}
 	}
 	// The run's observations asked for so far come first: the decision
-	// sees every result the agent has been given. Those no one has begun
-	// to record, it records itself, in its own commit (Config.Together);
-	// it waits for the others.
-	var taken []obsJob
-	target := uint64(0)
-	if g.cfg.Together != nil {
-		taken, target = g.takeRecords()
-	} else {
-		g.obsMu.Lock()
-		target = g.queued
-		g.obsMu.Unlock()
-	}
-	made := false
-	defer func() {
-		if !made {
-			g.giveBack(taken) // recordLoop makes them
-		}
-	}()
-	if err := g.waitDone(ctx, target); err != nil {
-		return refuse(veto.ReasonCancelled, "the decision ran out of time, so the call is refused.")
-	}
+	// sees every result the agent has been given. The recorder makes them
+	// under decideMu too, so once the decision holds it, those the
+	// recorder took are made; it makes the rest (takeRecords).
 	g.decideMu.Lock()
 	defer g.decideMu.Unlock()
 	if ctx.Err() != nil {
@@ -544,6 +526,8 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 		}
 		defer release()
 	}
+	taken := g.takeRecords()
+	defer g.recorded(len(taken))
 	g.mu.Lock()
 	gate := g.gate
 	name := strings.TrimPrefix(c.Tool, "mcp__"+g.cfg.Name+"__")
@@ -575,13 +559,22 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 	if len(taken) == 0 {
 		return gate.Decide(withPin(ctx, status), c)
 	}
-	// The records taken and the decision, in one commit.
-	made = true
-	defer g.recorded(len(taken))
+	// What the calls taught is probed first, outside the write lock the
+	// transaction holds; then the records and the decision, in one commit.
+	learnt := make([]*veto.Learnt, len(taken))
+	for i, j := range taken {
+		learnt[i] = g.learn(ctx, gate, j)
+	}
+	if g.cfg.Together == nil {
+		for i, j := range taken {
+			g.record(ctx, gate, j, learnt[i])
+		}
+		return gate.Decide(withPin(ctx, status), c)
+	}
 	var v veto.Verdict
 	err := g.cfg.Together(ctx, func(ctx context.Context) {
-		for _, j := range taken {
-			g.observeWith(ctx, gate, j)
+		for i, j := range taken {
+			g.record(ctx, gate, j, learnt[i])
 		}
 		v = gate.Decide(withPin(ctx, status), c)
 	})
@@ -593,21 +586,41 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 	g.log.Warn("veto mcp: a decision and the results before it could not be recorded; the call is refused", "server", g.cfg.Name, "call_id", c.ID)
 	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.within())
 	defer cancel()
-	for _, j := range taken {
-		g.observeWith(octx, gate, j)
+	for i, j := range taken {
+		g.record(octx, gate, j, learnt[i])
 	}
 	return refuse(veto.ReasonStateUnavailable, "veto could not record this decision, so the call is refused.")
 }
 
-// observeWith records a result with gate, the state acquired by the
-// caller, which holds decideMu; a failure is logged, as recordLoop's.
-func (g *Gateway) observeWith(ctx context.Context, gate *veto.Gate, j obsJob) {
+// learn probes what a call taught (veto.Gate.Learn); nil, and logged,
+// when it cannot: that record is not made.
+func (g *Gateway) learn(ctx context.Context, gate *veto.Gate, j obsJob) (l *veto.Learnt) {
+	defer func() {
+		if recover() != nil {
+			g.log.Error("veto mcp: recording a call's result failed", "server", g.cfg.Name, "call_id", j.c.ID)
+			l = nil
+		}
+	}()
+	r, err := gate.Learn(ctx, j.c, j.outcome)
+	if err != nil {
+		g.log.Warn("veto mcp: a call's result could not be recorded", "server", g.cfg.Name, "call_id", j.c.ID)
+		return nil
+	}
+	return &r
+}
+
+// record records what learn made with gate, the state acquired by the
+// caller, which holds decideMu; a failure is logged, as the recorder's.
+func (g *Gateway) record(ctx context.Context, gate *veto.Gate, j obsJob, l *veto.Learnt) {
 	defer func() {
 		if recover() != nil {
 			g.log.Error("veto mcp: recording a call's result failed", "server", g.cfg.Name, "call_id", j.c.ID)
 		}
 	}()
-	if err := gate.ObserveCall(ctx, j.c, j.outcome); err != nil {
+	if l == nil {
+		return // learn could not, and said so
+	}
+	if err := gate.RecordLearnt(ctx, *l); err != nil {
 		g.log.Warn("veto mcp: a call's result could not be recorded", "server", g.cfg.Name, "call_id", j.c.ID)
 	}
 }

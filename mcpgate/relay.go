@@ -48,6 +48,7 @@ type relay struct {
 	protocol func(version string)   // told the protocol version (an HTTP upstream)
 	obsQ     []obsJob               // records asked for and not yet taken, in order (obsMu)
 	obsWake  chan struct{}          // a record was asked for (1-buffered)
+	obsRoom  chan struct{}          // a token for each record asked for and not yet made (at most maxPending)
 	window   time.Duration          // recordWindow, as the gateway started
 	obsMu    sync.Mutex             //
 	queued   uint64                 // records asked for
@@ -71,6 +72,7 @@ func (g *Gateway) startRelay() {
 	g.idPrefix = "veto-mcp-" + hex.EncodeToString(b[:]) + "-"
 	g.listedCh = make(chan struct{})
 	g.obsWake = make(chan struct{}, 1)
+	g.obsRoom = make(chan struct{}, maxPending)
 	g.window = recordWindow
 	g.obsSig = make(chan struct{})
 	g.quit = make(chan struct{})
@@ -791,10 +793,12 @@ func (g *Gateway) listTools(ctx context.Context) ([]*mcp.Tool, error) {
 }
 
 // enqueue asks for a call's outcome to be recorded. It is asked for
-// before the agent is given the answer, and every decision waits for
-// the records asked for before it began (waitRecords), or takes them
-// (takeRecords): the run's next decision sees this observation.
+// before the agent is given the answer, and every decision makes the
+// records asked for before it first (takeRecords): the run's next
+// decision sees this observation. At most maxPending wait; past that it
+// waits for room.
 func (g *Gateway) enqueue(c *veto.Call, outcome veto.Outcome) {
+	g.obsRoom <- struct{}{}
 	g.obsMu.Lock()
 	g.queued++
 	g.obsQ = append(g.obsQ, obsJob{c: c, outcome: outcome})
@@ -813,8 +817,9 @@ func (g *Gateway) enqueue(c *veto.Call, outcome veto.Outcome) {
 // it, the record is made alone once the window has passed.
 var recordWindow = 2 * time.Millisecond // a test lengthens it
 
-// recordLoop makes the records asked for that no decision took, one at a
-// time, in order.
+// recordLoop makes the records that no decision took, in order: under
+// decideMu, as a decision takes them, so that one of them is made either
+// by the recorder or by the next decision, before it, never after.
 func (g *Gateway) recordLoop() {
 	for {
 		select {
@@ -831,27 +836,37 @@ func (g *Gateway) recordLoop() {
 				return
 			}
 		}
-		g.obsMu.Lock()
-		jobs := g.obsQ
-		g.obsQ = nil
-		g.obsMu.Unlock()
-		for _, j := range jobs {
-			func() {
-				defer func() {
-					if recover() != nil {
-						g.log.Error("veto mcp: recording a call's result failed", "server", g.cfg.Name, "call_id", j.c.ID)
-					}
+		func() {
+			g.decideMu.Lock()
+			defer g.decideMu.Unlock()
+			jobs := g.takeRecords()
+			defer g.recorded(len(jobs))
+			for _, j := range jobs {
+				func() {
+					defer func() {
+						if recover() != nil {
+							g.log.Error("veto mcp: recording a call's result failed", "server", g.cfg.Name, "call_id", j.c.ID)
+						}
+					}()
+					g.observe(context.Background(), j.c, j.outcome)
 				}()
-				g.decideMu.Lock()
-				defer g.decideMu.Unlock()
-				g.observe(context.Background(), j.c, j.outcome)
-			}()
-			g.recorded(1)
-		}
+			}
+		}()
 	}
 }
 
-// recorded notes n records made (or given up).
+// takeRecords takes the records asked for and not yet taken, in order;
+// the caller holds decideMu, makes them, and then notes them made
+// (recorded).
+func (g *Gateway) takeRecords() []obsJob {
+	g.obsMu.Lock()
+	defer g.obsMu.Unlock()
+	jobs := g.obsQ
+	g.obsQ = nil
+	return jobs
+}
+
+// recorded notes n records made (or given up), and their room free.
 func (g *Gateway) recorded(n int) {
 	if n == 0 {
 		return
@@ -861,31 +876,8 @@ func (g *Gateway) recorded(n int) {
 	close(g.obsSig)
 	g.obsSig = make(chan struct{})
 	g.obsMu.Unlock()
-}
-
-// takeRecords takes the records asked for that no one has begun to make,
-// for a decision to make in its own commit; before is how many were asked
-// for before them, which the decision waits for (waitDone). A decision
-// that cannot make them gives them back (giveBack).
-func (g *Gateway) takeRecords() (jobs []obsJob, before uint64) {
-	g.obsMu.Lock()
-	defer g.obsMu.Unlock()
-	jobs, g.obsQ = g.obsQ, nil
-	return jobs, g.queued - uint64(len(jobs))
-}
-
-// giveBack returns records taken and not made to the front of the queue,
-// for recordLoop.
-func (g *Gateway) giveBack(jobs []obsJob) {
-	if len(jobs) == 0 {
-		return
-	}
-	g.obsMu.Lock()
-	g.obsQ = append(jobs, g.obsQ...)
-	g.obsMu.Unlock()
-	select {
-	case g.obsWake <- struct{}{}:
-	default:
+	for range n {
+		<-g.obsRoom
 	}
 }
 
@@ -894,11 +886,6 @@ func (g *Gateway) waitRecords(ctx context.Context) error {
 	g.obsMu.Lock()
 	target := g.queued
 	g.obsMu.Unlock()
-	return g.waitDone(ctx, target)
-}
-
-// waitDone waits until target records are made.
-func (g *Gateway) waitDone(ctx context.Context, target uint64) error {
 	for {
 		g.obsMu.Lock()
 		done, sig := g.done, g.obsSig

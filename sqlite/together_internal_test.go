@@ -239,3 +239,109 @@ func TestTogetherKeepsWhatIsShownOnceCommitted(t *testing.T) {
 		}
 	}
 }
+
+// A transaction held whose context ends in the middle of an append (the
+// decision's deadline) is rolled back on its connection, which goes back
+// to the appends: the first version ended it as after a panic, and each
+// such decision took one of the pool's connections for good (in use 1,
+// 2, 3 after three), until none was left and every decision was refused.
+func TestTogetherEndingMidwayKeepsItsConnection(t *testing.T) {
+	s, _, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		ctx, cancel := context.WithCancel(fctx)
+		err := s.Together(ctx, func(ctx context.Context) {
+			cancel() // the deadline passes before the append
+			if err := s.Append(ctx, "r", 3, []veto.Event{observed(3, "c0")}); err == nil {
+				t.Errorf("round %d: an append whose context ended was made", i)
+			}
+		})
+		if err == nil {
+			t.Fatalf("round %d: a transaction whose context ended was committed", i)
+		}
+	}
+	if n := s.DB().Stats().InUse; n > 1 {
+		t.Fatalf("%d connections in use after three transactions ended midway, want at most the appends' one", n)
+	}
+	if err := s.Append(fctx, "r", 3, []veto.Event{observed(3, "c0")}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A statement that fails within a transaction held fails the whole of
+// it: SQLite ends the transaction on some errors (a full disk, an I/O
+// error), and a savepoint begun after would be a transaction of its own,
+// committed when released. No append begins after, and nothing commits.
+func TestTogetherAfterAFailedReadAppendsNothing(t *testing.T) {
+	s, fs, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Together(fctx, func(ctx context.Context) {
+		if err := s.Append(ctx, "r", 3, []veto.Event{observed(3, "c0")}); err != nil {
+			t.Error(err)
+		}
+		fs.Fail(faultdb.Query, "FROM veto_tally_calls", 1)
+		st, err := s.Load(ctx, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Tally.Calls(ctx); err == nil {
+			t.Fatal("the failing read did not fail")
+		}
+		if err := s.Append(ctx, "r", 4, []veto.Event{fev(4, veto.EventAllowed, "c1")}); err == nil {
+			t.Error("an append after a failed read was made")
+		}
+	})
+	if !errors.Is(err, veto.ErrStateUnavailable) {
+		t.Fatalf("Together = %v, want the state unavailable", err)
+	}
+	want := []string{"1 run_started ", "2 invocation_allowed c0"}
+	if got := stored(t, s); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("stored %q, want %q", got, want)
+	}
+}
+
+// What a question shown within a transaction held drops (a row expired)
+// is scrubbed from the WAL after the commit; a scrub that fails then
+// does not make the committed transaction read as failed, which its
+// caller would take as nothing stored and record again.
+func TestTogetherScrubFailingAfterTheCommitIsNoFailure(t *testing.T) {
+	s, fs, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
+		t.Fatal(err)
+	}
+	t1 := time.Now()
+	st, err := s.Load(fctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Approvals.Keep(fctx, veto.Shown{Run: "r", CallID: "old", Tool: "Read", Asked: t1, Expires: t1.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	scrub := fs.Fail(faultdb.Query, "wal_checkpoint", 1)
+	err = s.Together(fctx, func(ctx context.Context) {
+		st, err := s.Load(ctx, "r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t2 := t1.Add(time.Minute) // "old" has expired
+		if err := st.Approvals.Keep(ctx, veto.Shown{Run: "r", CallID: "new", Tool: "Read", Asked: t2, Expires: t2.Add(time.Hour)}); err != nil {
+			t.Error(err)
+		}
+		if err := s.Append(ctx, "r", 3, []veto.Event{observed(3, "c0")}); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil {
+		t.Fatalf("Together = %v, want nil: everything was committed", err)
+	}
+	if fs.Fired(scrub) != 1 {
+		t.Fatal("the scrub after the commit was not tried")
+	}
+	if got := stored(t, s); len(got) != 3 {
+		t.Fatalf("stored %q, want the observation too", got)
+	}
+}

@@ -206,43 +206,36 @@ func (a *approvals) Suspended(ctx context.Context, callID string) (bool, error) 
 
 // Keep implements veto.Approvals: in one transaction it drops what
 // expired by sh.Asked and, past veto.MaxShown, the oldest, then stores sh;
-// what it dropped is scrubbed as Forget does.
+// what it dropped is scrubbed as Forget does. Within a transaction held
+// (Together) it is a savepoint of that one, and the scrub, which cannot
+// run inside a transaction, follows its commit.
 func (a *approvals) Keep(ctx context.Context, sh veto.Shown) error {
 	b, err := veto.EncodeShown(&sh)
 	if err != nil {
 		return err
 	}
 	if h := a.s.heldIn(ctx); h != nil {
-		// Kept once the transaction held commits (Together): its own
-		// transaction would wait for the write lock that one holds, and
-		// its scrub cannot run inside one.
-		h.after = append(h.after, func(ctx context.Context) error { return a.Keep(ctx, sh) })
-		return nil
+		var dropped int64
+		err := a.s.savepoint(ctx, h, func() error {
+			var err error
+			dropped, err = a.keep(ctx, h.tx, sh, b)
+			return err
+		})
+		if err == nil && dropped > 0 && a.s.d.Scrub != nil {
+			h.after = append(h.after, func(ctx context.Context) error { return a.s.d.Scrub(ctx, a.s.db) })
+		}
+		if err != nil && !errors.Is(err, veto.ErrStateUnavailable) {
+			err = unavailable(err)
+		}
+		return err
 	}
 	tx, err := a.s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return unavailable(err)
 	}
 	defer tx.Rollback()
-	q := a.s.q
-	res, err := tx.ExecContext(ctx, q(`DELETE FROM veto_shown WHERE expires_ns <= ? OR run = ? AND call_id = ?`), sh.Asked.UnixNano(), sh.Run, sh.CallID)
+	dropped, err := a.keep(ctx, tx, sh, b)
 	if err != nil {
-		return unavailable(err)
-	}
-	dropped, _ := res.RowsAffected()
-	var held int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM veto_shown`).Scan(&held); err != nil {
-		return unavailable(err)
-	}
-	if held >= veto.MaxShown {
-		if _, err := tx.ExecContext(ctx, q(`DELETE FROM veto_shown WHERE (run, call_id) IN
-			(SELECT run, call_id FROM veto_shown ORDER BY expires_ns, run, call_id LIMIT ?)`), held-veto.MaxShown+1); err != nil {
-			return unavailable(err)
-		}
-		dropped++
-	}
-	if _, err := tx.ExecContext(ctx, q(`INSERT INTO veto_shown (run, call_id, expires_ns, body) VALUES (?, ?, ?, ?)`),
-		sh.Run, sh.CallID, sh.Expires.UnixNano(), b); err != nil {
 		return unavailable(err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -252,6 +245,32 @@ func (a *approvals) Keep(ctx context.Context, sh veto.Shown) error {
 		return unavailable(a.s.d.Scrub(ctx, a.s.db)) // what expired or was dropped leaves the WAL too
 	}
 	return nil
+}
+
+// keep is Keep's work within tx: how many rows it dropped.
+func (a *approvals) keep(ctx context.Context, tx *sql.Tx, sh veto.Shown, b []byte) (dropped int64, err error) {
+	q := a.s.q
+	res, err := tx.ExecContext(ctx, q(`DELETE FROM veto_shown WHERE expires_ns <= ? OR run = ? AND call_id = ?`), sh.Asked.UnixNano(), sh.Run, sh.CallID)
+	if err != nil {
+		return 0, err
+	}
+	dropped, _ = res.RowsAffected()
+	var held int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM veto_shown`).Scan(&held); err != nil {
+		return 0, err
+	}
+	if held >= veto.MaxShown {
+		if _, err := tx.ExecContext(ctx, q(`DELETE FROM veto_shown WHERE (run, call_id) IN
+			(SELECT run, call_id FROM veto_shown ORDER BY expires_ns, run, call_id LIMIT ?)`), held-veto.MaxShown+1); err != nil {
+			return 0, err
+		}
+		dropped++
+	}
+	if _, err := tx.ExecContext(ctx, q(`INSERT INTO veto_shown (run, call_id, expires_ns, body) VALUES (?, ?, ?, ?)`),
+		sh.Run, sh.CallID, sh.Expires.UnixNano(), b); err != nil {
+		return 0, err
+	}
+	return dropped, nil
 }
 
 // Shown implements veto.Approvals.

@@ -24,10 +24,19 @@ type heldKey struct{}
 type held struct {
 	s     *Store
 	tx    *sql.Tx
-	saves int                               // savepoints made, to name the next
-	rows  map[string]header                 // the rows the appends left, kept once committed
-	after []func(ctx context.Context) error // what must wait for the commit (Approvals.Keep)
-	broke bool                              // a statement panicked: the connection is not ended through database/sql
+	rows  map[string]header                 // the rows the appends left, as a read would find them; kept once committed
+	after []func(ctx context.Context) error // what must wait for the commit (a scrub of what Approvals.Keep dropped)
+	// failed: a statement of it failed. SQLite ends the whole
+	// transaction on some errors (a full disk, an I/O error), and a
+	// savepoint begun after would be a transaction of its own, committed
+	// at its release: no append begins after a failure, and nothing is
+	// committed.
+	failed bool
+	// panicked: a statement panicked (a driver's bug): database/sql may
+	// hold a lock the statement took, so the transaction is ended on its
+	// connection, not through database/sql (begin's end), and nothing is
+	// committed.
+	panicked bool
 }
 
 // heldIn returns the transaction ctx carries for s, or nil.
@@ -39,11 +48,16 @@ func (s *Store) heldIn(ctx context.Context) *held {
 	return h
 }
 
+// errHeldFailed refuses what comes after a failure within a transaction
+// held, and its commit.
+var errHeldFailed = errors.New("sqlstore: a statement failed within the transaction held")
+
 // Together runs f with one write transaction held for it, and commits it
 // once f has returned: every read f makes on the store with the context
 // it is given sees what f appended before it, each append is its own
 // savepoint (one that fails leaves nothing of its in the transaction, and
-// the others stand), and all of them are stored at once, or none is.
+// the others stand), and all of them are stored at once, or none is. The
+// error is the commit's: nil means every append f saw succeed is stored.
 // Until the commit nothing f appended is stored: a caller must hold what
 // f decided until Together returns, and take an error as every append of
 // f refused.
@@ -51,12 +65,13 @@ func (s *Store) heldIn(ctx context.Context) *held {
 // Only a dialect whose appends take turns (SQLite's) holds one: the
 // transaction is the turn's, on the appends' kept connection. Elsewhere
 // f runs as it would alone, each append committed by itself, and
-// Together returns nil.
+// Together returns nil; so it does within a transaction already held,
+// whose commit is the outer Together's.
 //
 // f holds the database's write lock all along: another process's writer
-// waits for it, up to its busy timeout. A Together whose context ends
-// commits nothing.
-func (s *Store) Together(ctx context.Context, f func(ctx context.Context)) (err error) {
+// waits for it, up to its busy timeout, so f should do no more than its
+// reads and appends. A Together whose context ends commits nothing.
+func (s *Store) Together(ctx context.Context, f func(ctx context.Context)) error {
 	if s.turn == nil || s.heldIn(ctx) != nil {
 		f(ctx)
 		return nil
@@ -77,13 +92,13 @@ func (s *Store) Together(ctx context.Context, f func(ctx context.Context)) (err 
 	h := &held{s: s, tx: tx, rows: map[string]header{}}
 	finished := false
 	defer func() {
-		end(!finished || h.broke)
+		end(!finished || h.panicked) // rolled back unless committed
 		s.prepareWanted(ctx)
 	}()
 	f(context.WithValue(s.unwatched(ctx), heldKey{}, h))
 	finished = true
-	if h.broke {
-		return unavailable(errors.New("sqlstore: a statement failed within the transaction held"))
+	if h.failed || h.panicked {
+		return unavailable(errHeldFailed)
 	}
 	if err := ctx.Err(); err != nil {
 		return s.failure(err)
@@ -94,43 +109,61 @@ func (s *Store) Together(ctx context.Context, f func(ctx context.Context)) (err 
 	if s.d.OwnRows {
 		now := time.Now()
 		for run, r := range h.rows {
-			r.exists, r.recorded, r.appended = true, r.damaged, now
+			r.appended = now
 			s.keepNewer(run, r)
 		}
 	}
 	for _, a := range h.after {
-		if e := a(ctx); e != nil && err == nil {
-			err = e
-		}
+		a(ctx) // a scrub that fails leaves rows already deleted in the WAL until the next checkpoint
 	}
-	return err
+	return nil
 }
 
-// appendHeld makes p's append within h's transaction, as a savepoint:
-// one that fails leaves nothing of its in the transaction.
-func (s *Store) appendHeld(ctx context.Context, h *held, p *pending) error {
+// savepoint runs do within h's transaction as a savepoint: an error of
+// do's leaves nothing of it there. The savepoint's own statements run
+// whether or not ctx has ended (else a deadline passing in do would leave
+// it open); one that fails marks h failed.
+func (s *Store) savepoint(ctx context.Context, h *held, do func() error) error {
 	defer h.notePanic()
-	uctx := s.unwatched(ctx)
-	if _, err := h.tx.ExecContext(watched(uctx), `SAVEPOINT veto_append`); err != nil {
-		return s.failure(err)
+	if h.failed || h.panicked {
+		return unavailable(errHeldFailed)
 	}
-	var kept *header
-	if r, ok := h.rows[p.run]; ok {
-		kept = &r // left by an append of this transaction, the write lock held since: nothing is read
+	sctx := context.WithoutCancel(ctx)
+	if _, err := h.tx.ExecContext(sctx, `SAVEPOINT veto_append`); err != nil {
+		h.failed = true
+		return unavailable(err)
 	}
-	row, err := s.append(uctx, h.tx, p.run, p.next, p.events, kept, p.seen)
-	if err != nil {
-		if _, rerr := h.tx.ExecContext(watched(uctx), `ROLLBACK TO veto_append`); rerr != nil {
-			h.broke = true // the transaction may hold part of the append: it is not committed
+	if err := do(); err != nil {
+		if _, rerr := h.tx.ExecContext(sctx, `ROLLBACK TO veto_append`); rerr != nil {
+			h.failed = true // the transaction may hold part of it: nothing is committed
+		} else if _, rerr := h.tx.ExecContext(sctx, `RELEASE veto_append`); rerr != nil {
+			h.failed = true
 		}
-		h.tx.ExecContext(watched(uctx), `RELEASE veto_append`)
-		if errors.Is(err, veto.ErrConflict) {
+		return err
+	}
+	if _, err := h.tx.ExecContext(sctx, `RELEASE veto_append`); err != nil {
+		h.failed = true
+		return unavailable(err)
+	}
+	return nil
+}
+
+// appendHeld makes p's append within h's transaction, as a savepoint.
+func (s *Store) appendHeld(ctx context.Context, h *held, p *pending) error {
+	var row *header
+	err := s.savepoint(ctx, h, func() error {
+		var kept *header
+		if r, ok := h.rows[p.run]; ok {
+			kept = &r // left by an append of this transaction, the write lock held since: nothing is read
+		}
+		var err error
+		row, err = s.append(s.unwatched(ctx), h.tx, p.run, p.next, p.events, kept, p.seen)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, veto.ErrConflict) || errors.Is(err, veto.ErrStateUnavailable) {
 			return err
 		}
-		return s.failure(err)
-	}
-	if _, err := h.tx.ExecContext(watched(uctx), `RELEASE veto_append`); err != nil {
-		h.broke = true
 		return s.failure(err)
 	}
 	r := *row
@@ -139,13 +172,18 @@ func (s *Store) appendHeld(ctx context.Context, h *held, p *pending) error {
 	return nil
 }
 
+// noteErr marks h failed when a statement of it failed (err).
+func (h *held) noteErr(err error) {
+	if err != nil {
+		h.failed = true
+	}
+}
+
 // notePanic, deferred, notes a panic in a statement of h (a driver's
-// bug) and goes on panicking: database/sql may hold a lock the statement
-// took, so the transaction is ended on its connection, not through
-// database/sql, and nothing of it is committed (begin's end).
+// bug) and goes on panicking.
 func (h *held) notePanic() {
 	if r := recover(); r != nil {
-		h.broke = true
+		h.panicked = true
 		panic(r)
 	}
 }

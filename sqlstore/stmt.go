@@ -246,8 +246,10 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 	}
 	if tx == nil {
 		if h := s.heldIn(ctx); h != nil {
-			tx = h.tx
 			defer h.notePanic()
+			res, err := s.exec(ctx, h.tx, query, args...)
+			h.noteErr(err)
+			return res, err
 		}
 	}
 	ctx = watched(ctx)
@@ -264,8 +266,10 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
 	if tx == nil {
 		if h := s.heldIn(ctx); h != nil {
-			tx = h.tx
 			defer h.notePanic()
+			rows, err := s.query(ctx, h.tx, query, args...)
+			h.noteErr(err)
+			return rows, err
 		}
 	}
 	ctx = watched(ctx)
@@ -282,8 +286,10 @@ func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any
 func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
 	if tx == nil {
 		if h := s.heldIn(ctx); h != nil {
-			tx = h.tx
 			defer h.notePanic()
+			r := s.queryRow(ctx, h.tx, query, args...)
+			h.noteErr(r.Err()) // the query's, not sql.ErrNoRows, which only Scan returns
+			return r
 		}
 	}
 	ctx = watched(ctx)

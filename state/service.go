@@ -89,7 +89,7 @@ func OpenService(ctx context.Context, n Name, o ServiceOptions) (*Service, error
 	// full): every request is refused with the cause, and the file is
 	// proved again at each one, as veto state repair or the disk mends it.
 	fl := &fileLog{f: f}
-	return withTokens(&Service{Store: fl, Log: fl, StartErr: err, acquire: f.Acquire, together: f.Together, db: func() *sql.DB {
+	return withTokens(&Service{Store: fl, Log: fl, StartErr: err, acquire: f.Acquire, together: fl.together, db: func() *sql.DB {
 		if st := f.Store(); st != nil {
 			return st.DB()
 		}
@@ -162,9 +162,25 @@ func (l *fileLog) Load(ctx context.Context, run string) (veto.RunState, error) {
 }
 
 func (l *fileLog) Append(ctx context.Context, run string, next uint64, evs []veto.Event) error {
+	if ctx.Value(heldBy{}) != l { // within together, which holds mu
+		l.mu.Lock()
+		defer l.mu.Unlock()
+	}
+	return l.f.Append(ctx, run, next, evs)
+}
+
+// heldBy marks a context within together: its appends are the
+// transaction's, and mu is held for them.
+type heldBy struct{}
+
+// together is the file's Together, its appends taking their turn here
+// first, as every other append of the file does: the same order, so that
+// one holding the transaction and one waiting for it never wait for each
+// other.
+func (l *fileLog) together(ctx context.Context, f func(ctx context.Context)) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.f.Append(ctx, run, next, evs)
+	return l.f.Together(ctx, func(ctx context.Context) { f(context.WithValue(ctx, heldBy{}, l)) })
 }
 
 func (l *fileLog) Events(ctx context.Context, run string, after uint64) ([]veto.Event, error) {

@@ -51,6 +51,16 @@ func BenchmarkGateway(b *testing.B) {
 // BenchmarkGatewayDecide is the gateway's own part of a call: the
 // decision with its record on SQLite, then the observation's record.
 func BenchmarkGatewayDecide(b *testing.B) {
+	benchDecisions(b, func(h *harness, c *veto.Call) {
+		h.gw.decideMu.Lock()
+		h.gw.observe(context.Background(), c, veto.Succeeded)
+		h.gw.decideMu.Unlock()
+	})
+}
+
+// benchDecisions decides an allowed call of the notes server at each
+// turn of b, then hands the call to after.
+func benchDecisions(b *testing.B, after func(h *harness, c *veto.Call)) *harness {
 	n := newNotes()
 	h := newHarness(b, "notes", n.transport(b), harnessOpts{})
 	ctx := context.Background()
@@ -64,32 +74,18 @@ func BenchmarkGatewayDecide(b *testing.B) {
 		if v := h.gw.decide(ctx, c); !v.Allowed {
 			b.Fatal(v)
 		}
-		h.gw.decideMu.Lock()
-		h.gw.observe(ctx, c, veto.Succeeded)
-		h.gw.decideMu.Unlock()
+		after(h, c)
 	}
+	b.StopTimer()
+	return h
 }
 
 // BenchmarkGatewayDecideAfterResult is BenchmarkGatewayDecide as an agent
 // calling again at once makes it: each call's result is asked to be
 // recorded, and the next decision takes that record into its own commit.
 func BenchmarkGatewayDecideAfterResult(b *testing.B) {
-	n := newNotes()
-	h := newHarness(b, "notes", n.transport(b), harnessOpts{})
-	ctx := context.Background()
-	if _, err := h.agent.ListTools(ctx, nil); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for b.Loop() {
-		c, _ := h.gw.callOf("greet", []byte(`{"who":"ada"}`))
-		if v := h.gw.decide(ctx, c); !v.Allowed {
-			b.Fatal(v)
-		}
-		h.gw.enqueue(c, veto.Succeeded)
-	}
-	b.StopTimer()
-	if err := h.gw.waitRecords(ctx); err != nil {
+	h := benchDecisions(b, func(h *harness, c *veto.Call) { h.gw.enqueue(c, veto.Succeeded) })
+	if err := h.gw.waitRecords(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 }

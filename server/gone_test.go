@@ -11,10 +11,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/vetohq/veto"
-	"github.com/vetohq/veto/postgres"
 	"github.com/vetohq/veto/postgres/pgtest"
 )
 
@@ -28,19 +26,8 @@ import (
 // more on a new one; each call is decided once and recorded once.
 func TestEndedSessionsRefuseNoDecision(t *testing.T) {
 	w := newWorld(t)
-	cfg, err := pgx.ParseConfig(freshPG(t))
-	if err != nil {
-		t.Fatal(err)
-	}
 	app := "veto_gone_" + filepath.Base(t.TempDir()) // names the sessions this test ends, and no other
-	cfg.RuntimeParams["application_name"] = app
-	name := stdlib.RegisterConnConfig(cfg)
-	t.Cleanup(func() { stdlib.UnregisterConnConfig(name) })
-	st, err := postgres.Open(context.Background(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := configuredPG(t, func(cfg *pgx.ConnConfig) { cfg.RuntimeParams["application_name"] = app })
 	s := start(t, w, st, "postgres", nil)
 	tok := s.token("agent:gone")
 	readme := map[string]any{"file_path": filepath.Join(s.work, "README.md")}

@@ -62,12 +62,19 @@ func (t *trips) reset() (int, []string) {
 // connections report every round trip to the returned counter.
 func countedPG(t testing.TB) (*sqlstore.Store, *trips) {
 	t.Helper()
+	tr := &trips{}
+	return configuredPG(t, func(cfg *pgx.ConnConfig) { cfg.Tracer = tr }), tr
+}
+
+// configuredPG is a PostgreSQL store on a schema of the test's own whose
+// connections are configured by set.
+func configuredPG(t testing.TB, set func(*pgx.ConnConfig)) *sqlstore.Store {
+	t.Helper()
 	cfg, err := pgx.ParseConfig(freshPG(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &trips{}
-	cfg.Tracer = tr
+	set(cfg)
 	name := stdlib.RegisterConnConfig(cfg)
 	t.Cleanup(func() { stdlib.UnregisterConnConfig(name) })
 	st, err := postgres.Open(context.Background(), name)
@@ -75,7 +82,7 @@ func countedPG(t testing.TB) (*sqlstore.Store, *trips) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return st, tr
+	return st
 }
 
 // decideN decides n allowed Reads in run over HTTP, from call id from on.

@@ -22,6 +22,16 @@ func commits(fs *faultdb.Faults) func() int {
 	return func() int { return fs.Fired(f) }
 }
 
+// begun is a faulty store holding run r's first two events (prefix).
+func begun(t *testing.T) (*sqlstore.Store, *faultdb.Faults) {
+	t.Helper()
+	s, fs, _ := faulty(t)
+	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
+		t.Fatal(err)
+	}
+	return s, fs
+}
+
 // observed is call's result, at seq.
 func observed(seq uint64, call string) veto.Event {
 	o := fev(seq, veto.EventObserved, call)
@@ -48,10 +58,7 @@ func stored(t *testing.T, s *sqlstore.Store) []string {
 // between them reads the result, another connection sees neither until
 // the commit, and both once it is made.
 func TestTogetherStoresItsAppendsInOneCommit(t *testing.T) {
-	s, fs, _ := faulty(t)
-	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
-		t.Fatal(err)
-	}
+	s, fs := begun(t)
 	n := commits(fs)
 	err := s.Together(fctx, func(ctx context.Context) {
 		if err := s.Append(ctx, "r", 3, []veto.Event{observed(3, "c0")}); err != nil {
@@ -93,10 +100,7 @@ func TestTogetherStoresItsAppendsInOneCommit(t *testing.T) {
 // says the state is unavailable; the store goes on from the rows as
 // stored.
 func TestTogetherStoresNothingWhenItsCommitFails(t *testing.T) {
-	s, fs, _ := faulty(t)
-	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
-		t.Fatal(err)
-	}
+	s, fs := begun(t)
 	fs.Fail(faultdb.Commit, "", 1)
 	err := s.Together(fctx, func(ctx context.Context) {
 		if err := s.Append(ctx, "r", 3, []veto.Event{observed(3, "c0")}); err != nil {
@@ -122,10 +126,7 @@ func TestTogetherStoresNothingWhenItsCommitFails(t *testing.T) {
 // statements ran, leaves nothing of its own in it: the appends before and
 // after it are stored, and it is not, not even its event.
 func TestTogetherAppendThatFailsLeavesTheOthers(t *testing.T) {
-	s, fs, _ := faulty(t)
-	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
-		t.Fatal(err)
-	}
+	s, fs := begun(t)
 	err := s.Together(fctx, func(ctx context.Context) {
 		if err := s.Append(ctx, "r", 3, []veto.Event{observed(3, "c0")}); err != nil {
 			t.Error(err)
@@ -163,10 +164,7 @@ func TestTogetherAppendThatFailsLeavesTheOthers(t *testing.T) {
 // leaves neither the turn nor SQLite's write lock held: the next append
 // is stored.
 func TestTogetherStatementPanicCommitsNothing(t *testing.T) {
-	s, fs, _ := faulty(t)
-	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
-		t.Fatal(err)
-	}
+	s, fs := begun(t)
 	fs.Add(faultdb.Fault{Op: faultdb.Exec, Match: "INSERT INTO veto_events", N: 1, Panic: "driver bug"})
 	err := s.Together(fctx, func(ctx context.Context) {
 		func() {
@@ -196,10 +194,7 @@ func TestTogetherStatementPanicCommitsNothing(t *testing.T) {
 // held one's write lock) is kept once that one commits: not before, and
 // not when it fails.
 func TestTogetherKeepsWhatIsShownOnceCommitted(t *testing.T) {
-	s, fs, _ := faulty(t)
-	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
-		t.Fatal(err)
-	}
+	s, fs := begun(t)
 	now := time.Now()
 	shownOf := func(call string) bool {
 		t.Helper()
@@ -246,10 +241,7 @@ func TestTogetherKeepsWhatIsShownOnceCommitted(t *testing.T) {
 // such decision took one of the pool's connections for good (in use 1,
 // 2, 3 after three), until none was left and every decision was refused.
 func TestTogetherEndingMidwayKeepsItsConnection(t *testing.T) {
-	s, _, _ := faulty(t)
-	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := begun(t)
 	for i := range 3 {
 		ctx, cancel := context.WithCancel(fctx)
 		err := s.Together(ctx, func(ctx context.Context) {
@@ -275,10 +267,7 @@ func TestTogetherEndingMidwayKeepsItsConnection(t *testing.T) {
 // error), and a savepoint begun after would be a transaction of its own,
 // committed when released. No append begins after, and nothing commits.
 func TestTogetherAfterAFailedReadAppendsNothing(t *testing.T) {
-	s, fs, _ := faulty(t)
-	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
-		t.Fatal(err)
-	}
+	s, fs := begun(t)
 	err := s.Together(fctx, func(ctx context.Context) {
 		if err := s.Append(ctx, "r", 3, []veto.Event{observed(3, "c0")}); err != nil {
 			t.Error(err)
@@ -309,10 +298,7 @@ func TestTogetherAfterAFailedReadAppendsNothing(t *testing.T) {
 // does not make the committed transaction read as failed, which its
 // caller would take as nothing stored and record again.
 func TestTogetherScrubFailingAfterTheCommitIsNoFailure(t *testing.T) {
-	s, fs, _ := faulty(t)
-	if err := s.Append(fctx, "r", 1, prefix()); err != nil {
-		t.Fatal(err)
-	}
+	s, fs := begun(t)
 	t1 := time.Now()
 	st, err := s.Load(fctx, "r")
 	if err != nil {

@@ -513,7 +513,8 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 	// The run's observations asked for so far come first: the decision
 	// sees every result the agent has been given. The recorder makes them
 	// under decideMu too, so once the decision holds it, those the
-	// recorder took are made; it makes the rest (takeRecords).
+	// recorder took are made; it makes the rest (takeRecords, below). A
+	// decision refused before it takes them leaves them to the recorder.
 	g.decideMu.Lock()
 	defer g.decideMu.Unlock()
 	if ctx.Err() != nil {
@@ -526,8 +527,6 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 		}
 		defer release()
 	}
-	taken := g.takeRecords()
-	defer g.recorded(len(taken))
 	g.mu.Lock()
 	gate := g.gate
 	name := strings.TrimPrefix(c.Tool, "mcp__"+g.cfg.Name+"__")
@@ -556,6 +555,10 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 			status = pinChanged
 		}
 	}
+	// Taken here, past every refusal that records nothing: a record taken
+	// is made by this decision, or none is.
+	taken := g.takeRecords()
+	defer g.recorded(len(taken))
 	if len(taken) == 0 {
 		return gate.Decide(withPin(ctx, status), c)
 	}

@@ -445,18 +445,10 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 // SQLite's write lock with it.
 func (s *Store) commitOnce(ctx context.Context, batch []*pending) (rows []*header, failed int, err error) {
 	if s.turn != nil {
-		select {
-		case s.turn <- struct{}{}:
-		case <-ctx.Done():
-			return nil, -1, unavailable(ctx.Err())
+		if err := s.takeTurn(ctx); err != nil {
+			return nil, -1, err
 		}
 		defer func() { <-s.turn }() // after end, deferred below
-		if err := ctx.Err(); err != nil {
-			// Both were ready, and select took the turn: an append whose
-			// context ended begins nothing (a BEGIN would wait up to the
-			// busy timeout for another process, every append behind it).
-			return nil, -1, unavailable(err)
-		}
 	}
 	tx, end, err := s.begin(ctx)
 	if err != nil {
@@ -467,6 +459,24 @@ func (s *Store) commitOnce(ctx context.Context, batch []*pending) (rows []*heade
 	rows, failed, err = s.appendAll(ctx, tx, batch)
 	finished = true
 	return rows, failed, err
+}
+
+// takeTurn waits for the appends' turn (s.turn) until ctx ends; the
+// caller gives it back. A ctx that ended by the time it has it gives it
+// back and begins nothing: when both were ready select may take the turn,
+// and a BEGIN would then wait up to the busy timeout for another
+// process, every append behind it.
+func (s *Store) takeTurn(ctx context.Context) error {
+	select {
+	case s.turn <- struct{}{}:
+	case <-ctx.Done():
+		return unavailable(ctx.Err())
+	}
+	if err := ctx.Err(); err != nil {
+		<-s.turn
+		return unavailable(err)
+	}
+	return nil
 }
 
 // appendAll is commitOnce's work within tx.

@@ -76,15 +76,10 @@ func (s *Store) Together(ctx context.Context, f func(ctx context.Context)) error
 		f(ctx)
 		return nil
 	}
-	select {
-	case s.turn <- struct{}{}:
-	case <-ctx.Done():
-		return unavailable(ctx.Err())
+	if err := s.takeTurn(ctx); err != nil {
+		return err
 	}
 	defer func() { <-s.turn }() // after end, deferred below
-	if err := ctx.Err(); err != nil {
-		return unavailable(err)
-	}
 	tx, end, err := s.begin(ctx)
 	if err != nil {
 		return unavailable(err)

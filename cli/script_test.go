@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -169,6 +171,27 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Setenv(args[0], m[1])
 			},
+			// "timeouts FILE SECONDS" sets every hook entry's timeout in the
+			// client settings FILE (a "timeout" or "timeoutSec" number) to
+			// SECONDS: for scripts about what doctor reads in the entries, not
+			// how fast the hook answers. Under the race detector on a loaded
+			// machine, veto-hook (three starts of this test binary, through
+			// the stand-in client) has taken past the 5 s veto init writes.
+			"timeouts": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: timeouts FILE SECONDS")
+				}
+				n, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				var doc any
+				ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[0])), &doc))
+				if setTimeouts(doc, n) == 0 {
+					ts.Fatalf("%s holds no hook timeout", args[0])
+				}
+				b, err := json.MarshalIndent(doc, "", "  ")
+				ts.Check(err)
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), b, 0o644))
+			},
 			// "waitfor PATH" waits up to 10 s for PATH to exist (a server's
 			// socket, say).
 			"waitfor": func(ts *testscript.TestScript, neg bool, args []string) {
@@ -185,6 +208,28 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// setTimeouts sets each "timeout" or "timeoutSec" number in v to n and
+// says how many it set.
+func setTimeouts(v any, n int) int {
+	set := 0
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if _, num := x.(float64); num && (k == "timeout" || k == "timeoutSec") {
+				v[k] = n
+				set++
+				continue
+			}
+			set += setTimeouts(x, n)
+		}
+	case []any:
+		for _, x := range v {
+			set += setTimeouts(x, n)
+		}
+	}
+	return set
 }
 
 // TestPolicyCases runs the repository's policy test cases, as CI's

@@ -19,6 +19,7 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/hook/wire"
+	"github.com/vetohq/veto/internal/loaded"
 	"github.com/vetohq/veto/policy"
 	"github.com/vetohq/veto/policy/live"
 	"github.com/vetohq/veto/state"
@@ -211,7 +212,9 @@ func handle(ctx context.Context, a agent.Adapter, b []byte, o Options) (agent.Re
 			return state.Once(ctx, n, BusyTimeout(o.Timeout))
 		}
 	}
-	s, done, err := open(ctx, name)
+	// Every kind left appends what it does (a run's start, a decision, an
+	// observation): its appends prove the state's schema where they write.
+	s, done, err := open(loaded.Appends(ctx), name)
 	if err != nil {
 		return failed(stateRefused(err)), nil
 	}

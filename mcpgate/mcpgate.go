@@ -41,6 +41,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/internal/loaded"
 )
 
 // BuildFunc builds the gate the gateway decides with: the policy's, with
@@ -521,7 +522,7 @@ func (g *Gateway) decide(ctx context.Context, c *veto.Call) veto.Verdict {
 		return refuse(veto.ReasonCancelled, "the decision ran out of time, so the call is refused.")
 	}
 	if g.cfg.Acquire != nil {
-		release, err := g.cfg.Acquire(ctx)
+		release, err := g.cfg.Acquire(loaded.Appends(ctx)) // its appends prove the schema where they write
 		if err != nil {
 			return refuse(veto.ReasonStateUnavailable, "veto cannot use its state, so the call is refused.")
 		}
@@ -632,7 +633,7 @@ func (g *Gateway) record(ctx context.Context, gate *veto.Gate, j obsJob, l *veto
 // the agent went away. The caller holds the run's lock (taken before the
 // state's, as decide takes them).
 func (g *Gateway) observe(ctx context.Context, c *veto.Call, outcome veto.Outcome) {
-	err := g.withState(context.WithoutCancel(ctx), func(ctx context.Context) error {
+	err := g.withState(loaded.Appends(context.WithoutCancel(ctx)), func(ctx context.Context) error {
 		g.mu.Lock()
 		gate := g.gate
 		g.mu.Unlock()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/internal/loaded"
 )
 
 // reasonRequestInvalid refuses a request veto cannot read; its message
@@ -139,7 +140,18 @@ func (s *Server) strictBody(w http.ResponseWriter, r *http.Request, v any, shape
 // withState runs f on the state proved sound, within the deadline; a
 // state refused is answered here, its cause named, and f does not run.
 func (s *Server) withState(w http.ResponseWriter, r *http.Request, refuse func(msg string), f func(ctx context.Context)) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.Deadline)
+	s.provedFor(r.Context(), refuse, f)
+}
+
+// withAppends is withState for a request that only decides and records:
+// its appends prove the state's schema where they write
+// (loaded.Appends), and the proof before it does not read it.
+func (s *Server) withAppends(r *http.Request, refuse func(msg string), f func(ctx context.Context)) {
+	s.provedFor(loaded.Appends(r.Context()), refuse, f)
+}
+
+func (s *Server) provedFor(ctx context.Context, refuse func(msg string), f func(ctx context.Context)) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Deadline)
 	defer cancel()
 	release, err := s.acquire(ctx)
 	if err != nil {
@@ -166,7 +178,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		s.metrics.decision(&v, 0)
 		writeJSON(w, status(&v), v)
 	}
-	s.withState(w, r, refuse, func(ctx context.Context) {
+	s.withAppends(r, refuse, func(ctx context.Context) {
 		v := s.decideCall(ctx, &c)
 		writeJSON(w, status(&v), v)
 	})
@@ -231,7 +243,7 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
-	s.withState(w, r, refuse, func(ctx context.Context) {
+	s.withAppends(r, refuse, func(ctx context.Context) {
 		unlock, ok := s.runs.lock(ctx, c.Run.Ref)
 		if !ok {
 			writeError(w, http.StatusGatewayTimeout, veto.ReasonCancelled, "veto could not record what the call did within its deadline.")
@@ -299,7 +311,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
-	s.withState(w, r, refuse, func(ctx context.Context) {
+	s.withAppends(r, refuse, func(ctx context.Context) {
 		if err := s.Gate().Start(ctx, veto.Run{Ref: rj.Ref, Fresh: rj.Fresh}); err != nil {
 			s.storeFailure(w, err, "veto could not start the run")
 			return

@@ -151,7 +151,7 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 		}
 		write(agent.Reply{Exit: 1, Stderr: msg + "\n"}, &ev, "")
 	}
-	s.withState(w, r, failed, func(ctx context.Context) {
+	s.withAppends(r, failed, func(ctx context.Context) {
 		switch ev.Kind {
 		case agent.Start:
 			if err := s.Gate().Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {

@@ -153,35 +153,49 @@ func TestAppendFailingAnywhereStoresNothing(t *testing.T) {
 		op    faultdb.Op
 		match string
 		fresh bool // the batch starts the run
+		moved bool // another connection wrote after the run's first events: the append proves the schema and reads the row
 	}{
-		{faultdb.Begin, "", false},
-		{faultdb.Query, "FROM veto_runs r LEFT JOIN", false},
-		{faultdb.Scan, "FROM veto_runs r LEFT JOIN", false},
-		{faultdb.Exec, "INSERT INTO veto_events", false},
-		{faultdb.Query, "FROM veto_observations WHERE run = ? AND call_id", false},
-		{faultdb.Exec, "INSERT INTO veto_observations", false},
-		{faultdb.Exec, "UPDATE veto_observations", false},
-		{faultdb.Exec, "INSERT INTO veto_tally_calls", false},
-		{faultdb.Exec, "INSERT INTO veto_tally_failed", false},
-		{faultdb.Exec, "UPDATE veto_tally_files SET n = n - 1", false},
-		{faultdb.Exec, "UPDATE veto_tally_files SET first_idx", false},
-		{faultdb.Exec, "INSERT INTO veto_tally_files", false},
-		{faultdb.Exec, "INSERT INTO veto_knowledge", false},
-		{faultdb.Exec, "INSERT INTO veto_egress", false},
-		{faultdb.Exec, "UPDATE veto_runs", false},
-		{faultdb.Exec, "INSERT INTO veto_runs", true},
-		{faultdb.Commit, "", false},
-		{faultdb.Commit, "", true},
+		{faultdb.Begin, "", false, false},
+		{faultdb.Query, "PRAGMA data_version", false, false},
+		{faultdb.Scan, "PRAGMA data_version", false, false},
+		// Another connection having written since the store's last
+		// append, an append proves the schema's marker and reads the
+		// run's row; with nothing written since, it reads neither
+		// (TestDecisionAfterOwnAppendReadsNoRow).
+		{faultdb.Query, "FROM veto_meta WHERE key", false, true},
+		{faultdb.Scan, "FROM veto_meta WHERE key", false, true},
+		{faultdb.Query, "FROM veto_runs r LEFT JOIN", false, true},
+		{faultdb.Scan, "FROM veto_runs r LEFT JOIN", false, true},
+		{faultdb.Exec, "INSERT INTO veto_events", false, false},
+		{faultdb.Query, "FROM veto_observations WHERE run = ? AND call_id", false, false},
+		{faultdb.Exec, "INSERT INTO veto_observations", false, false},
+		{faultdb.Exec, "UPDATE veto_observations", false, false},
+		{faultdb.Exec, "INSERT INTO veto_tally_calls", false, false},
+		{faultdb.Exec, "INSERT INTO veto_tally_failed", false, false},
+		{faultdb.Exec, "UPDATE veto_tally_files SET n = n - 1", false, false},
+		{faultdb.Exec, "UPDATE veto_tally_files SET first_idx", false, false},
+		{faultdb.Exec, "INSERT INTO veto_tally_files", false, false},
+		{faultdb.Exec, "INSERT INTO veto_knowledge", false, false},
+		{faultdb.Exec, "INSERT INTO veto_egress", false, false},
+		{faultdb.Exec, "UPDATE veto_runs", false, false},
+		{faultdb.Exec, "INSERT INTO veto_runs", true, false},
+		{faultdb.Commit, "", false, false},
+		{faultdb.Commit, "", true, false},
 	} {
-		name := fmt.Sprintf("%s %s fresh=%v", tc.op, tc.match, tc.fresh)
+		name := fmt.Sprintf("%s %s fresh=%v moved=%v", tc.op, tc.match, tc.fresh, tc.moved)
 		t.Run(name, func(t *testing.T) {
-			s, fs, _ := faulty(t)
+			s, fs, p := faulty(t)
 			events, next := append(prefix(), batch()...), uint64(1)
 			if !tc.fresh {
 				if err := s.Append(fctx, "r", 1, prefix()); err != nil {
 					t.Fatal(err)
 				}
 				events, next = batch(), 3
+			}
+			if tc.moved {
+				if err := otherStore(t, p).Append(fctx, "other", 1, prefix()); err != nil {
+					t.Fatal(err)
+				}
 			}
 			before := snap(t, s)
 			f := fs.Fail(tc.op, tc.match, 1)

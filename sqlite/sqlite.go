@@ -51,6 +51,9 @@ var dialect = sqlstore.Dialect{
 	// A decision in a run this store appended to a moment ago reads its
 	// row once, under the append's write lock, not also at the load.
 	OwnRows: true,
+	// Unchanged on the appends' connection, nothing but its own appends
+	// wrote since its last (sqlstore's unmoved.go).
+	DataVersion: "PRAGMA data_version",
 	// BEGIN IMMEDIATE takes the write lock (_txlock, in the DSN); in WAL
 	// mode nothing an append runs after it waits for a lock.
 	LockAtBegin: true,

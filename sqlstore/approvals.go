@@ -234,6 +234,11 @@ func (a *approvals) Keep(ctx context.Context, sh veto.Shown) error {
 		return unavailable(err)
 	}
 	defer tx.Rollback()
+	// A request that only decides and records was proved without the
+	// marker (internal/loaded.Appending): its writes prove it.
+	if err := a.s.proveSchema(ctx, tx); err != nil {
+		return err
+	}
 	dropped, err := a.keep(ctx, tx, sh, b)
 	if err != nil {
 		return unavailable(err)

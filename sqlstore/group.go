@@ -409,7 +409,7 @@ func (s *Store) commitPiped(ctx context.Context, batch []*pending) (txed []*pend
 // commitTx appends the batch in one transaction.
 func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 	for len(batch) > 0 {
-		rows, failed, err := s.commitOnce(ctx, batch)
+		_, failed, err := s.commitOnce(ctx, batch)
 		if failed >= 0 {
 			batch[failed].err = s.failure(err)
 			batch = slices.Delete(slices.Clone(batch), failed, failed+1)
@@ -423,15 +423,6 @@ func (s *Store) commitTx(ctx context.Context, batch []*pending) {
 		}
 		for _, p := range batch {
 			p.stored = true
-		}
-		if s.d.OwnRows {
-			now := time.Now()
-			for i, p := range batch {
-				h := *rows[i]
-				// The row as a read would find it now.
-				h.exists, h.recorded, h.appended = true, h.damaged, now
-				s.keepNewer(p.run, h)
-			}
 		}
 		return
 	}
@@ -450,13 +441,13 @@ func (s *Store) commitOnce(ctx context.Context, batch []*pending) (rows []*heade
 		}
 		defer func() { <-s.turn }() // after end, deferred below
 	}
-	tx, end, err := s.begin(ctx)
+	tx, at, end, err := s.begin(ctx)
 	if err != nil {
 		return nil, -1, unavailable(err)
 	}
 	finished := false
 	defer func() { end(!finished) }()
-	rows, failed, err = s.appendAll(ctx, tx, batch)
+	rows, failed, err = s.appendAll(ctx, tx, at, batch)
 	finished = true
 	return rows, failed, err
 }
@@ -479,11 +470,24 @@ func (s *Store) takeTurn(ctx context.Context) error {
 	return nil
 }
 
-// appendAll is commitOnce's work within tx.
-func (s *Store) appendAll(ctx context.Context, tx *sql.Tx, batch []*pending) (rows []*header, failed int, err error) {
+// appendAll is commitOnce's work within tx. Unmoved since the
+// connection's last commit (at), each append builds on the row this
+// store's last append to its run left, and reads none; once committed,
+// the rows the appends left are kept (Dialect.OwnRows), before the turn
+// is given back, for the next turn to build on.
+func (s *Store) appendAll(ctx context.Context, tx *sql.Tx, at *dataAt, batch []*pending) (rows []*header, failed int, err error) {
+	uctx := s.unwatched(ctx)
+	same, err := s.unmoved(uctx, tx, at)
+	if err != nil {
+		return nil, -1, err
+	}
 	rows = make([]*header, len(batch))
 	for i, p := range batch {
-		if rows[i], err = s.append(s.unwatched(ctx), tx, p.run, p.next, p.events, nil, p.seen); err != nil {
+		var kept *header
+		if h, ok := s.ownRow(p.run); same && ok {
+			kept = &h
+		}
+		if rows[i], err = s.append(uctx, tx, p.run, p.next, p.events, kept, p.seen); err != nil {
 			return nil, i, err
 		}
 	}
@@ -494,6 +498,16 @@ func (s *Store) appendAll(ctx context.Context, tx *sql.Tx, batch []*pending) (ro
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, -1, s.failure(err)
+	}
+	at.ok = true
+	if s.d.OwnRows {
+		now := time.Now()
+		for i, p := range batch {
+			h := *rows[i]
+			// The row as a read would find it now.
+			h.exists, h.recorded, h.appended = true, h.damaged, now
+			s.keepNewer(p.run, h)
+		}
 	}
 	return rows, -1, nil
 }

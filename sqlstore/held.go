@@ -37,6 +37,10 @@ type held struct {
 	// connection, not through database/sql (begin's end), and nothing is
 	// committed.
 	panicked bool
+	// unmoved: no other connection committed since the kept
+	// connection's last commit (unmoved.go); an append builds on the row
+	// the store's last append left, and reads none.
+	unmoved bool
 }
 
 // heldIn returns the transaction ctx carries for s, or nil.
@@ -80,7 +84,7 @@ func (s *Store) Together(ctx context.Context, f func(ctx context.Context)) error
 		return err
 	}
 	defer func() { <-s.turn }() // after end, deferred below
-	tx, end, err := s.begin(ctx)
+	tx, at, end, err := s.begin(ctx)
 	if err != nil {
 		return unavailable(err)
 	}
@@ -90,8 +94,16 @@ func (s *Store) Together(ctx context.Context, f func(ctx context.Context)) error
 		end(!finished || h.panicked) // rolled back unless committed
 		s.prepareWanted(ctx)
 	}()
-	f(context.WithValue(s.unwatched(ctx), heldKey{}, h))
+	uctx := s.unwatched(ctx)
+	h.unmoved, err = s.unmoved(uctx, tx, at)
+	if err != nil {
+		h.failed = true // a newer schema, or a failed read: every append of f's is refused, and nothing committed
+	}
+	f(context.WithValue(uctx, heldKey{}, h))
 	finished = true
+	if err != nil {
+		return err
+	}
 	if h.failed || h.panicked {
 		return unavailable(errHeldFailed)
 	}
@@ -101,6 +113,7 @@ func (s *Store) Together(ctx context.Context, f func(ctx context.Context)) error
 	if err := tx.Commit(); err != nil {
 		return s.failure(err)
 	}
+	at.ok = true
 	if s.d.OwnRows {
 		now := time.Now()
 		for run, r := range h.rows {
@@ -150,6 +163,8 @@ func (s *Store) appendHeld(ctx context.Context, h *held, p *pending) error {
 		var kept *header
 		if r, ok := h.rows[p.run]; ok {
 			kept = &r // left by an append of this transaction, the write lock held since: nothing is read
+		} else if r, ok := s.ownRow(p.run); ok && h.unmoved {
+			kept = &r // left by this store's last commit, nothing written since
 		}
 		var err error
 		row, err = s.append(s.unwatched(ctx), h.tx, p.run, p.next, p.events, kept, p.seen)

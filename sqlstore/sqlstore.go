@@ -49,6 +49,15 @@ type Dialect struct {
 	// (internal/loaded), else nothing is written and the run is decided
 	// again on a fresh load. A load of anything else reads the row.
 	OwnRows bool
+	// DataVersion, where the dialect has one, is a statement answering
+	// a number that changes on a connection whenever another connection
+	// has committed since that connection's last transaction (SQLite's
+	// PRAGMA data_version; another process's commits included, its own
+	// not). The appends' kept connection reads it first in each write
+	// transaction: unchanged since its last commit, nothing but its own
+	// appends wrote, and the rows and the schema are as they left them
+	// (unmoved). "": every append reads the rows it builds on.
+	DataVersion string
 	// LockAtBegin: a write transaction takes the database's one write
 	// lock at BEGIN (SQLite's BEGIN IMMEDIATE), and no statement an append
 	// runs after it waits for a lock, so the transaction and its
@@ -111,6 +120,7 @@ type Store struct {
 	turn   chan struct{}
 	writer *sql.Conn
 	marker *sql.Stmt // the schema marker's read, prepared on writer (MigrationsUnwatched)
+	at     dataAt    // what writer knew of the database at its last commit (unmoved)
 	closed bool      // Close has let writer go: an append ending after gives its connection back
 }
 

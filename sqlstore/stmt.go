@@ -130,7 +130,11 @@ type unwatchedKey struct{}
 // connection whose BEGIN fails is given back, and the next append takes
 // one of the pool's; one database/sql has closed (a driver's
 // driver.ErrBadConn) is let go, and this append takes one of the pool's.
-func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool), err error) {
+//
+// at is what the connection knew of the database at its last commit
+// (unmoved): the kept connection's, nothing on one of the pool's, and
+// kept with the connection for the next turn.
+func (s *Store) begin(ctx context.Context) (tx *sql.Tx, at *dataAt, end func(panicked bool), err error) {
 	tctx := ctx
 	if s.d.LockAtBegin {
 		tctx = context.WithoutCancel(ctx)
@@ -139,10 +143,11 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool),
 	// take no turn, write side by side on the pool's connections.
 	var c *sql.Conn
 	var marker *sql.Stmt
+	at = &dataAt{}
 	keep := s.turn != nil && !s.closed && s.db.Stats().MaxOpenConnections != 1
 	if s.turn != nil {
-		c, marker = s.writer, s.marker
-		s.writer, s.marker = nil, nil
+		c, marker, *at = s.writer, s.marker, s.at
+		s.writer, s.marker, s.at = nil, nil, dataAt{}
 	}
 	if c != nil {
 		if tx, err = c.BeginTx(tctx, nil); errors.Is(err, sql.ErrConnDone) {
@@ -152,23 +157,24 @@ func (s *Store) begin(ctx context.Context) (tx *sql.Tx, end func(panicked bool),
 		}
 	}
 	if c == nil {
+		*at = dataAt{}
 		if c, err = s.db.Conn(ctx); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		tx, err = c.BeginTx(tctx, nil)
 	}
 	if err != nil {
 		letGo(c, marker)
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return tx, func(panicked bool) {
+	return tx, at, func(panicked bool) {
 		if panicked {
 			abandon(c)
 			return
 		}
 		tx.Rollback() // after a commit, ErrTxDone
 		if keep && usable(c) {
-			s.writer, s.marker = c, marker
+			s.writer, s.marker, s.at = c, marker, *at
 			return
 		}
 		letGo(c, marker)

@@ -22,3 +22,24 @@ func From(ctx context.Context) *Note {
 	n, _ := ctx.Value(key{}).(*Note)
 	return n
 }
+
+type appendsKey struct{}
+
+// Appends returns ctx marked as a request that only decides and records
+// (a decision, an observation, a run's start): every write it makes is an
+// append, or what a person is shown of a question it asks, each of whose
+// transactions proves the store's schema before it writes (sqlstore's
+// unmoved.go), so the file's proof before the request reads only its
+// place and times, not its marker (sqlite.File.Acquire). What
+// the request reads before its append is read unproved: the decision made
+// on it is recorded only if the append proves the schema, and refused
+// otherwise.
+func Appends(ctx context.Context) context.Context {
+	return context.WithValue(ctx, appendsKey{}, true)
+}
+
+// Appending reports whether ctx is marked by Appends.
+func Appending(ctx context.Context) bool {
+	v, _ := ctx.Value(appendsKey{}).(bool)
+	return v
+}

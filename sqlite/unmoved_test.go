@@ -12,6 +12,20 @@ import (
 	"github.com/vetohq/veto/sqlite"
 )
 
+// appendingFile is a held state file, acquired for a request that only
+// decides and records: its path, the file, that request's context and
+// the release.
+func appendingFile(t *testing.T) (string, *sqlite.File, context.Context, func()) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "veto.db")
+	f := sqlite.OpenFile(p, sqlite.Options{Verify: true})
+	t.Cleanup(func() { f.Close() })
+	actx := loaded.Appends(ctx)
+	release, err := f.Acquire(actx)
+	must(t, err)
+	return p, f, actx, release
+}
+
 // A newer veto migrates a held file in place (its marker, written to the
 // WAL: the file's place and times do not move). A request that only
 // decides and records is proved without the marker, and its decision is
@@ -21,12 +35,7 @@ import (
 // Any other request's proof reads the marker, and refuses it before it
 // begins.
 func TestAppendsRefuseASchemaMadeNewerUnderThem(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "veto.db")
-	f := sqlite.OpenFile(p, sqlite.Options{Verify: true})
-	defer f.Close()
-	actx := loaded.Appends(ctx)
-	release, err := f.Acquire(actx)
-	must(t, err)
+	p, f, actx, release := appendingFile(t)
 	decide(t, f, "r", 2) // the kept connection's commits: nothing else written since
 	before, err := f.Load(actx, "r")
 	must(t, err)
@@ -63,12 +72,7 @@ func TestAppendsRefuseASchemaMadeNewerUnderThem(t *testing.T) {
 // The same refusal reaches the store's own append, named: the cause a
 // verdict and veto doctor give.
 func TestAppendOnASchemaMadeNewerNamesTheCause(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "veto.db")
-	f := sqlite.OpenFile(p, sqlite.Options{Verify: true})
-	defer f.Close()
-	actx := loaded.Appends(ctx)
-	release, err := f.Acquire(actx)
-	must(t, err)
+	p, f, actx, release := appendingFile(t)
 	defer release()
 	decide(t, f, "r", 1)
 	markNewer(t, p)

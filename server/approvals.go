@@ -51,7 +51,7 @@ func (s *Server) Questions(ctx context.Context, run string) ([]Question, error) 
 
 func (s *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
-	s.withState(w, r, refuse, func(ctx context.Context) {
+	s.withState(r.Context(), refuse, func(ctx context.Context) {
 		qs, err := s.Questions(ctx, r.URL.Query().Get("run"))
 		if err != nil {
 			refuse("veto cannot read its state: " + s.cfg.Cause(err) + ".")

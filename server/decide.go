@@ -139,18 +139,10 @@ func (s *Server) strictBody(w http.ResponseWriter, r *http.Request, v any, shape
 
 // withState runs f on the state proved sound, within the deadline; a
 // state refused is answered here, its cause named, and f does not run.
-func (s *Server) withState(w http.ResponseWriter, r *http.Request, refuse func(msg string), f func(ctx context.Context)) {
-	s.provedFor(r.Context(), refuse, f)
-}
-
-// withAppends is withState for a request that only decides and records:
-// its appends prove the state's schema where they write
-// (loaded.Appends), and the proof before it does not read it.
-func (s *Server) withAppends(r *http.Request, refuse func(msg string), f func(ctx context.Context)) {
-	s.provedFor(loaded.Appends(r.Context()), refuse, f)
-}
-
-func (s *Server) provedFor(ctx context.Context, refuse func(msg string), f func(ctx context.Context)) {
+// A request that only decides and records passes loaded.Appends(ctx): its
+// appends prove the state's schema where they write, and the proof
+// before it does not read it.
+func (s *Server) withState(ctx context.Context, refuse func(msg string), f func(ctx context.Context)) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Deadline)
 	defer cancel()
 	release, err := s.acquire(ctx)
@@ -178,7 +170,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		s.metrics.decision(&v, 0)
 		writeJSON(w, status(&v), v)
 	}
-	s.withAppends(r, refuse, func(ctx context.Context) {
+	s.withState(loaded.Appends(r.Context()), refuse, func(ctx context.Context) {
 		v := s.decideCall(ctx, &c)
 		writeJSON(w, status(&v), v)
 	})
@@ -243,7 +235,7 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
-	s.withAppends(r, refuse, func(ctx context.Context) {
+	s.withState(loaded.Appends(r.Context()), refuse, func(ctx context.Context) {
 		unlock, ok := s.runs.lock(ctx, c.Run.Ref)
 		if !ok {
 			writeError(w, http.StatusGatewayTimeout, veto.ReasonCancelled, "veto could not record what the call did within its deadline.")
@@ -311,7 +303,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
-	s.withAppends(r, refuse, func(ctx context.Context) {
+	s.withState(loaded.Appends(r.Context()), refuse, func(ctx context.Context) {
 		if err := s.Gate().Start(ctx, veto.Run{Ref: rj.Ref, Fresh: rj.Fresh}); err != nil {
 			s.storeFailure(w, err, "veto could not start the run")
 			return
@@ -329,7 +321,7 @@ func (s *Server) runEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
-	s.withState(w, r, refuse, func(ctx context.Context) {
+	s.withState(r.Context(), refuse, func(ctx context.Context) {
 		first, _, stored, err := s.cfg.Store.Chain(ctx, run)
 		if err != nil {
 			s.metrics.storeError()
@@ -390,7 +382,7 @@ func (s *Server) suspend(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
-	s.withState(w, r, refuse, func(ctx context.Context) {
+	s.withState(r.Context(), refuse, func(ctx context.Context) {
 		sus, err := s.Gate().Suspend(ctx, &c, sj.Kind, sj.Fields)
 		if err != nil {
 			s.storeFailure(w, err, "veto could not suspend the call")
@@ -456,7 +448,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 			Reason: veto.ReasonStateUnavailable, Risk: veto.RiskHigh, Message: msg}
 		writeJSON(w, status(&v), resumedJSON{Verdict: v})
 	}
-	s.withState(w, r, refuse, func(ctx context.Context) {
+	s.withState(r.Context(), refuse, func(ctx context.Context) {
 		var res veto.Resumed
 		if rj.Approved {
 			res = s.Gate().ResumeApproval(ctx, sus)

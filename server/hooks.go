@@ -11,6 +11,7 @@ import (
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/agent"
 	"github.com/vetohq/veto/clients"
+	"github.com/vetohq/veto/internal/loaded"
 )
 
 // Claude Code's HTTP hooks ("type": "http") POST the hook's JSON and read
@@ -151,7 +152,7 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 		}
 		write(agent.Reply{Exit: 1, Stderr: msg + "\n"}, &ev, "")
 	}
-	s.withAppends(r, failed, func(ctx context.Context) {
+	s.withState(loaded.Appends(r.Context()), failed, func(ctx context.Context) {
 		switch ev.Kind {
 		case agent.Start:
 			if err := s.Gate().Start(ctx, veto.Run{Ref: ev.Session, Fresh: ev.Fresh}); err != nil {

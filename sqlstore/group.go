@@ -500,16 +500,21 @@ func (s *Store) appendAll(ctx context.Context, tx *sql.Tx, at *dataAt, batch []*
 		return nil, -1, s.failure(err)
 	}
 	at.ok = true
-	if s.d.OwnRows {
-		now := time.Now()
-		for i, p := range batch {
-			h := *rows[i]
-			// The row as a read would find it now.
-			h.exists, h.recorded, h.appended = true, h.damaged, now
-			s.keepNewer(p.run, h)
-		}
+	now := time.Now()
+	for i, p := range batch {
+		s.keepCommitted(p.run, *rows[i], now)
 	}
 	return rows, -1, nil
+}
+
+// keepCommitted keeps the row a committed append left for run, as a read
+// would find it now (Dialect.OwnRows), before the append's turn is given
+// back.
+func (s *Store) keepCommitted(run string, h header, now time.Time) {
+	if s.d.OwnRows {
+		h.exists, h.recorded, h.appended = true, h.damaged, now
+		s.keepNewer(run, h)
+	}
 }
 
 // failure is err as an append's: ErrConflict when another writer won,

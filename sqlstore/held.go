@@ -114,12 +114,9 @@ func (s *Store) Together(ctx context.Context, f func(ctx context.Context)) error
 		return s.failure(err)
 	}
 	at.ok = true
-	if s.d.OwnRows {
-		now := time.Now()
-		for run, r := range h.rows {
-			r.appended = now
-			s.keepNewer(run, r)
-		}
+	now := time.Now()
+	for run, r := range h.rows {
+		s.keepCommitted(run, r, now)
 	}
 	for _, a := range h.after {
 		a(ctx) // a scrub that fails leaves rows already deleted in the WAL until the next checkpoint

@@ -53,13 +53,17 @@ func (g *Gate) decide(ctx context.Context, in *Call, opts *decideOpts) (v Verdic
 			g.logVerdict(ctx, &v)
 		}
 	}()
+	var note *loaded.Note
+	defer func() { note.Release() }()
 	for attempt := 0; ; attempt++ {
 		// Each try's load and append share a note: a store that trusted a
-		// row it kept proves it at the append (internal/loaded). A dry run
-		// or an explanation appends nothing to prove it: it loads without.
+		// row it kept proves it at the append, and one asked to hold the
+		// run's row holds it until then (internal/loaded). A dry run or an
+		// explanation appends nothing to prove it: it loads without.
+		note.Release() // the try before's, lost
 		actx := ctx
 		if opts == nil || (!opts.dry && opts.explain == nil) {
-			actx = loaded.With(ctx)
+			actx, note = try(ctx, attempt)
 		}
 		v, base, evs := g.evaluate(actx, scratch, opts)
 		if base == 0 { // the run's state could not be loaded or keyed: nothing to record

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/vetohq/veto/internal/loaded"
 )
 
 // Config is what a Gate is built from. Only Store is required.
@@ -86,6 +88,25 @@ type ruleEntry struct {
 // turns: after the first retries each waits a random while, longer each
 // time, within the decision's deadline.
 const maxAttempts = 32
+
+// holdAfter is how many tries of a decision (or of an append) may lose to
+// another writer before the next one holds the run's row from its load to
+// its append (loaded.Holding): a try that holds it cannot lose. The first
+// tries hold nothing, so a decision that does not race another writer,
+// or races one once, locks nothing while its rules run.
+const holdAfter = 2
+
+// try returns the context of a decision's or an append's try attempt
+// (0-based), with a note of its own (internal/loaded), which holds the
+// run's row after holdAfter tries lost; the caller releases the note
+// once the try is over.
+func try(ctx context.Context, attempt int) (context.Context, *loaded.Note) {
+	tctx := loaded.With(ctx)
+	if attempt >= holdAfter {
+		tctx = loaded.Holding(ctx)
+	}
+	return tctx, loaded.From(tctx)
+}
 
 // backoff waits before retry attempt (1-based) of an append that lost to
 // another writer; false means the context ended first.

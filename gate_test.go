@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/internal/loaded"
 	"github.com/vetohq/veto/memstore"
 	"github.com/vetohq/veto/rule"
 )
@@ -1339,6 +1340,65 @@ func (r *racing) Append(ctx context.Context, run string, next uint64, evs []veto
 		}
 	}
 	return r.Store.Append(ctx, run, next, evs)
+}
+
+// losing refuses a run's first appends as lost to another writer, and
+// notes what each try's load was asked: to hold the run's row or not.
+type losing struct {
+	*memstore.Store
+	lose     int
+	held     []bool
+	released atomic.Int64
+}
+
+func (l *losing) Load(ctx context.Context, run string) (veto.RunState, error) {
+	n := loaded.From(ctx)
+	l.held = append(l.held, n != nil && n.Hold)
+	if n != nil {
+		n.OnRelease(func() { l.released.Add(1) })
+	}
+	return l.Store.Load(ctx, run)
+}
+
+func (l *losing) Append(ctx context.Context, run string, next uint64, evs []veto.Event) error {
+	if l.lose > 0 {
+		l.lose--
+		return veto.ErrConflict
+	}
+	return l.Store.Append(ctx, run, next, evs)
+}
+
+// A decision, and an observation, whose tries lose to another writer ask
+// their store to hold the run's row from the third try on (a try that
+// holds it cannot lose, sqlstore/rowhold.go); every try's note is
+// released, appended or not, so that nothing stays held.
+func TestTriesAfterTwoLostHoldTheRunsRow(t *testing.T) {
+	l := &losing{Store: memstore.New(), lose: 3}
+	f := newFixture(t, veto.Config{Store: l})
+	v := f.g.Decide(ctx, inRun(veto.Run{Ref: "r", Fresh: true}, "c1", "Read", nil))
+	if !v.Allowed {
+		t.Fatalf("refused: %s %s", v.Reason, v.Message)
+	}
+	if want := []bool{false, false, true, true}; !slices.Equal(l.held, want) {
+		t.Fatalf("the tries asked to hold the row: %v, want %v", l.held, want)
+	}
+	if n := l.released.Load(); n != 4 {
+		t.Fatalf("%d of 4 tries' notes released", n)
+	}
+	l.held, l.lose = nil, 2
+	l.released.Store(0)
+	if err := f.g.Observe(ctx, "r", veto.Observation{CallID: "c1", Tool: "Read", Outcome: veto.Succeeded}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{false, false, true}; !slices.Equal(l.held, want) || l.released.Load() != 3 {
+		t.Fatalf("the observation's tries asked to hold the row: %v, %d released; want %v, 3", l.held, l.released.Load(), want)
+	}
+	// A dry run appends nothing: it asks nothing held, and has no note.
+	l.held = nil
+	f.g.DryRun(ctx, inRun(veto.Run{Ref: "r"}, "c2", "Read", nil))
+	if !slices.Equal(l.held, []bool{false}) {
+		t.Fatalf("a dry run's load was asked %v", l.held)
+	}
 }
 
 func TestConcurrentAppendRedecidesOnNewHistory(t *testing.T) {

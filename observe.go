@@ -33,8 +33,12 @@ func (g *Gate) Start(ctx context.Context, r Run) error {
 // state, loading it again and rebuilding when another writer got there
 // first. build returning nothing appends nothing.
 func (g *Gate) appendRetrying(ctx context.Context, run string, build func(p *RunState) []Event) error {
+	var note *loaded.Note
+	defer func() { note.Release() }()
 	for attempt := 0; ; attempt++ {
-		actx := loaded.With(ctx) // see Gate.decide
+		note.Release()
+		var actx context.Context
+		actx, note = try(ctx, attempt) // see Gate.decide
 		p, err := g.store.Load(actx, run)
 		if err != nil {
 			return fmt.Errorf("veto: load run: %w", err)

@@ -124,6 +124,56 @@ func pipelineOnce(ctx context.Context, db *sql.DB, pieces []sqlstore.Piece) (at 
 		return -1, err, false
 	}
 	defer conn.Close()
+	return send(ctx, conn, pieces, false)
+}
+
+// hold is sqlstore.Dialect.Hold: BEGIN, the run's row made when missing
+// and locked, and read, as one batch. The read is a statement of its own,
+// after the lock: one that locked the row as it read it would, once
+// another writer let the lock go, see that writer's row but not its last
+// event (PostgreSQL reads a row it waited for again, the rest as of the
+// statement's start), and find the run damaged.
+func hold(ctx context.Context, conn *sql.Conn, run string, read sqlstore.Stmt, dest ...any) error {
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return sqlstore.ErrNoHold // a driver wrapped (tests' faults)
+		}
+		b := &pgx.Batch{}
+		b.Queue(`BEGIN`)
+		b.Queue(makeRun, run)
+		b.Queue(`SELECT 1 FROM veto_runs WHERE run = $1 FOR UPDATE`, run)
+		b.Queue(sqlstore.Rebind(read.Query, placeholder), read.Args...)
+		br := c.Conn().SendBatch(ctx, b)
+		for range 3 {
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return err
+			}
+		}
+		if err := br.QueryRow().Scan(dest...); err != nil {
+			br.Close()
+			if errors.Is(err, pgx.ErrNoRows) {
+				return sql.ErrNoRows
+			}
+			return err
+		}
+		return br.Close()
+	})
+}
+
+// pipelineIn is sqlstore.Dialect.PipelineIn: the batch sent within the
+// transaction open on conn, after a savepoint, and the commit after it;
+// rolled back to the savepoint when a statement fails, so that the
+// transaction goes on as it was.
+func pipelineIn(ctx context.Context, conn *sql.Conn, pieces []sqlstore.Piece) (at int, err error) {
+	at, err, _ = send(ctx, conn, pieces, true)
+	return at, err
+}
+
+// send sends pieces as one batch on conn: pipelineOnce's work, or
+// pipelineIn's (inTx).
+func send(ctx context.Context, conn *sql.Conn, pieces []sqlstore.Piece, inTx bool) (at int, err error, unrun bool) {
 	at = -1
 	err = conn.Raw(func(dc any) error {
 		c, ok := dc.(*stdlib.Conn)
@@ -132,6 +182,9 @@ func pipelineOnce(ctx context.Context, db *sql.DB, pieces []sqlstore.Piece) (at 
 			return sqlstore.ErrNotPipelined
 		}
 		b := &pgx.Batch{}
+		if inTx {
+			b.Queue(`SAVEPOINT veto_batch`)
+		}
 		var owner []int // the piece of each queued statement
 		for i, pc := range pieces {
 			g := pc.Guard
@@ -146,19 +199,42 @@ func pipelineOnce(ctx context.Context, db *sql.DB, pieces []sqlstore.Piece) (at 
 				owner = append(owner, i)
 			}
 		}
+		if inTx {
+			b.Queue(`COMMIT`)
+		}
 		br := c.Conn().SendBatch(ctx, b)
-		for k := range b.Len() {
+		if inTx {
+			if _, err := br.Exec(); err != nil { // the savepoint
+				br.Close()
+				return err
+			}
+		}
+		for k := range len(owner) {
 			if _, err := br.Exec(); err != nil {
 				unrun = true // refused in place of a statement: the batch's commit never ran
 				br.Close()
 				var pe *pgconn.PgError
 				if errors.As(err, &pe) {
 					at = owner[k] // the server refused this statement: the rest never ran
+					if inTx {
+						// The transaction as it was before the batch; a
+						// rollback that fails leaves it failed, and its
+						// commit refused.
+						if _, rerr := c.Conn().Exec(context.WithoutCancel(ctx), `ROLLBACK TO SAVEPOINT veto_batch`); rerr != nil {
+							return errors.Join(err, rerr)
+						}
+					}
 				}
 				return err
 			}
 		}
-		return br.Close() // the commit
+		if inTx {
+			if _, err := br.Exec(); err != nil { // the commit
+				br.Close()
+				return err
+			}
+		}
+		return br.Close() // the commit, or within a transaction the batch's end
 	})
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == notPipelined || errors.Is(err, sqlstore.ErrNotPipelined) {

@@ -24,22 +24,28 @@ var dialect = sqlstore.Dialect{
 	Migrations:  []string{sqlstore.Schema("BYTEA", "BIGINT", "BOOLEAN"), sqlstore.EgressSchema("BIGINT"), sqlstore.TallySchema("BIGINT"), sqlstore.ApprovalSchema("BYTEA", "BIGINT", "BOOLEAN"), sqlstore.ActorSchema(), claimSchema, claimByCallSchema},
 	Placeholder: placeholder,
 	LockRun: func(ctx context.Context, tx *sql.Tx, q func(string) string, run string) error {
-		if _, err := tx.ExecContext(ctx, q(`INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns)
-			VALUES (?, 1, false, false, false, '', 0, 1, '', 0) ON CONFLICT (run) DO NOTHING`), run); err != nil {
+		if _, err := tx.ExecContext(ctx, makeRun, run); err != nil {
 			return err
 		}
 		var one int
 		return tx.QueryRowContext(ctx, q(`SELECT 1 FROM veto_runs WHERE run = ? FOR UPDATE`), run).Scan(&one)
 	},
-	Pipeline: pipeline,
-	Gone:     gone,
-	Group:    sqlstore.DefaultGroup,
+	Pipeline:   pipeline,
+	PipelineIn: pipelineIn,
+	Hold:       hold,
+	Gone:       gone,
+	Group:      sqlstore.DefaultGroup,
 	Conflict: func(err error) bool {
 		var pe *pgconn.PgError
 		// unique_violation, serialization_failure, deadlock_detected
 		return errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "40001" || pe.Code == "40P01")
 	},
 }
+
+// makeRun makes the row of a run not stored yet, for the lock that
+// follows it (LockRun, hold).
+const makeRun = `INSERT INTO veto_runs (run, next, started, start_complete, damaged, last_hash, n_obs, anchor_seq, anchor_prev, updated_ns)
+	VALUES ($1, 1, false, false, false, '', 0, 1, '', 0) ON CONFLICT (run) DO NOTHING`
 
 // maxConns is the most connections a store opens, and keeps. No path
 // holds one while it waits for another (TestConformanceOnOneConnection).

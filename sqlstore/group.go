@@ -99,11 +99,12 @@ func (s *Store) groupMax() int {
 // carry other runs' appends too (group commit, above).
 func (s *Store) Append(ctx context.Context, run string, next uint64, events []veto.Event) error {
 	p := &pending{ctx: ctx, run: run, next: next, events: events}
-	if s.d.OwnRows {
-		if n := loaded.From(ctx); n != nil {
-			if h, ok := n.V.(header); ok {
-				p.seen = &h
-			}
+	if n := loaded.From(ctx); n != nil {
+		if r, ok := n.V.(*rowHeld); ok && r.run == run {
+			return s.appendRowHeld(ctx, n, r, p)
+		}
+		if h, ok := n.V.(header); ok && s.d.OwnRows {
+			p.seen = &h
 		}
 	}
 	if h := s.heldIn(ctx); h != nil {

@@ -30,12 +30,25 @@ type header struct {
 // place after they were appended, which no projection knows of, make the
 // run damaged (E10): its history is incomplete, and an append records so.
 func (s *Store) header(ctx context.Context, tx *sql.Tx, run string) (header, error) {
+	return s.readHeader(ctx, tx, run, headerQuery)
+}
+
+// headerQuery reads a run's row and its last event.
+const headerQuery = `SELECT r.next, r.started, r.start_complete, r.damaged, r.last_hash, r.n_obs, r.anchor_seq, r.n_grants, r.n_suspended, e.body
+		FROM veto_runs r LEFT JOIN veto_events e ON e.run = r.run AND e.seq = r.next - 1 WHERE r.run = ?`
+
+// readHeader is header's read, on tx.
+func (s *Store) readHeader(ctx context.Context, tx *sql.Tx, run, query string) (header, error) {
+	return s.scanHeader(run, func(dest ...any) error { return s.queryRow(ctx, tx, query, run).Scan(dest...) })
+}
+
+// scanHeader makes a run's row from headerQuery's answer, which scan
+// reads (sql.ErrNoRows: no row).
+func (s *Store) scanHeader(run string, scan func(dest ...any) error) (header, error) {
 	h := header{next: 1}
 	var next, nObs, anchor int64
 	var tail []byte
-	err := s.queryRow(ctx, tx, `SELECT r.next, r.started, r.start_complete, r.damaged, r.last_hash, r.n_obs, r.anchor_seq, r.n_grants, r.n_suspended, e.body
-		FROM veto_runs r LEFT JOIN veto_events e ON e.run = r.run AND e.seq = r.next - 1 WHERE r.run = ?`, run).
-		Scan(&next, &h.started, &h.startComplete, &h.damaged, &h.last, &nObs, &anchor, &h.nGrants, &h.nSuspended, &tail)
+	err := scan(&next, &h.started, &h.startComplete, &h.damaged, &h.last, &nObs, &anchor, &h.nGrants, &h.nSuspended, &tail)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, nil
 	}
@@ -58,9 +71,10 @@ func (s *Store) header(ctx context.Context, tx *sql.Tx, run string) (header, err
 func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
 	// A dialect that owns its rows trusts the one its own append left
 	// only for a load whose append will prove it (the decision's note).
+	n := loaded.From(ctx)
 	var note *loaded.Note
 	if s.d.OwnRows {
-		note = loaded.From(ctx)
+		note = n
 	}
 	h, ok := header{}, false
 	held := s.heldIn(ctx)
@@ -68,6 +82,17 @@ func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
 		// Held (Together): the row an append of the transaction left,
 		// which no other writer can have moved since.
 		h, ok = held.rows[run]
+	} else if n != nil && s.d.Hold != nil && (n.Hold || s.racing(run)) {
+		// Asked to hold the row (tries lost before), or in a run another
+		// writer appends to at once: locked and read in a transaction the
+		// decision's append commits (rowhold.go).
+		var err error
+		if h, ok, err = s.holdRow(ctx, n, run); err != nil {
+			return veto.RunState{}, unavailable(err)
+		}
+		if ok {
+			note = nil
+		}
 	}
 	if !ok && (s.d.Pipeline != nil || note != nil) {
 		h, ok = s.own(run)

@@ -124,6 +124,21 @@ func (s *Store) contended(run string) bool {
 	return ok && time.Since(moved) < sharedFor
 }
 
+// racingFor is how long after another writer last moved a run's row
+// under one of this store's appends each decision in the run holds the
+// row from its load (rowhold.go): instances deciding in one run at once,
+// whose tries, unheld, would lose to each other again and again.
+const racingFor = time.Second
+
+// racing reports whether another writer moved run's row under one of this
+// store's appends within racingFor.
+func (s *Store) racing(run string) bool {
+	s.mu.Lock()
+	moved, ok := s.shared[run]
+	s.mu.Unlock()
+	return ok && time.Since(moved) < racingFor
+}
+
 // moved notes that run's row moved under a pipelined append.
 func (s *Store) moved(run string) {
 	s.mu.Lock()

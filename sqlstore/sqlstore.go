@@ -39,6 +39,19 @@ type Dialect struct {
 	// it must read first); at < 0 when the batch failed as a whole (the
 	// connection, the commit). Nothing is stored on any error.
 	Pipeline func(ctx context.Context, db *sql.DB, pieces []Piece) (at int, err error)
+	// Hold, when set, begins a transaction on c, locks run's row in it
+	// (made when missing, as LockRun makes it) and then runs read, scanning
+	// its one row into dest (sql.ErrNoRows: none), all in one round trip
+	// (PostgreSQL: one pipelined batch); the transaction stays open on c.
+	// A try that holds a run's row from its load to its append holds it so
+	// (rowhold.go).
+	Hold func(ctx context.Context, c *sql.Conn, run string, read Stmt, dest ...any) error
+	// PipelineIn, with Hold, runs pieces as Pipeline does, in the
+	// transaction Hold left open on c, and commits it, in one round trip.
+	// When a piece fails, the transaction is left open and as it was
+	// before the batch (a savepoint), so that after ErrNotPipelined the
+	// append is made statement by statement there.
+	PipelineIn func(ctx context.Context, c *sql.Conn, pieces []Piece) (at int, err error)
 	// Group is the most appends one commit carries (group.go); 0 or 1:
 	// each append commits alone.
 	Group int

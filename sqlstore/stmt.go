@@ -257,6 +257,9 @@ func (s *Store) exec(ctx context.Context, tx *sql.Tx, query string, args ...any)
 			h.noteErr(err)
 			return res, err
 		}
+		if r := s.rowHeldIn(ctx); r != nil {
+			return r.c.ExecContext(ctx, s.q(query), args...) // the held row's try: on its connection, in its transaction (rowhold.go)
+		}
 	}
 	ctx = watched(ctx)
 	if st := s.use(ctx, tx, query); st != nil {
@@ -277,6 +280,9 @@ func (s *Store) query(ctx context.Context, tx *sql.Tx, query string, args ...any
 			h.noteErr(err)
 			return rows, err
 		}
+		if r := s.rowHeldIn(ctx); r != nil {
+			return r.c.QueryContext(ctx, s.q(query), args...) // the held row's try: on its connection, in its transaction (rowhold.go)
+		}
 	}
 	ctx = watched(ctx)
 	if st := s.use(ctx, tx, query); st != nil {
@@ -296,6 +302,9 @@ func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...
 			r := s.queryRow(ctx, h.tx, query, args...)
 			h.noteErr(r.Err()) // the query's, not sql.ErrNoRows, which only Scan returns
 			return r
+		}
+		if r := s.rowHeldIn(ctx); r != nil {
+			return r.c.QueryRowContext(ctx, s.q(query), args...) // the held row's try: on its connection, in its transaction (rowhold.go)
 		}
 	}
 	ctx = watched(ctx)

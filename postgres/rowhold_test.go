@@ -1,0 +1,175 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/internal/loaded"
+	"github.com/vetohq/veto/postgres"
+)
+
+// A try that holds the run's row locks it at its load and keeps it until
+// its append has committed: another instance's append waits for it, then
+// finds the row moved (told to decide again); the held try is two round
+// trips, the load's batch and the append's, the commit in the second.
+func TestHeldRowMakesOtherWritersWait(t *testing.T) {
+	dsn := fresh(t)
+	a, ab := traced(t, dsn)
+	o := open(t, dsn)
+	started(t, a, "r")
+	po, err := o.Load(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ab.batch.Store(0)
+	ab.single.Store(0)
+	hctx := loaded.Holding(ctx)
+	p, err := a.Load(hctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := make(chan error, 1)
+	go func() { other <- o.Append(ctx, "r", po.Next, []veto.Event{pe("r", po.Next, veto.EventAllowed, "o1")}) }()
+	select {
+	case err := <-other:
+		t.Fatalf("the other instance's append returned (%v) while the row was held", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := a.Append(hctx, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, "h1")}); err != nil {
+		t.Fatalf("the held try's append: %v", err)
+	}
+	loaded.From(hctx).Release()
+	if err := <-other; !errors.Is(err, veto.ErrConflict) {
+		t.Fatalf("the other instance's append after the held one: %v, want ErrConflict", err)
+	}
+	if b, s := ab.batch.Load(), ab.single.Load(); b != 2 || s != 0 {
+		t.Fatalf("the held try sent %d batches and %d lone statements, want 2 and 0", b, s)
+	}
+	q, err := o.Load(ctx, "r")
+	if err != nil || q.Next != p.Next+1 || q.History.Len() != 2 || q.History.At(1).CallID != "h1" {
+		t.Fatalf("after: next %d, %d observations, %v", q.Next, q.History.Len(), err)
+	}
+}
+
+// A try that holds the row and appends nothing (its context ended, its
+// store refused) lets it go when the gate releases its note: nothing of
+// it is stored (a new run's row, made for the lock, included), and the
+// other writer goes on.
+func TestHeldRowLetGoWithoutAnAppend(t *testing.T) {
+	dsn := fresh(t)
+	a := open(t, dsn)
+	o := open(t, dsn)
+	for _, run := range []string{"old", "new"} {
+		if run == "old" {
+			started(t, a, run)
+		}
+		hctx := loaded.Holding(ctx)
+		if _, err := a.Load(hctx, run); err != nil {
+			t.Fatal(err)
+		}
+		loaded.From(hctx).Release()
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		p, err := o.Load(c, run)
+		evs := []veto.Event{pe(run, p.Next, veto.EventAllowed, "o1")}
+		if !p.Exists() {
+			evs = []veto.Event{pe(run, 1, veto.EventRunStarted, ""), pe(run, 2, veto.EventAllowed, "o1")}
+		}
+		if err == nil {
+			err = o.Append(c, run, p.Next, evs)
+		}
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: the other writer after the held row was let go: %v", run, err)
+		}
+	}
+	var n int
+	if err := a.DB().QueryRowContext(ctx, `SELECT count(*) FROM veto_runs`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d runs' rows, %v", n, err)
+	}
+	if err := a.DB().QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d connections left in a transaction, %v", n, err)
+	}
+}
+
+// While it holds the row, a try's reads of the run (the rules' history,
+// knowledge and tallies) run on the held connection: on a store of one
+// connection they are answered, where the pool would have none to give
+// until the try ended.
+func TestHeldTryReadsOnItsConnection(t *testing.T) {
+	dsn := fresh(t)
+	seed := open(t, dsn)
+	started(t, seed, "r")
+	defer postgres.SetMaxConns(1)()
+	a := open(t, dsn)
+	c, cancel := context.WithTimeout(loaded.Holding(ctx), 10*time.Second)
+	defer cancel()
+	p, err := a.Load(c, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The history's read does not end with the decision's context: one
+	// waiting for the pool would wait for good.
+	done := make(chan error, 1)
+	go func() {
+		if p.History.Len() != 1 || p.History.At(0).CallID != "a" {
+			done <- errors.New("the history is not the run's")
+			return
+		}
+		if _, _, err := p.Knowledge.File(c, "/w/a"); err != nil {
+			done <- err
+			return
+		}
+		if calls, err := p.Tally.Calls(c); err != nil || calls["Read"] != 1 {
+			done <- errors.Join(errors.New("the tally is not the run's"), err)
+			return
+		}
+		done <- a.Append(c, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, "h1")})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the held try's reads wait for a connection of the pool, which has none to give")
+	}
+	loaded.From(c).Release()
+	if q, err := a.Load(ctx, "r"); err != nil || q.Next != p.Next+1 {
+		t.Fatalf("after: %+v, %v", q, err)
+	}
+}
+
+// A held try whose append observes a call observed before cannot be
+// pipelined (its guard says so): the batch leaves the transaction as it
+// was, and the append is made there statement by statement, the call's
+// one observation changed.
+func TestHeldAppendOfACallObservedBefore(t *testing.T) {
+	dsn := fresh(t)
+	a, ab := traced(t, dsn)
+	started(t, a, "r")
+	hctx := loaded.Holding(ctx)
+	p, err := a.Load(hctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ab.batch.Store(0)
+	ab.single.Store(0)
+	if err := a.Append(hctx, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventDenied, "a")}); err != nil {
+		t.Fatal(err)
+	}
+	loaded.From(hctx).Release()
+	if ab.batch.Load() != 1 || ab.single.Load() == 0 {
+		t.Fatalf("%d batches, %d lone statements: want the refused batch, then statements", ab.batch.Load(), ab.single.Load())
+	}
+	q, err := a.Load(ctx, "r")
+	if err != nil || q.Next != p.Next+1 || q.History.Len() != 1 || q.History.At(0).Outcome != veto.Denied {
+		t.Fatalf("after: next %d, %d observations, %v", q.Next, q.History.Len(), err)
+	}
+	if calls, _ := q.Tally.Calls(ctx); calls["Read"] != 0 {
+		t.Fatalf("tally: %v; a denied call counts for nothing", calls)
+	}
+}

@@ -17,11 +17,13 @@ import (
 // the row its last one left and reads nothing, where the loser reads the
 // run again before each try: on PostgreSQL the winner appended every
 // 1.1 ms and a loser's try took 2.3 ms, so the loser could lose all 32
-// tries and refuse the call as contended (1 to 4 calls of 480 in
-// TestRunSharedByTwoInstancesStarvesNeither). A try that holds the row
-// locks it at the load instead, and cannot lose: the gate asks it of a
-// try after two lost (loaded.Holding), and the store of every try in a
-// run another writer moved under one of its appends within racingFor.
+// tries and refuse the call as contended (TestCallersInOneRunStarveNone:
+// 1 to 4 calls of 480 with two instances, 3 to 5 of 640 with sixteen
+// callers on one). A try that holds the row locks it at the load
+// instead, and cannot lose: the gate asks it of a try after two lost
+// (loaded.Holding), and the store of every try in a run another writer
+// (another instance, or another append of its own) moved under one of its
+// appends within racingFor.
 //
 // The load begins a transaction on a connection of its own, locks the
 // row and reads it, in one round trip (Dialect.Hold); the append sends

@@ -90,7 +90,7 @@ func (g *Gate) AnswerShown(ctx context.Context, run, callID, shown string, by Ac
 	}
 	var missing error
 	var a Approvals
-	err := g.appendRetrying(ctx, run, func(p *RunState) []Event {
+	err := g.appendRetrying(ctx, run, func(ctx context.Context, p *RunState) []Event {
 		a = approvalsOf(p)
 		q, ok, err := a.Asked(ctx, callID)
 		switch {

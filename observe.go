@@ -21,7 +21,7 @@ func (g *Gate) Start(ctx context.Context, r Run) error {
 	if r.Ref == "" || len(r.Ref) > g.limits.MaxName || !ValidName(r.Ref) {
 		return errors.New("veto: run reference missing, too long or holding a control character")
 	}
-	return g.appendRetrying(ctx, r.Ref, func(p *RunState) []Event {
+	return g.appendRetrying(ctx, r.Ref, func(ctx context.Context, p *RunState) []Event {
 		if p.Exists() {
 			return nil
 		}
@@ -31,8 +31,11 @@ func (g *Gate) Start(ctx context.Context, r Run) error {
 
 // appendRetrying appends the events build returns for the run's current
 // state, loading it again and rebuilding when another writer got there
-// first. build returning nothing appends nothing.
-func (g *Gate) appendRetrying(ctx context.Context, run string, build func(p *RunState) []Event) error {
+// first. build returning nothing appends nothing. build is given the
+// try's context: what it reads of the store it reads within the try, on
+// the connection of a run's row the try holds (sqlstore/rowhold.go),
+// where one of the pool's might wait for the lock the try holds.
+func (g *Gate) appendRetrying(ctx context.Context, run string, build func(ctx context.Context, p *RunState) []Event) error {
 	var note *loaded.Note
 	defer func() { note.Release() }()
 	for attempt := 0; ; attempt++ {
@@ -44,7 +47,7 @@ func (g *Gate) appendRetrying(ctx context.Context, run string, build func(p *Run
 			return fmt.Errorf("veto: load run: %w", err)
 		}
 		next := p.Next
-		evs := build(&p)
+		evs := build(actx, &p)
 		if len(evs) == 0 {
 			return nil
 		}
@@ -80,7 +83,7 @@ func (g *Gate) Observe(ctx context.Context, run string, o Observation) error {
 		len(o.Tool) > g.limits.MaxName || len(o.Target.ID) > g.limits.MaxPath || !ValidName(run) || !ValidName(o.CallID) || !ValidName(o.Tool) {
 		return errors.New("veto: observe: run, call id, tool or target missing or out of bounds")
 	}
-	return g.appendRetrying(ctx, run, func(p *RunState) []Event {
+	return g.appendRetrying(ctx, run, func(ctx context.Context, p *RunState) []Event {
 		return observed(p, Event{CallID: o.CallID, Tool: o.Tool, Outcome: o.Outcome, Target: o.Target})
 	})
 }
@@ -123,7 +126,7 @@ func (g *Gate) RecordLearnt(ctx context.Context, r Learnt) error {
 		return errors.New("veto: observe: nothing learnt")
 	}
 	c := r.c
-	return g.appendRetrying(ctx, c.Run.Ref, func(p *RunState) []Event {
+	return g.appendRetrying(ctx, c.Run.Ref, func(ctx context.Context, p *RunState) []Event {
 		return observed(p, Event{CallID: c.ID, Tool: c.Tool, Actor: c.Actor, Outcome: r.outcome, Files: r.files})
 	})
 }
@@ -217,7 +220,7 @@ func (g *Gate) ObserveReported(ctx context.Context, c *Call, outcome Outcome) er
 	}
 	g.log.LogAttrs(ctx, slog.LevelWarn, "observation refused", slog.String("run", c.Run.Ref), slog.String("call_id", c.ID),
 		slog.String("reason", reason), slog.String("actor", c.Actor.Kind+":"+c.Actor.ID))
-	err = g.appendRetrying(ctx, c.Run.Ref, func(p *RunState) []Event {
+	err = g.appendRetrying(ctx, c.Run.Ref, func(ctx context.Context, p *RunState) []Event {
 		if !p.Exists() {
 			return nil // no run to record it in: starting one would be the reporter's doing
 		}
@@ -263,7 +266,7 @@ func (g *Gate) AllowEgress(ctx context.Context, run, host string) error {
 		return fmt.Errorf("veto: allow egress: the gate has no store")
 	}
 	missing := false
-	err := g.appendRetrying(ctx, run, func(p *RunState) []Event {
+	err := g.appendRetrying(ctx, run, func(ctx context.Context, p *RunState) []Event {
 		missing = !p.Exists()
 		if missing {
 			return nil

@@ -37,7 +37,7 @@ func (g *Gate) ObserveAnswered(ctx context.Context, c *Call, outcome Outcome, by
 	// not answered at the prompt. It is looked up once, and only for a
 	// call with a question (a call's first decision does not change).
 	var first *Event
-	firstDecision := func() Event {
+	firstDecision := func(ctx context.Context) Event {
 		if first == nil {
 			first = &Event{}
 			if ds, ok := g.store.(Decisions); ok {
@@ -50,7 +50,7 @@ func (g *Gate) ObserveAnswered(ctx context.Context, c *Call, outcome Outcome, by
 	}
 	files := g.learnt(ctx, c, outcome)
 	hash := ArgsHash(c)
-	err = g.appendRetrying(ctx, c.Run.Ref, func(p *RunState) []Event {
+	err = g.appendRetrying(ctx, c.Run.Ref, func(ctx context.Context, p *RunState) []Event {
 		answered = false
 		obs := observed(p, Event{CallID: c.ID, Tool: c.Tool, Actor: c.Actor, Outcome: outcome, Files: files})
 		q, ok, err := approvalsOf(p).Asked(ctx, c.ID)
@@ -58,7 +58,7 @@ func (g *Gate) ObserveAnswered(ctx context.Context, c *Call, outcome Outcome, by
 			q.Actor.Kind != c.Actor.Kind || q.Actor.ID != c.Actor.ID {
 			return obs
 		}
-		if f := firstDecision(); f.Kind != EventDenied || f.Awaiting != AwaitApproval || f.Seq != q.Seq {
+		if f := firstDecision(ctx); f.Kind != EventDenied || f.Awaiting != AwaitApproval || f.Seq != q.Seq {
 			return obs
 		}
 		answered = true

@@ -73,7 +73,7 @@ func (g *Gate) Suspend(ctx context.Context, c *Call, kind SuspendKind, fields []
 		s.Fields = slices.Clone(fields)
 		slices.Sort(s.Fields)
 	}
-	err := g.appendRetrying(ctx, s.Call.Run.Ref, func(p *RunState) []Event {
+	err := g.appendRetrying(ctx, s.Call.Run.Ref, func(ctx context.Context, p *RunState) []Event {
 		var evs []Event
 		if !p.Exists() {
 			evs = g.startEvents(&s.Call.Run, p, s.Call.Time)

@@ -173,3 +173,47 @@ func TestHeldAppendOfACallObservedBefore(t *testing.T) {
 		t.Fatalf("tally: %v; a denied call counts for nothing", calls)
 	}
 }
+
+// A held try that finds the run damaged (a decision's stored bytes no
+// longer decode) marks it in the transaction it holds: on another
+// connection the mark would wait for the try's own lock until the
+// deadline. The mark is stored with the try's append.
+func TestHeldTryMarksDamageInItsTransaction(t *testing.T) {
+	dsn := fresh(t)
+	a := open(t, dsn)
+	started(t, a, "r")
+	if err := a.Append(ctx, "r", 3, []veto.Event{pe("r", 3, veto.EventAllowed, "b")}); err != nil {
+		t.Fatal(err)
+	}
+	// Not the last event, which the load proves: the decision of "a".
+	if _, err := a.DB().ExecContext(ctx, `UPDATE veto_events SET body = '\x7b'::bytea WHERE run = 'r' AND seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	c, cancel := context.WithTimeout(loaded.Holding(ctx), 10*time.Second)
+	defer cancel()
+	p, err := a.Load(c, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		if _, found, err := a.Decided(c, "r", "a"); err != nil || found {
+			done <- errors.Join(errors.New("the damaged decision was found, or its mark failed"), err)
+			return
+		}
+		done <- a.Append(c, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, "h1")})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the damage's mark waits for the lock the try holds")
+	}
+	loaded.From(c).Release()
+	var damaged bool
+	if err := a.DB().QueryRowContext(ctx, `SELECT damaged FROM veto_runs WHERE run = 'r'`).Scan(&damaged); err != nil || !damaged {
+		t.Fatalf("the run's row says damaged=%v (%v), want the mark stored with the append", damaged, err)
+	}
+}

@@ -331,3 +331,30 @@ func TestTogetherScrubFailingAfterTheCommitIsNoFailure(t *testing.T) {
 		t.Fatalf("stored %q, want the observation too", got)
 	}
 }
+
+// A damaged decision found within a transaction held (Together) is
+// marked in it, and stored with its appends: made on another of the
+// pool's connections, the mark waited for the write lock its own
+// transaction held until the busy timeout, and failed.
+func TestTogetherMarksDamageInItsTransaction(t *testing.T) {
+	s, _ := begun(t)
+	if err := s.Append(fctx, "r", 3, []veto.Event{fev(3, veto.EventAllowed, "c1")}); err != nil {
+		t.Fatal(err)
+	}
+	// Not the last event, which a load proves: the decision of c0.
+	if _, err := s.DB().ExecContext(fctx, `UPDATE veto_events SET body = x'7b' WHERE run = 'r' AND seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	var markErr, appendErr error
+	err := s.Together(fctx, func(ctx context.Context) {
+		_, _, markErr = s.Decided(ctx, "r", "c0")
+		appendErr = s.Append(ctx, "r", 4, []veto.Event{fev(4, veto.EventAllowed, "c2")})
+	})
+	if markErr != nil || appendErr != nil || err != nil {
+		t.Fatalf("within the transaction: the mark %v, the append %v; its commit %v", markErr, appendErr, err)
+	}
+	var damaged bool
+	if err := s.DB().QueryRowContext(fctx, `SELECT damaged FROM veto_runs WHERE run = 'r'`).Scan(&damaged); err != nil || !damaged {
+		t.Fatalf("the run's row says damaged=%v (%v), want the mark stored with the append", damaged, err)
+	}
+}

@@ -26,7 +26,13 @@ func (s *Store) Events(ctx context.Context, run string, after uint64) ([]veto.Ev
 // markDamaged records that run's stored events are damaged.
 func (s *Store) markDamaged(ctx context.Context, run string) error {
 	s.forget(run)
-	_, err := s.db.ExecContext(ctx, s.q(`UPDATE veto_runs SET damaged = ? WHERE run = ?`), true, run)
+	// Within a transaction the decision holds (Together, a held row),
+	// in it: on another connection the update would wait for the lock
+	// the decision holds, until its deadline.
+	_, err := s.exec(ctx, nil, `UPDATE veto_runs SET damaged = ? WHERE run = ?`, true, run)
+	if r := s.rowHeldIn(ctx); r != nil && r.run == run && err == nil {
+		r.h.damaged, r.h.recorded = true, true // the append builds on the row as marked
+	}
 	return unavailable(err)
 }
 

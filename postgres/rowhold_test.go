@@ -113,30 +113,18 @@ func TestHeldTryReadsOnItsConnection(t *testing.T) {
 	}
 	// The history's read does not end with the decision's context: one
 	// waiting for the pool would wait for good.
-	done := make(chan error, 1)
-	go func() {
+	returns(t, "the held try's reads wait for a connection of the pool, which has none to give", func() error {
 		if p.History.Len() != 1 || p.History.At(0).CallID != "a" {
-			done <- errors.New("the history is not the run's")
-			return
+			return errors.New("the history is not the run's")
 		}
 		if _, _, err := p.Knowledge.File(c, "/w/a"); err != nil {
-			done <- err
-			return
+			return err
 		}
 		if calls, err := p.Tally.Calls(c); err != nil || calls["Read"] != 1 {
-			done <- errors.Join(errors.New("the tally is not the run's"), err)
-			return
+			return errors.Join(errors.New("the tally is not the run's"), err)
 		}
-		done <- a.Append(c, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, "h1")})
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the held try's reads wait for a connection of the pool, which has none to give")
-	}
+		return a.Append(c, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, "h1")})
+	})
 	loaded.From(c).Release()
 	if q, err := a.Load(ctx, "r"); err != nil || q.Next != p.Next+1 {
 		t.Fatalf("after: %+v, %v", q, err)
@@ -195,25 +183,31 @@ func TestHeldTryMarksDamageInItsTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
+	returns(t, "the damage's mark waits for the lock the try holds", func() error {
 		if _, found, err := a.Decided(c, "r", "a"); err != nil || found {
-			done <- errors.Join(errors.New("the damaged decision was found, or its mark failed"), err)
-			return
+			return errors.Join(errors.New("the damaged decision was found, or its mark failed"), err)
 		}
-		done <- a.Append(c, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, "h1")})
-	}()
+		return a.Append(c, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, "h1")})
+	})
+	loaded.From(c).Release()
+	var damaged bool
+	if err := a.DB().QueryRowContext(ctx, `SELECT damaged FROM veto_runs WHERE run = 'r'`).Scan(&damaged); err != nil || !damaged {
+		t.Fatalf("the run's row says damaged=%v (%v), want the mark stored with the append", damaged, err)
+	}
+}
+
+// returns runs f, and fails the test with f's error, or with stuck when
+// f has not returned in 20 s (a wait for good, not a slow machine).
+func returns(t *testing.T, stuck string, f func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
 	select {
 	case err := <-done:
 		if err != nil {
 			t.Fatal(err)
 		}
 	case <-time.After(20 * time.Second):
-		t.Fatal("the damage's mark waits for the lock the try holds")
-	}
-	loaded.From(c).Release()
-	var damaged bool
-	if err := a.DB().QueryRowContext(ctx, `SELECT damaged FROM veto_runs WHERE run = 'r'`).Scan(&damaged); err != nil || !damaged {
-		t.Fatalf("the run's row says damaged=%v (%v), want the mark stored with the append", damaged, err)
+		t.Fatal(stuck)
 	}
 }

@@ -100,6 +100,9 @@ func pipeline(ctx context.Context, db *sql.DB, pieces []sqlstore.Piece) (at int,
 // database dropped (57P04), idle too long (57P05); or one pgx knows came
 // before anything was sent.
 func gone(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false // the request's context ended (pgx: safe to retry), not the session
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch pe.Code {
@@ -140,7 +143,9 @@ func hold(ctx context.Context, conn *sql.Conn, run string, read sqlstore.Stmt, d
 			return sqlstore.ErrNoHold // a driver wrapped (tests' faults)
 		}
 		b := &pgx.Batch{}
-		b.Queue(`BEGIN`)
+		// READ COMMITTED whatever the server's default: the read after the
+		// lock must see the row and the last event the lock waited for.
+		b.Queue(`BEGIN ISOLATION LEVEL READ COMMITTED`)
 		b.Queue(makeRun, run)
 		b.Queue(`SELECT 1 FROM veto_runs WHERE run = $1 FOR UPDATE`, run)
 		b.Queue(sqlstore.Rebind(read.Query, placeholder), read.Args...)
@@ -218,10 +223,12 @@ func send(ctx context.Context, conn *sql.Conn, pieces []sqlstore.Piece, inTx boo
 					at = owner[k] // the server refused this statement: the rest never ran
 					if inTx {
 						// The transaction as it was before the batch; a
-						// rollback that fails leaves it failed, and its
-						// commit refused.
+						// rollback that fails leaves it failed, and is
+						// the batch's error (never ErrNotPipelined: the
+						// append could not go on in it).
 						if _, rerr := c.Conn().Exec(context.WithoutCancel(ctx), `ROLLBACK TO SAVEPOINT veto_batch`); rerr != nil {
-							return errors.Join(err, rerr)
+							at = -1
+							return errors.Join(errors.New("postgres: a statement of the batch failed, and so did the rollback to its savepoint"), rerr)
 						}
 					}
 				}
@@ -229,7 +236,11 @@ func send(ctx context.Context, conn *sql.Conn, pieces []sqlstore.Piece, inTx boo
 			}
 		}
 		if inTx {
-			if _, err := br.Exec(); err != nil { // the commit
+			tag, err := br.Exec() // the commit
+			if err == nil && tag.String() != "COMMIT" {
+				err = errors.New("postgres: the transaction was rolled back at its commit") // it had failed
+			}
+			if err != nil {
 				br.Close()
 				return err
 			}

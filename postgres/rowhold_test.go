@@ -3,12 +3,16 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/vetohq/veto"
 	"github.com/vetohq/veto/internal/loaded"
 	"github.com/vetohq/veto/postgres"
+	"github.com/vetohq/veto/rule"
 )
 
 // A try that holds the run's row locks it at its load and keeps it until
@@ -134,7 +138,8 @@ func TestHeldTryReadsOnItsConnection(t *testing.T) {
 // A held try whose append observes a call observed before cannot be
 // pipelined (its guard says so): the batch leaves the transaction as it
 // was, and the append is made there statement by statement, the call's
-// one observation changed.
+// one observation changed, and committed in a batch of its own that
+// checks the commit committed.
 func TestHeldAppendOfACallObservedBefore(t *testing.T) {
 	dsn := fresh(t)
 	a, ab := traced(t, dsn)
@@ -150,8 +155,8 @@ func TestHeldAppendOfACallObservedBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	loaded.From(hctx).Release()
-	if ab.batch.Load() != 1 || ab.single.Load() == 0 {
-		t.Fatalf("%d batches, %d lone statements: want the refused batch, then statements", ab.batch.Load(), ab.single.Load())
+	if ab.batch.Load() != 2 || ab.single.Load() == 0 {
+		t.Fatalf("%d batches, %d lone statements: want the refused batch, statements, and the commit's batch", ab.batch.Load(), ab.single.Load())
 	}
 	q, err := a.Load(ctx, "r")
 	if err != nil || q.Next != p.Next+1 || q.History.Len() != 1 || q.History.At(0).Outcome != veto.Denied {
@@ -209,5 +214,145 @@ func returns(t *testing.T, stuck string, f func() error) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal(stuck)
+	}
+}
+
+// One busy run leaves the pool's connections to the others: its tries
+// wait their turn to hold its row in memory, one at a time on a
+// connection, where each took one of the pool's and blocked on the lock,
+// so that a decision in another run waited for a connection until its
+// deadline and was refused (2 of 3 runs, sixteen callers in one run whose
+// rule took 150 ms, found by review).
+func TestOneBusyRunLeavesTheOthersConnections(t *testing.T) {
+	slow := &rule.Func{RuleInfo: veto.RuleInfo{ID: "slow", Risk: veto.RiskMapping{Default: veto.RiskHigh}},
+		Fn: func(ctx context.Context, in *veto.Input) (veto.Decision, error) {
+			if in.Call.Run.Ref == "hot" {
+				time.Sleep(150 * time.Millisecond)
+			}
+			return veto.Allow(), nil
+		}}
+	g, err := veto.NewGate(veto.Config{Store: open(t, fresh(t)), Rules: []veto.Rule{slow}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var held atomic.Int64
+	for c := range 16 {
+		wg.Go(func() {
+			for k := 0; ; k++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if v := g.Decide(ctx, &veto.Call{ID: fmt.Sprintf("h%d-%d", c, k), Tool: "Read", Run: veto.Run{Ref: "hot", Fresh: true}}); v.Allowed {
+					held.Add(1)
+				}
+			}
+		})
+	}
+	time.Sleep(time.Second) // the hot run's appends race, and its tries hold its row
+	for k := range 10 {
+		c, cancel := context.WithTimeout(ctx, time.Second)
+		v := g.Decide(c, &veto.Call{ID: fmt.Sprintf("c%d", k), Tool: "Read", Run: veto.Run{Ref: "cold", Fresh: true}})
+		cancel()
+		if !v.Allowed {
+			t.Errorf("a decision in another run: %s (%s)", v.Reason, v.Message)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if held.Load() == 0 {
+		t.Fatal("the busy run decided nothing")
+	}
+}
+
+// A held try whose context ended before its append sends nothing, and
+// takes no connection of the pool for ended: the idle ones stay (pgx
+// calls a context's end safe to retry, which was taken for a session the
+// server ended, and let every idle connection go).
+func TestHeldTryEndedKeepsThePool(t *testing.T) {
+	a := open(t, fresh(t))
+	started(t, a, "r")
+	var wg sync.WaitGroup
+	for range 6 { // connections opened, and kept idle
+		wg.Go(func() { a.DB().ExecContext(ctx, `SELECT pg_sleep(0.05)`) })
+	}
+	wg.Wait()
+	before := a.DB().Stats()
+	c, cancel := context.WithCancel(loaded.Holding(ctx))
+	p, err := a.Load(c, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := a.Append(c, "r", p.Next, []veto.Event{pe("r", p.Next, veto.EventAllowed, "h1")}); err == nil {
+		t.Fatal("an append whose context ended was stored")
+	}
+	loaded.From(c).Release()
+	if after := a.DB().Stats(); after.MaxIdleClosed != before.MaxIdleClosed || after.OpenConnections < before.OpenConnections {
+		t.Fatalf("the pool let connections go: %d open and %d closed for want of a slot before, %d and %d after",
+			before.OpenConnections, before.MaxIdleClosed, after.OpenConnections, after.MaxIdleClosed)
+	}
+}
+
+// A held try reads the row its lock waited for whatever the server's
+// default isolation: under REPEATABLE READ a transaction's snapshot would
+// be taken before the lock, and the lock, once given, refused (40001),
+// the decision refused where it waited its turn.
+func TestHeldTryReadsTheRowItWaitedFor(t *testing.T) {
+	dsn := fresh(t)
+	o := open(t, dsn)
+	a := open(t, dsn+"&default_transaction_isolation=repeatable%20read")
+	started(t, o, "r")
+	octx := loaded.Holding(ctx)
+	po, err := o.Load(octx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type loadedRun struct {
+		p   veto.RunState
+		err error
+	}
+	got := make(chan loadedRun, 1)
+	actx := loaded.Holding(ctx)
+	go func() {
+		p, err := a.Load(actx, "r") // waits for o's lock
+		got <- loadedRun{p, err}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if err := o.Append(octx, "r", po.Next, []veto.Event{pe("r", po.Next, veto.EventAllowed, "o1")}); err != nil {
+		t.Fatal(err)
+	}
+	loaded.From(octx).Release()
+	l := <-got
+	if l.err != nil || l.p.Next != po.Next+1 {
+		t.Fatalf("the held load after the lock it waited for: next %d, %v; want %d", l.p.Next, l.err, po.Next+1)
+	}
+	if err := a.Append(actx, "r", l.p.Next, []veto.Event{pe("r", l.p.Next, veto.EventAllowed, "a1")}); err != nil {
+		t.Fatal(err)
+	}
+	loaded.From(actx).Release()
+}
+
+// A held load of a run not stored yet sees it so, though the lock made
+// its row: no history, no tallies, its start to be appended.
+func TestHeldLoadOfANewRun(t *testing.T) {
+	a := open(t, fresh(t))
+	c := loaded.Holding(ctx)
+	p, err := a.Load(c, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Exists() || p.Next != 1 || p.Tally != nil || p.Knowledge != nil {
+		t.Fatalf("a new run held: exists %v, next %d, tally %v", p.Exists(), p.Next, p.Tally != nil)
+	}
+	if err := a.Append(c, "n", 1, []veto.Event{pe("n", 1, veto.EventRunStarted, ""), pe("n", 2, veto.EventAllowed, "c1")}); err != nil {
+		t.Fatal(err)
+	}
+	loaded.From(c).Release()
+	if q, err := a.Load(ctx, "n"); err != nil || q.Next != 3 || !q.History.Complete() || q.History.Len() != 1 {
+		t.Fatalf("after: next %d, %v", q.Next, err)
 	}
 }

@@ -347,11 +347,14 @@ func TestTogetherMarksDamageInItsTransaction(t *testing.T) {
 	}
 	var markErr, appendErr error
 	err := s.Together(fctx, func(ctx context.Context) {
-		_, _, markErr = s.Decided(ctx, "r", "c0")
+		// An append before the mark, whose row the transaction keeps, and
+		// one after it, which must build on the row as marked.
 		appendErr = s.Append(ctx, "r", 4, []veto.Event{fev(4, veto.EventAllowed, "c2")})
+		_, _, markErr = s.Decided(ctx, "r", "c0")
+		appendErr = errors.Join(appendErr, s.Append(ctx, "r", 5, []veto.Event{fev(5, veto.EventAllowed, "c3")}))
 	})
 	if markErr != nil || appendErr != nil || err != nil {
-		t.Fatalf("within the transaction: the mark %v, the append %v; its commit %v", markErr, appendErr, err)
+		t.Fatalf("within the transaction: the mark %v, the appends %v; its commit %v", markErr, appendErr, err)
 	}
 	var damaged bool
 	if err := s.DB().QueryRowContext(fctx, `SELECT damaged FROM veto_runs WHERE run = 'r'`).Scan(&damaged); err != nil || !damaged {

@@ -100,7 +100,7 @@ func (s *Store) groupMax() int {
 func (s *Store) Append(ctx context.Context, run string, next uint64, events []veto.Event) error {
 	p := &pending{ctx: ctx, run: run, next: next, events: events}
 	if n := loaded.From(ctx); n != nil {
-		if r, ok := n.V.(*rowHeld); ok && r.run == run {
+		if r, ok := n.V.(*rowHeld); ok && r.s == s && r.run == run {
 			return s.appendRowHeld(ctx, n, r, p)
 		}
 		if h, ok := n.V.(header); ok && s.d.OwnRows {

@@ -33,6 +33,9 @@ func (s *Store) markDamaged(ctx context.Context, run string) error {
 	if r := s.rowHeldIn(ctx); r != nil && r.run == run && err == nil {
 		r.h.damaged, r.h.recorded = true, true // the append builds on the row as marked
 	}
+	if h := s.heldIn(ctx); h != nil {
+		delete(h.rows, run) // an append after reads the row as marked
+	}
 	return unavailable(err)
 }
 

@@ -32,6 +32,13 @@ import (
 // append. The other instance's appends wait for the lock, then find the
 // row moved and decide again on it.
 //
+// One try of a run at a time holds its row in a process: the others of
+// the run wait their turn in memory (rowTurn), not on a connection of the
+// pool blocked on the lock, so that one busy run does not take every
+// connection and leave the other runs' decisions waiting until their
+// deadline. Rows of at most half the pool's connections are held at
+// once; a try that finds as many held reads its run unheld, as before.
+//
 // While the row is held, every statement the try makes on the store
 // without a transaction of its own (the rules' reads of the run's
 // history, knowledge and tallies) runs on the held connection, in its
@@ -46,6 +53,69 @@ type rowHeld struct {
 	c    *sql.Conn
 	h    header // the row as read under the lock
 	done bool   // committed, or never begun: nothing to roll back
+	turn func() // gives the run's turn back (rowTurn)
+}
+
+// rowTurn is a run's turn to hold its row in this process.
+type rowTurn struct {
+	ch    chan struct{} // holds one token while a try has the turn
+	users int           // tries that have the turn or wait for it (s.mu)
+}
+
+// takeRowTurn waits for run's turn to hold its row until ctx ends. ok is
+// false when the store already holds as many runs' rows as it may
+// (maxHeld): the try reads unheld. The caller gives the turn back.
+func (s *Store) takeRowTurn(ctx context.Context, run string) (give func(), ok bool, err error) {
+	s.mu.Lock()
+	if s.held == nil {
+		s.held = map[string]*rowTurn{}
+	}
+	t := s.held[run]
+	if t == nil {
+		t = &rowTurn{ch: make(chan struct{}, 1)}
+		s.held[run] = t
+	}
+	t.users++
+	s.mu.Unlock()
+	leave := func() {
+		s.mu.Lock()
+		if t.users--; t.users == 0 {
+			delete(s.held, run)
+		}
+		s.mu.Unlock()
+	}
+	select {
+	case t.ch <- struct{}{}:
+	case <-ctx.Done():
+		leave()
+		return nil, false, ctx.Err()
+	}
+	s.mu.Lock()
+	if s.nHeld >= s.maxHeld() {
+		s.mu.Unlock()
+		<-t.ch
+		leave()
+		return nil, false, nil
+	}
+	s.nHeld++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.nHeld--
+		s.mu.Unlock()
+		<-t.ch
+		leave()
+	}, true, nil
+}
+
+// maxHeld is how many runs' rows the store holds at once: half the
+// connections it may open, at least one.
+func (s *Store) maxHeld() int {
+	n := s.db.Stats().MaxOpenConnections / 2
+	if n == 0 && s.db.Stats().MaxOpenConnections == 0 {
+		n = 4 // no bound set
+	}
+	return max(n, 1)
 }
 
 // rowHeldIn returns the row ctx's decision holds on s, or nil.
@@ -67,6 +137,7 @@ func (s *Store) rowHeldIn(ctx context.Context) *rowHeld {
 // again). After a statement's panic (a driver's bug) the connection is
 // abandoned instead (see abandon).
 func (r *rowHeld) end(panicked bool) {
+	defer r.turn()
 	if panicked {
 		abandon(r.c)
 		return
@@ -99,12 +170,21 @@ var ErrNoHold = errors.New("sqlstore: the row cannot be held on this connection"
 // made in a transaction makes it. held is false when the row could not
 // be held on the connection and nothing was: the load reads it unheld.
 func (s *Store) holdRow(ctx context.Context, n *loaded.Note, run string) (h header, held bool, err error) {
-	c, err := s.db.Conn(ctx)
-	if err != nil {
+	give, ok, err := s.takeRowTurn(ctx, run)
+	if err != nil || !ok {
 		return header{}, false, err
 	}
-	r := &rowHeld{s: s, run: run, c: c}
-	ok := false
+	if err := ctx.Err(); err != nil { // the turn came as the context ended
+		give()
+		return header{}, false, err
+	}
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		give()
+		return header{}, false, err
+	}
+	r := &rowHeld{s: s, run: run, c: c, turn: give}
+	ok = false
 	defer func() {
 		if !ok {
 			r.end(err == nil && held) // failed: rolled back; panicked: abandoned
@@ -123,8 +203,16 @@ func (s *Store) holdRow(ctx context.Context, n *loaded.Note, run string) (h head
 	}
 	r.h = h
 	n.V = r
-	n.OnRelease(func() { r.end(false) })
+	n.OnRelease(func() {
+		n.V = nil
+		r.end(false)
+	})
 	ok = true
+	if h.next == 1 && !h.started {
+		// The row the lock made: the decision sees a run not stored yet
+		// (no history, no tallies), and its append changes the row.
+		h.exists = false
+	}
 	return h, true, nil
 }
 
@@ -156,6 +244,9 @@ func (s *Store) appendRowHeld(ctx context.Context, n *loaded.Note, r *rowHeld, p
 // before), else statement by statement on r's connection. It returns the
 // row as the append leaves it.
 func (s *Store) writeHeld(ctx context.Context, r *rowHeld, p *pending) (*header, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // nothing sent: the connection is not taken for ended
+	}
 	if calls, ok := pipelinable(r.h, p.events); ok {
 		h := r.h
 		pl := &pipeline{}
@@ -183,7 +274,7 @@ func (s *Store) writeHeld(ctx context.Context, r *rowHeld, p *pending) (*header,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := r.c.ExecContext(ctx, `COMMIT`); err != nil {
+	if _, err := s.d.PipelineIn(ctx, r.c, nil); err != nil { // the commit alone
 		return nil, err
 	}
 	r.done = true

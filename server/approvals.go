@@ -133,7 +133,7 @@ func (s *Server) Answer(ctx context.Context, run, call, shown string, by veto.Ac
 		return &Refusal{http.StatusServiceUnavailable, veto.ReasonStateUnavailable, "veto cannot use its state: " + s.cfg.Cause(err) + ", so the call is refused."}
 	}
 	defer release()
-	unlock, ok := s.runs.lock(ctx, run)
+	unlock, ok := s.runs.Lock(ctx, run)
 	if !ok {
 		return &Refusal{http.StatusGatewayTimeout, veto.ReasonCancelled, "The answer was not recorded within its deadline."}
 	}

@@ -181,7 +181,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 func (s *Server) decideCall(ctx context.Context, c *veto.Call) veto.Verdict {
 	start := s.cfg.Now()
 	if c.Run.Ref != "" {
-		unlock, ok := s.runs.lock(ctx, c.Run.Ref)
+		unlock, ok := s.runs.Lock(ctx, c.Run.Ref)
 		if !ok {
 			v := veto.Verdict{CallID: c.ID, Tool: c.Tool, Run: c.Run.Ref, Stage: veto.StageRecord, Reason: veto.ReasonCancelled,
 				Risk: veto.RiskMedium, Message: "the decision ran out of time waiting for the run's other calls, so the call is refused."}
@@ -236,7 +236,7 @@ func (s *Server) observe(w http.ResponseWriter, r *http.Request) {
 	}
 	refuse := func(msg string) { writeError(w, http.StatusServiceUnavailable, veto.ReasonStateUnavailable, msg) }
 	s.withState(loaded.Appends(r.Context()), refuse, func(ctx context.Context) {
-		unlock, ok := s.runs.lock(ctx, c.Run.Ref)
+		unlock, ok := s.runs.Lock(ctx, c.Run.Ref)
 		if !ok {
 			writeError(w, http.StatusGatewayTimeout, veto.ReasonCancelled, "veto could not record what the call did within its deadline.")
 			return

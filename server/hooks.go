@@ -171,7 +171,7 @@ func (s *Server) hookEvent(w http.ResponseWriter, r *http.Request, a agent.Adapt
 			write(a.Allow(v.Approved()), &ev, "")
 			return
 		case agent.Observe:
-			unlock, ok := s.runs.lock(ctx, ev.Call.Run.Ref)
+			unlock, ok := s.runs.Lock(ctx, ev.Call.Run.Ref)
 			if !ok {
 				failed("veto could not record what the call did within its deadline.")
 				return

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/internal/runlock"
 )
 
 // Store is what the service decides and reads the log on.
@@ -107,7 +108,7 @@ type Server struct {
 	cfg     Config
 	mux     *http.ServeMux
 	metrics *metrics
-	runs    runLocks
+	runs    runlock.Locks
 	roots   []string // WorkspaceRoots, resolved
 	inputs  inputs   // the requests for a person's input suspended through this instance
 	// stopping is closed by Drain: the streams and the takes that wait

@@ -30,17 +30,12 @@ type header struct {
 // place after they were appended, which no projection knows of, make the
 // run damaged (E10): its history is incomplete, and an append records so.
 func (s *Store) header(ctx context.Context, tx *sql.Tx, run string) (header, error) {
-	return s.readHeader(ctx, tx, run, headerQuery)
+	return s.scanHeader(run, func(dest ...any) error { return s.queryRow(ctx, tx, headerQuery, run).Scan(dest...) })
 }
 
 // headerQuery reads a run's row and its last event.
 const headerQuery = `SELECT r.next, r.started, r.start_complete, r.damaged, r.last_hash, r.n_obs, r.anchor_seq, r.n_grants, r.n_suspended, e.body
 		FROM veto_runs r LEFT JOIN veto_events e ON e.run = r.run AND e.seq = r.next - 1 WHERE r.run = ?`
-
-// readHeader is header's read, on tx.
-func (s *Store) readHeader(ctx context.Context, tx *sql.Tx, run, query string) (header, error) {
-	return s.scanHeader(run, func(dest ...any) error { return s.queryRow(ctx, tx, query, run).Scan(dest...) })
-}
 
 // scanHeader makes a run's row from headerQuery's answer, which scan
 // reads (sql.ErrNoRows: no row).

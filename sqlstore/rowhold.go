@@ -33,7 +33,7 @@ import (
 // row moved and decide again on it.
 //
 // One try of a run at a time holds its row in a process: the others of
-// the run wait their turn in memory (rowTurn), not on a connection of the
+// the run wait their turn in memory (takeRowTurn), not on a connection of the
 // pool blocked on the lock, so that one busy run does not take every
 // connection and leave the other runs' decisions waiting until their
 // deadline. Rows of at most half the pool's connections are held at
@@ -53,48 +53,22 @@ type rowHeld struct {
 	c    *sql.Conn
 	h    header // the row as read under the lock
 	done bool   // committed, or never begun: nothing to roll back
-	turn func() // gives the run's turn back (rowTurn)
+	turn func() // gives the run's turn back (takeRowTurn)
 }
 
-// rowTurn is a run's turn to hold its row in this process.
-type rowTurn struct {
-	ch    chan struct{} // holds one token while a try has the turn
-	users int           // tries that have the turn or wait for it (s.mu)
-}
-
-// takeRowTurn waits for run's turn to hold its row until ctx ends. ok is
-// false when the store already holds as many runs' rows as it may
-// (maxHeld): the try reads unheld. The caller gives the turn back.
+// takeRowTurn waits for run's turn to hold its row in this process
+// (s.held) until ctx ends. ok is false when the store already holds as
+// many runs' rows as it may (maxHeld): the try reads unheld. The caller
+// gives the turn back.
 func (s *Store) takeRowTurn(ctx context.Context, run string) (give func(), ok bool, err error) {
-	s.mu.Lock()
-	if s.held == nil {
-		s.held = map[string]*rowTurn{}
-	}
-	t := s.held[run]
-	if t == nil {
-		t = &rowTurn{ch: make(chan struct{}, 1)}
-		s.held[run] = t
-	}
-	t.users++
-	s.mu.Unlock()
-	leave := func() {
-		s.mu.Lock()
-		if t.users--; t.users == 0 {
-			delete(s.held, run)
-		}
-		s.mu.Unlock()
-	}
-	select {
-	case t.ch <- struct{}{}:
-	case <-ctx.Done():
-		leave()
+	unlock, ok := s.held.Lock(ctx, run)
+	if !ok {
 		return nil, false, ctx.Err()
 	}
 	s.mu.Lock()
 	if s.nHeld >= s.maxHeld() {
 		s.mu.Unlock()
-		<-t.ch
-		leave()
+		unlock()
 		return nil, false, nil
 	}
 	s.nHeld++
@@ -103,8 +77,7 @@ func (s *Store) takeRowTurn(ctx context.Context, run string) (give func(), ok bo
 		s.mu.Lock()
 		s.nHeld--
 		s.mu.Unlock()
-		<-t.ch
-		leave()
+		unlock()
 	}, true, nil
 }
 

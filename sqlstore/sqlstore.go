@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vetohq/veto"
+	"github.com/vetohq/veto/internal/runlock"
 )
 
 // Dialect is what differs between databases.
@@ -121,8 +122,8 @@ type Store struct {
 	rounds int                  // appends so far: a one-shot process prepares nothing
 	heads  map[string]header    // with a Pipeline or OwnRows: each run's row as last read or appended (pipeline.go)
 	shared map[string]time.Time // with a Pipeline or OwnRows: when another writer last moved a run under an append
-	held   map[string]*rowTurn  // with Dialect.Hold: the runs whose rows tries of this store hold or wait to (rowhold.go)
-	nHeld  int                  // the runs of held with a try holding a connection
+	held   runlock.Locks        // with Dialect.Hold: one try of a run at a time holds its row (rowhold.go)
+	nHeld  int                  // runs whose rows tries of this store hold
 
 	g group // appends waiting for the next commit (group.go)
 

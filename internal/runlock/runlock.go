@@ -1,17 +1,20 @@
-package server
+// Package runlock lets one holder of a run's turn at a time through a
+// process: veto serve's decisions and records of a run (package server),
+// and the tries of a run that hold its row in a store (sqlstore).
+package runlock
 
 import (
 	"context"
 	"sync"
 )
 
-// runLocks lets one decision or record of a run at a time through this
+// Locks lets one decision or record of a run at a time through this
 // instance. Appends to a run are optimistic (the store refuses one made on
 // a stale history, and the gate decides again), which costs a retry per
 // competitor: many calls of one run through one instance at once would
 // retry each other out of their deadlines. Taking turns here leaves only
 // the other instances to compete with.
-type runLocks struct {
+type Locks struct {
 	mu sync.Mutex
 	m  map[string]*runLock
 }
@@ -21,8 +24,8 @@ type runLock struct {
 	users int
 }
 
-// lock waits for run's turn; unlock must be called when ok.
-func (l *runLocks) lock(ctx context.Context, run string) (unlock func(), ok bool) {
+// Lock waits for run's turn until ctx ends; unlock must be called when ok.
+func (l *Locks) Lock(ctx context.Context, run string) (unlock func(), ok bool) {
 	l.mu.Lock()
 	if l.m == nil {
 		l.m = map[string]*runLock{}

@@ -84,11 +84,11 @@ func (s *Store) takeRowTurn(ctx context.Context, run string) (give func(), ok bo
 // maxHeld is how many runs' rows the store holds at once: half the
 // connections it may open, at least one.
 func (s *Store) maxHeld() int {
-	n := s.db.Stats().MaxOpenConnections / 2
-	if n == 0 && s.db.Stats().MaxOpenConnections == 0 {
-		n = 4 // no bound set
+	m := s.db.Stats().MaxOpenConnections
+	if m == 0 {
+		return 4 // no bound set
 	}
-	return max(n, 1)
+	return max(m/2, 1)
 }
 
 // rowHeldIn returns the row ctx's decision holds on s, or nil.

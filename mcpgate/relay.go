@@ -55,6 +55,8 @@ type relay struct {
 	done     uint64                 // records made (or given up)
 	obsSig   chan struct{}          // closed at each record made
 	quit     chan struct{}          // the gateway closed
+	flush    chan struct{}          // closing: no record waits for its window
+	flushed  sync.Once              //
 	closing  sync.Once              //
 }
 
@@ -76,6 +78,7 @@ func (g *Gateway) startRelay() {
 	g.window = recordWindow
 	g.obsSig = make(chan struct{})
 	g.quit = make(chan struct{})
+	g.flush = make(chan struct{})
 	if p, ok := g.up.(interface{ setProtocol(string) }); ok {
 		g.protocol = p.setProtocol
 	}
@@ -136,15 +139,23 @@ func (g *Gateway) Serve(ctx context.Context, t Transport) error {
 	}
 }
 
-// Close waits for the records of the calls answered, and ends the
-// upstream connection (its command).
+// Close waits for the records of the calls answered, ends the upstream
+// connection (its command), and then waits for the records of the calls
+// it left unanswered (failed), which its reader makes once it ends: none
+// is left to be made after Close, on a store its owner has closed.
 func (g *Gateway) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*g.within())
 	defer cancel()
+	g.flushed.Do(func() { close(g.flush) })
 	_ = g.waitRecords(ctx)
 	var err error
 	g.closing.Do(func() {
 		err = g.up.Close()
+		select {
+		case <-g.upDone:
+			_ = g.waitRecords(ctx)
+		case <-ctx.Done():
+		}
 		close(g.quit)
 	})
 	return err
@@ -831,6 +842,8 @@ func (g *Gateway) recordLoop() {
 			t := time.NewTimer(g.window)
 			select {
 			case <-t.C:
+			case <-g.flush:
+				t.Stop()
 			case <-g.quit:
 				t.Stop()
 				return

@@ -446,3 +446,30 @@ func FuzzParseFrame(f *testing.F) {
 		isErrorResult(fr.result)
 	})
 }
+
+// Close leaves no record to be made after it: a result waiting for the
+// next decision is recorded at once, and a call still in flight is
+// answered and recorded failed. (Made after Close, on a store its owner
+// had closed, a record reopened an SQLite file in a directory being
+// removed.)
+func TestCloseMakesEveryRecordBeforeItReturns(t *testing.T) {
+	defer func(w time.Duration) { recordWindow = w }(recordWindow)
+	recordWindow = time.Hour
+	w := newRawWorld(t)
+	w.agent.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{"who":"a"}}}`)
+	w.server.recv()
+	w.agent.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"greet","arguments":{"who":"b"}}}`)
+	w.server.recv() // in flight when the gateway closes
+	w.server.send(`{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`)
+	w.agent.recv() // recorded by the next decision, or in an hour
+	w.gw.Close()
+	var observed []veto.Outcome
+	for _, e := range w.events() {
+		if e.Kind == veto.EventObserved {
+			observed = append(observed, e.Outcome)
+		}
+	}
+	if len(observed) != 2 || observed[0] != veto.Succeeded || observed[1] != veto.Failed {
+		t.Fatalf("observed %v after Close, want the first call succeeded and the second failed", observed)
+	}
+}

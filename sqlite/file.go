@@ -39,7 +39,13 @@ type File struct {
 	ckptAfter time.Time
 	err       error // why s is nil
 	opens     int64 // verified opens, for tests
+	closed    bool  // by Close: never opened again
 }
+
+// errClosed refuses a request made after Close: the file is not opened
+// again (a record made late, after a test's or a service's end, would
+// create the state file's WAL in a directory being removed).
+var errClosed = errors.New("sqlite: the state file is closed")
 
 var _ veto.Store = (*File)(nil)
 
@@ -140,6 +146,9 @@ func (f *File) soundOrUnlock(ctx context.Context) bool {
 func (f *File) proveHeld(ctx context.Context) error {
 	f.rw.Lock()
 	defer f.rw.Unlock()
+	if f.closed {
+		return errClosed
+	}
 	if f.s == nil || !f.sound(ctx) {
 		f.reopen(ctx)
 	} else if f.walFull() {
@@ -242,11 +251,13 @@ func (f *File) reopen(ctx context.Context) {
 func (f *File) Close() error {
 	f.rw.Lock()
 	defer f.rw.Unlock()
+	f.closed = true
 	if f.s == nil {
+		f.err = errClosed
 		return nil
 	}
 	err := f.s.Close()
-	f.s, f.err = nil, errors.New("sqlite: the state file is closed")
+	f.s, f.err = nil, errClosed
 	return err
 }
 

@@ -276,3 +276,37 @@ func TestUnreadableSchemaIsRefusedAndClosed(t *testing.T) {
 		}
 	}
 }
+
+// A closed file is not opened again: a request after Close (a record
+// made late, after the service's end) is refused, and creates nothing
+// where the state lived. Opened again, CI once saw the directory's
+// removal fail on the WAL it created.
+func TestClosedFileIsNotOpenedAgain(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "veto.db")
+	f := OpenFile(path, Options{Verify: true, BusyTimeout: time.Second})
+	ctx := context.Background()
+	release, err := f.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"veto.db", "veto.db-wal", "veto.db-shm"} {
+		os.Remove(filepath.Join(dir, name))
+	}
+	if _, err := f.Acquire(ctx); !errors.Is(err, errClosed) {
+		t.Fatalf("Acquire after Close: %v, want the file closed", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("after Close the directory holds %v", left)
+	}
+	// Closed before it was ever opened: the same.
+	g := OpenFile(filepath.Join(dir, "never.db"), Options{})
+	g.Close()
+	if _, err := g.Acquire(ctx); !errors.Is(err, errClosed) {
+		t.Fatalf("Acquire of a file closed unopened: %v", err)
+	}
+}

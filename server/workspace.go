@@ -74,7 +74,10 @@ func (s *Server) place(c *veto.Call) (status int, reason, msg string) {
 		}
 		return refuse("is outside every workspace root of this veto serve")
 	}
-	if c.Cwd != "" {
+	// A workspace found from the cwd (none reported) is the cwd or a
+	// directory above it, resolved from it: the cwd lies in it, and is
+	// not resolved again.
+	if c.Cwd != "" && c.Workspace != "" {
 		d, err := toolpath.Resolve(c.Cwd, env)
 		if err != nil || !toolpath.Within(d.Real, ws, false) {
 			return http.StatusForbidden, ReasonCwdOutside, "The call's cwd is outside its workspace, so the call is refused before any rule."

@@ -53,6 +53,7 @@ func TestWorkspaceIsBounded(t *testing.T) {
 		{"a cwd below it: decided", placed(write("c9", "notes.md"), "workspace", w.work, "cwd", filepath.Join(w.work, "secrets")), 200, ""},
 		{"a cwd alone, in the root: decided", placed(write("c10", "notes.md"), "cwd", w.work), 200, ""},
 		{"no place claimed: decided", write("c11", filepath.Join(w.work, "notes.md")), 200, ""},
+		{"a cwd alone, through the symlink", placed(write("c12", "ld.so.preload"), "cwd", filepath.Join(out, "etc")), 403, server.ReasonWorkspaceRefused},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

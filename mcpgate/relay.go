@@ -26,6 +26,7 @@ const maxPending = 1024
 // goroutine, and the agent's side of the session being served.
 type relay struct {
 	upDone chan struct{} // the upstream's reader ended
+	upGone chan struct{} // and the calls it left were answered and asked to be recorded
 
 	downMu sync.Mutex
 	down   Conn // the agent's side; nil between sessions
@@ -69,6 +70,7 @@ func (g *Gateway) startRelay() {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	g.upDone = make(chan struct{})
+	g.upGone = make(chan struct{})
 	g.calls = map[string]*veto.Call{}
 	g.internal = map[string]chan *frame{}
 	g.idPrefix = "veto-mcp-" + hex.EncodeToString(b[:]) + "-"
@@ -152,7 +154,7 @@ func (g *Gateway) Close() error {
 	g.closing.Do(func() {
 		err = g.up.Close()
 		select {
-		case <-g.upDone:
+		case <-g.upGone:
 			_ = g.waitRecords(ctx)
 		case <-ctx.Done():
 		}
@@ -533,6 +535,7 @@ func (g *Gateway) readUpstream() {
 		}
 		close(g.upDone)
 		g.upstreamGone()
+		close(g.upGone)
 	}()
 	ctx := context.Background()
 	for {

@@ -234,7 +234,7 @@ func (s *Store) batches(p *pending) bool {
 	if s.d.Pipeline == nil {
 		return true
 	}
-	return p.piece != nil && !s.contended(p.run)
+	return p.piece != nil && !s.movedWithin(p.run, sharedFor)
 }
 
 // take removes the next batch from the queue (g.mu held): the oldest

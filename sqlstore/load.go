@@ -77,7 +77,7 @@ func (s *Store) Load(ctx context.Context, run string) (veto.RunState, error) {
 		// Held (Together): the row an append of the transaction left,
 		// which no other writer can have moved since.
 		h, ok = held.rows[run]
-	} else if n != nil && s.d.Hold != nil && (n.Hold || s.racing(run)) {
+	} else if n != nil && s.d.Hold != nil && (n.Hold || s.movedWithin(run, racingFor)) {
 		// Asked to hold the row (tries lost before), or in a run another
 		// writer appends to at once: locked and read in a transaction the
 		// decision's append commits (rowhold.go).

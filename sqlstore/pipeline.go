@@ -113,15 +113,16 @@ func (s *Store) own(run string) (header, bool) {
 	return h, true
 }
 
-// contended reports whether another writer moved run's row under one of
-// this store's appends within sharedFor: such a run's appends are
-// committed alone, never in a batch (group.go), where each one refused
-// would send the rest of its batch again.
-func (s *Store) contended(run string) bool {
+// movedWithin reports whether another writer moved run's row under one
+// of this store's appends within d. Within sharedFor, the run's appends
+// are committed alone, never in a batch (group.go), where each one
+// refused would send the rest of its batch again; within racingFor, each
+// decision in the run holds its row from its load (rowhold.go).
+func (s *Store) movedWithin(run string, d time.Duration) bool {
 	s.mu.Lock()
 	moved, ok := s.shared[run]
 	s.mu.Unlock()
-	return ok && time.Since(moved) < sharedFor
+	return ok && time.Since(moved) < d
 }
 
 // racingFor is how long after another writer last moved a run's row
@@ -129,15 +130,6 @@ func (s *Store) contended(run string) bool {
 // row from its load (rowhold.go): instances deciding in one run at once,
 // whose tries, unheld, would lose to each other again and again.
 const racingFor = time.Second
-
-// racing reports whether another writer moved run's row under one of this
-// store's appends within racingFor.
-func (s *Store) racing(run string) bool {
-	s.mu.Lock()
-	moved, ok := s.shared[run]
-	s.mu.Unlock()
-	return ok && time.Since(moved) < racingFor
-}
 
 // moved notes that run's row moved under a pipelined append.
 func (s *Store) moved(run string) {

@@ -116,28 +116,38 @@ var (
 
 // Resolve resolves raw, as a tool given raw in env would see it.
 func Resolve(raw string, env Env) (Path, error) {
+	p, _, err := Find(raw, env)
+	return p, err
+}
+
+// Find is Resolve, and what resolving found of the file at Real on the
+// way: Clean when it exists with no symlink on its path, Missing when it
+// does not exist and its directory does with no symlink on the path, and
+// Unsure otherwise (a symlink on the way, a path not clean as given, or
+// an FS that cannot say), when only a look at Real tells.
+func Find(raw string, env Env) (Path, Resolution, error) {
 	abs, err := absolute(raw, env)
 	if err != nil {
-		return Path{}, err
+		return Path{}, Unsure, err
 	}
 	fsys := env.FS
 	if fsys == nil {
 		fsys = OS{}
 	}
 	clean := isClean(abs)
-	real, err := resolveReal(abs, clean, fsys)
+	real, found, err := resolveReal(abs, clean, fsys)
 	if err != nil {
-		return Path{}, err
+		return Path{}, Unsure, err
 	}
 	if clean {
-		return Path{Lexical: abs, Real: real, Cleaned: real}, nil
+		return Path{Lexical: abs, Real: real, Cleaned: real}, found, nil
 	}
 	lexical := path.Clean(abs)
-	cleaned, err := resolveReal(lexical, true, fsys)
+	cleaned, _, err := resolveReal(lexical, true, fsys)
 	if err != nil {
-		return Path{}, err
+		return Path{}, Unsure, err
 	}
-	return Path{Lexical: lexical, Real: real, Cleaned: cleaned}, nil
+	return Path{Lexical: lexical, Real: real, Cleaned: cleaned}, Unsure, nil
 }
 
 // isClean reports whether path.Clean would return the absolute path p as
@@ -255,21 +265,22 @@ type Walker interface {
 // path (clean is isClean(abs)) with no symlinks, whose existing prefix is
 // the whole path or all but its last component. One or two kernel calls
 // prove it; anything else takes the component walk.
-func resolveReal(abs string, clean bool, fsys FS) (string, error) {
+func resolveReal(abs string, clean bool, fsys FS) (string, Resolution, error) {
 	if w, ok := fsys.(Walker); ok && clean {
 		switch w.Walk(abs) {
 		case Clean:
-			return abs, nil
+			return abs, Clean, nil
 		case Missing:
 			// The parent exists without symlinks, so the missing component
 			// is the last, and it is not a dangling symlink (that would be
 			// a symlink on the way, not a missing file).
 			if abs != "/" && w.Walk(path.Dir(abs)) == Clean {
-				return abs, nil
+				return abs, Missing, nil
 			}
 		}
 	}
-	return realPath(abs, fsys)
+	real, err := realPath(abs, fsys)
+	return real, Unsure, err
 }
 
 // realPath follows the symlinks of abs's existing prefix, component by

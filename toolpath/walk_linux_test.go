@@ -48,3 +48,56 @@ func TestWalkAsksTheKernel(t *testing.T) {
 		}
 	}
 }
+
+// Find says what resolving saw of the file: Clean when it is there with no
+// symlink on its path, Missing when it is not and its directory is, and
+// Unsure whenever only a look at the file would tell; Real is Resolve's.
+func TestFindSaysWhatItSaw(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "d", "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "d"), filepath.Join(root, "l")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "d", "f"), filepath.Join(root, "d", "s")); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		path string
+		fs   toolpath.FS
+		want toolpath.Resolution
+	}{
+		{"d/f", nil, toolpath.Clean},
+		{"d", nil, toolpath.Clean},
+		{"d/missing", nil, toolpath.Missing},
+		{"gone/missing", nil, toolpath.Unsure}, // its directory is missing too
+		{"l/f", nil, toolpath.Unsure},          // a symlink on the way
+		{"l/missing", nil, toolpath.Unsure},
+		{"d/s", nil, toolpath.Unsure}, // the file is a symlink
+		{"d/../d/f", nil, toolpath.Unsure},
+		{"d/f", toolpath.Lexical{}, toolpath.Unsure}, // an FS that cannot say
+	}
+	for _, c := range cases {
+		t.Run(c.path, func(t *testing.T) {
+			env := toolpath.Env{Cwd: root, FS: c.fs}
+			p, got, err := toolpath.Find(c.path, env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("Find says %d, want %d", got, c.want)
+			}
+			q, err := toolpath.Resolve(c.path, env)
+			if err != nil || q != p {
+				t.Errorf("Resolve gives %+v %v, Find %+v", q, err, p)
+			}
+		})
+	}
+}

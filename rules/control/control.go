@@ -162,8 +162,9 @@ func (s *Set) checkCommands(in *veto.Input, rep *shell.Report) (veto.Decision, b
 			return vetoSecret.Deny(), true
 		}
 	}
+	var lk look
 	for _, c := range rep.Commands {
-		if d, deny := s.checkVeto(in, rep, c); deny {
+		if d, deny := s.checkVeto(in, rep, c, &lk); deny {
 			return d, true
 		}
 	}

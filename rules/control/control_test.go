@@ -21,7 +21,9 @@ type world struct {
 	tools                        map[string]*veto.Descriptor
 }
 
-func newWorld(t *testing.T, cfg control.Config) *world {
+// newWorld makes a world. path, when given, is PATH's directories before
+// /usr/bin and /bin, each below the world's root.
+func newWorld(t *testing.T, cfg control.Config, path ...string) *world {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -36,7 +38,11 @@ func newWorld(t *testing.T, cfg control.Config) *world {
 	if err := os.WriteFile(w.bin+"/veto", []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"XDG_RUNTIME_DIR": w.runtime, "PATH": "/usr/bin:/bin"}
+	dirs := []string{"/usr/bin", "/bin"}
+	for i := len(path) - 1; i >= 0; i-- {
+		dirs = append([]string{root + "/" + path[i]}, dirs...)
+	}
+	env := map[string]string{"XDG_RUNTIME_DIR": w.runtime, "PATH": strings.Join(dirs, ":")}
 	cfg.Home, cfg.Executable = w.home, w.bin+"/veto"
 	cfg.Getenv = func(k string) string { return env[k] }
 	cfg.Vars = map[string]string{"HOME": w.home, "TMPDIR": "/tmp", "USER": "agent"}
@@ -113,6 +119,54 @@ func TestVetoCommands(t *testing.T) {
 // veto.control reads a command or a path in any letter case, and every
 // spelling of one (issue 27): a tool that reads "COMMAND" as its command
 // must not run veto's switches unseen.
+// TestVetoOnPath: a program named without a directory is the first file
+// of its name on PATH, wherever PATH's directories lie: veto under
+// another name (a hard link, a symlink) is found past directories that
+// do not hold it, do not exist, or are reached through a symlink, and a
+// word met twice on a line is decided alike both times.
+func TestVetoOnPath(t *testing.T) {
+	w := newWorld(t, control.Config{}, "gone", "first", "linked", "last")
+	for _, d := range []string{"first", "real", "last"} {
+		if err := os.MkdirAll(w.root+"/"+d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := []byte("#!/bin/sh\n")
+	steps := []error{
+		os.Symlink(w.root+"/real", w.root+"/linked"),
+		os.WriteFile(w.root+"/first/tool", script, 0o755),
+		os.Link(w.bin+"/veto", w.root+"/last/tool"),
+		os.Link(w.bin+"/veto", w.root+"/last/vv"),
+		os.Link(w.bin+"/veto", w.root+"/real/vl"),
+		os.Symlink(w.bin+"/veto", w.root+"/last/vs"),
+		os.WriteFile(w.root+"/last/plain", script, 0o755),
+	}
+	for _, err := range steps {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct{ cmd, want string }{
+		{"vv approve r c", "veto_command"},
+		{"vl approve r c", "veto_command"},
+		{"vs uninstall claude-code", "veto_command"},
+		{"vv log && vv approve r c", "veto_command"},
+		{"vv log | vs log && vl approve r c", "veto_command"},
+		{"vv log", ""},
+		{"plain approve r c", ""},
+		{"absent approve r c", ""},
+		{"tool approve r c", ""}, // the shell runs first/tool, not veto in last
+		{"plain x && vv hook claude-code", "veto_hook_forged"},
+	}
+	for _, c := range cases {
+		t.Run(c.cmd, func(t *testing.T) {
+			if got := w.decide(t, "Bash", bash(c.cmd)); got != c.want {
+				t.Errorf("reason %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
 func TestControlArgumentsInAnyCase(t *testing.T) {
 	w := newWorld(t, control.Config{})
 	for _, tc := range []struct {

@@ -85,9 +85,9 @@ func Classified(name string) bool { _, ok := Subcommands[name]; return ok }
 
 // checkVeto judges one command: veto's hook, veto with a subcommand, go
 // run of veto, or veto given a library to preload.
-func (s *Set) checkVeto(in *veto.Input, rep *shell.Report, c shell.Command) (veto.Decision, bool) {
+func (s *Set) checkVeto(in *veto.Input, rep *shell.Report, c shell.Command, lk *look) (veto.Decision, bool) {
 	argv := c.Argv
-	kind := s.vetoProgram(c.Dir, argv[0])
+	kind := s.vetoProgram(c.Dir, argv[0], lk)
 	if kind == "" {
 		var ok bool
 		if kind, argv, ok = goRun(c); !ok {
@@ -239,7 +239,7 @@ func subReadOnly(sub string, args []shell.Word) (name string, ok bool) {
 // by its base name is veto wherever it lies; any other is resolved (a
 // bare name through PATH) and compared with veto's binaries, by path, by
 // file identity, and by the module it was built from.
-func (s *Set) vetoProgram(dir string, prog shell.Word) string {
+func (s *Set) vetoProgram(dir string, prog shell.Word, lk *look) string {
 	if prog.Unknown {
 		return "" // the analyzer cannot vouch for it, and refuses it
 	}
@@ -249,13 +249,94 @@ func (s *Set) vetoProgram(dir string, prog shell.Word) string {
 		}
 	}
 	for _, v := range prog.Values {
-		for _, p := range s.programPaths(dir, v) {
-			if k := s.vetoFile(p); k != "" {
-				return k
+		key := dir + "\x00" + v
+		k, seen := lk.programs[key]
+		if !seen {
+			k = s.vetoWord(dir, v, lk)
+			if lk.programs == nil {
+				lk.programs = map[string]string{}
 			}
+			lk.programs[key] = k
+		}
+		if k != "" {
+			return k
 		}
 	}
 	return ""
+}
+
+// vetoWord is vetoProgram for one value of the program word.
+func (s *Set) vetoWord(dir, word string, lk *look) string {
+	for _, c := range s.programPaths(dir, word, lk) {
+		if k := s.vetoFile(c.Path, c.found, lk); k != "" {
+			return k
+		}
+	}
+	return ""
+}
+
+// look is what one check has looked at on the filesystem: each of veto's
+// binaries is looked at once, a program word met twice on one line (git
+// status && git diff) is resolved once, and so is each of PATH's
+// directories, which every program named on the line is looked for in.
+type look struct {
+	programs map[string]string // dir NUL word: what vetoWord said
+	looked   bool
+	binaries []os.FileInfo // veto's binaries that exist, once looked
+	walks    *walks
+}
+
+// walked is the filesystem programs are resolved on, walking each path
+// once a check.
+func (lk *look) walked(s *Set) *walks {
+	if lk.walks == nil {
+		var fsys toolpath.FS = toolpath.OS{}
+		if s.fs != nil {
+			fsys = s.fs
+		}
+		lk.walks = &walks{FS: fsys, seen: map[string]toolpath.Resolution{}}
+	}
+	return lk.walks
+}
+
+// walks is a filesystem that asks the one below it how a path resolves
+// (toolpath.Walker) at most once: when it cannot say, resolving looks
+// at each component, as on the filesystem below.
+type walks struct {
+	toolpath.FS
+	seen map[string]toolpath.Resolution
+}
+
+// Walk is the filesystem's Walk of p, asked once.
+func (w *walks) Walk(p string) toolpath.Resolution {
+	r, ok := w.seen[p]
+	if !ok {
+		if inner, walker := w.FS.(toolpath.Walker); walker {
+			r = inner.Walk(p)
+		}
+		w.seen[p] = r
+	}
+	return r
+}
+
+// binaryFiles are veto's binaries that exist, looked at on first need.
+func (lk *look) binaryFiles(s *Set) []os.FileInfo {
+	if !lk.looked {
+		lk.looked = true
+		for _, b := range append(slices.Clone(s.binaries), s.registeredBinaries()...) {
+			if bi, err := os.Stat(b); err == nil {
+				lk.binaries = append(lk.binaries, bi)
+			}
+		}
+	}
+	return lk.binaries
+}
+
+// candidate is a file a program word may run, and what resolving it
+// found of it (toolpath.Find).
+type candidate struct {
+	toolpath.Path
+	found toolpath.Resolution
 }
 
 // vetoName is the program a base name names, if it is veto's.
@@ -270,8 +351,9 @@ func vetoName(base string) string {
 }
 
 // programPaths are the files a program word may run: the word resolved
-// when it holds a slash, else each PATH directory's file of that name.
-func (s *Set) programPaths(dir, word string) []toolpath.Path {
+// when it holds a slash, else each PATH directory's file of that name, up
+// to the first that exists.
+func (s *Set) programPaths(dir, word string, lk *look) []candidate {
 	var raws []string
 	if strings.Contains(word, "/") {
 		raws = []string{word}
@@ -283,22 +365,28 @@ func (s *Set) programPaths(dir, word string) []toolpath.Path {
 			raws = append(raws, d+"/"+word)
 		}
 	}
-	var out []toolpath.Path
+	env := s.env(dir)
+	env.FS = lk.walked(s)
+	var out []candidate
 	for _, r := range raws {
-		p, err := toolpath.Resolve(r, s.env(dir))
+		p, found, err := toolpath.Find(r, env)
 		if err != nil {
 			continue
 		}
-		out = append(out, p)
-		if len(raws) > 1 && s.exists(p.Real) {
+		out = append(out, candidate{p, found})
+		if len(raws) > 1 && s.exists(p.Real, found) {
 			break // the shell runs the first PATH holds
 		}
 	}
 	return out
 }
 
-// exists reports whether a file is at p, on the filesystem paths resolve on.
-func (s *Set) exists(p string) bool {
+// exists reports whether a file is at p, on the filesystem paths resolve
+// on: as resolving found it, or, when that could not tell, looked at.
+func (s *Set) exists(p string, found toolpath.Resolution) bool {
+	if found != toolpath.Unsure {
+		return found == toolpath.Clean
+	}
 	fsys := s.fs
 	if fsys == nil {
 		fsys = toolpath.OS{}
@@ -307,8 +395,9 @@ func (s *Set) exists(p string) bool {
 	return err == nil
 }
 
-// vetoFile says whether the file at p is one of veto's binaries.
-func (s *Set) vetoFile(p toolpath.Path) string {
+// vetoFile says whether the file at p is one of veto's binaries; found
+// is what resolving p found of it (Missing: no file to look at).
+func (s *Set) vetoFile(p toolpath.Path, found toolpath.Resolution, lk *look) string {
 	for _, form := range p.Forms() {
 		if k := vetoName(path.Base(form)); k != "" {
 			return k
@@ -322,12 +411,15 @@ func (s *Set) vetoFile(p toolpath.Path) string {
 			return "" // off the live filesystem, files are not opened
 		}
 	}
+	if found == toolpath.Missing {
+		return "" // no file: nothing to compare or read
+	}
 	fi, err := os.Stat(p.Real)
 	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
 		return ""
 	}
-	for _, b := range append(slices.Clone(s.binaries), s.registeredBinaries()...) {
-		if bi, err := os.Stat(b); err == nil && os.SameFile(fi, bi) {
+	for _, bi := range lk.binaryFiles(s) {
+		if os.SameFile(fi, bi) {
 			return "veto"
 		}
 	}

@@ -307,7 +307,11 @@ func FileKey(lo policy.LoadOptions) string {
 	var b strings.Builder
 	for _, f := range []string{lo.UserPath, lo.ProjectPath, lo.FlagPath, lo.ManagedPath} {
 		b.WriteString(f)
-		if fi, err := os.Stat(f); f != "" && err == nil {
+		if f == "" {
+			b.WriteByte(0)
+			continue
+		}
+		if fi, err := os.Stat(f); err == nil {
 			b.WriteString("|" + strconv.FormatInt(fi.Size(), 10) + "|" + strconv.FormatInt(fi.ModTime().UnixNano(), 10))
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 				b.WriteString("|" + strconv.FormatUint(uint64(st.Dev), 10) + "|" + strconv.FormatUint(uint64(st.Ino), 10))

@@ -195,15 +195,18 @@ func TestCursorMovesOnlyAfterTheSinkFlushed(t *testing.T) {
 	cur := &memCursors{at: map[string]int64{}, log: log}
 	sink := &memSink{got: map[string]int{}, failing: true}
 	m := NewMetrics()
-	stop := start(t, Config{Name: "s", Log: log, Cursors: cur, Sink: sink, Window: 10 * time.Millisecond, Poll: 5 * time.Millisecond,
-		SaveEvery: time.Millisecond, Metrics: m, Batch: 3})
-	defer stop()
+	// The events are stored before the exporter starts: an hour old, they
+	// are behind the cursor of a pass that found none (it moves to within
+	// the window of now), as no event stored by then can be.
 	old := time.Now().Add(-time.Hour)
 	var keys []string
 	for i := range 10 {
 		log.commit("r", uint64(i+1), old.Add(time.Duration(i)*time.Second))
 		keys = append(keys, fmt.Sprintf("r/%d", i+1))
 	}
+	stop := start(t, Config{Name: "s", Log: log, Cursors: cur, Sink: sink, Window: 10 * time.Millisecond, Poll: 5 * time.Millisecond,
+		SaveEvery: time.Millisecond, Metrics: m, Batch: 3})
+	defer stop()
 	eventually(t, "refusals counted", func() bool { return value(m.errors.WithLabelValues("s")) >= 2 })
 	if got := value(m.backlog.WithLabelValues("s")); got != 10 {
 		t.Errorf("backlog %v while the sink refuses, want 10", got)

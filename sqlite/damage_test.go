@@ -278,7 +278,7 @@ func TestFileOwnCheckpointsAreNotMoves(t *testing.T) {
 	if size() <= before {
 		t.Fatalf("no checkpoint: the file is %d bytes, was %d", size(), before)
 	}
-	if fi, err := os.Stat(p + "-wal"); err == nil && fi.Size() > 8<<20 {
+	if fi, err := os.Stat(p + "-wal"); err == nil && fi.Size() > 32<<20 { // twice the size the store checkpoints past
 		t.Fatalf("the WAL grew to %d bytes", fi.Size())
 	}
 	// Another process's checkpoint moves the file: verified again.

@@ -92,7 +92,10 @@ func (w *walker) throughLinks(p string) []link {
 	}
 	k := linkKey(w.cwd, p)
 	var out []link
-	for at, l := range w.links {
+	// In the order of the links' places, not the map's: a path below two
+	// links is reported alike by every analysis of the command.
+	for _, at := range slices.Sorted(maps.Keys(w.links)) {
+		l := w.links[at]
 		switch {
 		case k == at && w.unlinking && !strings.HasSuffix(p, "/"):
 		case k == at:

@@ -41,15 +41,42 @@ func BenchmarkHookReply(b *testing.B) {
 // answers: connect, send the event, the server decides and records in
 // SQLite, the answer comes back.
 func BenchmarkServedRequest(b *testing.B) {
+	benchServed(b, func(ws string) []toolInput {
+		return []toolInput{{"Read", `{"file_path":"` + ws + `/main.go"}`}}
+	})
+}
+
+// BenchmarkServedMix is BenchmarkServedRequest on the mix of go run
+// ./bench: Bash, Read, Bash, Edit, Bash.
+func BenchmarkServedMix(b *testing.B) {
+	benchServed(b, func(ws string) []toolInput {
+		main := ws + "/main.go"
+		return []toolInput{
+			{"Bash", `{"command":"go test ./... 2>&1 | tail -20"}`},
+			{"Read", `{"file_path":"` + main + `"}`},
+			{"Bash", `{"command":"git status --short && git diff --stat"}`},
+			{"Edit", `{"file_path":"` + main + `","old_string":"package main","new_string":"package main"}`},
+			{"Bash", `{"command":"rg -n 'TODO' src | head"}`},
+		}
+	})
+}
+
+// toolInput is a tool and its input, JSON.
+type toolInput struct{ tool, input string }
+
+// benchServed asks a server of this build for PreToolUse events of the
+// inputs in turn, each call an id of its own; every one must be allowed.
+func benchServed(b *testing.B, inputs func(ws string) []toolInput) {
 	srv := startServer(b)
 	ws, sock, state := srv.ws, srv.sock, os.Getenv("VETO_STATE")
+	ins := inputs(ws)
 	i := 0
 	for b.Loop() {
-		ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"` +
-			ws + `/main.go"},"tool_use_id":"t` + strconv.Itoa(i) + `"}`
+		in := ins[i%len(ins)]
+		ev := `{"session_id":"s","cwd":"` + ws + `","hook_event_name":"PreToolUse","tool_name":"` + in.tool + `","tool_input":` + in.input + `,"tool_use_id":"t` + strconv.Itoa(i) + `"}`
 		rs, err := wire.Ask(sock, wire.Request{V: 1, Build: wire.Build(), Client: "claude-code", State: state, Env: wire.EnvNow(), Event: []byte(ev)}, 2*time.Second)
 		if err != nil || rs.Exit != 0 {
-			b.Fatalf("%+v %v", rs, err)
+			b.Fatalf("%s: %+v %v", in.tool, rs, err)
 		}
 		i++
 	}

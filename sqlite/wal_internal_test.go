@@ -102,8 +102,9 @@ func pinReader(t *testing.T, s *sqlstore.Store) *sql.Tx {
 	return tx
 }
 
-// walDecisions is about how many decisions fill a WAL to checkpointAt
-// (nine frames of a 4 KiB page and its 24-byte header each), rounded up.
+// walDecisions is more decisions than fill a WAL to checkpointAt: each
+// writes nine frames (a 4 KiB page and its 24-byte header), counted here
+// as eight.
 const walDecisions = checkpointAt/(8*(4096+24)) + 1
 
 // A held file's checkpoints start its WAL again from the beginning and

@@ -105,7 +105,7 @@ func pinReader(t *testing.T, s *sqlstore.Store) *sql.Tx {
 // walDecisions is more decisions than fill a WAL to checkpointAt: each
 // writes nine frames (a 4 KiB page and its 24-byte header), counted here
 // as eight.
-const walDecisions = checkpointAt/(8*(4096+24)) + 1
+var walDecisions = int(checkpointAt/(8*(4096+24)) + 1)
 
 // A held file's checkpoints start its WAL again from the beginning and
 // keep its blocks (journal_size_limit): after each checkpoint the next

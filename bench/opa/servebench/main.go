@@ -19,6 +19,8 @@
 // bare PostgreSQL insert+commit, in this process; and, each a server of
 // its own over the same HTTP, an answer with nothing decided, and an
 // answer after one row inserted and committed in SQLite or PostgreSQL.
+// And the floors of veto's own record (record.go): veto's gate with no
+// rule on veto serve's state, recording each call as veto serve does.
 //
 //	cd bench/opa && go run ./servebench [-seconds 3] [-postgres DSN] [-before DIR]
 //
@@ -71,7 +73,11 @@ func main() {
 	floorSQLite := flag.String("floor-sqlite", "", "the SQLite file of the sqlite floor server")
 	flag.Parse()
 	if *floorServer != "" {
-		if err := serveFloor(*floorServer, *floorSQLite, *pg); err != nil {
+		serveIt := serveFloor
+		if isRecord(*floorServer) {
+			serveIt = serveRecord
+		}
+		if err := serveIt(*floorServer, *floorSQLite, *pg); err != nil {
 			fmt.Fprintln(os.Stderr, "servebench floor:", err)
 			os.Exit(1)
 		}
@@ -512,10 +518,23 @@ func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds i
 		}
 		contenders = append(contenders, contender{name: floorName(kind), urls: []string{u}, req: vetoReq("", "floor-"+kind)})
 	}
+	recordState := filepath.Join(tmp, "record.db")
+	recordDSN, err := ownSchema(schema + "_record")
+	if err != nil {
+		return err
+	}
+	for _, kind := range recordKinds {
+		u, err := startRecord(kind, recordState, recordDSN, &procs)
+		if err != nil {
+			return fmt.Errorf("the %s floor: %w", kind, err)
+		}
+		contenders = append(contenders, contender{name: recordName(kind), urls: []string{u}, req: vetoReq("", kind)})
+	}
 	if err := measure(contenders, levels, each, rounds); err != nil {
 		return err
 	}
-	return verify(filepath.Join(bin, "veto"), env, []string{"--state", state}, []string{"--postgres", dsn})
+	return verify(filepath.Join(bin, "veto"), env, []string{"--state", state}, []string{"--postgres", dsn},
+		[]string{"--state", recordState}, []string{"--postgres", recordDSN})
 }
 
 // commitFloor is the floor a durable decision on PostgreSQL cannot go

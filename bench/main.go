@@ -6,9 +6,10 @@
 // cc-safety-net from npm when it is installed, and (d) the floors of a
 // hook a server answers: the floor's work and a Unix socket round trip to
 // a server that answers at once (floorask, floorserve), or that first
-// commits one row in SQLite, and the floor of a hook that commits that
-// row itself (floorcommit); on the same mix of Claude Code PreToolUse
-// events (Bash, Read, Edit).
+// commits one row in SQLite, or that records the event as veto does with
+// nothing decided (veto's gate with no rule), and the floor of a hook that
+// commits that row itself (floorcommit); on the same mix of Claude Code
+// PreToolUse events (Bash, Read, Edit).
 //
 //	go run ./bench [-rounds 60] [-ccsn path/to/cc-safety-net.js] [-before DIR]
 //
@@ -117,12 +118,14 @@ func run(rounds int, ccsn, before string) error {
 	asked := []*contender{
 		{name: "floor + a server's answer", argv: []string{filepath.Join(bin, "floorask"), filepath.Join(tmp, "run", "floor.sock")}},
 		{name: "floor + a server's commit", argv: []string{filepath.Join(bin, "floorask"), filepath.Join(tmp, "run", "floor-db.sock")}},
+		{name: "floor + a server's veto record", argv: []string{filepath.Join(bin, "floorask"), filepath.Join(tmp, "run", "floor-rec.sock")}},
 		{name: "floor + its own commit", argv: []string{filepath.Join(bin, "floorcommit"), filepath.Join(tmp, "floor-own.db")}},
 	}
 	if err := os.MkdirAll(filepath.Join(tmp, "run"), 0o700); err != nil {
 		return err
 	}
-	for i, args := range [][]string{{filepath.Join(tmp, "run", "floor.sock")}, {filepath.Join(tmp, "run", "floor-db.sock"), filepath.Join(tmp, "floor.db")}} {
+	for i, args := range [][]string{{filepath.Join(tmp, "run", "floor.sock")}, {filepath.Join(tmp, "run", "floor-db.sock"), filepath.Join(tmp, "floor.db")},
+		{filepath.Join(tmp, "run", "floor-rec.sock"), filepath.Join(tmp, "floor-rec.db"), "record"}} {
 		srv := exec.Command(filepath.Join(bin, "floorserve"), args...)
 		srv.Stderr = os.Stderr
 		if err := srv.Start(); err != nil {

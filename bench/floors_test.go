@@ -14,7 +14,8 @@ import (
 
 // TestFloors runs the floors go run ./bench measures veto-hook against,
 // as it runs them: each answers a hook event, the server floor with and
-// without its commit, and the commits are in their files. A floor that
+// without its commit and with veto's record, and the commits and the
+// records are in their files. A floor that
 // stopped doing its work would make every ratio against it a lie.
 func TestFloors(t *testing.T) {
 	if testing.Short() {
@@ -64,13 +65,15 @@ func TestFloors(t *testing.T) {
 		t.Fatalf("floorcommit committed %d rows in two runs", n)
 	}
 
-	for _, withState := range []bool{false, true} {
-		sock := filepath.Join(dir, "plain.sock")
+	for _, mode := range []string{"plain", "db", "record"} {
+		sock := filepath.Join(dir, mode+".sock")
 		args := []string{sock}
-		state := filepath.Join(dir, "served.db")
-		if withState {
-			sock = filepath.Join(dir, "db.sock")
+		state := filepath.Join(dir, mode+".db")
+		switch mode {
+		case "db":
 			args = []string{sock, state}
+		case "record":
+			args = []string{sock, state, "record"}
 		}
 		srv := exec.Command(filepath.Join(bin, "floorserve"), args...)
 		if err := srv.Start(); err != nil {
@@ -91,9 +94,25 @@ func TestFloors(t *testing.T) {
 				t.Fatalf("floorask %s: %q, %v", sock, out, err)
 			}
 		}
-		if withState {
+		switch mode {
+		case "db":
 			if n := rows(state); n != 3 {
 				t.Fatalf("floorserve committed %d rows for three answers", n)
+			}
+		case "record":
+			// veto's record: the run's start and three allowed decisions,
+			// each with its observation.
+			db, err := sql.Open("sqlite", "file:"+state+"?mode=ro")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var allowed, started, observed int
+			err = db.QueryRow(`SELECT (SELECT COUNT(*) FROM veto_events WHERE run = 'floor-s' AND kind = 'invocation_allowed'),
+				(SELECT COUNT(*) FROM veto_events WHERE run = 'floor-s' AND kind = 'run_started'),
+				(SELECT COUNT(*) FROM veto_observations WHERE run = 'floor-s')`).Scan(&allowed, &started, &observed)
+			db.Close()
+			if err != nil || allowed != 3 || started != 1 || observed != 3 {
+				t.Fatalf("floorserve recorded %d allowed, %d started, %d observed (%v); want 3, 1, 3", allowed, started, observed, err)
 			}
 		}
 	}

@@ -40,12 +40,16 @@ func floorName(kind string) string {
 		return "HTTP + SQLite insert+commit (floor)"
 	case "postgres":
 		return "HTTP + PostgreSQL insert+commit (floor)"
+	case "record-sqlite":
+		return "HTTP + veto's record, SQLite (floor)"
+	case "record-postgres":
+		return "HTTP + veto's record, PostgreSQL (floor)"
 	}
 	return "HTTP answer (floor)"
 }
 
-// startFloor runs this program again as the floor server of kind, and
-// returns its URL.
+// startFloor runs this program again as the floor server of kind (a
+// record floor's too), and returns its URL.
 func startFloor(kind, sqlitePath, dsn string, procs *[]*exec.Cmd) (string, error) {
 	self, err := os.Executable()
 	if err != nil {

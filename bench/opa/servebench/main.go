@@ -524,11 +524,11 @@ func run(each time.Duration, pgBase, levelList string, exportMode bool, rounds i
 		return err
 	}
 	for _, kind := range recordKinds {
-		u, err := startRecord(kind, recordState, recordDSN, &procs)
+		u, err := startFloor(kind, recordState, recordDSN, &procs)
 		if err != nil {
 			return fmt.Errorf("the %s floor: %w", kind, err)
 		}
-		contenders = append(contenders, contender{name: recordName(kind), urls: []string{u}, req: vetoReq("", kind)})
+		contenders = append(contenders, contender{name: floorName(kind), urls: []string{u}, req: vetoReq("", kind)})
 	}
 	if err := measure(contenders, levels, each, rounds); err != nil {
 		return err

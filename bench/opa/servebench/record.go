@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/vetohq/veto"
@@ -34,25 +33,6 @@ import (
 
 // recordKinds are the record floors servebench runs.
 var recordKinds = []string{"record-sqlite", "record-postgres"}
-
-// recordName is a record floor's contender name.
-func recordName(kind string) string {
-	if kind == "record-postgres" {
-		return "HTTP + veto's record, PostgreSQL (floor)"
-	}
-	return "HTTP + veto's record, SQLite (floor)"
-}
-
-// startRecord runs this program again as the record floor of kind, on the
-// SQLite file or the PostgreSQL DSN given, and returns its URL.
-func startRecord(kind, sqlitePath, dsn string, procs *[]*exec.Cmd) (string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command(self, "-floor-server", kind, "-floor-sqlite", sqlitePath, "-postgres", dsn)
-	return start(cmd, procs, "floor: listening on ")
-}
 
 // serveRecord is the record floor of kind (-floor-server record-sqlite or
 // record-postgres).

@@ -93,8 +93,8 @@ func TestLivePolicy(t *testing.T) {
 		strings.Contains(cur.ErrWhere, "org.bad") || decide().Reason != "echo_refused" || lv.Failures.Load() != 1 {
 		t.Fatalf("after a broken edit: %s %q (%d failures)", cur.Rev, cur.Err, lv.Failures.Load())
 	}
-	if lv.Check(ctx) || lv.Failures.Load() != 1 {
-		t.Fatal("the same broken edit was tried again")
+	if lv.Check(ctx) || lv.Failures.Load() != 1 || lv.Current().Err == "" {
+		t.Fatal("the same broken edit was tried again, or its problem is no longer said")
 	}
 
 	// A revision on the database takes the files' place.

@@ -270,6 +270,58 @@ func TestLiveErrWhereOfABuildFailure(t *testing.T) {
 	}
 }
 
+// A files' policy whose gate cannot be built is not taken either.
+func TestLiveFilesWhoseGateCannotBeBuilt(t *testing.T) {
+	w := newWorld(t, denyEcho)
+	var broken atomic.Bool
+	src := w.source()
+	build := src.Build
+	src.Build = func(p *policy.Policy) (*veto.Gate, error) {
+		if broken.Load() {
+			return nil, errors.New("no gate")
+		}
+		return build(p)
+	}
+	lv, err := live.Start(w.ctx, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := lv.Current()
+	broken.Store(true)
+	if err := os.WriteFile(w.file, []byte("egress:\n  allow: [docs.example.org]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if lv.Check(w.ctx) {
+		t.Fatal("a file whose gate cannot be built was taken")
+	}
+	if cur := lv.Current(); cur.Gate != before.Gate || cur.Rev != before.Rev || !strings.Contains(cur.Err, "the gate cannot be built") {
+		t.Fatalf("after a file whose gate cannot be built: %+v", cur)
+	}
+}
+
+// A shadow revision that refuses by another rule, or for another reason,
+// differs though both refuse.
+func TestLiveShadowDiffersByRule(t *testing.T) {
+	w := newWorld(t, denyEcho)
+	shadow := w.push(sqlstore.HeadShadow, "other.yaml",
+		"rules:\n  - id: org.other\n    deny: 'tool == \"Bash\" && args.command.startsWith(\"echo\")'\n    reason: other_reason\n")
+	lv, err := live.Start(w.ctx, w.source())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := lv.Current()
+	c, v := recorded(cur, 1)
+	if v.Allowed || v.Reason != "echo_refused" {
+		t.Fatalf("the files' policy: %+v", v)
+	}
+	lv.Shadow(cur, c, v)
+	waitFor(t, "a difference by rule", func() bool {
+		g, err := w.revs.Diffs(w.ctx, shadow)
+		return err == nil && len(g) == 1 && g[0].Active == "deny" && g[0].Shadow == "deny" &&
+			g[0].ActiveRule == "org.no-echo" && g[0].ShadowRule == "org.other" && g[0].ShadowReason == "other_reason"
+	})
+}
+
 // The shadow revision's losses are counted, never a verdict changed:
 // a state that cannot be acquired, a difference that cannot be recorded
 // (and the log names no argument), a full queue. An ask is compared as
@@ -355,8 +407,22 @@ func TestLiveShadowLosses(t *testing.T) {
 }
 
 // Watch takes a change at its interval and returns when its context
-// ends.
+// ends; with no interval given it looks each second.
 func TestLiveWatch(t *testing.T) {
+	t.Run("default interval", func(t *testing.T) {
+		w := newWorld(t, denyEcho)
+		lv, err := live.Start(w.ctx, w.source())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(w.ctx)
+		done := make(chan struct{})
+		go func() { lv.Watch(ctx); close(done) }()
+		open := w.push(sqlstore.HeadActive, "open.yaml", "egress:\n  allow: [other.example.org]\n")
+		waitFor(t, "the pushed revision taken within two seconds", func() bool { return lv.Current().Rev == open })
+		cancel()
+		<-done
+	})
 	w := newWorld(t, "egress:\n  allow: [docs.example.org]\n")
 	src := w.source()
 	src.Interval = 10 * time.Millisecond

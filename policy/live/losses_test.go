@@ -41,6 +41,9 @@ type world struct {
 	logMu  sync.Mutex
 
 	acquireFails, tablesDown, buildPanics atomic.Bool
+	// failAt, downAt: the Acquire of that number (counted from 1) fails,
+	// or takes the revision tables down before it answers (0: none).
+	failAt, downAt atomic.Int64
 	block                                 chan struct{} // set: Acquire waits on it
 	blockMu                               sync.Mutex
 	acquired                              atomic.Int64
@@ -93,7 +96,13 @@ func (w *world) source() live.Source {
 			return p.Gate(policy.BuildOptions{Store: memstore.New(), Home: w.dir})
 		},
 		Acquire: func(ctx context.Context) (func(), error) {
-			w.acquired.Add(1)
+			n := w.acquired.Add(1)
+			if n == w.downAt.Load() {
+				w.tablesDown.Store(true)
+			}
+			if n == w.failAt.Load() {
+				return nil, errors.New("the state is down")
+			}
 			w.blockMu.Lock()
 			b := w.block
 			w.blockMu.Unlock()
@@ -299,12 +308,115 @@ func TestLiveFilesWhoseGateCannotBeBuilt(t *testing.T) {
 	}
 }
 
-// A shadow revision that refuses by another rule, or for another reason,
-// differs though both refuse.
+// A stored revision that does not load (two files of one name) is not
+// taken, its problem's place said without a line; a change after it is
+// taken, and the broken revision marked again is tried again, whether the
+// change between was taken or undone. The log says each.
+func TestLiveRevisionThatDoesNotLoad(t *testing.T) {
+	w := newWorld(t, denyEcho)
+	lv, err := live.Start(w.ctx, w.source())
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := sqlstore.Revision{ID: "twice", By: "test", At: time.Now(), Files: []sqlstore.RevisionFile{
+		{Name: "a.yaml", Body: []byte("egress:\n  allow: [a.example.org]\n")}, {Name: "a.yaml", Body: []byte("{}\n")}}}
+	if err := w.revs.Push(w.ctx, twice, sqlstore.HeadActive); err != nil {
+		t.Fatal(err)
+	}
+	broken := func(failures int64) {
+		t.Helper()
+		if lv.Check(w.ctx) {
+			t.Fatal("a revision that does not load was taken")
+		}
+		cur := lv.Current()
+		if !strings.Contains(cur.Err, "given twice") || cur.ErrWhere != "1 problem(s) at a.yaml" || lv.Failures.Load() != failures {
+			t.Fatalf("Err %q, ErrWhere %q, %d failures (want %d)", cur.Err, cur.ErrWhere, lv.Failures.Load(), failures)
+		}
+	}
+	broken(1)
+	if !strings.Contains(w.log(), "the policy changed and does not load") {
+		t.Fatalf("the log: %q", w.log())
+	}
+	// A change after it is taken, when it was taken.
+	open := w.push(sqlstore.HeadActive, "open.yaml", "egress:\n  allow: [docs.example.org]\n")
+	checked := time.Now()
+	if !lv.Check(w.ctx) || lv.Current().Rev != open || lv.Current().Err != "" || lv.Current().Loaded.Before(checked) {
+		t.Fatalf("the change after a broken revision: %+v", lv.Current())
+	}
+	if !strings.Contains(w.log(), "policy taken") {
+		t.Fatalf("the log: %q", w.log())
+	}
+	mark := func(id string) {
+		t.Helper()
+		if err := w.revs.Mark(w.ctx, sqlstore.HeadActive, id, "test", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mark("twice")
+	broken(2)
+	// Undone: the open revision marked again; then the broken one again.
+	mark(open)
+	if lv.Check(w.ctx) || lv.Current().Err != "" || lv.Current().Rev != open {
+		t.Fatalf("undone: %+v", lv.Current())
+	}
+	mark("twice")
+	broken(3)
+}
+
+// A revision the state cannot give (its Acquire refused, or its table
+// unreachable once the heads were read) is a failure named so; the last
+// good policy decides.
+func TestLiveRevisionUnreadable(t *testing.T) {
+	for _, how := range []string{"acquire", "table"} {
+		t.Run(how, func(t *testing.T) {
+			w := newWorld(t, denyEcho)
+			lv, err := live.Start(w.ctx, w.source())
+			if err != nil {
+				t.Fatal(err)
+			}
+			open := w.push(sqlstore.HeadActive, "open.yaml", "egress:\n  allow: [docs.example.org]\n")
+			next := w.acquired.Load() + 2 // the heads' Acquire, then the revision's
+			if how == "acquire" {
+				w.failAt.Store(next)
+			} else {
+				w.downAt.Store(next)
+			}
+			if lv.Check(w.ctx) {
+				t.Fatal("a revision the state could not give was taken")
+			}
+			cur := lv.Current()
+			if cur.From != "files" || cur.Err != "revision "+open+": it cannot be read from the state" || lv.Failures.Load() != 1 {
+				t.Fatalf("%+v, %d failures", cur, lv.Failures.Load())
+			}
+		})
+	}
+}
+
+// A database that cannot be read at start is said in the log, and its
+// active revision taken once it answers.
+func TestLiveStartWithoutTheDatabaseSaysSo(t *testing.T) {
+	w := newWorld(t, denyEcho)
+	open := w.push(sqlstore.HeadActive, "open.yaml", "egress:\n  allow: [docs.example.org]\n")
+	w.tablesDown.Store(true)
+	lv, err := live.Start(w.ctx, w.source())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lv.Current().From != "files" || !strings.Contains(w.log(), "policy revisions cannot be read; deciding with the policy files") {
+		t.Fatalf("started as %+v; the log: %q", lv.Current(), w.log())
+	}
+	w.tablesDown.Store(false)
+	if !lv.Check(w.ctx) || lv.Current().Rev != open {
+		t.Fatalf("once the database answers: %+v", lv.Current())
+	}
+}
+
+// A shadow revision that refuses by another rule differs, though both
+// refuse for the same reason.
 func TestLiveShadowDiffersByRule(t *testing.T) {
 	w := newWorld(t, denyEcho)
 	shadow := w.push(sqlstore.HeadShadow, "other.yaml",
-		"rules:\n  - id: org.other\n    deny: 'tool == \"Bash\" && args.command.startsWith(\"echo\")'\n    reason: other_reason\n")
+		"rules:\n  - id: org.other\n    deny: 'tool == \"Bash\" && args.command.startsWith(\"echo\")'\n    reason: echo_refused\n")
 	lv, err := live.Start(w.ctx, w.source())
 	if err != nil {
 		t.Fatal(err)
@@ -318,7 +430,7 @@ func TestLiveShadowDiffersByRule(t *testing.T) {
 	waitFor(t, "a difference by rule", func() bool {
 		g, err := w.revs.Diffs(w.ctx, shadow)
 		return err == nil && len(g) == 1 && g[0].Active == "deny" && g[0].Shadow == "deny" &&
-			g[0].ActiveRule == "org.no-echo" && g[0].ShadowRule == "org.other" && g[0].ShadowReason == "other_reason"
+			g[0].ActiveRule == "org.no-echo" && g[0].ShadowRule == "org.other" && g[0].ShadowReason == "echo_refused"
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -104,10 +105,10 @@ func TestTwoProcessesHoldOneFile(t *testing.T) {
 	}
 
 	type child struct {
-		name string
-		cmd  *exec.Cmd
-		go_  *os.File
-		out  *bufio.Scanner
+		name  string
+		cmd   *exec.Cmd
+		start io.WriteCloser // the word to go, on its stdin
+		out   *bufio.Scanner
 	}
 	var children []*child
 	for _, name := range []string{"a", "b"} {
@@ -118,7 +119,7 @@ func TestTwoProcessesHoldOneFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.go_ = stdin.(*os.File)
+		c.start = stdin
 		stdout, err := c.cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -139,8 +140,8 @@ func TestTwoProcessesHoldOneFile(t *testing.T) {
 		}
 	}
 	for _, c := range children {
-		c.go_.Write([]byte("go\n"))
-		c.go_.Close()
+		c.start.Write([]byte("go\n"))
+		c.start.Close()
 	}
 	reported := map[string]decided{} // by call
 	var reopened int64

@@ -44,9 +44,9 @@ type world struct {
 	// failAt, downAt: the Acquire of that number (counted from 1) fails,
 	// or takes the revision tables down before it answers (0: none).
 	failAt, downAt atomic.Int64
-	block                                 chan struct{} // set: Acquire waits on it
-	blockMu                               sync.Mutex
-	acquired                              atomic.Int64
+	block          chan struct{} // set: Acquire waits on it
+	blockMu        sync.Mutex
+	acquired       atomic.Int64
 }
 
 func newWorld(t *testing.T, policyFile string) *world {

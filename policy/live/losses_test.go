@@ -40,7 +40,7 @@ type world struct {
 	logged bytes.Buffer
 	logMu  sync.Mutex
 
-	acquireFails, tablesDown, buildPanics atomic.Bool
+	acquireFails, tablesDown, buildPanics, buildFails atomic.Bool
 	// failAt, downAt: the Acquire of that number (counted from 1) fails,
 	// or takes the revision tables down before it answers (0: none).
 	failAt, downAt atomic.Int64
@@ -92,6 +92,9 @@ func (w *world) source() live.Source {
 		Build: func(p *policy.Policy) (*veto.Gate, error) {
 			if w.buildPanics.Load() {
 				panic("a bug in building the gate")
+			}
+			if w.buildFails.Load() {
+				return nil, errors.New("no gate: CANARY-91bd")
 			}
 			return p.Gate(policy.BuildOptions{Store: memstore.New(), Home: w.dir})
 		},
@@ -255,20 +258,11 @@ func TestLiveCheckSurvivesAPanic(t *testing.T) {
 // named by place only as a failure: no text of it reaches ErrWhere.
 func TestLiveErrWhereOfABuildFailure(t *testing.T) {
 	w := newWorld(t, denyEcho)
-	var broken atomic.Bool
-	src := w.source()
-	build := src.Build
-	src.Build = func(p *policy.Policy) (*veto.Gate, error) {
-		if broken.Load() {
-			return nil, errors.New("no gate: CANARY-91bd")
-		}
-		return build(p)
-	}
-	lv, err := live.Start(w.ctx, src)
+	lv, err := live.Start(w.ctx, w.source())
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken.Store(true)
+	w.buildFails.Store(true)
 	w.push(sqlstore.HeadActive, "open.yaml", "egress:\n  allow: [docs.example.org]\n")
 	if lv.Check(w.ctx) {
 		t.Fatal("a revision whose gate cannot be built was taken")
@@ -282,21 +276,12 @@ func TestLiveErrWhereOfABuildFailure(t *testing.T) {
 // A files' policy whose gate cannot be built is not taken either.
 func TestLiveFilesWhoseGateCannotBeBuilt(t *testing.T) {
 	w := newWorld(t, denyEcho)
-	var broken atomic.Bool
-	src := w.source()
-	build := src.Build
-	src.Build = func(p *policy.Policy) (*veto.Gate, error) {
-		if broken.Load() {
-			return nil, errors.New("no gate")
-		}
-		return build(p)
-	}
-	lv, err := live.Start(w.ctx, src)
+	lv, err := live.Start(w.ctx, w.source())
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := lv.Current()
-	broken.Store(true)
+	w.buildFails.Store(true)
 	if err := os.WriteFile(w.file, []byte("egress:\n  allow: [docs.example.org]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
